@@ -1,0 +1,9 @@
+//! Trove's use cases and the ports they need.
+//!
+//! A use case takes its ports as `Arc<dyn Port>` and knows nothing of HTTP, SQL or the Model API's wire format.
+//! The tool-calling loop lives here (`propose`); what it may write is decided by the rules in `trove_domain`.
+
+pub mod error;
+pub mod ports;
+
+pub use error::RepoError;

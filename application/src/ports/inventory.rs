@@ -1,0 +1,97 @@
+//! The inventory: items of a household.
+
+use crate::RepoError;
+use async_trait::async_trait;
+use trove_domain::item::{Availability, Intent, Item, ItemType, NewItem};
+use trove_domain::{HouseholdId, ItemId, Timestamp};
+
+/// Which items to list.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ItemQuery {
+    pub intent: Option<Intent>,
+    pub availability: Option<Availability>,
+    pub item_type: Option<ItemType>,
+    /// Words that must all appear in the name or the profile, ignoring case.
+    pub q: Option<String>,
+    /// Include items that are gone (history); excluded by default.
+    pub include_gone: bool,
+    /// At most this many items (1..=500).
+    pub limit: u32,
+    pub offset: u64,
+}
+
+/// One page of a listing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ItemPage {
+    /// Ordered by id.
+    pub items: Vec<Item>,
+    /// How many items match the query, all pages together.
+    pub total: u64,
+}
+
+/// The items of each household. Every method is scoped to one household: another household's item is never
+/// read nor written, and looks exactly like a missing one.
+#[cfg_attr(feature = "mocks", mockall::automock)]
+#[async_trait]
+pub trait InventoryRepo: Send + Sync {
+    /// Stores a new item with `created_at = updated_at = at` and version 1.
+    ///
+    /// # Errors
+    /// `Unexpected` only.
+    async fn insert(
+        &self,
+        household: HouseholdId,
+        item: NewItem,
+        at: Timestamp,
+    ) -> Result<Item, RepoError>;
+
+    /// Stores many new items in one transaction: all or nothing. Items whose `import_ref` is already held by
+    /// an item of the household update that item instead (name, type, profile, condition, fields, faults,
+    /// tests, accessories, location), so a re-import does not duplicate.
+    ///
+    /// # Errors
+    /// `Unexpected` only; nothing is written then.
+    async fn import(
+        &self,
+        household: HouseholdId,
+        items: Vec<NewItem>,
+        at: Timestamp,
+    ) -> Result<Vec<ItemId>, RepoError>;
+
+    /// One item.
+    ///
+    /// # Errors
+    /// MUST return `NotFound` when no item `id` exists in `household`.
+    async fn get(&self, household: HouseholdId, id: ItemId) -> Result<Item, RepoError>;
+
+    /// The items of `ids` that exist in `household`, in id order; missing ids are skipped.
+    ///
+    /// # Errors
+    /// `Unexpected` only.
+    async fn get_many(
+        &self,
+        household: HouseholdId,
+        ids: &[ItemId],
+    ) -> Result<Vec<Item>, RepoError>;
+
+    /// A page of the items matching `query`, ordered by id.
+    ///
+    /// # Errors
+    /// `Unexpected` only.
+    async fn list(&self, household: HouseholdId, query: &ItemQuery) -> Result<ItemPage, RepoError>;
+
+    /// Every item of the household that is not gone, ordered by id (for planning and matching; the rules
+    /// decide what of it is buildable).
+    ///
+    /// # Errors
+    /// `Unexpected` only.
+    async fn all_present(&self, household: HouseholdId) -> Result<Vec<Item>, RepoError>;
+
+    /// Writes every field of `item` (the one read earlier and then changed), conditional on the stored version
+    /// still being `item.version`; bumps the version and returns the item as stored.
+    ///
+    /// # Errors
+    /// MUST return `NotFound` when the item does not exist in `household`, and `Stale` when its version
+    /// changed since it was read (nothing is written then).
+    async fn update(&self, household: HouseholdId, item: &Item) -> Result<Item, RepoError>;
+}

@@ -1,0 +1,22 @@
+//! The ports: what the use cases need from the world. Each is an `#[async_trait]` trait held as `Arc<dyn Port>`;
+//! `mockall` mocks of them are exported behind the `mocks` feature.
+
+pub mod clock;
+pub mod households;
+pub mod idempotency;
+pub mod inventory;
+pub mod model;
+pub mod prices;
+pub mod projects;
+pub mod spend;
+pub mod templates;
+
+pub use clock::Clock;
+pub use households::HouseholdRepo;
+pub use idempotency::IdempotencyStore;
+pub use inventory::{InventoryRepo, ItemPage, ItemQuery};
+pub use model::ModelPort;
+pub use prices::PriceRepo;
+pub use projects::ProjectRepo;
+pub use spend::SpendLedger;
+pub use templates::TemplateRepo;

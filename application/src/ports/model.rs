@@ -1,0 +1,272 @@
+//! The model: one call of the Model API's Responses surface (or of a stand-in with the same contract), and
+//! speech to text.
+//!
+//! Output items are kept twice: as the raw JSON text the provider sent (replayed verbatim in the next step of a
+//! loop, as the provider requires) and as a typed view the use cases read.
+
+use async_trait::async_trait;
+use trove_domain::spend::{CallKind, Usage};
+
+/// The verbatim JSON text of one output item, as the provider sent it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawJson(pub String);
+
+/// One item of a request's `input`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InputItem {
+    /// A user message of text.
+    UserText(String),
+    /// A user message of a text and an image (a `data:` URL).
+    UserImage {
+        text: String,
+        image_data_url: String,
+    },
+    /// An earlier output item, replayed verbatim.
+    Replay(RawJson),
+    /// The answer to a function call, matched by `call_id`.
+    FunctionCallOutput { call_id: String, output: String },
+}
+
+/// How much context a web search gathers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchContextSize {
+    Low,
+    Medium,
+    High,
+}
+
+impl SearchContextSize {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SearchContextSize::Low => "low",
+            SearchContextSize::Medium => "medium",
+            SearchContextSize::High => "high",
+        }
+    }
+
+    pub fn parse(word: &str) -> Option<Self> {
+        match word.trim() {
+            "low" => Some(Self::Low),
+            "medium" => Some(Self::Medium),
+            "high" => Some(Self::High),
+            _ => None,
+        }
+    }
+}
+
+/// The owner's approximate location, for web search. Members not given are left out of the request.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ApproximateLocation {
+    pub country: Option<String>,
+    pub region: Option<String>,
+    pub city: Option<String>,
+    pub timezone: Option<String>,
+}
+
+impl ApproximateLocation {
+    /// True when no member is given: the whole `user_location` is then omitted.
+    pub fn is_empty(&self) -> bool {
+        self.country.is_none()
+            && self.region.is_none()
+            && self.city.is_none()
+            && self.timezone.is_none()
+    }
+}
+
+/// A tool offered to the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tool {
+    /// A strict function tool; `parameters` is its JSON schema as text.
+    Function {
+        name: String,
+        description: String,
+        parameters: String,
+    },
+    /// The provider's built-in web search.
+    WebSearch {
+        context_size: SearchContextSize,
+        location: Option<ApproximateLocation>,
+    },
+}
+
+/// A strict JSON schema the final answer must follow (`text.format`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputSchema {
+    pub name: String,
+    /// The schema as JSON text.
+    pub schema: String,
+}
+
+/// One request to the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelRequest {
+    /// What the call is for; a backend may refuse kinds it cannot serve.
+    pub kind: CallKind,
+    pub instructions: String,
+    pub input: Vec<InputItem>,
+    pub tools: Vec<Tool>,
+    pub output_schema: Option<OutputSchema>,
+    pub max_output_tokens: u32,
+    /// Caps the built-in tool calls (web searches) of the response.
+    pub max_tool_calls: Option<u32>,
+    /// Ask for the pages each web search returned (`web_search_call.results`).
+    pub include_search_results: bool,
+}
+
+/// A page a web search returned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchPage {
+    pub url: String,
+    pub title: Option<String>,
+}
+
+/// A `url_citation` annotation of an answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Citation {
+    pub url: String,
+    pub title: Option<String>,
+}
+
+/// The typed view of one output item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutputView {
+    /// A reasoning item; `replayable` when it carries its encrypted content (else it must not be replayed).
+    Reasoning { replayable: bool },
+    /// The model calls a function tool; `arguments` is the JSON text it sent.
+    FunctionCall {
+        call_id: String,
+        name: String,
+        arguments: String,
+    },
+    /// A message of the assistant: its output text joined, and its citations.
+    Message {
+        text: String,
+        citations: Vec<Citation>,
+    },
+    /// A web search that ran: its action (if the provider says), the action's sources and the result pages.
+    WebSearchCall {
+        action: Option<String>,
+        query: Option<String>,
+        sources: Vec<SearchPage>,
+        results: Vec<SearchPage>,
+    },
+    /// Anything else, by its `type`.
+    Other { kind: String },
+}
+
+/// One output item: raw for replay, typed for reading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputItem {
+    pub raw: RawJson,
+    pub view: OutputView,
+}
+
+/// A completed response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelResponse {
+    pub output: Vec<OutputItem>,
+    /// Tokens as reported; `searches` counts the response's web searches (each `web_search_call` item, of action
+    /// type `search` when an action is given).
+    pub usage: Usage,
+}
+
+impl ModelResponse {
+    /// The function calls of this response, in order.
+    pub fn function_calls(&self) -> impl Iterator<Item = (&str, &str, &str)> {
+        self.output.iter().filter_map(|o| match &o.view {
+            OutputView::FunctionCall {
+                call_id,
+                name,
+                arguments,
+            } => Some((call_id.as_str(), name.as_str(), arguments.as_str())),
+            _ => None,
+        })
+    }
+
+    /// The text of the last message, if any.
+    pub fn final_text(&self) -> Option<&str> {
+        self.output.iter().rev().find_map(|o| match &o.view {
+            OutputView::Message { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+    }
+}
+
+/// A transcription of audio.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transcript {
+    pub text: String,
+    pub audio_ms: u64,
+}
+
+/// What a backend can do besides function tools and text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capabilities {
+    pub web_search: bool,
+    pub images: bool,
+    pub audio: bool,
+}
+
+/// Why a model call failed. Variants carrying `usage` were billed: the caller records their spend.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModelError {
+    /// The backend cannot do this (the local planner asked to search the web); `setting` enables it.
+    #[error("{what} needs the Model API: set {setting}")]
+    NotConfigured { what: String, setting: &'static str },
+    /// The response stopped early (`status: incomplete`).
+    #[error("the model's answer is incomplete ({reason})")]
+    Incomplete { reason: String, usage: Usage },
+    /// The response failed (`status: failed`).
+    #[error("the model failed: {message}")]
+    Failed { message: String, usage: Usage },
+    /// The model refused to answer.
+    #[error("the model refused: {refusal}")]
+    Refused { refusal: String, usage: Usage },
+    /// The provider answered with an HTTP error (after retries where they apply).
+    #[error("the Model API answered {status}: {message}")]
+    Http { status: u16, message: String },
+    /// No answer: timeout or connection failure (after retries).
+    #[error("the Model API could not be reached: {0}")]
+    Unreachable(String),
+    /// The provider's answer is not the shape the reference gives.
+    #[error("the Model API's answer could not be read: {0}")]
+    BadResponse(String),
+}
+
+impl ModelError {
+    /// The usage billed for a failed call, when the provider reported one.
+    pub fn usage(&self) -> Option<Usage> {
+        match self {
+            ModelError::Incomplete { usage, .. }
+            | ModelError::Failed { usage, .. }
+            | ModelError::Refused { usage, .. } => Some(*usage),
+            _ => None,
+        }
+    }
+}
+
+/// A model backend: the remote Model API, the local planner, or a mock.
+#[cfg_attr(feature = "mocks", mockall::automock)]
+#[async_trait]
+pub trait ModelPort: Send + Sync {
+    /// The model id spend is recorded under ("muse-spark-1.3", "local-planner").
+    fn model_name(&self) -> String;
+
+    /// What this backend can do.
+    fn capabilities(&self) -> Capabilities;
+
+    /// One call: sends `request`, answers the completed response.
+    ///
+    /// # Errors
+    /// MUST return `Incomplete`, `Failed` or `Refused` (with the usage) for a response of that status or with a
+    /// refusal part; `Http` for an error status after retries (never retrying 400, 401, 403, 404);
+    /// `Unreachable` after retried timeouts and connection errors; `NotConfigured` for a request this backend
+    /// cannot serve, before anything is sent.
+    async fn respond(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError>;
+
+    /// Speech to text of a mono 16-bit PCM WAV.
+    ///
+    /// # Errors
+    /// As [`ModelPort::respond`]; `NotConfigured` when the backend has no speech to text.
+    async fn transcribe(&self, wav: &[u8]) -> Result<Transcript, ModelError>;
+}

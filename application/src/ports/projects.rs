@@ -1,0 +1,73 @@
+//! Projects and the lifecycle writes that move items with them.
+
+use crate::RepoError;
+use async_trait::async_trait;
+use trove_domain::project::{NewProject, Project};
+use trove_domain::{HouseholdId, ItemId, ProjectId, Timestamp};
+
+/// The projects of each household. Lifecycle writes are one transaction each, conditional on the state they
+/// expect, so that concurrent writers (also in other processes) never both win.
+#[cfg_attr(feature = "mocks", mockall::automock)]
+#[async_trait]
+pub trait ProjectRepo: Send + Sync {
+    /// Stores projects written by the rules (status `proposed`), all in one transaction.
+    ///
+    /// # Errors
+    /// `Unexpected` only; nothing is written then.
+    async fn insert_many(
+        &self,
+        household: HouseholdId,
+        projects: Vec<NewProject>,
+        at: Timestamp,
+    ) -> Result<Vec<Project>, RepoError>;
+
+    /// One project.
+    ///
+    /// # Errors
+    /// MUST return `NotFound` when no project `id` exists in `household`.
+    async fn get(&self, household: HouseholdId, id: ProjectId) -> Result<Project, RepoError>;
+
+    /// Every project of the household, newest first.
+    ///
+    /// # Errors
+    /// `Unexpected` only.
+    async fn list(&self, household: HouseholdId) -> Result<Vec<Project>, RepoError>;
+
+    /// Accepts a `proposed` project and reserves its items, in one transaction: the project's status changes
+    /// only if it is still `proposed`, and each item becomes `reserved` (held by the project) only if its
+    /// stored version is still the one given (the version the rules checked it at).
+    ///
+    /// # Errors
+    /// MUST return `Stale(item)` naming an item whose version changed, `Conflict` when the project is no longer
+    /// `proposed`, `NotFound` when it does not exist; nothing is written in any of these cases.
+    async fn accept(
+        &self,
+        household: HouseholdId,
+        id: ProjectId,
+        items: &[(ItemId, i64)],
+        at: Timestamp,
+    ) -> Result<Project, RepoError>;
+
+    /// Marks an `accepted` project built; the items it holds become `in_use`. One transaction.
+    ///
+    /// # Errors
+    /// MUST return `Conflict` when the project is not `accepted`, `NotFound` when it does not exist.
+    async fn build(
+        &self,
+        household: HouseholdId,
+        id: ProjectId,
+        at: Timestamp,
+    ) -> Result<Project, RepoError>;
+
+    /// Drops a `proposed` or `accepted` project; the items it reserved become `available` again. One
+    /// transaction.
+    ///
+    /// # Errors
+    /// MUST return `Conflict` when the project is built or dropped, `NotFound` when it does not exist.
+    async fn drop_project(
+        &self,
+        household: HouseholdId,
+        id: ProjectId,
+        at: Timestamp,
+    ) -> Result<Project, RepoError>;
+}

@@ -1,0 +1,40 @@
+//! The template catalogue.
+
+use crate::RepoError;
+use async_trait::async_trait;
+use trove_domain::template::{NewTemplate, Template};
+use trove_domain::{HouseholdId, TemplateId};
+
+/// Built-in templates (shared by every household) and each household's own.
+#[cfg_attr(feature = "mocks", mockall::automock)]
+#[async_trait]
+pub trait TemplateRepo: Send + Sync {
+    /// The built-in templates and the household's own, ordered by id.
+    ///
+    /// # Errors
+    /// `Unexpected` only.
+    async fn list(&self, household: HouseholdId) -> Result<Vec<Template>, RepoError>;
+
+    /// One template, built-in or the household's own.
+    ///
+    /// # Errors
+    /// MUST return `NotFound` when it is neither.
+    async fn get(&self, household: HouseholdId, id: TemplateId) -> Result<Template, RepoError>;
+
+    /// Stores a household's own template.
+    ///
+    /// # Errors
+    /// `Unexpected` only.
+    async fn insert(
+        &self,
+        household: HouseholdId,
+        template: NewTemplate,
+    ) -> Result<Template, RepoError>;
+
+    /// Seeds the built-in catalogue once: when the store holds no built-in template yet, inserts `catalogue`
+    /// in one transaction; otherwise does nothing. Safe to call at every start, also from several processes.
+    ///
+    /// # Errors
+    /// `Unexpected` only.
+    async fn seed_builtin(&self, catalogue: Vec<NewTemplate>) -> Result<(), RepoError>;
+}

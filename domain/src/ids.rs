@@ -1,0 +1,36 @@
+//! Identifiers. Each is a newtype so an item id can never be passed where a project id is expected.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+macro_rules! id {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(pub i64);
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+    };
+}
+
+id!(
+    /// An item of the inventory, unique in the store.
+    ItemId
+);
+id!(
+    /// A template (a project that may be proposed).
+    TemplateId
+);
+id!(
+    /// A project written by the rules from a proposal.
+    ProjectId
+);
+id!(
+    /// A household: every object belongs to exactly one.
+    HouseholdId
+);

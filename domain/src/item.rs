@@ -1,0 +1,833 @@
+//! Items: what an owner has, in what state, meant for what, and measured how.
+
+use crate::Timestamp;
+use crate::ids::{ItemId, ProjectId};
+use crate::text::{clip, is_snake_case};
+use crate::units::{self, Quantity, Unit};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Longest item name kept, in characters.
+pub const NAME_MAX: usize = 200;
+/// Longest profile kept, in characters.
+pub const PROFILE_MAX: usize = 1000;
+/// Longest short text (fault, accessory, note, location), in characters.
+pub const SHORT_TEXT_MAX: usize = 300;
+
+/// Why an item's value was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ItemError {
+    #[error("name must not be empty")]
+    EmptyName,
+    #[error("name is longer than {NAME_MAX} characters")]
+    NameTooLong,
+    #[error("item_type {0:?} must be lower_snake_case (e.g. power_supply)")]
+    BadItemType(String),
+    #[error("profile is longer than {PROFILE_MAX} characters")]
+    ProfileTooLong,
+    #[error("field key {0:?} must be lower_snake_case (e.g. capacity)")]
+    BadFieldKey(String),
+    #[error("{0} must not be empty")]
+    EmptyText(&'static str),
+    #[error("{0} is longer than {SHORT_TEXT_MAX} characters")]
+    TextTooLong(&'static str),
+    #[error("field {key}: {reason}")]
+    BadMeasurement { key: String, reason: String },
+    #[error("an item cannot be a component of itself")]
+    SelfComponent,
+}
+
+/// What the owner calls an item: non-empty, at most [`NAME_MAX`] characters, trimmed.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct ItemName(String);
+
+impl ItemName {
+    /// # Errors
+    /// [`ItemError::EmptyName`] when nothing is left after trimming, [`ItemError::NameTooLong`] past the limit.
+    pub fn new(raw: &str) -> Result<Self, ItemError> {
+        let t = raw.trim();
+        if t.is_empty() {
+            return Err(ItemError::EmptyName);
+        }
+        if t.chars().count() > NAME_MAX {
+            return Err(ItemError::NameTooLong);
+        }
+        Ok(Self(t.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for ItemName {
+    type Error = ItemError;
+    fn try_from(s: String) -> Result<Self, ItemError> {
+        Self::new(&s)
+    }
+}
+
+impl From<ItemName> for String {
+    fn from(n: ItemName) -> String {
+        n.0
+    }
+}
+
+impl fmt::Display for ItemName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A lower_snake_case kind from an open vocabulary (`power_supply`, `lithium_cell`, `laptop`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct ItemType(String);
+
+impl ItemType {
+    /// # Errors
+    /// [`ItemError::BadItemType`] unless `raw` (trimmed) is lower_snake_case of at most 64 characters.
+    pub fn new(raw: &str) -> Result<Self, ItemError> {
+        let t = raw.trim();
+        if is_snake_case(t) && t.len() <= 64 {
+            Ok(Self(t.to_owned()))
+        } else {
+            Err(ItemError::BadItemType(raw.to_owned()))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for ItemType {
+    type Error = ItemError;
+    fn try_from(s: String) -> Result<Self, ItemError> {
+        Self::new(&s)
+    }
+}
+
+impl From<ItemType> for String {
+    fn from(t: ItemType) -> String {
+        t.0
+    }
+}
+
+impl fmt::Display for ItemType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The key of a measured field (`capacity`, `output_voltage`): lower_snake_case.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct FieldKey(String);
+
+impl FieldKey {
+    /// # Errors
+    /// [`ItemError::BadFieldKey`] unless `raw` (trimmed) is lower_snake_case of at most 64 characters.
+    pub fn new(raw: &str) -> Result<Self, ItemError> {
+        let t = raw.trim();
+        if is_snake_case(t) && t.len() <= 64 {
+            Ok(Self(t.to_owned()))
+        } else {
+            Err(ItemError::BadFieldKey(raw.to_owned()))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for FieldKey {
+    type Error = ItemError;
+    fn try_from(s: String) -> Result<Self, ItemError> {
+        Self::new(&s)
+    }
+}
+
+impl From<FieldKey> for String {
+    fn from(k: FieldKey) -> String {
+        k.0
+    }
+}
+
+impl fmt::Display for FieldKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+macro_rules! word_enum {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident = $word:literal),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum $name { $($(#[$vdoc])* $variant),+ }
+
+        impl $name {
+            /// Every value, in order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The word used in JSON, the database and text.
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $word),+ }
+            }
+
+            /// Reads the word back; `None` for anything else.
+            pub fn parse(word: &str) -> Option<Self> {
+                match word { $($word => Some($name::$variant),)+ _ => None }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+word_enum!(
+    /// How good an item is, best first. The order matters: `Condition::Good < Condition::Fair` is false, because
+    /// `is_at_least` compares rank, not declaration order.
+    Condition {
+        New = "new",
+        LikeNew = "like_new",
+        Good = "good",
+        Fair = "fair",
+        Poor = "poor",
+        ForParts = "for_parts",
+    }
+);
+
+impl Condition {
+    /// 0 for `new`, 5 for `for_parts`.
+    pub fn rank(self) -> u8 {
+        self as u8
+    }
+
+    /// True when `self` is as good as `min` or better.
+    ///
+    /// ```
+    /// use trove_domain::item::Condition;
+    /// assert!(Condition::LikeNew.is_at_least(Condition::Good));
+    /// assert!(!Condition::Poor.is_at_least(Condition::Good));
+    /// ```
+    pub fn is_at_least(self, min: Condition) -> bool {
+        self.rank() <= min.rank()
+    }
+
+    /// Words for people: "like new", "for parts".
+    pub fn human(self) -> &'static str {
+        match self {
+            Condition::New => "new",
+            Condition::LikeNew => "like new",
+            Condition::Good => "good",
+            Condition::Fair => "fair",
+            Condition::Poor => "poor",
+            Condition::ForParts => "for parts or not working",
+        }
+    }
+}
+
+word_enum!(
+    /// What the owner means to do with an item.
+    Intent {
+        /// May be used in builds.
+        Keep = "keep",
+        Sell = "sell",
+        Give = "give",
+    }
+);
+
+word_enum!(
+    /// Whether an item is free to use right now.
+    Availability {
+        Available = "available",
+        /// Allocated to an accepted project.
+        Reserved = "reserved",
+        /// Built into a finished project.
+        InUse = "in_use",
+        Lent = "lent",
+    }
+);
+
+word_enum!(
+    /// Why an item left the inventory.
+    GoneReason {
+        Sold = "sold",
+        Given = "given",
+        Recycled = "recycled",
+        Lost = "lost",
+        Other = "other",
+    }
+);
+
+word_enum!(
+    /// How bad a fault is.
+    Severity {
+        /// Cosmetic or easily worked around.
+        Minor = "minor",
+        /// Limits what the item can do.
+        Major = "major",
+        /// The item does not do its job.
+        Blocking = "blocking",
+    }
+);
+
+word_enum!(
+    /// Where a measurement came from.
+    MeasurementSource {
+        Label = "label",
+        Listing = "listing",
+        Voice = "voice",
+        Photo = "photo",
+        Test = "test",
+        Manual = "manual",
+    }
+);
+
+word_enum!(
+    /// The outcome of a test.
+    TestResult {
+        Pass = "pass",
+        Fail = "fail",
+    }
+);
+
+/// An item that left the inventory: history, never used again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Gone {
+    pub reason: GoneReason,
+    pub at: Timestamp,
+    pub note: Option<String>,
+}
+
+/// One reading of a field.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measurement {
+    pub key: FieldKey,
+    pub value: f64,
+    pub unit: Unit,
+    pub at: Timestamp,
+    pub source: MeasurementSource,
+}
+
+impl Measurement {
+    /// Builds a measurement from a value in any unit spelling; the value is normalised to the canonical unit.
+    ///
+    /// # Errors
+    /// [`ItemError::BadFieldKey`] for a bad key, [`ItemError::BadMeasurement`] for an unknown unit or a value that
+    /// is not finite.
+    pub fn new(
+        key: &str,
+        value: f64,
+        unit: &str,
+        at: Timestamp,
+        source: MeasurementSource,
+    ) -> Result<Self, ItemError> {
+        let key = FieldKey::new(key)?;
+        let q = units::normalise(value, unit).map_err(|e| ItemError::BadMeasurement {
+            key: key.to_string(),
+            reason: e.to_string(),
+        })?;
+        Ok(Self {
+            key,
+            value: q.value,
+            unit: q.unit,
+            at,
+            source,
+        })
+    }
+
+    pub fn quantity(&self) -> Quantity {
+        Quantity {
+            value: self.value,
+            unit: self.unit,
+        }
+    }
+}
+
+/// Something wrong with an item.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fault {
+    pub text: String,
+    pub severity: Severity,
+}
+
+impl Fault {
+    /// # Errors
+    /// [`ItemError::EmptyText`] or [`ItemError::TextTooLong`] for the fault's text.
+    pub fn new(text: &str, severity: Severity) -> Result<Self, ItemError> {
+        Ok(Self {
+            text: short_text(text, "fault text")?,
+            severity,
+        })
+    }
+}
+
+/// A test that was run on an item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestDone {
+    pub name: String,
+    pub result: TestResult,
+    /// The reading the test gave, if it gives one ("3350 mAh").
+    pub value: Option<Quantity>,
+    pub at: Timestamp,
+    pub note: Option<String>,
+}
+
+impl TestDone {
+    /// # Errors
+    /// [`ItemError::EmptyText`] or [`ItemError::TextTooLong`] for the name or the note.
+    pub fn new(
+        name: &str,
+        result: TestResult,
+        value: Option<Quantity>,
+        at: Timestamp,
+        note: Option<&str>,
+    ) -> Result<Self, ItemError> {
+        Ok(Self {
+            name: short_text(name, "test name")?,
+            result,
+            value,
+            at,
+            note: optional_text(note, "test note")?,
+        })
+    }
+}
+
+/// Trims a required short text and checks its length.
+///
+/// # Errors
+/// [`ItemError::EmptyText`] when empty after trimming, [`ItemError::TextTooLong`] past [`SHORT_TEXT_MAX`].
+pub fn short_text(raw: &str, what: &'static str) -> Result<String, ItemError> {
+    let t = raw.trim();
+    if t.is_empty() {
+        return Err(ItemError::EmptyText(what));
+    }
+    if t.chars().count() > SHORT_TEXT_MAX {
+        return Err(ItemError::TextTooLong(what));
+    }
+    Ok(t.to_owned())
+}
+
+/// Like [`short_text`], but `None` or a blank text is `None`.
+///
+/// # Errors
+/// [`ItemError::TextTooLong`] past [`SHORT_TEXT_MAX`].
+pub fn optional_text(raw: Option<&str>, what: &'static str) -> Result<Option<String>, ItemError> {
+    match raw.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(t) => short_text(t, what).map(Some),
+    }
+}
+
+/// Checks a profile: trimmed, at most [`PROFILE_MAX`] characters (may be empty).
+///
+/// # Errors
+/// [`ItemError::ProfileTooLong`].
+pub fn profile(raw: &str) -> Result<String, ItemError> {
+    let t = raw.trim();
+    if t.chars().count() > PROFILE_MAX {
+        return Err(ItemError::ProfileTooLong);
+    }
+    Ok(t.to_owned())
+}
+
+/// An item of the inventory, as the store holds it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Item {
+    pub id: ItemId,
+    pub name: ItemName,
+    pub item_type: ItemType,
+    /// One line of identifying facts: brand, model, key specs, serial if known.
+    pub profile: String,
+    pub condition: Condition,
+    pub intent: Intent,
+    pub availability: Availability,
+    /// The project that holds the item while it is `reserved` or `in_use`.
+    pub project: Option<ProjectId>,
+    pub gone: Option<Gone>,
+    /// Every measurement ever taken, oldest first; the current fields derive from it.
+    pub measurements: Vec<Measurement>,
+    pub faults: Vec<Fault>,
+    pub tests_done: Vec<TestDone>,
+    pub accessories: Vec<String>,
+    pub components: Vec<ItemId>,
+    pub location: Option<String>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    /// Bumped by every write; writes are conditional on it, so two writers never silently overwrite each other.
+    pub version: i64,
+}
+
+/// Why an item may not be used in a build. Its `Display` is the reason reported for a dropped allocation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotBuildable {
+    Gone,
+    Intent(Intent),
+    ReservedBy(Option<ProjectId>),
+    InUse(Option<ProjectId>),
+    Lent,
+}
+
+impl fmt::Display for NotBuildable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NotBuildable::Gone => f.write_str("not buildable: gone"),
+            NotBuildable::Intent(i) => write!(f, "not buildable: intent {i}"),
+            NotBuildable::ReservedBy(Some(p)) => write!(f, "reserved by project {p}"),
+            NotBuildable::ReservedBy(None) => f.write_str("not buildable: reserved"),
+            NotBuildable::InUse(Some(p)) => write!(f, "in use in project {p}"),
+            NotBuildable::InUse(None) => f.write_str("not buildable: in use"),
+            NotBuildable::Lent => f.write_str("not buildable: lent"),
+        }
+    }
+}
+
+impl Item {
+    /// **The** buildable rule, used by everything that needs it: not gone, intent `keep`, availability
+    /// `available`. `Err` says why not.
+    pub fn buildable(&self) -> Result<(), NotBuildable> {
+        if self.gone.is_some() {
+            return Err(NotBuildable::Gone);
+        }
+        if self.intent != Intent::Keep {
+            return Err(NotBuildable::Intent(self.intent));
+        }
+        match self.availability {
+            Availability::Available => Ok(()),
+            Availability::Reserved => Err(NotBuildable::ReservedBy(self.project)),
+            Availability::InUse => Err(NotBuildable::InUse(self.project)),
+            Availability::Lent => Err(NotBuildable::Lent),
+        }
+    }
+
+    pub fn is_buildable(&self) -> bool {
+        self.buildable().is_ok()
+    }
+
+    /// The current fields: the latest measurement per key (by time, then by order of recording).
+    pub fn current_fields(&self) -> BTreeMap<&FieldKey, &Measurement> {
+        let mut out: BTreeMap<&FieldKey, &Measurement> = BTreeMap::new();
+        for m in &self.measurements {
+            match out.get(&m.key) {
+                Some(prev) if prev.at > m.at => {}
+                _ => {
+                    out.insert(&m.key, m);
+                }
+            }
+        }
+        out
+    }
+
+    /// The current value of one field.
+    pub fn field(&self, key: &str) -> Option<Quantity> {
+        self.measurements
+            .iter()
+            .filter(|m| m.key.as_str() == key)
+            .fold(None::<&Measurement>, |best, m| match best {
+                Some(b) if b.at > m.at => Some(b),
+                _ => Some(m),
+            })
+            .map(Measurement::quantity)
+    }
+
+    /// The current fields as `key: value unit`, comma-separated ("capacity: 3400 mAh, voltage: 3.7 V").
+    pub fn fields_line(&self) -> String {
+        self.current_fields()
+            .iter()
+            .map(|(k, m)| format!("{k}: {}", m.quantity()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The worst fault, if any.
+    pub fn worst_fault(&self) -> Option<Severity> {
+        self.faults
+            .iter()
+            .map(|f| f.severity)
+            .max_by_key(|s| *s as u8)
+    }
+}
+
+/// A new item before the store gives it an id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewItem {
+    pub name: ItemName,
+    pub item_type: ItemType,
+    pub profile: String,
+    pub condition: Condition,
+    pub intent: Intent,
+    pub availability: Availability,
+    pub measurements: Vec<Measurement>,
+    pub faults: Vec<Fault>,
+    pub tests_done: Vec<TestDone>,
+    pub accessories: Vec<String>,
+    pub components: Vec<ItemId>,
+    pub location: Option<String>,
+    /// A stable reference from an import (a Homebox `HB.import_ref`), so a re-import updates instead of
+    /// duplicating.
+    pub import_ref: Option<String>,
+}
+
+impl NewItem {
+    /// A new item with nothing but the required facts; availability `available`.
+    pub fn new(
+        name: ItemName,
+        item_type: ItemType,
+        profile: String,
+        condition: Condition,
+        intent: Intent,
+    ) -> Self {
+        Self {
+            name,
+            item_type,
+            profile,
+            condition,
+            intent,
+            availability: Availability::Available,
+            measurements: Vec::new(),
+            faults: Vec::new(),
+            tests_done: Vec::new(),
+            accessories: Vec::new(),
+            components: Vec::new(),
+            location: None,
+            import_ref: None,
+        }
+    }
+}
+
+/// Checks a list of accessories: each a short text; duplicates (ignoring case) are kept once.
+///
+/// # Errors
+/// [`ItemError::EmptyText`] or [`ItemError::TextTooLong`] for one of them.
+pub fn accessories(raw: &[String]) -> Result<Vec<String>, ItemError> {
+    let mut out: Vec<String> = Vec::with_capacity(raw.len());
+    for a in raw {
+        let a = short_text(a, "accessory")?;
+        if !out.iter().any(|b| b.eq_ignore_ascii_case(&a)) {
+            out.push(a);
+        }
+    }
+    Ok(out)
+}
+
+/// Checks a location: blank is none.
+///
+/// # Errors
+/// [`ItemError::TextTooLong`].
+pub fn location(raw: Option<&str>) -> Result<Option<String>, ItemError> {
+    optional_text(raw, "location")
+}
+
+/// Keeps a note to a sensible length; blank is none.
+pub fn note(raw: Option<&str>) -> Option<String> {
+    raw.map(|n| clip(n, 1000)).filter(|n| !n.is_empty())
+}
+
+/// Why an item may not be marked gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum GoneRefused {
+    #[error("item {item} is reserved by project {project}; drop or build the project first")]
+    Reserved {
+        item: ItemId,
+        project: ProjectIdOrUnknown,
+    },
+    #[error("item {0} is already gone")]
+    AlreadyGone(ItemId),
+}
+
+/// A project id in a message, or "an accepted project" when unknown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProjectIdOrUnknown(pub Option<ProjectId>);
+
+impl fmt::Display for ProjectIdOrUnknown {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(p) => p.fmt(f),
+            None => f.write_str("(unknown)"),
+        }
+    }
+}
+
+impl Item {
+    /// Marks the item gone. Releases nothing silently: refused while it is reserved by a project.
+    ///
+    /// # Errors
+    /// [`GoneRefused::Reserved`] while reserved, [`GoneRefused::AlreadyGone`] when it already is.
+    pub fn mark_gone(&mut self, gone: Gone) -> Result<(), GoneRefused> {
+        if self.gone.is_some() {
+            return Err(GoneRefused::AlreadyGone(self.id));
+        }
+        if self.availability == Availability::Reserved {
+            return Err(GoneRefused::Reserved {
+                item: self.id,
+                project: ProjectIdOrUnknown(self.project),
+            });
+        }
+        self.gone = Some(gone);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use super::*;
+    use chrono::{TimeZone, Utc};
+
+    pub fn at(day: u32) -> Timestamp {
+        Utc.with_ymd_and_hms(2026, 1, day, 12, 0, 0).unwrap()
+    }
+
+    /// A buildable item with the given id, type and condition.
+    pub fn item(id: i64, item_type: &str, condition: Condition) -> Item {
+        Item {
+            id: ItemId(id),
+            name: ItemName::new(&format!("item {id}")).unwrap(),
+            item_type: ItemType::new(item_type).unwrap(),
+            profile: String::new(),
+            condition,
+            intent: Intent::Keep,
+            availability: Availability::Available,
+            project: None,
+            gone: None,
+            measurements: Vec::new(),
+            faults: Vec::new(),
+            tests_done: Vec::new(),
+            accessories: Vec::new(),
+            components: Vec::new(),
+            location: None,
+            created_at: at(1),
+            updated_at: at(1),
+            version: 1,
+        }
+    }
+
+    pub fn measure(item: &mut Item, key: &str, value: f64, unit: &str, day: u32) {
+        item.measurements
+            .push(Measurement::new(key, value, unit, at(day), MeasurementSource::Manual).unwrap());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::*;
+    use super::*;
+
+    #[test]
+    fn buildable_rule() {
+        let base = item(1, "laptop", Condition::Good);
+        let check = |f: &dyn Fn(&mut Item), want: Result<(), &str>| {
+            let mut i = base.clone();
+            f(&mut i);
+            assert_eq!(
+                i.buildable().map_err(|e| e.to_string()),
+                want.map_err(str::to_owned)
+            );
+        };
+        check(&|_| {}, Ok(()));
+        check(
+            &|i| i.intent = Intent::Sell,
+            Err("not buildable: intent sell"),
+        );
+        check(
+            &|i| i.intent = Intent::Give,
+            Err("not buildable: intent give"),
+        );
+        check(
+            &|i| {
+                i.availability = Availability::Reserved;
+                i.project = Some(ProjectId(7));
+            },
+            Err("reserved by project 7"),
+        );
+        check(
+            &|i| i.availability = Availability::InUse,
+            Err("not buildable: in use"),
+        );
+        check(
+            &|i| i.availability = Availability::Lent,
+            Err("not buildable: lent"),
+        );
+        check(
+            &|i| {
+                i.gone = Some(Gone {
+                    reason: GoneReason::Sold,
+                    at: at(2),
+                    note: None,
+                })
+            },
+            Err("not buildable: gone"),
+        );
+    }
+
+    #[test]
+    fn condition_order() {
+        assert!(Condition::New.is_at_least(Condition::ForParts));
+        assert!(Condition::Good.is_at_least(Condition::Good));
+        assert!(!Condition::Fair.is_at_least(Condition::Good));
+        assert!(!Condition::ForParts.is_at_least(Condition::Poor));
+        let ranks: Vec<u8> = Condition::ALL.iter().map(|c| c.rank()).collect();
+        assert_eq!(ranks, vec![0, 1, 2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn current_fields_take_the_latest_per_key() {
+        let mut i = item(1, "lithium_cell", Condition::Good);
+        measure(&mut i, "capacity", 3.4, "Ah", 2);
+        measure(&mut i, "capacity", 3100.0, "mAh", 5);
+        measure(&mut i, "capacity", 2900.0, "mAh", 3);
+        measure(&mut i, "voltage", 3.7, "V", 1);
+        assert_eq!(i.fields_line(), "capacity: 3100 mAh, voltage: 3.7 V");
+        assert_eq!(i.field("capacity").map(|q| q.value), Some(3100.0));
+        assert_eq!(i.field("weight"), None);
+    }
+
+    #[test]
+    fn names_and_types_are_validated() {
+        assert_eq!(ItemName::new("  Pi 4 ").unwrap().as_str(), "Pi 4");
+        assert_eq!(ItemName::new("   "), Err(ItemError::EmptyName));
+        assert_eq!(ItemName::new(&"x".repeat(201)), Err(ItemError::NameTooLong));
+        assert!(ItemType::new("power_supply").is_ok());
+        assert!(matches!(
+            ItemType::new("Power Supply"),
+            Err(ItemError::BadItemType(_))
+        ));
+    }
+
+    #[test]
+    fn gone_is_refused_while_reserved() {
+        let mut i = item(3, "laptop", Condition::Good);
+        i.availability = Availability::Reserved;
+        i.project = Some(ProjectId(9));
+        let gone = Gone {
+            reason: GoneReason::Sold,
+            at: at(3),
+            note: None,
+        };
+        let err = i.mark_gone(gone.clone()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "item 3 is reserved by project 9; drop or build the project first"
+        );
+        i.availability = Availability::Available;
+        i.mark_gone(gone.clone()).unwrap();
+        assert_eq!(i.mark_gone(gone), Err(GoneRefused::AlreadyGone(ItemId(3))));
+    }
+
+    #[test]
+    fn accessories_dedupe_ignoring_case() {
+        let got =
+            accessories(&["USB-C cable".into(), "usb-c cable".into(), " box ".into()]).unwrap();
+        assert_eq!(got, vec!["USB-C cable".to_owned(), "box".to_owned()]);
+        assert!(accessories(&[" ".into()]).is_err());
+    }
+}

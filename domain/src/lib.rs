@@ -1,0 +1,24 @@
+//! Trove's domain: what an owner has (items), what may be built (templates), what the model proposes and what
+//! the rules make of it (projects), and the rules that decide.
+//!
+//! Everything here is pure: no I/O, no async, no clock (time is passed in) and nothing that can fail for a
+//! reason outside its inputs. The model proposes; the functions in this crate decide.
+
+pub mod catalogue;
+pub mod demo;
+pub mod ids;
+pub mod item;
+pub mod listing;
+pub mod money;
+pub mod pack;
+pub mod pricing;
+pub mod project;
+pub mod spend;
+pub mod template;
+pub mod text;
+pub mod units;
+
+pub use ids::{HouseholdId, ItemId, ProjectId, TemplateId};
+
+/// A point in time. The domain never reads the clock: callers pass it in.
+pub type Timestamp = chrono::DateTime<chrono::Utc>;

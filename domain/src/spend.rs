@@ -1,0 +1,262 @@
+//! The spend ledger's rules: what a model call costs at the configured rates, and whether a budget allows
+//! another call.
+
+use crate::Timestamp;
+use crate::money::MicroUsd;
+use chrono::{Datelike, TimeZone, Utc};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// What a model call was for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallKind {
+    Propose,
+    Price,
+    ReadLabel,
+    ReadListing,
+    ReadVoice,
+    Transcribe,
+}
+
+impl CallKind {
+    pub const ALL: [CallKind; 6] = [
+        CallKind::Propose,
+        CallKind::Price,
+        CallKind::ReadLabel,
+        CallKind::ReadListing,
+        CallKind::ReadVoice,
+        CallKind::Transcribe,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallKind::Propose => "propose",
+            CallKind::Price => "price",
+            CallKind::ReadLabel => "read_label",
+            CallKind::ReadListing => "read_listing",
+            CallKind::ReadVoice => "read_voice",
+            CallKind::Transcribe => "transcribe",
+        }
+    }
+
+    pub fn parse(word: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == word)
+    }
+}
+
+impl fmt::Display for CallKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What one model call used, as the provider reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Usage {
+    /// All input tokens, cached ones included (the provider's `input_tokens`).
+    pub input_tokens: u64,
+    /// The part of `input_tokens` served from the cache.
+    pub cached_tokens: u64,
+    /// Output tokens, reasoning included.
+    pub output_tokens: u64,
+    /// Web searches run.
+    pub searches: u32,
+    /// Seconds of audio transcribed, in milliseconds.
+    pub audio_ms: u64,
+}
+
+impl Usage {
+    /// Adds another call's usage to this one.
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.cached_tokens += other.cached_tokens;
+        self.output_tokens += other.output_tokens;
+        self.searches += other.searches;
+        self.audio_ms += other.audio_ms;
+    }
+}
+
+/// Spend rates, in micro-USD per unit of what is counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rates {
+    /// Per million uncached input tokens.
+    pub input_per_mtok: MicroUsd,
+    /// Per million cached input tokens.
+    pub cached_per_mtok: MicroUsd,
+    /// Per million output tokens (reasoning included).
+    pub output_per_mtok: MicroUsd,
+    /// Per web search query.
+    pub per_search: MicroUsd,
+    /// Per minute of transcribed audio.
+    pub transcribe_per_min: MicroUsd,
+}
+
+impl Default for Rates {
+    /// Meta's published Model API rates (standard tier): input 1.25 / 1M tokens, cached input 0.15 / 1M, output
+    /// 4.25 / 1M, web search 2.50 / 1,000 queries; transcription 0.006 / minute.
+    fn default() -> Self {
+        Self {
+            input_per_mtok: MicroUsd(1_250_000),
+            cached_per_mtok: MicroUsd(150_000),
+            output_per_mtok: MicroUsd(4_250_000),
+            per_search: MicroUsd(2_500),
+            transcribe_per_min: MicroUsd(6_000),
+        }
+    }
+}
+
+/// What a call cost at `rates`, rounded to the nearest micro-USD. Cached tokens are billed at the cached rate
+/// and the rest of the input at the input rate.
+///
+/// ```
+/// use trove_domain::spend::{cost, Rates, Usage};
+/// let u = Usage { input_tokens: 1_000_000, cached_tokens: 0, output_tokens: 0, searches: 4, audio_ms: 0 };
+/// assert_eq!(cost(&Rates::default(), &u).0, 1_250_000 + 4 * 2_500);
+/// ```
+pub fn cost(rates: &Rates, usage: &Usage) -> MicroUsd {
+    let cached = usage.cached_tokens.min(usage.input_tokens);
+    let uncached = usage.input_tokens - cached;
+    // Sum in micro-USD * tokens, then divide once, so small calls are not rounded to nothing piecewise.
+    let token_part: u128 = u128::from(uncached) * rate(rates.input_per_mtok)
+        + u128::from(cached) * rate(rates.cached_per_mtok)
+        + u128::from(usage.output_tokens) * rate(rates.output_per_mtok);
+    let audio_part: u128 = u128::from(usage.audio_ms) * rate(rates.transcribe_per_min);
+    let tokens = (token_part + 500_000) / 1_000_000;
+    let audio = (audio_part + 30_000) / 60_000;
+    let searches = u128::from(usage.searches) * rate(rates.per_search);
+    MicroUsd(i64::try_from(tokens + audio + searches).unwrap_or(i64::MAX))
+}
+
+fn rate(m: MicroUsd) -> u128 {
+    u128::try_from(m.0.max(0)).unwrap_or(0)
+}
+
+/// One line of the ledger: one model call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpendEntry {
+    pub at: Timestamp,
+    pub kind: CallKind,
+    pub model: String,
+    pub input_tokens: u64,
+    pub cached_tokens: u64,
+    pub output_tokens: u64,
+    pub searches: u32,
+    pub cost: MicroUsd,
+}
+
+impl SpendEntry {
+    /// The entry for one call: its usage costed at `rates`.
+    pub fn new(at: Timestamp, kind: CallKind, model: &str, usage: &Usage, rates: &Rates) -> Self {
+        Self {
+            at,
+            kind,
+            model: model.to_owned(),
+            input_tokens: usage.input_tokens,
+            cached_tokens: usage.cached_tokens,
+            output_tokens: usage.output_tokens,
+            searches: usage.searches,
+            cost: cost(rates, usage),
+        }
+    }
+}
+
+/// The first instant of the calendar month (UTC) that holds `at`: where a monthly budget starts counting.
+pub fn month_start(at: Timestamp) -> Timestamp {
+    Utc.with_ymd_and_hms(at.year(), at.month(), 1, 0, 0, 0)
+        .single()
+        .unwrap_or(at)
+}
+
+/// The month of `at` as "YYYY-MM", the key of the monthly totals.
+pub fn month_key(at: Timestamp) -> String {
+    format!("{:04}-{:02}", at.year(), at.month())
+}
+
+/// Refusal of a call because the month's budget is spent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the monthly model budget is spent: {spent} of {limit} this month (SPEND_MONTHLY_LIMIT_USD); raise it or wait for next month"
+)]
+pub struct BudgetReached {
+    pub spent: MicroUsd,
+    pub limit: MicroUsd,
+}
+
+/// The budget rule: a call may start while this month's spend is below the limit (no limit: always).
+///
+/// # Errors
+/// [`BudgetReached`] once `spent_this_month >= limit`.
+pub fn check_budget(
+    spent_this_month: MicroUsd,
+    limit: Option<MicroUsd>,
+) -> Result<(), BudgetReached> {
+    match limit {
+        Some(limit) if spent_this_month >= limit => Err(BudgetReached {
+            spent: spent_this_month,
+            limit,
+        }),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(usage: Usage, want_micro: i64) {
+        assert_eq!(cost(&Rates::default(), &usage).0, want_micro, "{usage:?}");
+    }
+
+    #[test]
+    fn costs_at_published_rates() {
+        let u = |input, cached, output, searches| Usage {
+            input_tokens: input,
+            cached_tokens: cached,
+            output_tokens: output,
+            searches,
+            audio_ms: 0,
+        };
+        check(u(0, 0, 0, 0), 0);
+        check(u(1_000_000, 0, 0, 0), 1_250_000);
+        check(u(1_000_000, 1_000_000, 0, 0), 150_000);
+        check(u(0, 0, 1_000_000, 0), 4_250_000);
+        check(u(0, 0, 0, 1000), 2_500_000);
+        // 1830 input, 412 output: 1830 * 1.25 + 412 * 4.25 = 2287.5 + 1751 = 4038.5 -> 4039 micro-USD.
+        check(u(1830, 0, 412, 0), 4039);
+        // Cached more than input (a provider glitch) is capped at the input.
+        check(u(100, 500, 0, 0), 15);
+        check(
+            Usage {
+                audio_ms: 60_000,
+                ..Usage::default()
+            },
+            6_000,
+        );
+        check(
+            Usage {
+                audio_ms: 30_000,
+                ..Usage::default()
+            },
+            3_000,
+        );
+    }
+
+    #[test]
+    fn budget_rule() {
+        assert!(check_budget(MicroUsd(10), None).is_ok());
+        assert!(check_budget(MicroUsd(9), Some(MicroUsd(10))).is_ok());
+        let e = check_budget(MicroUsd(10), Some(MicroUsd(10))).unwrap_err();
+        assert!(e.to_string().contains("SPEND_MONTHLY_LIMIT_USD"));
+    }
+
+    #[test]
+    fn months() {
+        let at = Utc.with_ymd_and_hms(2026, 11, 30, 23, 59, 0).unwrap();
+        assert_eq!(
+            month_start(at),
+            Utc.with_ymd_and_hms(2026, 11, 1, 0, 0, 0).unwrap()
+        );
+        assert_eq!(month_key(at), "2026-11");
+    }
+}

@@ -1,0 +1,512 @@
+//! Templates (projects that may be proposed) and their requirements, with the machine check the model never
+//! sees.
+
+use crate::ids::TemplateId;
+use crate::item::{Condition, FieldKey, Item, ItemType, Severity};
+use crate::units::{self, Quantity, Unit, format_number};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Why a template was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    #[error("{0} must not be empty")]
+    Empty(&'static str),
+    #[error("{what} is longer than {max} characters")]
+    TooLong { what: &'static str, max: usize },
+    #[error("requirement key {0:?} must be lower_snake_case (e.g. controller)")]
+    BadKey(String),
+    #[error("requirement key {0:?} appears twice")]
+    DuplicateKey(String),
+    #[error("requirement {0} must accept at least one item_type")]
+    NoItemTypes(String),
+    #[error("requirement {key}: {reason}")]
+    BadRequirement { key: String, reason: String },
+    #[error("a template needs at least one requirement")]
+    NoRequirements,
+    #[error("a template needs at least one non-optional requirement")]
+    AllOptional,
+}
+
+/// A bound on one field of an item, compared after unit normalisation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FieldBound {
+    pub key: FieldKey,
+    /// Inclusive lower bound in `unit`.
+    pub min: Option<f64>,
+    /// Inclusive upper bound in `unit`.
+    pub max: Option<f64>,
+    /// The canonical unit the bounds are in.
+    pub unit: Unit,
+}
+
+impl FieldBound {
+    /// Builds a bound from values in any unit spelling; they are normalised to the canonical unit.
+    ///
+    /// # Errors
+    /// [`TemplateError::BadRequirement`] for a bad key, an unknown unit, no bound at all or `min > max`.
+    pub fn new(
+        key: &str,
+        min: Option<f64>,
+        max: Option<f64>,
+        unit: &str,
+    ) -> Result<Self, TemplateError> {
+        let bad = |reason: String| TemplateError::BadRequirement {
+            key: key.to_owned(),
+            reason,
+        };
+        let key_checked = FieldKey::new(key).map_err(|e| bad(e.to_string()))?;
+        let norm = |v: f64| units::normalise(v, unit).map_err(|e| bad(e.to_string()));
+        let min_q = min.map(norm).transpose()?;
+        let max_q = max.map(norm).transpose()?;
+        let unit_c = match (min_q, max_q) {
+            (None, None) => return Err(bad("a field bound needs min or max".into())),
+            (Some(q), _) | (None, Some(q)) => q.unit,
+        };
+        if let (Some(a), Some(b)) = (min_q, max_q)
+            && a.value > b.value
+        {
+            return Err(bad(format!("min {} above max {}", a, b)));
+        }
+        Ok(Self {
+            key: key_checked,
+            min: min_q.map(|q| q.value),
+            max: max_q.map(|q| q.value),
+            unit: unit_c,
+        })
+    }
+}
+
+/// Requirement keys: lower_snake_case, unique within a template.
+pub type RequirementKey = FieldKey;
+
+/// One thing a template needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Requirement {
+    pub key: RequirementKey,
+    /// What the model is shown ("a single-board computer with HDMI out").
+    pub label: String,
+    /// Accepted item types; an item of any other type fails the check.
+    pub item_types: Vec<ItemType>,
+    /// The worst condition still accepted; `None` accepts any.
+    pub min_condition: Option<Condition>,
+    /// An optional requirement is never listed as missing.
+    pub optional: bool,
+    /// Fault severities that disqualify an item.
+    pub disqualifying_faults: Vec<Severity>,
+    /// Bounds on the item's current fields.
+    pub fields: Vec<FieldBound>,
+}
+
+/// Default for [`Requirement::disqualifying_faults`]: a major or blocking fault keeps an item out of a build.
+pub const DEFAULT_DISQUALIFYING: [Severity; 2] = [Severity::Major, Severity::Blocking];
+
+/// Why an item fails a requirement's machine check. Its `Display` is the reason reported for a dropped
+/// allocation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RequirementMiss {
+    ItemType(ItemType),
+    Condition {
+        have: Condition,
+        min: Condition,
+    },
+    Fault {
+        text: String,
+        severity: Severity,
+    },
+    FieldMissing(FieldKey),
+    FieldBelow {
+        key: FieldKey,
+        have: Quantity,
+        min: Quantity,
+    },
+    FieldAbove {
+        key: FieldKey,
+        have: Quantity,
+        max: Quantity,
+    },
+    FieldUnit {
+        key: FieldKey,
+        have: Unit,
+        want: Unit,
+    },
+}
+
+impl fmt::Display for RequirementMiss {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequirementMiss::ItemType(t) => write!(f, "item_type {t} not accepted"),
+            RequirementMiss::Condition { have, min } => write!(f, "condition {have} below {min}"),
+            RequirementMiss::Fault { text, severity } => write!(f, "{severity} fault: {text}"),
+            RequirementMiss::FieldMissing(k) => write!(f, "field {k} not measured"),
+            RequirementMiss::FieldBelow { key, have, min } => write!(f, "{key} {have} below {min}"),
+            RequirementMiss::FieldAbove { key, have, max } => write!(f, "{key} {have} above {max}"),
+            RequirementMiss::FieldUnit { key, have, want } => {
+                write!(f, "{key} is in {have}, not {want}")
+            }
+        }
+    }
+}
+
+impl Requirement {
+    /// The machine check: does `item` meet this requirement? Buildability is a separate rule
+    /// ([`Item::buildable`]); this only looks at type, condition, faults and fields.
+    pub fn check(&self, item: &Item) -> Result<(), RequirementMiss> {
+        if !self.item_types.contains(&item.item_type) {
+            return Err(RequirementMiss::ItemType(item.item_type.clone()));
+        }
+        if let Some(min) = self.min_condition
+            && !item.condition.is_at_least(min)
+        {
+            return Err(RequirementMiss::Condition {
+                have: item.condition,
+                min,
+            });
+        }
+        if let Some(f) = item
+            .faults
+            .iter()
+            .find(|f| self.disqualifying_faults.contains(&f.severity))
+        {
+            return Err(RequirementMiss::Fault {
+                text: f.text.clone(),
+                severity: f.severity,
+            });
+        }
+        for bound in &self.fields {
+            let have = item
+                .field(bound.key.as_str())
+                .ok_or_else(|| RequirementMiss::FieldMissing(bound.key.clone()))?;
+            if have.unit != bound.unit {
+                return Err(RequirementMiss::FieldUnit {
+                    key: bound.key.clone(),
+                    have: have.unit,
+                    want: bound.unit,
+                });
+            }
+            if let Some(min) = bound.min
+                && have.value < min
+            {
+                let min = Quantity {
+                    value: min,
+                    unit: bound.unit,
+                };
+                return Err(RequirementMiss::FieldBelow {
+                    key: bound.key.clone(),
+                    have,
+                    min,
+                });
+            }
+            if let Some(max) = bound.max
+                && have.value > max
+            {
+                let max = Quantity {
+                    value: max,
+                    unit: bound.unit,
+                };
+                return Err(RequirementMiss::FieldAbove {
+                    key: bound.key.clone(),
+                    have,
+                    max,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The check in words, for the build pack and people ("laptop or mini_pc, good or better, capacity at least
+    /// 3000 mAh").
+    pub fn describe_check(&self) -> String {
+        let mut parts = vec![
+            self.item_types
+                .iter()
+                .map(ItemType::as_str)
+                .collect::<Vec<_>>()
+                .join(" or "),
+        ];
+        if let Some(min) = self.min_condition {
+            parts.push(format!("{} or better", min.human()));
+        }
+        for b in &self.fields {
+            match (b.min, b.max) {
+                (Some(lo), Some(hi)) => parts.push(format!(
+                    "{} {}-{} {}",
+                    b.key,
+                    format_number(lo),
+                    format_number(hi),
+                    b.unit
+                )),
+                (Some(lo), None) => parts.push(format!(
+                    "{} at least {} {}",
+                    b.key,
+                    format_number(lo),
+                    b.unit
+                )),
+                (None, Some(hi)) => parts.push(format!(
+                    "{} at most {} {}",
+                    b.key,
+                    format_number(hi),
+                    b.unit
+                )),
+                (None, None) => {}
+            }
+        }
+        parts.join(", ")
+    }
+}
+
+/// A project that may be proposed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Template {
+    pub id: TemplateId,
+    pub label: String,
+    /// One sentence.
+    pub goal: String,
+    /// "an afternoon", "2 weekends".
+    pub effort: String,
+    /// Ordered short steps, for the build pack.
+    pub steps: Vec<String>,
+    pub requirements: Vec<Requirement>,
+}
+
+impl Template {
+    pub fn requirement(&self, key: &str) -> Option<&Requirement> {
+        self.requirements.iter().find(|r| r.key.as_str() == key)
+    }
+}
+
+/// A template before the store gives it an id, validated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewTemplate {
+    pub label: String,
+    pub goal: String,
+    pub effort: String,
+    pub steps: Vec<String>,
+    pub requirements: Vec<Requirement>,
+}
+
+fn bounded(raw: &str, what: &'static str, max: usize) -> Result<String, TemplateError> {
+    let t = raw.trim();
+    if t.is_empty() {
+        return Err(TemplateError::Empty(what));
+    }
+    if t.chars().count() > max {
+        return Err(TemplateError::TooLong { what, max });
+    }
+    Ok(t.to_owned())
+}
+
+impl NewTemplate {
+    /// Validates a template: non-empty texts within limits, at least one non-optional requirement, unique keys,
+    /// each requirement with at least one item type.
+    ///
+    /// # Errors
+    /// The first [`TemplateError`] found.
+    pub fn new(
+        label: &str,
+        goal: &str,
+        effort: &str,
+        steps: &[String],
+        requirements: Vec<Requirement>,
+    ) -> Result<Self, TemplateError> {
+        let label = bounded(label, "label", 120)?;
+        let goal = bounded(goal, "goal", 500)?;
+        let effort = bounded(effort, "effort", 60)?;
+        let steps = steps
+            .iter()
+            .map(|s| bounded(s, "step", 300))
+            .collect::<Result<Vec<_>, _>>()?;
+        if requirements.is_empty() {
+            return Err(TemplateError::NoRequirements);
+        }
+        if requirements.iter().all(|r| r.optional) {
+            return Err(TemplateError::AllOptional);
+        }
+        for (i, r) in requirements.iter().enumerate() {
+            if requirements[..i].iter().any(|o| o.key == r.key) {
+                return Err(TemplateError::DuplicateKey(r.key.to_string()));
+            }
+            if r.item_types.is_empty() {
+                return Err(TemplateError::NoItemTypes(r.key.to_string()));
+            }
+            bounded(&r.label, "requirement label", 200)?;
+        }
+        Ok(Self {
+            label,
+            goal,
+            effort,
+            steps,
+            requirements,
+        })
+    }
+
+    pub fn with_id(self, id: TemplateId) -> Template {
+        Template {
+            id,
+            label: self.label,
+            goal: self.goal,
+            effort: self.effort,
+            steps: self.steps,
+            requirements: self.requirements,
+        }
+    }
+}
+
+/// Builds a requirement from plain words, for the catalogue and for callers that already validated their input.
+///
+/// # Errors
+/// [`TemplateError::BadKey`] for a bad key, [`TemplateError::BadRequirement`] for a bad item type.
+pub fn requirement(
+    key: &str,
+    label: &str,
+    item_types: &[&str],
+    min_condition: Option<Condition>,
+    optional: bool,
+    fields: Vec<FieldBound>,
+) -> Result<Requirement, TemplateError> {
+    let key_checked = FieldKey::new(key).map_err(|_| TemplateError::BadKey(key.to_owned()))?;
+    let item_types = item_types
+        .iter()
+        .map(|t| {
+            ItemType::new(t).map_err(|e| TemplateError::BadRequirement {
+                key: key.to_owned(),
+                reason: e.to_string(),
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Requirement {
+        key: key_checked,
+        label: label.trim().to_owned(),
+        item_types,
+        min_condition,
+        optional,
+        disqualifying_faults: DEFAULT_DISQUALIFYING.to_vec(),
+        fields,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::item::Fault;
+    use crate::item::fixtures::{item, measure};
+
+    fn psu_requirement() -> Requirement {
+        requirement(
+            "power",
+            "a 12 V supply of at least 2 A",
+            &["power_supply", "power_adapter"],
+            Some(Condition::Fair),
+            false,
+            vec![
+                FieldBound::new("output_voltage", Some(11.5), Some(12.5), "V").unwrap(),
+                FieldBound::new("output_current", Some(2.0), None, "A").unwrap(),
+            ],
+        )
+        .unwrap()
+    }
+
+    fn check(setup: &dyn Fn(&mut Item), want: Result<(), &str>) {
+        let mut i = item(4, "power_supply", Condition::Good);
+        measure(&mut i, "output_voltage", 12.0, "V", 1);
+        measure(&mut i, "output_current", 3000.0, "mA", 1);
+        setup(&mut i);
+        let got = psu_requirement().check(&i).map_err(|m| m.to_string());
+        assert_eq!(got, want.map_err(str::to_owned));
+    }
+
+    #[test]
+    fn machine_check() {
+        check(&|_| {}, Ok(()));
+        check(
+            &|i| i.item_type = ItemType::new("laptop").unwrap(),
+            Err("item_type laptop not accepted"),
+        );
+        check(
+            &|i| i.condition = Condition::Poor,
+            Err("condition poor below fair"),
+        );
+        check(&|i| i.condition = Condition::Fair, Ok(()));
+        check(
+            &|i| {
+                i.faults
+                    .push(Fault::new("scuffed case", Severity::Minor).unwrap())
+            },
+            Ok(()),
+        );
+        check(
+            &|i| {
+                i.faults
+                    .push(Fault::new("no output", Severity::Blocking).unwrap())
+            },
+            Err("blocking fault: no output"),
+        );
+        check(
+            &|i| i.measurements.clear(),
+            Err("field output_voltage not measured"),
+        );
+        check(
+            &|i| measure(i, "output_current", 1.5, "A", 2),
+            Err("output_current 1500 mA below 2000 mA"),
+        );
+        check(
+            &|i| measure(i, "output_voltage", 19.5, "V", 2),
+            Err("output_voltage 19.5 V above 12.5 V"),
+        );
+        check(&|i| measure(i, "output_voltage", 12000.0, "mV", 2), Ok(()));
+        check(
+            &|i| measure(i, "output_current", 3.0, "pcs", 2),
+            Err("output_current is in pcs, not mA"),
+        );
+    }
+
+    #[test]
+    fn bounds_are_normalised_and_validated() {
+        let b = FieldBound::new("capacity", Some(3.0), None, "Ah").unwrap();
+        assert_eq!((b.min, b.unit), (Some(3000.0), Unit::MilliampHour));
+        assert!(FieldBound::new("capacity", None, None, "mAh").is_err());
+        assert!(FieldBound::new("capacity", Some(5.0), Some(1.0), "mAh").is_err());
+        assert!(FieldBound::new("capacity", Some(5.0), None, "furlongs").is_err());
+    }
+
+    #[test]
+    fn templates_are_validated() {
+        let r = psu_requirement();
+        assert!(
+            NewTemplate::new(
+                "Bench supply",
+                "A supply.",
+                "an afternoon",
+                &[],
+                vec![r.clone()]
+            )
+            .is_ok()
+        );
+        assert_eq!(
+            NewTemplate::new(" ", "g", "e", &[], vec![r.clone()]),
+            Err(TemplateError::Empty("label"))
+        );
+        assert_eq!(
+            NewTemplate::new("l", "g", "e", &[], vec![r.clone(), r.clone()]),
+            Err(TemplateError::DuplicateKey("power".into()))
+        );
+        let mut opt = r.clone();
+        opt.optional = true;
+        assert_eq!(
+            NewTemplate::new("l", "g", "e", &[], vec![opt]),
+            Err(TemplateError::AllOptional)
+        );
+        assert_eq!(
+            NewTemplate::new("l", "g", "e", &[], vec![]),
+            Err(TemplateError::NoRequirements)
+        );
+    }
+
+    #[test]
+    fn check_in_words() {
+        assert_eq!(
+            psu_requirement().describe_check(),
+            "power_supply or power_adapter, fair or better, output_voltage 11.5-12.5 V, output_current at least 2000 mA"
+        );
+    }
+}
