@@ -325,32 +325,15 @@ impl Measurement {
     /// # Errors
     /// [`ItemError::BadFieldKey`] for a bad key, [`ItemError::BadMeasurement`] for an unknown unit or a value that
     /// is not finite.
-    pub fn new(
-        key: &str,
-        value: f64,
-        unit: &str,
-        at: Timestamp,
-        source: MeasurementSource,
-    ) -> Result<Self, ItemError> {
+    pub fn new(key: &str, value: f64, unit: &str, at: Timestamp, source: MeasurementSource) -> Result<Self, ItemError> {
         let key = FieldKey::new(key)?;
-        let q = units::normalise(value, unit).map_err(|e| ItemError::BadMeasurement {
-            key: key.to_string(),
-            reason: e.to_string(),
-        })?;
-        Ok(Self {
-            key,
-            value: q.value,
-            unit: q.unit,
-            at,
-            source,
-        })
+        let q = units::normalise(value, unit)
+            .map_err(|e| ItemError::BadMeasurement { key: key.to_string(), reason: e.to_string() })?;
+        Ok(Self { key, value: q.value, unit: q.unit, at, source })
     }
 
     pub fn quantity(&self) -> Quantity {
-        Quantity {
-            value: self.value,
-            unit: self.unit,
-        }
+        Quantity { value: self.value, unit: self.unit }
     }
 }
 
@@ -365,10 +348,7 @@ impl Fault {
     /// # Errors
     /// [`ItemError::EmptyText`] or [`ItemError::TextTooLong`] for the fault's text.
     pub fn new(text: &str, severity: Severity) -> Result<Self, ItemError> {
-        Ok(Self {
-            text: short_text(text, "fault text")?,
-            severity,
-        })
+        Ok(Self { text: short_text(text, "fault text")?, severity })
     }
 }
 
@@ -393,13 +373,7 @@ impl TestDone {
         at: Timestamp,
         note: Option<&str>,
     ) -> Result<Self, ItemError> {
-        Ok(Self {
-            name: short_text(name, "test name")?,
-            result,
-            value,
-            at,
-            note: optional_text(note, "test note")?,
-        })
+        Ok(Self { name: short_text(name, "test name")?, result, value, at, note: optional_text(note, "test note")? })
     }
 }
 
@@ -542,19 +516,12 @@ impl Item {
 
     /// The current fields as `key: value unit`, comma-separated ("capacity: 3400 mAh, voltage: 3.7 V").
     pub fn fields_line(&self) -> String {
-        self.current_fields()
-            .iter()
-            .map(|(k, m)| format!("{k}: {}", m.quantity()))
-            .collect::<Vec<_>>()
-            .join(", ")
+        self.current_fields().iter().map(|(k, m)| format!("{k}: {}", m.quantity())).collect::<Vec<_>>().join(", ")
     }
 
     /// The worst fault, if any.
     pub fn worst_fault(&self) -> Option<Severity> {
-        self.faults
-            .iter()
-            .map(|f| f.severity)
-            .max_by_key(|s| *s as u8)
+        self.faults.iter().map(|f| f.severity).max_by_key(|s| *s as u8)
     }
 }
 
@@ -580,13 +547,7 @@ pub struct NewItem {
 
 impl NewItem {
     /// A new item with nothing but the required facts; availability `available`.
-    pub fn new(
-        name: ItemName,
-        item_type: ItemType,
-        profile: String,
-        condition: Condition,
-        intent: Intent,
-    ) -> Self {
+    pub fn new(name: ItemName, item_type: ItemType, profile: String, condition: Condition, intent: Intent) -> Self {
         Self {
             name,
             item_type,
@@ -637,10 +598,7 @@ pub fn note(raw: Option<&str>) -> Option<String> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum GoneRefused {
     #[error("item {item} is reserved by project {project}; drop or build the project first")]
-    Reserved {
-        item: ItemId,
-        project: ProjectIdOrUnknown,
-    },
+    Reserved { item: ItemId, project: ProjectIdOrUnknown },
     #[error("item {0} is already gone")]
     AlreadyGone(ItemId),
 }
@@ -668,10 +626,7 @@ impl Item {
             return Err(GoneRefused::AlreadyGone(self.id));
         }
         if self.availability == Availability::Reserved {
-            return Err(GoneRefused::Reserved {
-                item: self.id,
-                project: ProjectIdOrUnknown(self.project),
-            });
+            return Err(GoneRefused::Reserved { item: self.id, project: ProjectIdOrUnknown(self.project) });
         }
         self.gone = Some(gone);
         Ok(())
@@ -712,8 +667,7 @@ pub(crate) mod fixtures {
     }
 
     pub fn measure(item: &mut Item, key: &str, value: f64, unit: &str, day: u32) {
-        item.measurements
-            .push(Measurement::new(key, value, unit, at(day), MeasurementSource::Manual).unwrap());
+        item.measurements.push(Measurement::new(key, value, unit, at(day), MeasurementSource::Manual).unwrap());
     }
 }
 
@@ -728,20 +682,11 @@ mod tests {
         let check = |f: &dyn Fn(&mut Item), want: Result<(), &str>| {
             let mut i = base.clone();
             f(&mut i);
-            assert_eq!(
-                i.buildable().map_err(|e| e.to_string()),
-                want.map_err(str::to_owned)
-            );
+            assert_eq!(i.buildable().map_err(|e| e.to_string()), want.map_err(str::to_owned));
         };
         check(&|_| {}, Ok(()));
-        check(
-            &|i| i.intent = Intent::Sell,
-            Err("not buildable: intent sell"),
-        );
-        check(
-            &|i| i.intent = Intent::Give,
-            Err("not buildable: intent give"),
-        );
+        check(&|i| i.intent = Intent::Sell, Err("not buildable: intent sell"));
+        check(&|i| i.intent = Intent::Give, Err("not buildable: intent give"));
         check(
             &|i| {
                 i.availability = Availability::Reserved;
@@ -749,24 +694,9 @@ mod tests {
             },
             Err("reserved by project 7"),
         );
-        check(
-            &|i| i.availability = Availability::InUse,
-            Err("not buildable: in use"),
-        );
-        check(
-            &|i| i.availability = Availability::Lent,
-            Err("not buildable: lent"),
-        );
-        check(
-            &|i| {
-                i.gone = Some(Gone {
-                    reason: GoneReason::Sold,
-                    at: at(2),
-                    note: None,
-                })
-            },
-            Err("not buildable: gone"),
-        );
+        check(&|i| i.availability = Availability::InUse, Err("not buildable: in use"));
+        check(&|i| i.availability = Availability::Lent, Err("not buildable: lent"));
+        check(&|i| i.gone = Some(Gone { reason: GoneReason::Sold, at: at(2), note: None }), Err("not buildable: gone"));
     }
 
     #[test]
@@ -797,10 +727,7 @@ mod tests {
         assert_eq!(ItemName::new("   "), Err(ItemError::EmptyName));
         assert_eq!(ItemName::new(&"x".repeat(201)), Err(ItemError::NameTooLong));
         assert!(ItemType::new("power_supply").is_ok());
-        assert!(matches!(
-            ItemType::new("Power Supply"),
-            Err(ItemError::BadItemType(_))
-        ));
+        assert!(matches!(ItemType::new("Power Supply"), Err(ItemError::BadItemType(_))));
     }
 
     #[test]
@@ -808,16 +735,9 @@ mod tests {
         let mut i = item(3, "laptop", Condition::Good);
         i.availability = Availability::Reserved;
         i.project = Some(ProjectId(9));
-        let gone = Gone {
-            reason: GoneReason::Sold,
-            at: at(3),
-            note: None,
-        };
+        let gone = Gone { reason: GoneReason::Sold, at: at(3), note: None };
         let err = i.mark_gone(gone.clone()).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "item 3 is reserved by project 9; drop or build the project first"
-        );
+        assert_eq!(err.to_string(), "item 3 is reserved by project 9; drop or build the project first");
         i.availability = Availability::Available;
         i.mark_gone(gone.clone()).unwrap();
         assert_eq!(i.mark_gone(gone), Err(GoneRefused::AlreadyGone(ItemId(3))));
@@ -825,8 +745,7 @@ mod tests {
 
     #[test]
     fn accessories_dedupe_ignoring_case() {
-        let got =
-            accessories(&["USB-C cable".into(), "usb-c cable".into(), " box ".into()]).unwrap();
+        let got = accessories(&["USB-C cable".into(), "usb-c cable".into(), " box ".into()]).unwrap();
         assert_eq!(got, vec!["USB-C cable".to_owned(), "box".to_owned()]);
         assert!(accessories(&[" ".into()]).is_err());
     }

@@ -30,11 +30,7 @@ impl Currency {
         let t = code.trim();
         let b = t.as_bytes();
         if b.len() == 3 && b.iter().all(u8::is_ascii_alphabetic) {
-            Ok(Self([
-                b[0].to_ascii_uppercase(),
-                b[1].to_ascii_uppercase(),
-                b[2].to_ascii_uppercase(),
-            ]))
+            Ok(Self([b[0].to_ascii_uppercase(), b[1].to_ascii_uppercase(), b[2].to_ascii_uppercase()]))
         } else {
             Err(MoneyError::BadCurrency(code.to_owned()))
         }
@@ -123,21 +119,13 @@ impl fmt::Display for Money {
         } else {
             let sign = if self.minor < 0 { "-" } else { "" };
             let abs = self.minor.unsigned_abs();
-            write!(
-                f,
-                "{} {sign}{}.{:0d$}",
-                self.currency,
-                abs / per as u64,
-                abs % per as u64
-            )
+            write!(f, "{} {sign}{}.{:0d$}", self.currency, abs / per as u64, abs % per as u64)
         }
     }
 }
 
 /// An amount of US dollars in integer millionths: how spend is counted.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct MicroUsd(pub i64);
 
@@ -166,17 +154,9 @@ impl MicroUsd {
         if frac.len() > 6 {
             return Err(MoneyError::TooPrecise(raw.to_owned(), 6));
         }
-        let whole: i64 = if whole.is_empty() {
-            0
-        } else {
-            whole.parse().map_err(|_| MoneyError::TooLarge)?
-        };
+        let whole: i64 = if whole.is_empty() { 0 } else { whole.parse().map_err(|_| MoneyError::TooLarge)? };
         let frac_micro: i64 = format!("{frac:0<6}").parse().map_err(|_| bad())?;
-        whole
-            .checked_mul(1_000_000)
-            .and_then(|w| w.checked_add(frac_micro))
-            .map(Self)
-            .ok_or(MoneyError::TooLarge)
+        whole.checked_mul(1_000_000).and_then(|w| w.checked_add(frac_micro)).map(Self).ok_or(MoneyError::TooLarge)
     }
 
     /// As dollars with six decimals, trailing zeros trimmed to two ("1.25", "0.0025").
@@ -226,23 +206,10 @@ mod tests {
     #[test]
     fn money_display_and_rounding() {
         let gbp = Currency::new("GBP").unwrap();
-        assert_eq!(
-            Money::from_major(45.0, gbp).unwrap().to_string(),
-            "GBP 45.00"
-        );
+        assert_eq!(Money::from_major(45.0, gbp).unwrap().to_string(), "GBP 45.00");
         assert_eq!(Money::from_major(0.105, gbp).unwrap().minor, 11);
-        assert_eq!(
-            Money::from_major(4500.0, Currency::new("JPY").unwrap())
-                .unwrap()
-                .to_string(),
-            "JPY 4500"
-        );
-        assert_eq!(
-            Money::from_major(1.5, Currency::new("KWD").unwrap())
-                .unwrap()
-                .to_string(),
-            "KWD 1.500"
-        );
+        assert_eq!(Money::from_major(4500.0, Currency::new("JPY").unwrap()).unwrap().to_string(), "JPY 4500");
+        assert_eq!(Money::from_major(1.5, Currency::new("KWD").unwrap()).unwrap().to_string(), "KWD 1.500");
         assert!(Money::from_major(-1.0, gbp).is_err());
         assert!(Money::from_major(f64::NAN, gbp).is_err());
     }
@@ -263,11 +230,7 @@ mod tests {
             ("1.0000001", Err(())),
             ("abc", Err(())),
         ] {
-            assert_eq!(
-                MicroUsd::parse_usd(raw).map(|m| m.0).map_err(|_| ()),
-                want,
-                "{raw:?}"
-            );
+            assert_eq!(MicroUsd::parse_usd(raw).map(|m| m.0).map_err(|_| ()), want, "{raw:?}");
         }
         assert_eq!(MicroUsd(1_250_000).to_usd_string(), "1.25");
         assert_eq!(MicroUsd(2_500).to_usd_string(), "0.0025");

@@ -163,9 +163,7 @@ impl SpendEntry {
 
 /// The first instant of the calendar month (UTC) that holds `at`: where a monthly budget starts counting.
 pub fn month_start(at: Timestamp) -> Timestamp {
-    Utc.with_ymd_and_hms(at.year(), at.month(), 1, 0, 0, 0)
-        .single()
-        .unwrap_or(at)
+    Utc.with_ymd_and_hms(at.year(), at.month(), 1, 0, 0, 0).single().unwrap_or(at)
 }
 
 /// The month of `at` as "YYYY-MM", the key of the monthly totals.
@@ -187,15 +185,9 @@ pub struct BudgetReached {
 ///
 /// # Errors
 /// [`BudgetReached`] once `spent_this_month >= limit`.
-pub fn check_budget(
-    spent_this_month: MicroUsd,
-    limit: Option<MicroUsd>,
-) -> Result<(), BudgetReached> {
+pub fn check_budget(spent_this_month: MicroUsd, limit: Option<MicroUsd>) -> Result<(), BudgetReached> {
     match limit {
-        Some(limit) if spent_this_month >= limit => Err(BudgetReached {
-            spent: spent_this_month,
-            limit,
-        }),
+        Some(limit) if spent_this_month >= limit => Err(BudgetReached { spent: spent_this_month, limit }),
         _ => Ok(()),
     }
 }
@@ -226,20 +218,8 @@ mod tests {
         check(u(1830, 0, 412, 0), 4039);
         // Cached more than input (a provider glitch) is capped at the input.
         check(u(100, 500, 0, 0), 15);
-        check(
-            Usage {
-                audio_ms: 60_000,
-                ..Usage::default()
-            },
-            6_000,
-        );
-        check(
-            Usage {
-                audio_ms: 30_000,
-                ..Usage::default()
-            },
-            3_000,
-        );
+        check(Usage { audio_ms: 60_000, ..Usage::default() }, 6_000);
+        check(Usage { audio_ms: 30_000, ..Usage::default() }, 3_000);
     }
 
     #[test]
@@ -253,10 +233,7 @@ mod tests {
     #[test]
     fn months() {
         let at = Utc.with_ymd_and_hms(2026, 11, 30, 23, 59, 0).unwrap();
-        assert_eq!(
-            month_start(at),
-            Utc.with_ymd_and_hms(2026, 11, 1, 0, 0, 0).unwrap()
-        );
+        assert_eq!(month_start(at), Utc.with_ymd_and_hms(2026, 11, 1, 0, 0, 0).unwrap());
         assert_eq!(month_key(at), "2026-11");
     }
 }

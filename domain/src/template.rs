@@ -45,16 +45,8 @@ impl FieldBound {
     ///
     /// # Errors
     /// [`TemplateError::BadRequirement`] for a bad key, an unknown unit, no bound at all or `min > max`.
-    pub fn new(
-        key: &str,
-        min: Option<f64>,
-        max: Option<f64>,
-        unit: &str,
-    ) -> Result<Self, TemplateError> {
-        let bad = |reason: String| TemplateError::BadRequirement {
-            key: key.to_owned(),
-            reason,
-        };
+    pub fn new(key: &str, min: Option<f64>, max: Option<f64>, unit: &str) -> Result<Self, TemplateError> {
+        let bad = |reason: String| TemplateError::BadRequirement { key: key.to_owned(), reason };
         let key_checked = FieldKey::new(key).map_err(|e| bad(e.to_string()))?;
         let norm = |v: f64| units::normalise(v, unit).map_err(|e| bad(e.to_string()));
         let min_q = min.map(norm).transpose()?;
@@ -68,12 +60,7 @@ impl FieldBound {
         {
             return Err(bad(format!("min {} above max {}", a, b)));
         }
-        Ok(Self {
-            key: key_checked,
-            min: min_q.map(|q| q.value),
-            max: max_q.map(|q| q.value),
-            unit: unit_c,
-        })
+        Ok(Self { key: key_checked, min: min_q.map(|q| q.value), max: max_q.map(|q| q.value), unit: unit_c })
     }
 }
 
@@ -106,30 +93,12 @@ pub const DEFAULT_DISQUALIFYING: [Severity; 2] = [Severity::Major, Severity::Blo
 #[derive(Debug, Clone, PartialEq)]
 pub enum RequirementMiss {
     ItemType(ItemType),
-    Condition {
-        have: Condition,
-        min: Condition,
-    },
-    Fault {
-        text: String,
-        severity: Severity,
-    },
+    Condition { have: Condition, min: Condition },
+    Fault { text: String, severity: Severity },
     FieldMissing(FieldKey),
-    FieldBelow {
-        key: FieldKey,
-        have: Quantity,
-        min: Quantity,
-    },
-    FieldAbove {
-        key: FieldKey,
-        have: Quantity,
-        max: Quantity,
-    },
-    FieldUnit {
-        key: FieldKey,
-        have: Unit,
-        want: Unit,
-    },
+    FieldBelow { key: FieldKey, have: Quantity, min: Quantity },
+    FieldAbove { key: FieldKey, have: Quantity, max: Quantity },
+    FieldUnit { key: FieldKey, have: Unit, want: Unit },
 }
 
 impl fmt::Display for RequirementMiss {
@@ -158,57 +127,28 @@ impl Requirement {
         if let Some(min) = self.min_condition
             && !item.condition.is_at_least(min)
         {
-            return Err(RequirementMiss::Condition {
-                have: item.condition,
-                min,
-            });
+            return Err(RequirementMiss::Condition { have: item.condition, min });
         }
-        if let Some(f) = item
-            .faults
-            .iter()
-            .find(|f| self.disqualifying_faults.contains(&f.severity))
-        {
-            return Err(RequirementMiss::Fault {
-                text: f.text.clone(),
-                severity: f.severity,
-            });
+        if let Some(f) = item.faults.iter().find(|f| self.disqualifying_faults.contains(&f.severity)) {
+            return Err(RequirementMiss::Fault { text: f.text.clone(), severity: f.severity });
         }
         for bound in &self.fields {
-            let have = item
-                .field(bound.key.as_str())
-                .ok_or_else(|| RequirementMiss::FieldMissing(bound.key.clone()))?;
+            let have =
+                item.field(bound.key.as_str()).ok_or_else(|| RequirementMiss::FieldMissing(bound.key.clone()))?;
             if have.unit != bound.unit {
-                return Err(RequirementMiss::FieldUnit {
-                    key: bound.key.clone(),
-                    have: have.unit,
-                    want: bound.unit,
-                });
+                return Err(RequirementMiss::FieldUnit { key: bound.key.clone(), have: have.unit, want: bound.unit });
             }
             if let Some(min) = bound.min
                 && have.value < min
             {
-                let min = Quantity {
-                    value: min,
-                    unit: bound.unit,
-                };
-                return Err(RequirementMiss::FieldBelow {
-                    key: bound.key.clone(),
-                    have,
-                    min,
-                });
+                let min = Quantity { value: min, unit: bound.unit };
+                return Err(RequirementMiss::FieldBelow { key: bound.key.clone(), have, min });
             }
             if let Some(max) = bound.max
                 && have.value > max
             {
-                let max = Quantity {
-                    value: max,
-                    unit: bound.unit,
-                };
-                return Err(RequirementMiss::FieldAbove {
-                    key: bound.key.clone(),
-                    have,
-                    max,
-                });
+                let max = Quantity { value: max, unit: bound.unit };
+                return Err(RequirementMiss::FieldAbove { key: bound.key.clone(), have, max });
             }
         }
         Ok(())
@@ -217,37 +157,17 @@ impl Requirement {
     /// The check in words, for the build pack and people ("laptop or mini_pc, good or better, capacity at least
     /// 3000 mAh").
     pub fn describe_check(&self) -> String {
-        let mut parts = vec![
-            self.item_types
-                .iter()
-                .map(ItemType::as_str)
-                .collect::<Vec<_>>()
-                .join(" or "),
-        ];
+        let mut parts = vec![self.item_types.iter().map(ItemType::as_str).collect::<Vec<_>>().join(" or ")];
         if let Some(min) = self.min_condition {
             parts.push(format!("{} or better", min.human()));
         }
         for b in &self.fields {
             match (b.min, b.max) {
-                (Some(lo), Some(hi)) => parts.push(format!(
-                    "{} {}-{} {}",
-                    b.key,
-                    format_number(lo),
-                    format_number(hi),
-                    b.unit
-                )),
-                (Some(lo), None) => parts.push(format!(
-                    "{} at least {} {}",
-                    b.key,
-                    format_number(lo),
-                    b.unit
-                )),
-                (None, Some(hi)) => parts.push(format!(
-                    "{} at most {} {}",
-                    b.key,
-                    format_number(hi),
-                    b.unit
-                )),
+                (Some(lo), Some(hi)) => {
+                    parts.push(format!("{} {}-{} {}", b.key, format_number(lo), format_number(hi), b.unit))
+                }
+                (Some(lo), None) => parts.push(format!("{} at least {} {}", b.key, format_number(lo), b.unit)),
+                (None, Some(hi)) => parts.push(format!("{} at most {} {}", b.key, format_number(hi), b.unit)),
                 (None, None) => {}
             }
         }
@@ -312,10 +232,7 @@ impl NewTemplate {
         let label = bounded(label, "label", 120)?;
         let goal = bounded(goal, "goal", 500)?;
         let effort = bounded(effort, "effort", 60)?;
-        let steps = steps
-            .iter()
-            .map(|s| bounded(s, "step", 300))
-            .collect::<Result<Vec<_>, _>>()?;
+        let steps = steps.iter().map(|s| bounded(s, "step", 300)).collect::<Result<Vec<_>, _>>()?;
         if requirements.is_empty() {
             return Err(TemplateError::NoRequirements);
         }
@@ -331,13 +248,7 @@ impl NewTemplate {
             }
             bounded(&r.label, "requirement label", 200)?;
         }
-        Ok(Self {
-            label,
-            goal,
-            effort,
-            steps,
-            requirements,
-        })
+        Ok(Self { label, goal, effort, steps, requirements })
     }
 
     pub fn with_id(self, id: TemplateId) -> Template {
@@ -368,10 +279,7 @@ pub fn requirement(
     let item_types = item_types
         .iter()
         .map(|t| {
-            ItemType::new(t).map_err(|e| TemplateError::BadRequirement {
-                key: key.to_owned(),
-                reason: e.to_string(),
-            })
+            ItemType::new(t).map_err(|e| TemplateError::BadRequirement { key: key.to_owned(), reason: e.to_string() })
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Requirement {
@@ -418,46 +326,19 @@ mod tests {
     #[test]
     fn machine_check() {
         check(&|_| {}, Ok(()));
-        check(
-            &|i| i.item_type = ItemType::new("laptop").unwrap(),
-            Err("item_type laptop not accepted"),
-        );
-        check(
-            &|i| i.condition = Condition::Poor,
-            Err("condition poor below fair"),
-        );
+        check(&|i| i.item_type = ItemType::new("laptop").unwrap(), Err("item_type laptop not accepted"));
+        check(&|i| i.condition = Condition::Poor, Err("condition poor below fair"));
         check(&|i| i.condition = Condition::Fair, Ok(()));
+        check(&|i| i.faults.push(Fault::new("scuffed case", Severity::Minor).unwrap()), Ok(()));
         check(
-            &|i| {
-                i.faults
-                    .push(Fault::new("scuffed case", Severity::Minor).unwrap())
-            },
-            Ok(()),
-        );
-        check(
-            &|i| {
-                i.faults
-                    .push(Fault::new("no output", Severity::Blocking).unwrap())
-            },
+            &|i| i.faults.push(Fault::new("no output", Severity::Blocking).unwrap()),
             Err("blocking fault: no output"),
         );
-        check(
-            &|i| i.measurements.clear(),
-            Err("field output_voltage not measured"),
-        );
-        check(
-            &|i| measure(i, "output_current", 1.5, "A", 2),
-            Err("output_current 1500 mA below 2000 mA"),
-        );
-        check(
-            &|i| measure(i, "output_voltage", 19.5, "V", 2),
-            Err("output_voltage 19.5 V above 12.5 V"),
-        );
+        check(&|i| i.measurements.clear(), Err("field output_voltage not measured"));
+        check(&|i| measure(i, "output_current", 1.5, "A", 2), Err("output_current 1500 mA below 2000 mA"));
+        check(&|i| measure(i, "output_voltage", 19.5, "V", 2), Err("output_voltage 19.5 V above 12.5 V"));
         check(&|i| measure(i, "output_voltage", 12000.0, "mV", 2), Ok(()));
-        check(
-            &|i| measure(i, "output_current", 3.0, "pcs", 2),
-            Err("output_current is in pcs, not mA"),
-        );
+        check(&|i| measure(i, "output_current", 3.0, "pcs", 2), Err("output_current is in pcs, not mA"));
     }
 
     #[test]
@@ -472,34 +353,16 @@ mod tests {
     #[test]
     fn templates_are_validated() {
         let r = psu_requirement();
-        assert!(
-            NewTemplate::new(
-                "Bench supply",
-                "A supply.",
-                "an afternoon",
-                &[],
-                vec![r.clone()]
-            )
-            .is_ok()
-        );
-        assert_eq!(
-            NewTemplate::new(" ", "g", "e", &[], vec![r.clone()]),
-            Err(TemplateError::Empty("label"))
-        );
+        assert!(NewTemplate::new("Bench supply", "A supply.", "an afternoon", &[], vec![r.clone()]).is_ok());
+        assert_eq!(NewTemplate::new(" ", "g", "e", &[], vec![r.clone()]), Err(TemplateError::Empty("label")));
         assert_eq!(
             NewTemplate::new("l", "g", "e", &[], vec![r.clone(), r.clone()]),
             Err(TemplateError::DuplicateKey("power".into()))
         );
         let mut opt = r.clone();
         opt.optional = true;
-        assert_eq!(
-            NewTemplate::new("l", "g", "e", &[], vec![opt]),
-            Err(TemplateError::AllOptional)
-        );
-        assert_eq!(
-            NewTemplate::new("l", "g", "e", &[], vec![]),
-            Err(TemplateError::NoRequirements)
-        );
+        assert_eq!(NewTemplate::new("l", "g", "e", &[], vec![opt]), Err(TemplateError::AllOptional));
+        assert_eq!(NewTemplate::new("l", "g", "e", &[], vec![]), Err(TemplateError::NoRequirements));
     }
 
     #[test]

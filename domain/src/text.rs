@@ -19,8 +19,7 @@ pub fn clip(raw: &str, max: usize) -> String {
 pub fn is_snake_case(s: &str) -> bool {
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_lowercase())
-        && s.chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
         && !s.contains("__")
         && !s.ends_with('_')
 }

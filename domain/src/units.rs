@@ -167,9 +167,7 @@ pub fn lookup_unit(spelling: &str) -> Option<(Unit, f64)> {
     let compact: String = lower.chars().filter(|c| !c.is_whitespace()).collect();
     use Unit::*;
     let found = match compact.as_str() {
-        "mah" | "milliamphour" | "milliamphours" | "milliamp-hours" | "milliampere-hours" => {
-            (MilliampHour, 1.0)
-        }
+        "mah" | "milliamphour" | "milliamphours" | "milliamp-hours" | "milliampere-hours" => (MilliampHour, 1.0),
         "ah" | "amphour" | "amphours" | "amp-hours" | "ampere-hours" => (MilliampHour, 1000.0),
         "ma" | "milliamp" | "milliamps" | "milliampere" | "milliamperes" => (Milliamp, 1.0),
         "a" | "amp" | "amps" | "ampere" | "amperes" => (Milliamp, 1000.0),
@@ -217,8 +215,8 @@ pub fn lookup_unit(spelling: &str) -> Option<(Unit, f64)> {
         "min" | "mins" | "minute" | "minutes" => (Second, 60.0),
         "h" | "hr" | "hrs" | "hour" | "hours" => (Second, 3600.0),
         "rpm" | "r/min" => (Rpm, 1.0),
-        "pcs" | "pc" | "x" | "count" | "piece" | "pieces" | "ports" | "port" | "cells" | "cell"
-        | "leds" | "led" | "units" | "unit" | "" => (Count, 1.0),
+        "pcs" | "pc" | "x" | "count" | "piece" | "pieces" | "ports" | "port" | "cells" | "cell" | "leds" | "led"
+        | "units" | "unit" | "" => (Count, 1.0),
         "%" | "percent" | "pct" => (Percent, 1.0),
         _ => return None,
     };
@@ -241,16 +239,12 @@ pub fn normalise(value: f64, unit: &str) -> Result<Quantity, UnitError> {
     if !value.is_finite() {
         return Err(UnitError::NotFinite);
     }
-    let (unit_c, factor) =
-        lookup_unit(unit).ok_or_else(|| UnitError::UnknownUnit(unit.trim().to_owned()))?;
+    let (unit_c, factor) = lookup_unit(unit).ok_or_else(|| UnitError::UnknownUnit(unit.trim().to_owned()))?;
     let value = round_canonical(value * factor);
     if !value.is_finite() {
         return Err(UnitError::NotFinite);
     }
-    Ok(Quantity {
-        value,
-        unit: unit_c,
-    })
+    Ok(Quantity { value, unit: unit_c })
 }
 
 /// Reads a measured value as people write it: a number, optional space, a unit. A comma between digit groups of
@@ -286,10 +280,7 @@ pub fn parse(text: &str) -> Result<Quantity, UnitError> {
 /// True when the `e` at byte `i` of `t` starts an exponent ("1e3"), not a unit ("3 e").
 fn is_exponent(t: &str, i: usize) -> bool {
     let before = t[..i].chars().last().is_some_and(|c| c.is_ascii_digit());
-    let after = t[i + 1..]
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_digit() || c == '-' || c == '+');
+    let after = t[i + 1..].chars().next().is_some_and(|c| c.is_ascii_digit() || c == '-' || c == '+');
     before && after
 }
 

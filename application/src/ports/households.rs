@@ -18,17 +18,11 @@ pub trait HouseholdRepo: Send + Sync {
     ///
     /// # Errors
     /// `Conflict` when the hash is already stored (a token was reused); `Unexpected` otherwise.
-    async fn add_token(
-        &self,
-        household: HouseholdId,
-        token_hash: &str,
-        member: &str,
-    ) -> Result<(), RepoError>;
+    async fn add_token(&self, household: HouseholdId, token_hash: &str, member: &str) -> Result<(), RepoError>;
 
     /// The household a token hash belongs to, `None` for an unknown hash.
     ///
     /// # Errors
     /// `Unexpected` only.
-    async fn household_for_token(&self, token_hash: &str)
-    -> Result<Option<HouseholdId>, RepoError>;
+    async fn household_for_token(&self, token_hash: &str) -> Result<Option<HouseholdId>, RepoError>;
 }

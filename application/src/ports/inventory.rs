@@ -38,12 +38,7 @@ pub trait InventoryRepo: Send + Sync {
     ///
     /// # Errors
     /// `Unexpected` only.
-    async fn insert(
-        &self,
-        household: HouseholdId,
-        item: NewItem,
-        at: Timestamp,
-    ) -> Result<Item, RepoError>;
+    async fn insert(&self, household: HouseholdId, item: NewItem, at: Timestamp) -> Result<Item, RepoError>;
 
     /// Stores many new items in one transaction: all or nothing. Items whose `import_ref` is already held by
     /// an item of the household update that item instead (name, type, profile, condition, fields, faults,
@@ -68,11 +63,7 @@ pub trait InventoryRepo: Send + Sync {
     ///
     /// # Errors
     /// `Unexpected` only.
-    async fn get_many(
-        &self,
-        household: HouseholdId,
-        ids: &[ItemId],
-    ) -> Result<Vec<Item>, RepoError>;
+    async fn get_many(&self, household: HouseholdId, ids: &[ItemId]) -> Result<Vec<Item>, RepoError>;
 
     /// A page of the items matching `query`, ordered by id.
     ///

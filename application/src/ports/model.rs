@@ -17,10 +17,7 @@ pub enum InputItem {
     /// A user message of text.
     UserText(String),
     /// A user message of a text and an image (a `data:` URL).
-    UserImage {
-        text: String,
-        image_data_url: String,
-    },
+    UserImage { text: String, image_data_url: String },
     /// An earlier output item, replayed verbatim.
     Replay(RawJson),
     /// The answer to a function call, matched by `call_id`.
@@ -66,10 +63,7 @@ pub struct ApproximateLocation {
 impl ApproximateLocation {
     /// True when no member is given: the whole `user_location` is then omitted.
     pub fn is_empty(&self) -> bool {
-        self.country.is_none()
-            && self.region.is_none()
-            && self.city.is_none()
-            && self.timezone.is_none()
+        self.country.is_none() && self.region.is_none() && self.city.is_none() && self.timezone.is_none()
     }
 }
 
@@ -77,16 +71,9 @@ impl ApproximateLocation {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Tool {
     /// A strict function tool; `parameters` is its JSON schema as text.
-    Function {
-        name: String,
-        description: String,
-        parameters: String,
-    },
+    Function { name: String, description: String, parameters: String },
     /// The provider's built-in web search.
-    WebSearch {
-        context_size: SearchContextSize,
-        location: Option<ApproximateLocation>,
-    },
+    WebSearch { context_size: SearchContextSize, location: Option<ApproximateLocation> },
 }
 
 /// A strict JSON schema the final answer must follow (`text.format`).
@@ -133,23 +120,11 @@ pub enum OutputView {
     /// A reasoning item; `replayable` when it carries its encrypted content (else it must not be replayed).
     Reasoning { replayable: bool },
     /// The model calls a function tool; `arguments` is the JSON text it sent.
-    FunctionCall {
-        call_id: String,
-        name: String,
-        arguments: String,
-    },
+    FunctionCall { call_id: String, name: String, arguments: String },
     /// A message of the assistant: its output text joined, and its citations.
-    Message {
-        text: String,
-        citations: Vec<Citation>,
-    },
+    Message { text: String, citations: Vec<Citation> },
     /// A web search that ran: its action (if the provider says), the action's sources and the result pages.
-    WebSearchCall {
-        action: Option<String>,
-        query: Option<String>,
-        sources: Vec<SearchPage>,
-        results: Vec<SearchPage>,
-    },
+    WebSearchCall { action: Option<String>, query: Option<String>, sources: Vec<SearchPage>, results: Vec<SearchPage> },
     /// Anything else, by its `type`.
     Other { kind: String },
 }
@@ -174,11 +149,9 @@ impl ModelResponse {
     /// The function calls of this response, in order.
     pub fn function_calls(&self) -> impl Iterator<Item = (&str, &str, &str)> {
         self.output.iter().filter_map(|o| match &o.view {
-            OutputView::FunctionCall {
-                call_id,
-                name,
-                arguments,
-            } => Some((call_id.as_str(), name.as_str(), arguments.as_str())),
+            OutputView::FunctionCall { call_id, name, arguments } => {
+                Some((call_id.as_str(), name.as_str(), arguments.as_str()))
+            }
             _ => None,
         })
     }

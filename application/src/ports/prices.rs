@@ -19,9 +19,5 @@ pub trait PriceRepo: Send + Sync {
     ///
     /// # Errors
     /// `Unexpected` only.
-    async fn history(
-        &self,
-        household: HouseholdId,
-        item: ItemId,
-    ) -> Result<Vec<PriceReport>, RepoError>;
+    async fn history(&self, household: HouseholdId, item: ItemId) -> Result<Vec<PriceReport>, RepoError>;
 }

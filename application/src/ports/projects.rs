@@ -52,22 +52,12 @@ pub trait ProjectRepo: Send + Sync {
     ///
     /// # Errors
     /// MUST return `Conflict` when the project is not `accepted`, `NotFound` when it does not exist.
-    async fn build(
-        &self,
-        household: HouseholdId,
-        id: ProjectId,
-        at: Timestamp,
-    ) -> Result<Project, RepoError>;
+    async fn build(&self, household: HouseholdId, id: ProjectId, at: Timestamp) -> Result<Project, RepoError>;
 
     /// Drops a `proposed` or `accepted` project; the items it reserved become `available` again. One
     /// transaction.
     ///
     /// # Errors
     /// MUST return `Conflict` when the project is built or dropped, `NotFound` when it does not exist.
-    async fn drop_project(
-        &self,
-        household: HouseholdId,
-        id: ProjectId,
-        at: Timestamp,
-    ) -> Result<Project, RepoError>;
+    async fn drop_project(&self, household: HouseholdId, id: ProjectId, at: Timestamp) -> Result<Project, RepoError>;
 }

@@ -31,9 +31,5 @@ pub trait SpendLedger: Send + Sync {
     ///
     /// # Errors
     /// `Unexpected` only.
-    async fn total_since(
-        &self,
-        household: HouseholdId,
-        since: Timestamp,
-    ) -> Result<MicroUsd, RepoError>;
+    async fn total_since(&self, household: HouseholdId, since: Timestamp) -> Result<MicroUsd, RepoError>;
 }

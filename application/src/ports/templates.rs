@@ -25,11 +25,7 @@ pub trait TemplateRepo: Send + Sync {
     ///
     /// # Errors
     /// `Unexpected` only.
-    async fn insert(
-        &self,
-        household: HouseholdId,
-        template: NewTemplate,
-    ) -> Result<Template, RepoError>;
+    async fn insert(&self, household: HouseholdId, template: NewTemplate) -> Result<Template, RepoError>;
 
     /// Seeds the built-in catalogue once: when the store holds no built-in template yet, inserts `catalogue`
     /// in one transaction; otherwise does nothing. Safe to call at every start, also from several processes.
