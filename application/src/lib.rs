@@ -5,5 +5,6 @@
 
 pub mod error;
 pub mod ports;
+pub mod tools;
 
 pub use error::RepoError;

@@ -21,6 +21,13 @@ pub trait TemplateRepo: Send + Sync {
     /// MUST return `NotFound` when it is neither.
     async fn get(&self, household: HouseholdId, id: TemplateId) -> Result<Template, RepoError>;
 
+    /// One template by id, whoever owns it. Only for a backend that received the id from a household-scoped
+    /// answer (the local planner reads the machine checks of the templates `template_catalog` showed it).
+    ///
+    /// # Errors
+    /// MUST return `NotFound` when no template has this id.
+    async fn get_any(&self, id: TemplateId) -> Result<Template, RepoError>;
+
     /// Stores a household's own template.
     ///
     /// # Errors
