@@ -3,8 +3,17 @@
 //! A use case takes its ports as `Arc<dyn Port>` and knows nothing of HTTP, SQL or the Model API's wire format.
 //! The tool-calling loop lives here (`propose`); what it may write is decided by the rules in `trove_domain`.
 
+pub mod auth;
+pub mod catalogue;
+pub mod demo;
 pub mod error;
+pub mod items;
+pub mod metered;
 pub mod ports;
+pub mod price;
+pub mod projects;
+pub mod propose;
+pub mod spend_report;
 pub mod tools;
 
-pub use error::RepoError;
+pub use error::{Error, RepoError};

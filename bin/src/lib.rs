@@ -1,1 +1,127 @@
-//! placeholder
+//! The `trove` binary as a library: configuration, the composition root and the command line, so that tests
+//! can start the whole app.
+
+pub mod cli;
+pub mod config;
+
+use anyhow::Context;
+use std::sync::Arc;
+use trove_application::auth::Auth;
+use trove_application::catalogue::Catalogue;
+use trove_application::items::Inventory;
+use trove_application::metered::Metered;
+use trove_application::ports::{
+    Clock, HouseholdRepo, IdempotencyStore, InventoryRepo, ModelPort, PriceRepo, ProjectRepo, SpendLedger, TemplateRepo,
+};
+use trove_application::price::Selling;
+use trove_application::projects::Projects;
+use trove_application::propose::ProposeProjects;
+use trove_application::spend_report::Spend;
+use trove_db::Store;
+use trove_domain::Timestamp;
+use trove_http::Services;
+
+pub use config::Config;
+
+/// The clock of the running process.
+#[derive(Debug, Clone, Copy)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Timestamp {
+        chrono::Utc::now()
+    }
+}
+
+/// The wired application: the store and the use cases over it.
+#[derive(Debug, Clone)]
+pub struct App {
+    pub store: Arc<Store>,
+    pub services: Services,
+    /// Which model backend answers ("muse-spark-1.3" or "local-planner").
+    pub model_name: String,
+}
+
+/// The composition root, top to bottom: open the database and migrate it, seed the catalogue, build the model
+/// backend, build the use cases.
+///
+/// # Errors
+/// When the database cannot be opened or migrated.
+pub async fn build(config: &Config) -> anyhow::Result<App> {
+    let store = Store::connect(&config.database()).await.context("opening the database")?;
+    store.migrate().await.context("migrating the database")?;
+    let store = Arc::new(store);
+    let items: Arc<dyn InventoryRepo> = store.clone();
+    let templates: Arc<dyn TemplateRepo> = store.clone();
+    let projects: Arc<dyn ProjectRepo> = store.clone();
+    let ledger: Arc<dyn SpendLedger> = store.clone();
+    let households: Arc<dyn HouseholdRepo> = store.clone();
+    let idempotency: Arc<dyn IdempotencyStore> = store.clone();
+    let prices: Arc<dyn PriceRepo> = store.clone();
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+
+    let catalogue = Catalogue::new(templates.clone());
+    catalogue.seed().await.context("seeding the template catalogue")?;
+
+    let model: Arc<dyn ModelPort> = match &config.model_api_key {
+        Some(key) => {
+            let mut c = trove_model::ModelApiConfig::new(key.clone()).with_base_url(config.model_api_url.clone());
+            c.model = config.model_name.clone();
+            c.request_timeout = config.model_timeout;
+            c.strict_tools = config.model_strict_tools;
+            c.send_max_tool_calls = config.model_send_max_tool_calls;
+            Arc::new(trove_model::ModelApi::new(c).context("building the Model API client")?)
+        }
+        None => Arc::new(trove_planner::LocalPlanner::new(templates.clone())),
+    };
+    let model_name = model.model_name();
+    let metered = Metered::new(model, ledger.clone(), clock.clone(), config.spend);
+
+    let services = Services {
+        inventory: Inventory::new(items.clone(), clock.clone()),
+        catalogue,
+        projects: Projects::new(projects.clone(), items.clone(), templates.clone(), clock.clone()),
+        propose: ProposeProjects::new(metered.clone(), items.clone(), templates, projects, clock.clone()),
+        selling: Selling::new(metered, items, prices, clock.clone(), config.price.clone()),
+        spend: Spend::new(ledger, clock.clone(), config.spend),
+        auth: Auth::new(households),
+        idempotency,
+        clock,
+    };
+    Ok(App { store, services, model_name })
+}
+
+/// A new bearer token: 256 bits from the operating system's random source, hex-encoded.
+///
+/// # Errors
+/// When the operating system gives no random bytes.
+pub fn new_token() -> anyhow::Result<String> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("no random bytes from the operating system: {e}"))?;
+    Ok(format!("trove_{}", hex::encode(bytes)))
+}
+
+/// Issues a token for `household` and answers it (shown once; only its hash is stored).
+///
+/// # Errors
+/// When the store fails.
+pub async fn issue_token(app: &App, household: &str, member: &str) -> anyhow::Result<String> {
+    let token = new_token()?;
+    app.services.auth.issue(household, member, &token).await.context("storing the token")?;
+    Ok(token)
+}
+
+/// Seeds the demo inventory into the default household when it is empty; answers how many items were added.
+///
+/// # Errors
+/// When the store fails.
+pub async fn seed_demo(app: &App) -> anyhow::Result<usize> {
+    let households: Arc<dyn HouseholdRepo> = app.store.clone();
+    let household = households
+        .ensure_household(trove_application::auth::DEFAULT_HOUSEHOLD)
+        .await
+        .context("creating the default household")?;
+    let items: Arc<dyn InventoryRepo> = app.store.clone();
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    Ok(trove_application::demo::seed(&items, &clock, household).await.context("seeding the demo inventory")?)
+}

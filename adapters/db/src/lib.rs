@@ -1,1 +1,153 @@
-//! placeholder
+//! Trove's database adapter: sea-orm entities and migrations, and [`Store`], which implements every repository
+//! port of `trove_application` on SQLite (the embedded default) and on PostgreSQL.
+//!
+//! The entities are this crate's own and map to and from the domain types here only. Lifecycle writes are
+//! conditional updates inside one transaction each, never read-then-write in two statements, so concurrent
+//! writers (also in other processes sharing one PostgreSQL) never both win.
+
+mod entity;
+mod mapping;
+mod migration;
+mod repo;
+#[cfg(feature = "testing")]
+pub mod testing;
+
+use anyhow::Context as _;
+use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
+use sea_orm::{
+    ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DatabaseTransaction, DbBackend,
+    SqliteTransactionMode, TransactionOptions, TransactionTrait,
+};
+use sea_orm_migration::MigratorTrait;
+use std::path::Path;
+use std::time::Duration;
+
+/// How long a SQLite writer waits for another writer's lock before failing.
+const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(15);
+/// Connections kept per process. SQLite in WAL mode reads concurrently; its writers queue on the file lock.
+const SQLITE_POOL: u32 = 4;
+const POSTGRES_POOL: u32 = 10;
+/// An arbitrary key for the PostgreSQL advisory lock that serialises migrations of several processes.
+const MIGRATION_LOCK_KEY: i64 = 0x7472_6f76_65;
+
+/// The database: a pooled connection to SQLite or PostgreSQL. Cheap to clone; implements every repository
+/// port (`InventoryRepo`, `TemplateRepo`, `ProjectRepo`, `SpendLedger`, `HouseholdRepo`, `IdempotencyStore`,
+/// `PriceRepo`).
+#[derive(Debug, Clone)]
+pub struct Store {
+    /// The pool every repository method draws from.
+    db: DatabaseConnection,
+}
+
+/// The URL of the embedded default database: the file `trove.sqlite3` under `data_dir`, created if missing.
+///
+/// ```
+/// let url = trove_db::sqlite_url(std::path::Path::new("./trove-data"));
+/// assert_eq!(url, "sqlite://./trove-data/trove.sqlite3?mode=rwc");
+/// ```
+pub fn sqlite_url(data_dir: &Path) -> String {
+    format!("sqlite://{}?mode=rwc", data_dir.join("trove.sqlite3").display())
+}
+
+impl Store {
+    /// Opens the database at `url` (`sqlite://...` or `postgres://...`).
+    ///
+    /// SQLite: the file's directory is created, the file too (`mode=rwc`), with WAL journaling, foreign keys
+    /// on and a busy timeout, so concurrent writers wait for each other instead of failing. PostgreSQL: a
+    /// normal connection pool.
+    ///
+    /// # Errors
+    /// When the directory cannot be created or the database cannot be reached.
+    pub async fn connect(url: &str) -> anyhow::Result<Store> {
+        let mut options = ConnectOptions::new(url.to_owned());
+        options.sqlx_logging(false).acquire_timeout(Duration::from_secs(30));
+        if url.starts_with("sqlite:") {
+            if let Some(dir) = sqlite_file(url).and_then(|f| f.parent().map(Path::to_path_buf))
+                && !dir.as_os_str().is_empty()
+            {
+                std::fs::create_dir_all(&dir)
+                    .with_context(|| format!("create the database directory {}", dir.display()))?;
+            }
+            options.max_connections(SQLITE_POOL).map_sqlx_sqlite_opts(|o| {
+                o.create_if_missing(true)
+                    .journal_mode(SqliteJournalMode::Wal)
+                    .synchronous(SqliteSynchronous::Normal)
+                    .foreign_keys(true)
+                    .busy_timeout(SQLITE_BUSY_TIMEOUT)
+            });
+        } else {
+            options.max_connections(POSTGRES_POOL);
+        }
+        let db =
+            Database::connect(options).await.with_context(|| format!("connect to the database {}", redact(url)))?;
+        Ok(Store { db })
+    }
+
+    /// Brings the schema up to date. Safe to run from several processes at once: on PostgreSQL they take
+    /// turns on an advisory lock, on SQLite on the write lock.
+    ///
+    /// # Errors
+    /// When a migration fails; nothing of it is applied then.
+    pub async fn migrate(&self) -> anyhow::Result<()> {
+        let txn = self.begin_write().await.context("begin the migration transaction")?;
+        if txn.get_database_backend() == DbBackend::Postgres {
+            txn.execute_unprepared(&format!("SELECT pg_advisory_xact_lock({MIGRATION_LOCK_KEY})"))
+                .await
+                .context("take the migration lock")?;
+        }
+        migration::Migrator::up(&txn, None).await.context("run the migrations")?;
+        txn.commit().await.context("commit the migrations")?;
+        Ok(())
+    }
+
+    /// `"sqlite"` or `"postgres"`, for start-up messages.
+    pub fn backend_name(&self) -> &'static str {
+        match self.db.get_database_backend() {
+            DbBackend::Sqlite => "sqlite",
+            DbBackend::Postgres => "postgres",
+            _ => "other",
+        }
+    }
+
+    /// Begins a transaction that will write. On SQLite it takes the write lock at once (`BEGIN IMMEDIATE`), so
+    /// that two writers queue on the busy timeout instead of one failing when it upgrades a read lock.
+    async fn begin_write(&self) -> Result<DatabaseTransaction, sea_orm::DbErr> {
+        let mode = (self.db.get_database_backend() == DbBackend::Sqlite).then_some(SqliteTransactionMode::Immediate);
+        self.db.begin_with_options(TransactionOptions { sqlite_transaction_mode: mode, ..Default::default() }).await
+    }
+}
+
+/// The file path of a `sqlite://` URL, without its query.
+fn sqlite_file(url: &str) -> Option<&Path> {
+    let rest = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:"))?;
+    let path = rest.split('?').next().unwrap_or(rest);
+    (!path.is_empty() && path != ":memory:").then(|| Path::new(path))
+}
+
+/// The URL without its password, for messages.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme_end), Some(at)) if at > scheme_end => {
+            let userinfo = &url[scheme_end + 3..at];
+            match userinfo.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme_end + 3], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlite_paths_and_redaction() {
+        assert_eq!(sqlite_file("sqlite://./d/trove.sqlite3?mode=rwc"), Some(Path::new("./d/trove.sqlite3")));
+        assert_eq!(sqlite_file("sqlite:/tmp/x.db"), Some(Path::new("/tmp/x.db")));
+        assert_eq!(sqlite_file("sqlite::memory:"), None);
+        assert_eq!(redact("postgres://u:secret@h:5432/db"), "postgres://u:***@h:5432/db");
+        assert_eq!(redact("postgres://u@h/db"), "postgres://u@h/db");
+    }
+}

@@ -1,1 +1,77 @@
-//! placeholder
+//! Trove's HTTP API: poem + poem-openapi. Only this crate knows HTTP and JSON; its DTOs are its own and convert
+//! to domain types with `try_into_domain`.
+
+pub mod api;
+pub mod dto;
+pub mod error;
+pub mod selling_dto;
+pub mod web;
+
+use poem::listener::TcpAcceptor;
+use poem::middleware::{SizeLimit, Tracing};
+use poem::{EndpointExt, Route, Server};
+use poem_openapi::OpenApiService;
+use std::future::Future;
+use std::sync::Arc;
+use trove_application::auth::Auth;
+use trove_application::catalogue::Catalogue;
+use trove_application::items::Inventory;
+use trove_application::ports::{Clock, IdempotencyStore};
+use trove_application::price::Selling;
+use trove_application::projects::Projects;
+use trove_application::propose::ProposeProjects;
+use trove_application::spend_report::Spend;
+
+/// Largest JSON body accepted (1 MiB).
+pub const JSON_BODY_LIMIT: usize = 1 << 20;
+
+/// The use cases the API serves, built by the composition root.
+#[derive(Clone)]
+pub struct Services {
+    pub inventory: Inventory,
+    pub catalogue: Catalogue,
+    pub projects: Projects,
+    pub propose: ProposeProjects,
+    pub selling: Selling,
+    pub spend: Spend,
+    pub auth: Auth,
+    /// Answers kept for `Idempotency-Key` replays.
+    pub idempotency: Arc<dyn IdempotencyStore>,
+    pub clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for Services {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Services").finish_non_exhaustive()
+    }
+}
+
+/// The whole HTTP app: `/health`, `/api/*` with its OpenAPI document and docs, and the web page at `/`.
+pub fn app(services: Services) -> impl poem::Endpoint {
+    let api = OpenApiService::new(api::apis(services.clone()), "Trove", env!("CARGO_PKG_VERSION"))
+        .server("/api")
+        .description("Trove keeps the inventory of what you own and, with a model behind strict rules, proposes what to build, prices what to sell and drafts the posts.");
+    let spec = api.spec_endpoint();
+    let docs = api.swagger_ui();
+    Route::new()
+        .at("/health", poem::get(api::health))
+        .nest("/api/openapi.json", spec)
+        .nest("/api/docs", docs)
+        .nest("/api", api.with(SizeLimit::new(JSON_BODY_LIMIT)))
+        .nest("/", web::site())
+        .data(services.auth.clone())
+        .with(Tracing)
+        .catch_all_error(|err| async move { error::render(err) })
+}
+
+/// Serves `app(services)` on `acceptor` until `shutdown` completes. Tests pass a listener bound to port 0.
+///
+/// # Errors
+/// When the server fails.
+pub async fn serve(
+    acceptor: TcpAcceptor,
+    services: Services,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    Server::new_with_acceptor(acceptor).run_with_graceful_shutdown(app(services), shutdown, None).await
+}

@@ -1,1 +1,207 @@
-//! placeholder
+//! Trove's Model API adapter: [`ModelPort`] over the Meta Model API's Responses surface (`POST /responses`) and
+//! its speech to text (`POST /asr/transcribe`), with reqwest.
+//!
+//! What goes over the wire follows `reference/model-api.md`: only the fields a call needs (the provider answers
+//! 400 to anything it does not know), output items kept verbatim for replay, and retries of what may succeed
+//! later (429, 408, 5xx, timeouts, connection errors) but never of a request the provider refused.
+
+mod config;
+mod request;
+mod response;
+mod retry;
+
+pub use config::{DEFAULT_BASE_URL, DEFAULT_MODEL, DEFAULT_TRANSCRIBE_MODEL, ModelApiConfig};
+
+use anyhow::Context as _;
+use async_trait::async_trait;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
+use reqwest::{RequestBuilder, StatusCode, multipart};
+use serde::Deserialize;
+use std::error::Error as _;
+use std::time::Duration;
+use trove_application::ports::model::{Capabilities, ModelError, ModelPort, ModelRequest, ModelResponse, Transcript};
+
+/// The remote Model API as a [`ModelPort`]: the backend used whenever `MODEL_API_KEY` is set.
+#[derive(Debug, Clone)]
+pub struct ModelApi {
+    /// One pooled client for every call, so connections (and TLS sessions) are reused across a tool loop.
+    client: reqwest::Client,
+    config: ModelApiConfig,
+}
+
+/// Why one attempt failed, before deciding whether to try again.
+#[derive(Debug)]
+enum Failure {
+    /// The provider answered with an error status.
+    Status { status: StatusCode, message: String, retry_after: Option<Duration> },
+    /// No (complete) answer: timeout, refused connection, broken body.
+    Transport(String),
+}
+
+/// The answer of `/asr/transcribe`; `sessionId` and `turns` are not needed.
+#[derive(Debug, Deserialize)]
+struct WireTranscript {
+    transcript: String,
+    #[serde(default, rename = "audioDurationMs")]
+    audio_duration_ms: Option<u64>,
+}
+
+impl ModelApi {
+    /// A client for `config`. Each attempt is limited to `config.request_timeout`.
+    ///
+    /// # Errors
+    /// When the HTTP client cannot be built (its TLS setup failed).
+    pub fn new(config: ModelApiConfig) -> anyhow::Result<Self> {
+        let client = reqwest::Client::builder()
+            .timeout(config.request_timeout)
+            .connect_timeout(config.request_timeout.min(Duration::from_secs(30)))
+            .user_agent(concat!("trove/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .context("could not build the http client of the model api")?;
+        Ok(Self { client, config })
+    }
+
+    /// The settings this client runs with.
+    pub fn config(&self) -> &ModelApiConfig {
+        &self.config
+    }
+
+    /// Sends the request `build` makes, again after each retryable failure, and answers the body of the first
+    /// successful answer. `build` is called once per attempt because a multipart body cannot be sent twice.
+    async fn send(&self, what: &str, build: impl Fn() -> RequestBuilder) -> Result<Vec<u8>, ModelError> {
+        let attempts = self.config.max_attempts.max(1);
+        let mut attempt = 0;
+        loop {
+            let failure = match build().bearer_auth(&self.config.api_key).send().await {
+                Ok(answer) => {
+                    let status = answer.status();
+                    let retry_after = answer
+                        .headers()
+                        .get(RETRY_AFTER)
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| retry::parse_retry_after(v, chrono::Utc::now()));
+                    match answer.bytes().await {
+                        Ok(body) if status.is_success() => return Ok(body.to_vec()),
+                        Ok(body) => Failure::Status {
+                            status,
+                            message: response::http_error_message(status, &body),
+                            retry_after,
+                        },
+                        Err(e) => Failure::Transport(describe(&e, &self.config)),
+                    }
+                }
+                // A request that cannot even be built (a malformed base URL) fails the same way every time.
+                Err(e) if e.is_builder() => return Err(ModelError::Unreachable(describe(&e, &self.config))),
+                Err(e) => Failure::Transport(describe(&e, &self.config)),
+            };
+            let (retryable, retry_after) = match &failure {
+                Failure::Status { status, retry_after, .. } => (retry::is_retryable(status.as_u16()), *retry_after),
+                Failure::Transport(_) => (true, None),
+            };
+            attempt += 1;
+            if !retryable || attempt >= attempts {
+                return Err(match failure {
+                    Failure::Status { status, message, .. } => ModelError::Http { status: status.as_u16(), message },
+                    Failure::Transport(reason) if retryable && attempts > 1 => {
+                        ModelError::Unreachable(format!("{reason} (after {attempts} attempts)"))
+                    }
+                    Failure::Transport(reason) => ModelError::Unreachable(reason),
+                });
+            }
+            let delay = match retry_after {
+                Some(asked) => asked.min(self.config.retry_after_cap),
+                None => retry::backoff(
+                    attempt - 1,
+                    self.config.backoff_base,
+                    self.config.backoff_cap,
+                    retry::jitter(self.config.backoff_base),
+                ),
+            };
+            match &failure {
+                Failure::Status { status, message, .. } => tracing::warn!(
+                    call = what, attempt, of = attempts, status = status.as_u16(), %message, ?delay,
+                    "the model api answered an error; retrying"
+                ),
+                Failure::Transport(reason) => tracing::warn!(
+                    call = what, attempt, of = attempts, %reason, ?delay,
+                    "the model api could not be reached; retrying"
+                ),
+            }
+            tokio::time::sleep(delay).await;
+        }
+    }
+}
+
+/// A transport error in words, with its causes (reqwest's own message rarely says what went wrong).
+fn describe(error: &reqwest::Error, config: &ModelApiConfig) -> String {
+    if error.is_timeout() {
+        return format!("no answer within {:?}", config.request_timeout);
+    }
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+#[async_trait]
+impl ModelPort for ModelApi {
+    fn model_name(&self) -> String {
+        self.config.model.clone()
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { web_search: true, images: true, audio: true }
+    }
+
+    async fn respond(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        let body = serde_json::to_vec(&request::build(&self.config, request)?)
+            .map_err(|e| ModelError::BadResponse(format!("the request could not be written: {e}")))?;
+        let url = self.config.url("responses");
+        tracing::debug!(kind = %request.kind, model = %self.config.model, bytes = body.len(), "calling the model api");
+        let answer = self
+            .send("responses", || self.client.post(&url).header(CONTENT_TYPE, "application/json").body(body.clone()))
+            .await?;
+        let response = response::parse(&answer)?;
+        tracing::debug!(kind = %request.kind, usage = ?response.usage, items = response.output.len(), "model api answered");
+        Ok(response)
+    }
+
+    async fn transcribe(&self, wav: &[u8]) -> Result<Transcript, ModelError> {
+        let settings = serde_json::json!({
+            "model": self.config.transcribe_model,
+            "audioEncoding": "WAV",
+            "mode": "PUSH_TO_TALK",
+        })
+        .to_string();
+        let url = self.config.url("asr/transcribe");
+        let answer = self
+            .send("transcribe", || {
+                let form = multipart::Form::new()
+                    .part("request", typed_part(multipart::Part::text(settings.clone()), "application/json"))
+                    .part(
+                        "audio",
+                        typed_part(multipart::Part::bytes(wav.to_vec()).file_name("audio.wav"), "audio/wav"),
+                    );
+                self.client.post(&url).multipart(form)
+            })
+            .await?;
+        let wire: WireTranscript = serde_json::from_slice(&answer)
+            .map_err(|e| ModelError::BadResponse(format!("the transcription is not the expected json: {e}")))?;
+        if wire.audio_duration_ms.is_none() {
+            tracing::warn!("the transcription gave no audioDurationMs; its spend is recorded as no audio");
+        }
+        Ok(Transcript { text: wire.transcript, audio_ms: wire.audio_duration_ms.unwrap_or(0) })
+    }
+}
+
+/// A multipart part of the given content type. Set as a part header rather than by `mime_str`, whose parse of a
+/// constant could only fail in theory but would still need a failure path.
+fn typed_part(part: multipart::Part, content_type: &'static str) -> multipart::Part {
+    let mut headers = HeaderMap::new();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    part.headers(headers)
+}

@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use trove_domain::HouseholdId;
 
 /// Households and tokens. Tokens are stored as hashes only; this port never sees a token in clear.
-#[cfg_attr(feature = "mocks", mockall::automock)]
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait HouseholdRepo: Send + Sync {
     /// The household called `name`, created if it does not exist yet. Safe to call concurrently.

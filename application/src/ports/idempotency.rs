@@ -15,7 +15,7 @@ pub struct StoredAnswer {
 }
 
 /// Answers kept per household, scope (the operation, e.g. `price:42`) and key.
-#[cfg_attr(feature = "mocks", mockall::automock)]
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait IdempotencyStore: Send + Sync {
     /// The answer stored for `(household, scope, key)` at or after `since`, if any.

@@ -31,7 +31,7 @@ pub struct ItemPage {
 
 /// The items of each household. Every method is scoped to one household: another household's item is never
 /// read nor written, and looks exactly like a missing one.
-#[cfg_attr(feature = "mocks", mockall::automock)]
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait InventoryRepo: Send + Sync {
     /// Stores a new item with `created_at = updated_at = at` and version 1.

@@ -219,7 +219,7 @@ impl ModelError {
 }
 
 /// A model backend: the remote Model API, the local planner, or a mock.
-#[cfg_attr(feature = "mocks", mockall::automock)]
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait ModelPort: Send + Sync {
     /// The model id spend is recorded under ("muse-spark-1.3", "local-planner").

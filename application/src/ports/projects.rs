@@ -7,7 +7,7 @@ use trove_domain::{HouseholdId, ItemId, ProjectId, Timestamp};
 
 /// The projects of each household. Lifecycle writes are one transaction each, conditional on the state they
 /// expect, so that concurrent writers (also in other processes) never both win.
-#[cfg_attr(feature = "mocks", mockall::automock)]
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait ProjectRepo: Send + Sync {
     /// Stores projects written by the rules (status `proposed`), all in one transaction.

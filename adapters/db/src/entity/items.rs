@@ -1,0 +1,40 @@
+//! `items`: the inventory. Lists and documents (measurements, faults, ...) are JSON text of the domain's serde
+//! types; the words (condition, intent, ...) are the domain's `as_str` words.
+
+use sea_orm::entity::prelude::*;
+
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "items")]
+pub struct Model {
+    #[sea_orm(primary_key)]
+    pub id: i64,
+    pub household_id: i64,
+    pub name: String,
+    pub item_type: String,
+    pub profile: String,
+    pub condition: String,
+    pub intent: String,
+    pub availability: String,
+    /// The project holding the item while it is reserved or in use.
+    pub project_id: Option<i64>,
+    pub gone_reason: Option<String>,
+    pub gone_at: Option<DateTimeUtc>,
+    pub gone_note: Option<String>,
+    pub measurements: String,
+    pub faults: String,
+    pub tests_done: String,
+    pub accessories: String,
+    pub components: String,
+    pub location: Option<String>,
+    /// Unique per household when set, so a re-import updates instead of duplicating.
+    pub import_ref: Option<String>,
+    pub created_at: DateTimeUtc,
+    pub updated_at: DateTimeUtc,
+    /// Bumped by every write; writes are conditional on it.
+    pub version: i64,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}

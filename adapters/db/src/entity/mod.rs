@@ -1,0 +1,11 @@
+//! The sea-orm entities: one module per table. They are this crate's own; the repositories map them to and
+//! from the domain types, and nothing outside the crate sees them.
+
+pub(crate) mod households;
+pub(crate) mod idempotency;
+pub(crate) mod items;
+pub(crate) mod price_reports;
+pub(crate) mod projects;
+pub(crate) mod spend_entries;
+pub(crate) mod templates;
+pub(crate) mod tokens;

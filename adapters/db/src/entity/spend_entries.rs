@@ -1,0 +1,24 @@
+//! `spend_entries`: one row per model call.
+
+use sea_orm::entity::prelude::*;
+
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "spend_entries")]
+pub struct Model {
+    #[sea_orm(primary_key)]
+    pub id: i64,
+    pub household_id: i64,
+    pub at: DateTimeUtc,
+    pub kind: String,
+    pub model: String,
+    pub input_tokens: i64,
+    pub cached_tokens: i64,
+    pub output_tokens: i64,
+    pub searches: i64,
+    pub cost_micro_usd: i64,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}

@@ -1,0 +1,90 @@
+//! Rows to domain values and back. A stored row that no longer maps to the domain (an unknown word, JSON that
+//! does not parse) is an unexpected error naming the row, never silently skipped.
+
+use crate::entity::{items, projects, templates};
+use anyhow::{Context as _, anyhow};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use trove_domain::item::{Availability, Condition, Gone, GoneReason, Intent, Item, ItemName, ItemType};
+use trove_domain::project::{Project, ProjectStatus};
+use trove_domain::template::Template;
+use trove_domain::{ItemId, ProjectId, TemplateId};
+
+/// A domain document as JSON text for a text column.
+pub(crate) fn to_json<T: Serialize + ?Sized>(value: &T, what: &str) -> anyhow::Result<String> {
+    serde_json::to_string(value).with_context(|| format!("encode {what} as json"))
+}
+
+fn from_json<T: DeserializeOwned>(text: &str, what: &str, row: i64) -> anyhow::Result<T> {
+    serde_json::from_str(text).with_context(|| format!("decode {what} of row {row}"))
+}
+
+fn word<T>(parse: fn(&str) -> Option<T>, raw: &str, what: &str, row: i64) -> anyhow::Result<T> {
+    parse(raw).ok_or_else(|| anyhow!("unknown {what} {raw:?} in row {row}"))
+}
+
+/// An item row as the domain's item.
+pub(crate) fn item(m: items::Model) -> anyhow::Result<Item> {
+    let id = m.id;
+    let gone = match (m.gone_reason.as_deref(), m.gone_at) {
+        (Some(reason), Some(at)) => {
+            Some(Gone { reason: word(GoneReason::parse, reason, "gone reason", id)?, at, note: m.gone_note })
+        }
+        (None, None) => None,
+        _ => return Err(anyhow!("item {id} has half of a gone record")),
+    };
+    Ok(Item {
+        id: ItemId(id),
+        name: ItemName::new(&m.name).with_context(|| format!("name of item {id}"))?,
+        item_type: ItemType::new(&m.item_type).with_context(|| format!("item_type of item {id}"))?,
+        profile: m.profile,
+        condition: word(Condition::parse, &m.condition, "condition", id)?,
+        intent: word(Intent::parse, &m.intent, "intent", id)?,
+        availability: word(Availability::parse, &m.availability, "availability", id)?,
+        project: m.project_id.map(ProjectId),
+        gone,
+        measurements: from_json(&m.measurements, "measurements", id)?,
+        faults: from_json(&m.faults, "faults", id)?,
+        tests_done: from_json(&m.tests_done, "tests_done", id)?,
+        accessories: from_json(&m.accessories, "accessories", id)?,
+        components: from_json(&m.components, "components", id)?,
+        location: m.location,
+        created_at: m.created_at,
+        updated_at: m.updated_at,
+        version: m.version,
+    })
+}
+
+/// Many item rows, failing on the first that does not map.
+pub(crate) fn item_list(rows: Vec<items::Model>) -> anyhow::Result<Vec<Item>> {
+    rows.into_iter().map(item).collect()
+}
+
+/// A template row as the domain's template.
+pub(crate) fn template(m: templates::Model) -> anyhow::Result<Template> {
+    let id = m.id;
+    Ok(Template {
+        id: TemplateId(id),
+        label: m.label,
+        goal: m.goal,
+        effort: m.effort,
+        steps: from_json(&m.steps, "steps", id)?,
+        requirements: from_json(&m.requirements, "requirements", id)?,
+    })
+}
+
+/// A project row as the domain's project.
+pub(crate) fn project(m: projects::Model) -> anyhow::Result<Project> {
+    let id = m.id;
+    Ok(Project {
+        id: ProjectId(id),
+        template_id: TemplateId(m.template_id),
+        title: m.title,
+        reason: m.reason,
+        status: word(ProjectStatus::parse, &m.status, "project status", id)?,
+        allocations: from_json(&m.allocations, "allocations", id)?,
+        missing: from_json(&m.missing, "missing", id)?,
+        created_at: m.created_at,
+        updated_at: m.updated_at,
+    })
+}

@@ -1,0 +1,16 @@
+//! The schema, as sea-orm-migration migrations. Run at start and by `trove migrate`.
+
+use sea_orm_migration::prelude::*;
+
+mod m0001_initial;
+
+/// Every migration, in order.
+#[derive(Debug)]
+pub(crate) struct Migrator;
+
+#[async_trait::async_trait]
+impl MigratorTrait for Migrator {
+    fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+        vec![Box::new(m0001_initial::Migration)]
+    }
+}

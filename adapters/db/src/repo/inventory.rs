@@ -1,0 +1,335 @@
+//! `InventoryRepo`: the items of each household.
+
+use crate::Store;
+use crate::entity::items;
+use crate::mapping::{self, to_json};
+use crate::repo::CHUNK;
+use anyhow::{Context as _, anyhow};
+use async_trait::async_trait;
+use sea_orm::sea_query::{Expr, ExprTrait, Func, LikeExpr};
+use sea_orm::{
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter,
+    QueryOrder, QuerySelect, QueryTrait,
+};
+use std::collections::HashMap;
+use trove_application::RepoError;
+use trove_application::ports::{InventoryRepo, ItemPage, ItemQuery};
+use trove_domain::item::{Item, NewItem};
+use trove_domain::{HouseholdId, ItemId, Timestamp};
+
+/// The row of a new item, version 1.
+fn new_row(household: HouseholdId, item: &NewItem, at: Timestamp) -> anyhow::Result<items::ActiveModel> {
+    Ok(items::ActiveModel {
+        household_id: Set(household.0),
+        name: Set(item.name.as_str().to_owned()),
+        item_type: Set(item.item_type.as_str().to_owned()),
+        profile: Set(item.profile.clone()),
+        condition: Set(item.condition.as_str().to_owned()),
+        intent: Set(item.intent.as_str().to_owned()),
+        availability: Set(item.availability.as_str().to_owned()),
+        project_id: Set(None),
+        gone_reason: Set(None),
+        gone_at: Set(None),
+        gone_note: Set(None),
+        measurements: Set(to_json(&item.measurements, "measurements")?),
+        faults: Set(to_json(&item.faults, "faults")?),
+        tests_done: Set(to_json(&item.tests_done, "tests_done")?),
+        accessories: Set(to_json(&item.accessories, "accessories")?),
+        components: Set(to_json(&item.components, "components")?),
+        location: Set(item.location.clone()),
+        import_ref: Set(item.import_ref.clone()),
+        created_at: Set(at),
+        updated_at: Set(at),
+        version: Set(1),
+        ..Default::default()
+    })
+}
+
+/// What a re-import changes on the item that already holds the import reference.
+fn reimport_changes(item: &NewItem, at: Timestamp) -> anyhow::Result<items::ActiveModel> {
+    Ok(items::ActiveModel {
+        name: Set(item.name.as_str().to_owned()),
+        item_type: Set(item.item_type.as_str().to_owned()),
+        profile: Set(item.profile.clone()),
+        condition: Set(item.condition.as_str().to_owned()),
+        measurements: Set(to_json(&item.measurements, "measurements")?),
+        faults: Set(to_json(&item.faults, "faults")?),
+        tests_done: Set(to_json(&item.tests_done, "tests_done")?),
+        accessories: Set(to_json(&item.accessories, "accessories")?),
+        location: Set(item.location.clone()),
+        updated_at: Set(at),
+        ..Default::default()
+    })
+}
+
+/// Every field an update writes: all but the id, the household, the import reference, the creation time and
+/// the version (which the update bumps itself).
+fn full_changes(item: &Item) -> anyhow::Result<items::ActiveModel> {
+    Ok(items::ActiveModel {
+        name: Set(item.name.as_str().to_owned()),
+        item_type: Set(item.item_type.as_str().to_owned()),
+        profile: Set(item.profile.clone()),
+        condition: Set(item.condition.as_str().to_owned()),
+        intent: Set(item.intent.as_str().to_owned()),
+        availability: Set(item.availability.as_str().to_owned()),
+        project_id: Set(item.project.map(|p| p.0)),
+        gone_reason: Set(item.gone.as_ref().map(|g| g.reason.as_str().to_owned())),
+        gone_at: Set(item.gone.as_ref().map(|g| g.at)),
+        gone_note: Set(item.gone.as_ref().and_then(|g| g.note.clone())),
+        measurements: Set(to_json(&item.measurements, "measurements")?),
+        faults: Set(to_json(&item.faults, "faults")?),
+        tests_done: Set(to_json(&item.tests_done, "tests_done")?),
+        accessories: Set(to_json(&item.accessories, "accessories")?),
+        components: Set(to_json(&item.components, "components")?),
+        location: Set(item.location.clone()),
+        updated_at: Set(item.updated_at),
+        ..Default::default()
+    })
+}
+
+/// `word` as a LIKE pattern matching it anywhere, its own `%`, `_` and `\` taken literally.
+fn contains_pattern(word: &str) -> String {
+    let mut out = String::with_capacity(word.len() + 2);
+    out.push('%');
+    for c in word.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('%');
+    out
+}
+
+/// The WHERE of a listing: the household, the filters, and every word of `q` in the name or the profile.
+fn list_condition(household: HouseholdId, query: &ItemQuery) -> sea_orm::Condition {
+    let mut cond = sea_orm::Condition::all().add(items::Column::HouseholdId.eq(household.0));
+    if let Some(intent) = query.intent {
+        cond = cond.add(items::Column::Intent.eq(intent.as_str()));
+    }
+    if let Some(availability) = query.availability {
+        cond = cond.add(items::Column::Availability.eq(availability.as_str()));
+    }
+    if let Some(item_type) = &query.item_type {
+        cond = cond.add(items::Column::ItemType.eq(item_type.as_str()));
+    }
+    if !query.include_gone {
+        cond = cond.add(items::Column::GoneReason.is_null());
+    }
+    for word in query.q.as_deref().unwrap_or("").split_whitespace() {
+        let pattern = contains_pattern(&word.to_lowercase());
+        let like = |col: items::Column| {
+            Expr::expr(Func::lower(Expr::col((items::Entity, col)))).like(LikeExpr::new(pattern.clone()).escape('\\'))
+        };
+        cond = cond.add(sea_orm::Condition::any().add(like(items::Column::Name)).add(like(items::Column::Profile)));
+    }
+    cond
+}
+
+/// One item of the household, inside a transaction or not.
+async fn find_item<C: ConnectionTrait>(db: &C, household: HouseholdId, id: ItemId) -> anyhow::Result<Option<Item>> {
+    let row = items::Entity::find_by_id(id.0)
+        .filter(items::Column::HouseholdId.eq(household.0))
+        .one(db)
+        .await
+        .with_context(|| format!("read item {id}"))?;
+    row.map(mapping::item).transpose()
+}
+
+/// Inserts rows in one multi-row statement and answers their ids in the order of `rows`. The ids are read
+/// with RETURNING and sorted: both backends hand out increasing ids in the order of the VALUES list.
+async fn insert_chunk<C: ConnectionTrait>(db: &C, rows: Vec<items::ActiveModel>) -> anyhow::Result<Vec<i64>> {
+    let count = rows.len();
+    let mut stmt = items::Entity::insert_many(rows).into_query();
+    stmt.returning_col(items::Column::Id);
+    let backend = db.get_database_backend();
+    let answered = db.query_all_raw(backend.build(&stmt)).await.context("insert a chunk of items")?;
+    let mut ids = answered
+        .iter()
+        .map(|r| r.try_get::<i64>("", "id"))
+        .collect::<Result<Vec<_>, _>>()
+        .context("read the ids of inserted items")?;
+    if ids.len() != count {
+        return Err(anyhow!("inserted {count} items but got {} ids back", ids.len()));
+    }
+    ids.sort_unstable();
+    Ok(ids)
+}
+
+/// Where an imported item ends up: an item that already held its reference, or a new row.
+enum Slot {
+    Existing(i64),
+    New(usize),
+}
+
+#[async_trait]
+impl InventoryRepo for Store {
+    async fn insert(&self, household: HouseholdId, item: NewItem, at: Timestamp) -> Result<Item, RepoError> {
+        let row = new_row(household, &item, at)?.insert(&self.db).await.context("insert item")?;
+        Ok(mapping::item(row)?)
+    }
+
+    async fn import(
+        &self,
+        household: HouseholdId,
+        items: Vec<NewItem>,
+        at: Timestamp,
+    ) -> Result<Vec<ItemId>, RepoError> {
+        let txn = self.begin_write().await.context("begin the import transaction")?;
+
+        // The items that already hold one of the references, looked up in chunks.
+        let mut refs: Vec<&str> = items.iter().filter_map(|i| i.import_ref.as_deref()).collect();
+        refs.sort_unstable();
+        refs.dedup();
+        let mut existing: HashMap<String, i64> = HashMap::new();
+        for chunk in refs.chunks(CHUNK) {
+            let found: Vec<(i64, Option<String>)> = items::Entity::find()
+                .select_only()
+                .column(items::Column::Id)
+                .column(items::Column::ImportRef)
+                .filter(items::Column::HouseholdId.eq(household.0))
+                .filter(items::Column::ImportRef.is_in(chunk.iter().copied()))
+                .into_tuple()
+                .all(&txn)
+                .await
+                .context("look up import references")?;
+            existing.extend(found.into_iter().filter_map(|(id, r)| r.map(|r| (r, id))));
+        }
+
+        // Each item updates the holder of its reference, or becomes a new row; a reference repeated within
+        // the import is one item, the later row winning.
+        let mut slots: Vec<Slot> = Vec::with_capacity(items.len());
+        let mut fresh: Vec<items::ActiveModel> = Vec::new();
+        let mut fresh_by_ref: HashMap<String, usize> = HashMap::new();
+        let mut updates: Vec<(i64, items::ActiveModel)> = Vec::new();
+        for item in &items {
+            match item.import_ref.as_deref() {
+                Some(r) if existing.contains_key(r) => {
+                    let id = existing[r];
+                    updates.push((id, reimport_changes(item, at)?));
+                    slots.push(Slot::Existing(id));
+                }
+                Some(r) if fresh_by_ref.contains_key(r) => {
+                    let index = fresh_by_ref[r];
+                    fresh[index] = new_row(household, item, at)?;
+                    slots.push(Slot::New(index));
+                }
+                r => {
+                    if let Some(r) = r {
+                        fresh_by_ref.insert(r.to_owned(), fresh.len());
+                    }
+                    slots.push(Slot::New(fresh.len()));
+                    fresh.push(new_row(household, item, at)?);
+                }
+            }
+        }
+
+        for (id, changes) in updates {
+            items::Entity::update_many()
+                .set(changes)
+                .col_expr(items::Column::Version, Expr::col(items::Column::Version).add(1))
+                .filter(items::Column::Id.eq(id))
+                .exec(&txn)
+                .await
+                .with_context(|| format!("update item {id} from the import"))?;
+        }
+        let mut fresh_ids: Vec<i64> = Vec::with_capacity(fresh.len());
+        let mut rows = fresh.into_iter().peekable();
+        while rows.peek().is_some() {
+            let chunk: Vec<items::ActiveModel> = rows.by_ref().take(CHUNK).collect();
+            fresh_ids.extend(insert_chunk(&txn, chunk).await?);
+        }
+        txn.commit().await.context("commit the import")?;
+
+        Ok(slots
+            .into_iter()
+            .map(|s| match s {
+                Slot::Existing(id) => ItemId(id),
+                Slot::New(index) => ItemId(fresh_ids[index]),
+            })
+            .collect())
+    }
+
+    async fn get(&self, household: HouseholdId, id: ItemId) -> Result<Item, RepoError> {
+        find_item(&self.db, household, id).await?.ok_or(RepoError::NotFound)
+    }
+
+    async fn get_many(&self, household: HouseholdId, ids: &[ItemId]) -> Result<Vec<Item>, RepoError> {
+        let mut wanted: Vec<i64> = ids.iter().map(|i| i.0).collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let mut out = Vec::with_capacity(wanted.len());
+        for chunk in wanted.chunks(CHUNK) {
+            let rows = items::Entity::find()
+                .filter(items::Column::HouseholdId.eq(household.0))
+                .filter(items::Column::Id.is_in(chunk.iter().copied()))
+                .order_by_asc(items::Column::Id)
+                .all(&self.db)
+                .await
+                .context("read items by id")?;
+            out.extend(mapping::item_list(rows)?);
+        }
+        Ok(out)
+    }
+
+    async fn list(&self, household: HouseholdId, query: &ItemQuery) -> Result<ItemPage, RepoError> {
+        let cond = list_condition(household, query);
+        let total = items::Entity::find().filter(cond.clone()).count(&self.db).await.context("count items")?;
+        let rows = items::Entity::find()
+            .filter(cond)
+            .order_by_asc(items::Column::Id)
+            .limit(u64::from(query.limit))
+            .offset(query.offset)
+            .all(&self.db)
+            .await
+            .context("list items")?;
+        Ok(ItemPage { items: mapping::item_list(rows)?, total })
+    }
+
+    async fn all_present(&self, household: HouseholdId) -> Result<Vec<Item>, RepoError> {
+        let rows = items::Entity::find()
+            .filter(items::Column::HouseholdId.eq(household.0))
+            .filter(items::Column::GoneReason.is_null())
+            .order_by_asc(items::Column::Id)
+            .all(&self.db)
+            .await
+            .context("read present items")?;
+        Ok(mapping::item_list(rows)?)
+    }
+
+    async fn update(&self, household: HouseholdId, item: &Item) -> Result<Item, RepoError> {
+        let changes = full_changes(item)?;
+        let txn = self.begin_write().await.context("begin the item update")?;
+        let written = items::Entity::update_many()
+            .set(changes)
+            .col_expr(items::Column::Version, Expr::col(items::Column::Version).add(1))
+            .filter(items::Column::Id.eq(item.id.0))
+            .filter(items::Column::HouseholdId.eq(household.0))
+            .filter(items::Column::Version.eq(item.version))
+            .exec(&txn)
+            .await
+            .with_context(|| format!("update item {}", item.id))?;
+        if written.rows_affected == 0 {
+            // Nothing written: one read tells a missing item from a changed one.
+            let exists = find_item(&txn, household, item.id).await?.is_some();
+            txn.rollback().await.context("roll back the item update")?;
+            return Err(if exists { RepoError::Stale(item.id) } else { RepoError::NotFound });
+        }
+        let stored = find_item(&txn, household, item.id)
+            .await?
+            .ok_or_else(|| anyhow!("item {} vanished during its update", item.id))?;
+        txn.commit().await.context("commit the item update")?;
+        Ok(stored)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::contains_pattern;
+
+    #[test]
+    fn like_patterns_take_wildcards_literally() {
+        assert_eq!(contains_pattern("pi"), "%pi%");
+        assert_eq!(contains_pattern("50%_off\\"), "%50\\%\\_off\\\\%");
+    }
+}

@@ -1,0 +1,13 @@
+//! The repository ports, implemented on [`crate::Store`]: one module per port.
+
+mod households;
+mod idempotency;
+mod inventory;
+mod prices;
+mod projects;
+mod spend;
+mod templates;
+
+/// Rows per multi-row statement: well under SQLite's and PostgreSQL's limits on bound parameters (about 22
+/// columns times this), and large enough that a 100,000-item import takes a few hundred statements.
+pub(crate) const CHUNK: usize = 500;

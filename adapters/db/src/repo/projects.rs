@@ -1,0 +1,194 @@
+//! `ProjectRepo`: projects and the lifecycle writes that move items with them. Each lifecycle write is one
+//! transaction of conditional updates: the project's status changes only from the status expected, and items
+//! move only when they are still as the caller read them.
+
+use crate::Store;
+use crate::entity::{items, projects};
+use crate::mapping::{self, to_json};
+use anyhow::{Context as _, anyhow};
+use async_trait::async_trait;
+use sea_orm::sea_query::{Expr, ExprTrait};
+use sea_orm::{
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter,
+    QueryOrder,
+};
+use trove_application::RepoError;
+use trove_application::ports::ProjectRepo;
+use trove_domain::item::Availability;
+use trove_domain::project::{NewProject, Project, ProjectStatus};
+use trove_domain::{HouseholdId, ItemId, ProjectId, Timestamp};
+
+async fn find_project<C: ConnectionTrait>(
+    db: &C,
+    household: HouseholdId,
+    id: ProjectId,
+) -> anyhow::Result<Option<Project>> {
+    let row = projects::Entity::find_by_id(id.0)
+        .filter(projects::Column::HouseholdId.eq(household.0))
+        .one(db)
+        .await
+        .with_context(|| format!("read project {id}"))?;
+    row.map(mapping::project).transpose()
+}
+
+/// Moves the project from one of `from` to `to`, conditional on its stored status. When no row changed, rolls
+/// back and says why: `NotFound` or `Conflict` naming the status it is in.
+async fn move_project(
+    txn: DatabaseTransaction,
+    household: HouseholdId,
+    id: ProjectId,
+    from: &[ProjectStatus],
+    to: ProjectStatus,
+    at: Timestamp,
+) -> Result<DatabaseTransaction, RepoError> {
+    let written = projects::Entity::update_many()
+        .col_expr(projects::Column::Status, Expr::val(to.as_str()).into())
+        .col_expr(projects::Column::UpdatedAt, Expr::val(at).into())
+        .filter(projects::Column::Id.eq(id.0))
+        .filter(projects::Column::HouseholdId.eq(household.0))
+        .filter(projects::Column::Status.is_in(from.iter().map(|s| s.as_str())))
+        .exec(&txn)
+        .await
+        .with_context(|| format!("set project {id} {to}"))?;
+    if written.rows_affected == 1 {
+        return Ok(txn);
+    }
+    let current = find_project(&txn, household, id).await?;
+    txn.rollback().await.context("roll back the project change")?;
+    match current {
+        None => Err(RepoError::NotFound),
+        Some(p) => {
+            let expected = from.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" or ");
+            Err(RepoError::Conflict(format!("project {id} is {}, not {expected}", p.status)))
+        }
+    }
+}
+
+/// Moves every item the project holds in `from` to `to` (and optionally releases it), bumping versions.
+async fn move_held_items(
+    txn: &DatabaseTransaction,
+    household: HouseholdId,
+    project: ProjectId,
+    from: Availability,
+    to: Availability,
+    release: bool,
+    at: Timestamp,
+) -> anyhow::Result<()> {
+    let mut update = items::Entity::update_many()
+        .col_expr(items::Column::Availability, Expr::val(to.as_str()).into())
+        .col_expr(items::Column::Version, Expr::col(items::Column::Version).add(1))
+        .col_expr(items::Column::UpdatedAt, Expr::val(at).into())
+        .filter(items::Column::HouseholdId.eq(household.0))
+        .filter(items::Column::ProjectId.eq(project.0))
+        .filter(items::Column::Availability.eq(from.as_str()));
+    if release {
+        update = update.col_expr(items::Column::ProjectId, Expr::val(None::<i64>).into());
+    }
+    update.exec(txn).await.with_context(|| format!("move the items of project {project} to {to}"))?;
+    Ok(())
+}
+
+/// Reads the project back inside the transaction and commits.
+async fn finish(txn: DatabaseTransaction, household: HouseholdId, id: ProjectId) -> Result<Project, RepoError> {
+    let project =
+        find_project(&txn, household, id).await?.ok_or_else(|| anyhow!("project {id} vanished during its change"))?;
+    txn.commit().await.with_context(|| format!("commit the change of project {id}"))?;
+    Ok(project)
+}
+
+#[async_trait]
+impl ProjectRepo for Store {
+    async fn insert_many(
+        &self,
+        household: HouseholdId,
+        projects: Vec<NewProject>,
+        at: Timestamp,
+    ) -> Result<Vec<Project>, RepoError> {
+        if projects.is_empty() {
+            return Ok(Vec::new());
+        }
+        let txn = self.begin_write().await.context("begin the project insert")?;
+        let mut out = Vec::with_capacity(projects.len());
+        for p in projects {
+            let row = projects::ActiveModel {
+                household_id: Set(household.0),
+                template_id: Set(p.template_id.0),
+                title: Set(p.title),
+                reason: Set(p.reason),
+                status: Set(ProjectStatus::Proposed.as_str().to_owned()),
+                allocations: Set(to_json(&p.allocations, "allocations")?),
+                missing: Set(to_json(&p.missing, "missing")?),
+                created_at: Set(at),
+                updated_at: Set(at),
+                ..Default::default()
+            };
+            let model = row.insert(&txn).await.context("insert project")?;
+            out.push(mapping::project(model)?);
+        }
+        txn.commit().await.context("commit the project insert")?;
+        Ok(out)
+    }
+
+    async fn get(&self, household: HouseholdId, id: ProjectId) -> Result<Project, RepoError> {
+        find_project(&self.db, household, id).await?.ok_or(RepoError::NotFound)
+    }
+
+    async fn list(&self, household: HouseholdId) -> Result<Vec<Project>, RepoError> {
+        let rows = projects::Entity::find()
+            .filter(projects::Column::HouseholdId.eq(household.0))
+            .order_by_desc(projects::Column::CreatedAt)
+            .order_by_desc(projects::Column::Id)
+            .all(&self.db)
+            .await
+            .context("list projects")?;
+        Ok(rows.into_iter().map(mapping::project).collect::<anyhow::Result<Vec<_>>>()?)
+    }
+
+    async fn accept(
+        &self,
+        household: HouseholdId,
+        id: ProjectId,
+        items: &[(ItemId, i64)],
+        at: Timestamp,
+    ) -> Result<Project, RepoError> {
+        let txn = self.begin_write().await.context("begin the accept")?;
+        let txn = move_project(txn, household, id, &[ProjectStatus::Proposed], ProjectStatus::Accepted, at).await?;
+        // Items in id order, so that two accepts sharing items lock them in the same order and never deadlock.
+        let mut items = items.to_vec();
+        items.sort_unstable();
+        for (item, version) in items {
+            let written = items::Entity::update_many()
+                .col_expr(items::Column::Availability, Expr::val(Availability::Reserved.as_str()).into())
+                .col_expr(items::Column::ProjectId, Expr::val(id.0).into())
+                .col_expr(items::Column::Version, Expr::col(items::Column::Version).add(1))
+                .col_expr(items::Column::UpdatedAt, Expr::val(at).into())
+                .filter(items::Column::Id.eq(item.0))
+                .filter(items::Column::HouseholdId.eq(household.0))
+                .filter(items::Column::Version.eq(version))
+                .filter(items::Column::Availability.eq(Availability::Available.as_str()))
+                .exec(&txn)
+                .await
+                .with_context(|| format!("reserve item {item} for project {id}"))?;
+            if written.rows_affected != 1 {
+                txn.rollback().await.context("roll back the accept")?;
+                return Err(RepoError::Stale(item));
+            }
+        }
+        finish(txn, household, id).await
+    }
+
+    async fn build(&self, household: HouseholdId, id: ProjectId, at: Timestamp) -> Result<Project, RepoError> {
+        let txn = self.begin_write().await.context("begin the build")?;
+        let txn = move_project(txn, household, id, &[ProjectStatus::Accepted], ProjectStatus::Built, at).await?;
+        move_held_items(&txn, household, id, Availability::Reserved, Availability::InUse, false, at).await?;
+        finish(txn, household, id).await
+    }
+
+    async fn drop_project(&self, household: HouseholdId, id: ProjectId, at: Timestamp) -> Result<Project, RepoError> {
+        let txn = self.begin_write().await.context("begin the drop")?;
+        let from = [ProjectStatus::Proposed, ProjectStatus::Accepted];
+        let txn = move_project(txn, household, id, &from, ProjectStatus::Dropped, at).await?;
+        move_held_items(&txn, household, id, Availability::Reserved, Availability::Available, true, at).await?;
+        finish(txn, household, id).await
+    }
+}

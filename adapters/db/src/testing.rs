@@ -1,0 +1,81 @@
+//! Test support: a fresh, empty database per test, so tests never share state and runs never collide.
+//! Behind the `testing` feature; used by this crate's tests and by the integration tests.
+
+use anyhow::Context as _;
+use sea_orm::{ConnectOptions, ConnectionTrait, Database};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Where the test PostgreSQL is when `TROVE_TEST_PG_URL` is unset.
+pub const DEFAULT_PG_URL: &str = "postgres://postgres@127.0.0.1:5432";
+/// Test databases older than this are dropped by later runs, so they do not pile up.
+const STALE_AFTER_SECS: u64 = 6 * 60 * 60;
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A name no other test of any run uses: seconds since the epoch, process id, a counter and the clock's
+/// nanoseconds.
+fn unique_suffix() -> (u64, String) {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    (now.as_secs(), format!("{}_{}_{n}_{}", now.as_secs(), std::process::id(), now.subsec_nanos()))
+}
+
+/// The URL of a new SQLite file in a new directory under the system's temporary directory. The directory and
+/// the file are created by [`crate::Store::connect`].
+pub fn fresh_sqlite_url() -> String {
+    let (_, suffix) = unique_suffix();
+    crate::sqlite_url(&std::env::temp_dir().join(format!("trove_t_{suffix}")))
+}
+
+/// The server part of `TROVE_TEST_PG_URL` (default [`DEFAULT_PG_URL`]), without a database path.
+fn pg_base() -> String {
+    let url = std::env::var("TROVE_TEST_PG_URL").unwrap_or_else(|_| DEFAULT_PG_URL.to_owned());
+    let url = url.trim().trim_end_matches('/');
+    match url.find("://").map(|i| i + 3) {
+        Some(start) => match url[start..].find('/') {
+            Some(slash) => url[..start + slash].to_owned(),
+            None => url.to_owned(),
+        },
+        None => url.to_owned(),
+    }
+}
+
+/// Creates a new, empty PostgreSQL database `trove_t_...` on the test server (`TROVE_TEST_PG_URL`, default
+/// [`DEFAULT_PG_URL`]) and answers its URL. Databases left by runs more than a few hours old are dropped on
+/// the way, best effort.
+///
+/// # Errors
+/// When the server is unreachable or refuses to create the database: a test that needs PostgreSQL fails
+/// then, it is never skipped.
+pub async fn fresh_postgres_url() -> anyhow::Result<String> {
+    let base = pg_base();
+    let mut options = ConnectOptions::new(format!("{base}/postgres"));
+    options.max_connections(1).sqlx_logging(false);
+    let admin = Database::connect(options)
+        .await
+        .with_context(|| format!("connect to the test postgresql at {base} (set TROVE_TEST_PG_URL)"))?;
+    let (now, suffix) = unique_suffix();
+    let name = format!("trove_t_{suffix}");
+    admin.execute_unprepared(&format!("CREATE DATABASE {name}")).await.with_context(|| format!("create {name}"))?;
+    drop_stale(&admin, now).await;
+    admin.close().await.context("close the admin connection")?;
+    Ok(format!("{base}/{name}"))
+}
+
+/// Drops test databases whose name says they are older than [`STALE_AFTER_SECS`]. Errors are ignored: another
+/// run may be dropping the same database.
+async fn drop_stale(admin: &sea_orm::DatabaseConnection, now: u64) {
+    let stmt = sea_orm::Statement::from_string(
+        admin.get_database_backend(),
+        "SELECT datname FROM pg_database WHERE datname LIKE 'trove\\_t\\_%'",
+    );
+    let Ok(rows) = admin.query_all_raw(stmt).await else { return };
+    for row in rows {
+        let Ok(name) = row.try_get::<String>("", "datname") else { continue };
+        let created = name.split('_').nth(2).and_then(|s| s.parse::<u64>().ok());
+        if created.is_some_and(|c| c + STALE_AFTER_SECS < now) {
+            let _ = admin.execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await;
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! How the adapter reaches the Model API: where, with which key and model, and how patiently.
+
+use std::fmt;
+use std::time::Duration;
+
+/// The Model API's public base URL.
+pub const DEFAULT_BASE_URL: &str = "https://api.meta.ai/v1";
+/// The current Muse Spark model.
+pub const DEFAULT_MODEL: &str = "muse-spark-1.3";
+/// The speech-to-text model of `/asr/transcribe`.
+pub const DEFAULT_TRANSCRIBE_MODEL: &str = "muse-voice-transcribe-1.0";
+
+/// Settings of [`crate::ModelApi`], built once at start-up by the composition root.
+///
+/// The two switches exist because the reference marks `strict` on function tools and `max_tool_calls` as
+/// unconfirmed on Meta's service, and the provider rejects an unsupported field with 400: if it turns out to reject
+/// one, the operator turns it off without a new build.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ModelApiConfig {
+    /// The API base, without the trailing `/responses` (`MODEL_API_URL`).
+    pub base_url: String,
+    /// Sent as `Authorization: Bearer KEY` (`MODEL_API_KEY`); never printed by `Debug`.
+    pub api_key: String,
+    /// The model of every Responses call, also the name spend is recorded under (`MODEL_NAME`).
+    pub model: String,
+    /// The model of `/asr/transcribe`.
+    pub transcribe_model: String,
+    /// The limit of one attempt, from sending to the last byte of the answer. Reasoning takes time: be generous.
+    pub request_timeout: Duration,
+    /// Attempts in all, the first included (at least one is always made).
+    pub max_attempts: u32,
+    /// The first retry waits about this long; each further retry doubles it.
+    pub backoff_base: Duration,
+    /// No computed backoff waits longer than this.
+    pub backoff_cap: Duration,
+    /// No wait asked for by `Retry-After` is honoured beyond this, so one odd header cannot stall a request.
+    pub retry_after_cap: Duration,
+    /// Send `"strict": true` on function tools.
+    pub strict_tools: bool,
+    /// Send the request's `max_tool_calls` when it has one.
+    pub send_max_tool_calls: bool,
+}
+
+impl ModelApiConfig {
+    /// The defaults of the reference (Meta's base URL, `muse-spark-1.3`, five attempts from 0.5 s up to 8 s)
+    /// with `api_key`.
+    pub fn new(api_key: impl Into<String>) -> Self {
+        Self {
+            base_url: DEFAULT_BASE_URL.to_owned(),
+            api_key: api_key.into(),
+            model: DEFAULT_MODEL.to_owned(),
+            transcribe_model: DEFAULT_TRANSCRIBE_MODEL.to_owned(),
+            request_timeout: Duration::from_secs(300),
+            max_attempts: 5,
+            backoff_base: Duration::from_millis(500),
+            backoff_cap: Duration::from_secs(8),
+            retry_after_cap: Duration::from_secs(60),
+            strict_tools: true,
+            send_max_tool_calls: true,
+        }
+    }
+
+    /// The same settings against another base URL (a proxy, or a fake API in tests).
+    pub fn with_base_url(mut self, base_url: impl Into<String>) -> Self {
+        self.base_url = base_url.into();
+        self
+    }
+
+    /// The URL of `path` under the base, however the base's trailing slash was written.
+    pub(crate) fn url(&self, path: &str) -> String {
+        format!("{}/{}", self.base_url.trim_end_matches('/'), path.trim_start_matches('/'))
+    }
+}
+
+impl fmt::Debug for ModelApiConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ModelApiConfig")
+            .field("base_url", &self.base_url)
+            .field("api_key", &"<redacted>")
+            .field("model", &self.model)
+            .field("transcribe_model", &self.transcribe_model)
+            .field("request_timeout", &self.request_timeout)
+            .field("max_attempts", &self.max_attempts)
+            .field("backoff_base", &self.backoff_base)
+            .field("backoff_cap", &self.backoff_cap)
+            .field("retry_after_cap", &self.retry_after_cap)
+            .field("strict_tools", &self.strict_tools)
+            .field("send_max_tool_calls", &self.send_max_tool_calls)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_follow_the_reference() {
+        let c = ModelApiConfig::new("k");
+        assert_eq!(c.base_url, "https://api.meta.ai/v1");
+        assert_eq!(c.model, "muse-spark-1.3");
+        assert_eq!(c.transcribe_model, "muse-voice-transcribe-1.0");
+        assert_eq!(c.max_attempts, 5);
+        assert_eq!(c.backoff_base, Duration::from_millis(500));
+        assert_eq!(c.backoff_cap, Duration::from_secs(8));
+        assert!(c.strict_tools);
+        assert!(c.send_max_tool_calls);
+    }
+
+    #[test]
+    fn urls_ignore_a_trailing_slash() {
+        assert_eq!(ModelApiConfig::new("k").url("responses"), "https://api.meta.ai/v1/responses");
+        let c = ModelApiConfig::new("k").with_base_url("http://127.0.0.1:9/v1/");
+        assert_eq!(c.url("/asr/transcribe"), "http://127.0.0.1:9/v1/asr/transcribe");
+    }
+
+    #[test]
+    fn debug_hides_the_key() {
+        let shown = format!("{:?}", ModelApiConfig::new("sk-secret"));
+        assert!(!shown.contains("sk-secret"), "{shown}");
+        assert!(shown.contains("<redacted>"), "{shown}");
+    }
+}

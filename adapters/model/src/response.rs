@@ -1,0 +1,319 @@
+//! Reading the answer of `POST /responses` (and the provider's error bodies).
+//!
+//! Each output item is kept as the exact text the provider sent, for verbatim replay, and read into a typed view.
+//! The reading is defensive: the reference leaves several members unconfirmed on Meta's service, so a missing
+//! member is an empty view, never an error, unless the caller could not go on without it (a function call without
+//! its `call_id`).
+
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+use trove_application::ports::model::{
+    Citation, ModelError, ModelResponse, OutputItem, OutputView, RawJson, SearchPage,
+};
+use trove_domain::spend::Usage;
+
+#[derive(Debug, Deserialize)]
+struct WireResponse {
+    #[serde(default)]
+    status: Option<String>,
+    #[serde(default)]
+    output: Option<Vec<Box<RawValue>>>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+    #[serde(default)]
+    error: Option<WireError>,
+    #[serde(default)]
+    incomplete_details: Option<WireIncomplete>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct WireUsage {
+    #[serde(default)]
+    input_tokens: u64,
+    #[serde(default)]
+    input_tokens_details: Option<WireInputDetails>,
+    #[serde(default)]
+    output_tokens: u64,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct WireInputDetails {
+    #[serde(default)]
+    cached_tokens: u64,
+}
+
+/// The `error` member of a failed response, and the inside of an HTTP error body.
+#[derive(Debug, Default, Deserialize)]
+struct WireError {
+    #[serde(default)]
+    message: Option<String>,
+    #[serde(default, rename = "type")]
+    kind: Option<String>,
+    #[serde(default)]
+    code: Option<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+struct WireIncomplete {
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct WireErrorBody {
+    error: WireError,
+}
+
+/// Reads a `200` answer of `/responses`.
+///
+/// # Errors
+/// `Incomplete`, `Failed` or `Refused` (with the usage) for a response of that status or with a refusal part;
+/// `BadResponse` for a body that is not a response.
+pub(crate) fn parse(body: &[u8]) -> Result<ModelResponse, ModelError> {
+    let wire: WireResponse = serde_json::from_slice(body)
+        .map_err(|e| ModelError::BadResponse(format!("the response is not the expected json: {e}")))?;
+    let mut output = Vec::new();
+    let mut refusal = None;
+    for raw in wire.output.unwrap_or_default() {
+        let value: Value = serde_json::from_str(raw.get())
+            .map_err(|e| ModelError::BadResponse(format!("an output item is not json: {e}")))?;
+        let view = view(&value)?;
+        refusal = refusal.or_else(|| refusal_of(&value));
+        output.push(OutputItem { raw: RawJson(raw.get().to_owned()), view });
+    }
+    let usage = usage(wire.usage.unwrap_or_default(), &output);
+
+    match wire.status.as_deref() {
+        Some("incomplete") => {
+            let reason = wire.incomplete_details.and_then(|d| d.reason).filter(|r| !r.is_empty());
+            return Err(ModelError::Incomplete { reason: reason.unwrap_or_else(|| "no reason given".into()), usage });
+        }
+        Some("failed") => {
+            let message = wire.error.map(|e| failure_message(&e)).unwrap_or_else(|| "no error given".into());
+            return Err(ModelError::Failed { message, usage });
+        }
+        // A missing status is read as completed: the output decides.
+        Some("completed") | None => {}
+        Some(other) => {
+            return Err(ModelError::BadResponse(format!("unexpected response status {other}")));
+        }
+    }
+    if let Some(refusal) = refusal {
+        return Err(ModelError::Refused { refusal, usage });
+    }
+    Ok(ModelResponse { output, usage })
+}
+
+/// The message of an HTTP error answer: the provider's `error.type` and `error.message` when the body has them,
+/// else the start of the body, else the status's reason.
+pub(crate) fn http_error_message(status: reqwest::StatusCode, body: &[u8]) -> String {
+    if let Ok(WireErrorBody { error }) = serde_json::from_slice::<WireErrorBody>(body) {
+        let message = error.message.filter(|m| !m.trim().is_empty());
+        match (error.kind.filter(|k| !k.trim().is_empty()), message) {
+            (Some(kind), Some(message)) => return format!("{kind}: {message}"),
+            (None, Some(message)) => return message,
+            (Some(kind), None) => return kind,
+            (None, None) => {}
+        }
+    }
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    if text.is_empty() {
+        status.canonical_reason().unwrap_or("no reason given").to_lowercase()
+    } else {
+        text.chars().take(300).collect()
+    }
+}
+
+/// `message (code)` of a failed response's `error`; `code` is often null and then left out.
+fn failure_message(error: &WireError) -> String {
+    let message = error.message.clone().filter(|m| !m.is_empty()).unwrap_or_else(|| "no message given".into());
+    match &error.code {
+        Some(Value::String(code)) if !code.is_empty() => format!("{message} ({code})"),
+        Some(Value::Number(code)) => format!("{message} ({code})"),
+        _ => message,
+    }
+}
+
+fn usage(wire: WireUsage, output: &[OutputItem]) -> Usage {
+    let searches = output
+        .iter()
+        .filter(|item| match &item.view {
+            // Opening or reading a page is not a query; a call that does not say what it did is counted.
+            OutputView::WebSearchCall { action, .. } => action.as_deref().is_none_or(|a| a == "search"),
+            _ => false,
+        })
+        .count();
+    Usage {
+        input_tokens: wire.input_tokens,
+        cached_tokens: wire.input_tokens_details.map_or(0, |d| d.cached_tokens),
+        output_tokens: wire.output_tokens,
+        searches: u32::try_from(searches).unwrap_or(u32::MAX),
+        audio_ms: 0,
+    }
+}
+
+fn text<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
+    value.get(key).and_then(Value::as_str)
+}
+
+fn items(value: Option<&Value>) -> &[Value] {
+    value.and_then(Value::as_array).map_or(&[], Vec::as_slice)
+}
+
+fn view(item: &Value) -> Result<OutputView, ModelError> {
+    let kind = text(item, "type").unwrap_or("unknown");
+    Ok(match kind {
+        "reasoning" => {
+            OutputView::Reasoning { replayable: text(item, "encrypted_content").is_some_and(|c| !c.is_empty()) }
+        }
+        "function_call" => {
+            let call_id = text(item, "call_id")
+                .filter(|c| !c.is_empty())
+                .ok_or_else(|| ModelError::BadResponse("a function call has no call_id".into()))?;
+            let name = text(item, "name")
+                .ok_or_else(|| ModelError::BadResponse(format!("function call {call_id} has no name")))?;
+            // `arguments` is a JSON string; should it come as an object, its JSON text is what the caller parses.
+            let arguments = match item.get("arguments") {
+                Some(Value::String(s)) => s.clone(),
+                None | Some(Value::Null) => String::new(),
+                Some(other) => other.to_string(),
+            };
+            OutputView::FunctionCall { call_id: call_id.to_owned(), name: name.to_owned(), arguments }
+        }
+        "message" => {
+            let mut joined = String::new();
+            let mut citations = Vec::new();
+            for part in items(item.get("content")) {
+                if text(part, "type") != Some("output_text") {
+                    continue;
+                }
+                joined.push_str(text(part, "text").unwrap_or_default());
+                for note in items(part.get("annotations")) {
+                    if text(note, "type") == Some("url_citation")
+                        && let Some(url) = text(note, "url")
+                    {
+                        citations.push(Citation { url: url.to_owned(), title: text(note, "title").map(str::to_owned) });
+                    }
+                }
+            }
+            OutputView::Message { text: joined, citations }
+        }
+        "web_search_call" => {
+            let action = item.get("action").filter(|a| a.is_object());
+            OutputView::WebSearchCall {
+                action: action.and_then(|a| text(a, "type")).map(str::to_owned),
+                query: action.and_then(|a| text(a, "query")).map(str::to_owned),
+                sources: pages(items(action.and_then(|a| a.get("sources")))),
+                results: pages(items(item.get("results"))),
+            }
+        }
+        other => OutputView::Other { kind: other.to_owned() },
+    })
+}
+
+/// The pages of a list of sources or results; entries without a `url` say nothing a comparable could cite.
+fn pages(entries: &[Value]) -> Vec<SearchPage> {
+    entries
+        .iter()
+        .filter_map(|e| {
+            let url = text(e, "url").filter(|u| !u.trim().is_empty())?;
+            Some(SearchPage { url: url.to_owned(), title: text(e, "title").map(str::to_owned) })
+        })
+        .collect()
+}
+
+/// The first refusal part of a message item.
+fn refusal_of(item: &Value) -> Option<String> {
+    if text(item, "type") != Some("message") {
+        return None;
+    }
+    items(item.get("content"))
+        .iter()
+        .find(|part| text(part, "type") == Some("refusal"))
+        .map(|part| text(part, "refusal").unwrap_or("no reason given").to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse_json(v: Value) -> Result<ModelResponse, ModelError> {
+        parse(v.to_string().as_bytes())
+    }
+
+    #[test]
+    fn an_action_without_a_type_counts_as_a_search() {
+        let r = parse_json(json!({"status": "completed", "output": [
+            {"type": "web_search_call", "id": "ws_1", "action": {"query": "q"}},
+            {"type": "web_search_call", "id": "ws_2"},
+            {"type": "web_search_call", "id": "ws_3", "action": {"type": "find_in_page"}}
+        ]}))
+        .unwrap();
+        assert_eq!(r.usage, Usage { searches: 2, ..Usage::default() });
+        assert_eq!(
+            r.output[0].view,
+            OutputView::WebSearchCall { action: None, query: Some("q".into()), sources: vec![], results: vec![] }
+        );
+        assert_eq!(
+            r.output[1].view,
+            OutputView::WebSearchCall { action: None, query: None, sources: vec![], results: vec![] }
+        );
+    }
+
+    #[test]
+    fn odd_items_and_missing_members() {
+        let r = parse_json(json!({"output": [
+            {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": ""},
+            {"id": "x_1"},
+            {"type": "image_generation_call", "id": "ig_1"},
+            {"type": "function_call", "call_id": "c", "name": "list_inventory", "arguments": {"a": 1}},
+            {"type": "message", "content": [{"type": "output_text", "text": "a"}, {"type": "output_text", "text": "b",
+              "annotations": [{"type": "file_citation", "file_id": "f"}, {"type": "url_citation", "title": "no url"}]}]}
+        ]}))
+        .unwrap();
+        let views: Vec<_> = r.output.into_iter().map(|o| o.view).collect();
+        assert_eq!(
+            views,
+            vec![
+                OutputView::Reasoning { replayable: false },
+                OutputView::Other { kind: "unknown".into() },
+                OutputView::Other { kind: "image_generation_call".into() },
+                OutputView::FunctionCall {
+                    call_id: "c".into(),
+                    name: "list_inventory".into(),
+                    arguments: "{\"a\":1}".into()
+                },
+                OutputView::Message { text: "ab".into(), citations: vec![] },
+            ]
+        );
+        assert_eq!(r.usage, Usage::default());
+    }
+
+    #[test]
+    fn unreadable_bodies() {
+        let check = |body: &[u8], want: &str| match parse(body) {
+            Err(ModelError::BadResponse(m)) => assert!(m.starts_with(want), "{m}"),
+            other => panic!("{other:?}"),
+        };
+        check(b"<html>", "the response is not the expected json");
+        check(b"{\"output\": 3}", "the response is not the expected json");
+        check(b"{\"output\": [{\"type\": \"function_call\", \"name\": \"x\"}]}", "a function call has no call_id");
+        check(b"{\"status\": \"queued\", \"output\": []}", "unexpected response status queued");
+    }
+
+    #[test]
+    fn error_messages() {
+        let check = |body: &str, want: &str| {
+            assert_eq!(http_error_message(reqwest::StatusCode::BAD_GATEWAY, body.as_bytes()), want);
+        };
+        check(r#"{"error": {"message": "m", "type": "t", "param": null, "code": null}}"#, "t: m");
+        check(r#"{"error": {"message": "m"}}"#, "m");
+        check(r#"{"error": {"type": "t"}}"#, "t");
+        check(" upstream down \n", "upstream down");
+        check("", "bad gateway");
+        check(&"x".repeat(400), &"x".repeat(300));
+    }
+}

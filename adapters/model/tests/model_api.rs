@@ -1,0 +1,782 @@
+//! The adapter against a fake Model API (wiremock): what exactly goes over the wire, how answers are read,
+//! retries, and error bodies.
+
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+use trove_application::ports::model::{
+    ApproximateLocation, Capabilities, Citation, InputItem, ModelError, ModelPort, ModelRequest, OutputSchema,
+    OutputView, SearchContextSize, SearchPage, Tool, Transcript,
+};
+use trove_domain::spend::{CallKind, Usage};
+use trove_model::{ModelApi, ModelApiConfig};
+use wiremock::matchers::{header, method, path};
+use wiremock::{Mock, MockServer, Request, ResponseTemplate};
+
+const KEY: &str = "sk-test-key";
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// Settings against `server`, with waits so short that no test sleeps for long.
+fn config(server: &MockServer) -> ModelApiConfig {
+    ModelApiConfig {
+        request_timeout: Duration::from_secs(10),
+        backoff_base: ms(1),
+        backoff_cap: ms(20),
+        retry_after_cap: Duration::from_secs(5),
+        ..ModelApiConfig::new(KEY).with_base_url(format!("{}/v1", server.uri()))
+    }
+}
+
+fn api(config: ModelApiConfig) -> ModelApi {
+    ModelApi::new(config).expect("client")
+}
+
+/// A mock of `POST /v1/responses` that checks the bearer key.
+fn responses() -> wiremock::MockBuilder {
+    Mock::given(method("POST")).and(path("/v1/responses")).and(header("authorization", format!("Bearer {KEY}")))
+}
+
+fn json_answer(body: &Value) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_json(body)
+}
+
+async fn sent(server: &MockServer) -> Vec<Request> {
+    server.received_requests().await.expect("request recording is on")
+}
+
+async fn sent_bodies(server: &MockServer) -> Vec<Value> {
+    sent(server).await.iter().map(|r| serde_json::from_slice(&r.body).expect("a json body")).collect()
+}
+
+fn strict_object(properties: Value, required: Value) -> String {
+    json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false}).to_string()
+}
+
+fn function_tools() -> Vec<Tool> {
+    vec![
+        Tool::Function {
+            name: "list_inventory".into(),
+            description: "every item a build may use".into(),
+            parameters: strict_object(json!({}), json!([])),
+        },
+        Tool::Function {
+            name: "item_details".into(),
+            description: "one item in full".into(),
+            parameters: strict_object(json!({"item_id": {"type": "integer"}}), json!(["item_id"])),
+        },
+    ]
+}
+
+fn proposal_schema() -> OutputSchema {
+    OutputSchema {
+        name: "ProposalSet".into(),
+        schema: strict_object(
+            json!({"proposals": {"type": "array", "items": {"type": "string"}}}),
+            json!(["proposals"]),
+        ),
+    }
+}
+
+fn proposal_request(input: Vec<InputItem>) -> ModelRequest {
+    ModelRequest {
+        kind: CallKind::Propose,
+        instructions: "choose projects".into(),
+        input,
+        tools: function_tools(),
+        output_schema: Some(proposal_schema()),
+        max_output_tokens: 16000,
+        max_tool_calls: None,
+        include_search_results: false,
+    }
+}
+
+/// The body the proposal request must produce, with `input` as given.
+fn proposal_body(input: Value) -> Value {
+    json!({
+        "model": "muse-spark-1.3",
+        "instructions": "choose projects",
+        "input": input,
+        "tools": [
+            {"type": "function", "name": "list_inventory", "description": "every item a build may use", "strict": true,
+             "parameters": {"type": "object", "properties": {}, "required": [], "additionalProperties": false}},
+            {"type": "function", "name": "item_details", "description": "one item in full", "strict": true,
+             "parameters": {"type": "object", "properties": {"item_id": {"type": "integer"}},
+                            "required": ["item_id"], "additionalProperties": false}}
+        ],
+        "text": {"format": {"type": "json_schema", "name": "ProposalSet", "strict": true,
+                            "schema": {"type": "object",
+                                       "properties": {"proposals": {"type": "array", "items": {"type": "string"}}},
+                                       "required": ["proposals"], "additionalProperties": false}}},
+        "store": false,
+        "max_output_tokens": 16000
+    })
+}
+
+fn message(text: &str) -> Value {
+    json!({"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+           "content": [{"type": "output_text", "text": text, "annotations": []}]})
+}
+
+fn completed(output: Value) -> Value {
+    json!({"id": "resp_9", "object": "response", "status": "completed", "error": null, "incomplete_details": null,
+           "output": output,
+           "usage": {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 40}, "output_tokens": 7,
+                     "output_tokens_details": {"reasoning_tokens": 5}, "total_tokens": 107}})
+}
+
+const USAGE: Usage = Usage { input_tokens: 100, cached_tokens: 40, output_tokens: 7, searches: 0, audio_ms: 0 };
+
+#[tokio::test]
+async fn the_proposal_request_is_exactly_the_reference_shape() {
+    let server = MockServer::start().await;
+    responses()
+        .and(header("content-type", "application/json"))
+        .respond_with(json_answer(&completed(json!([message("{\"proposals\":[]}")]))))
+        .expect(1)
+        .mount(&server)
+        .await;
+
+    let api = api(config(&server));
+    let answer = api.respond(&proposal_request(vec![InputItem::UserText("a lamp".into())])).await.unwrap();
+
+    let want = proposal_body(json!([{"role": "user", "content": [{"type": "input_text", "text": "a lamp"}]}]));
+    assert_eq!(sent_bodies(&server).await, vec![want]);
+    assert_eq!(answer.final_text(), Some("{\"proposals\":[]}"));
+    assert_eq!(answer.usage, USAGE);
+    assert_eq!(api.model_name(), "muse-spark-1.3");
+    assert_eq!(api.capabilities(), Capabilities { web_search: true, images: true, audio: true });
+}
+
+#[tokio::test]
+async fn an_image_goes_beside_its_text_and_empty_fields_are_left_out() {
+    let server = MockServer::start().await;
+    responses().respond_with(json_answer(&completed(json!([message("{}")])))).expect(1).mount(&server).await;
+
+    let request = ModelRequest {
+        kind: CallKind::ReadLabel,
+        instructions: String::new(),
+        input: vec![InputItem::UserImage {
+            text: "read this label".into(),
+            image_data_url: "data:image/jpeg;base64,/9j/4AAQ".into(),
+        }],
+        tools: Vec::new(),
+        output_schema: Some(OutputSchema { name: "Reading".into(), schema: "{\"type\":\"object\"}".into() }),
+        max_output_tokens: 8000,
+        max_tool_calls: Some(3),
+        include_search_results: false,
+    };
+    api(config(&server)).respond(&request).await.unwrap();
+
+    let want = json!({
+        "model": "muse-spark-1.3",
+        "input": [{"role": "user", "content": [
+            {"type": "input_text", "text": "read this label"},
+            {"type": "input_image", "image_url": "data:image/jpeg;base64,/9j/4AAQ"}
+        ]}],
+        "text": {"format": {"type": "json_schema", "name": "Reading", "strict": true, "schema": {"type": "object"}}},
+        "store": false,
+        "max_output_tokens": 8000,
+        "max_tool_calls": 3
+    });
+    assert_eq!(sent_bodies(&server).await, vec![want]);
+}
+
+/// The first answer of the loop, written with odd spacing so a re-serialisation would show.
+const STEP_ONE: &str = r#"{"id": "resp_1", "object": "response", "status": "completed", "error": null,
+ "incomplete_details": null,
+ "output": [
+  {"type":"reasoning",  "id": "rs_1", "summary": [], "encrypted_content": "gAAAAB-opaque"},
+  {"type": "function_call", "id": "fc_1", "call_id": "call_a", "name": "list_inventory", "arguments": "{}", "status": "completed"},
+  {"type": "function_call", "id": "fc_2", "call_id": "call_b", "name": "item_details", "arguments": "{\"item_id\":42}",   "status": "completed"}],
+ "usage": {"input_tokens": 1830, "input_tokens_details": {"cached_tokens": 0},
+           "output_tokens": 412, "output_tokens_details": {"reasoning_tokens": 350}, "total_tokens": 2242}}"#;
+
+const RAW_ITEMS: [&str; 3] = [
+    r#"{"type":"reasoning",  "id": "rs_1", "summary": [], "encrypted_content": "gAAAAB-opaque"}"#,
+    r#"{"type": "function_call", "id": "fc_1", "call_id": "call_a", "name": "list_inventory", "arguments": "{}", "status": "completed"}"#,
+    r#"{"type": "function_call", "id": "fc_2", "call_id": "call_b", "name": "item_details", "arguments": "{\"item_id\":42}",   "status": "completed"}"#,
+];
+
+#[tokio::test]
+async fn a_two_step_function_call_exchange_replays_items_verbatim() {
+    let server = MockServer::start().await;
+    responses()
+        .respond_with(ResponseTemplate::new(200).set_body_raw(STEP_ONE, "application/json"))
+        .up_to_n_times(1)
+        .expect(1)
+        .mount(&server)
+        .await;
+    responses()
+        .respond_with(json_answer(&completed(json!([message("{\"proposals\":[\"lamp\"]}")]))))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let api = api(config(&server));
+
+    let mut input = vec![InputItem::UserText("a lamp".into())];
+    let first = api.respond(&proposal_request(input.clone())).await.unwrap();
+    let raws: Vec<&str> = first.output.iter().map(|o| o.raw.0.as_str()).collect();
+    assert_eq!(raws, RAW_ITEMS);
+    assert_eq!(first.output[0].view, OutputView::Reasoning { replayable: true });
+    assert_eq!(
+        first.function_calls().collect::<Vec<_>>(),
+        vec![("call_a", "list_inventory", "{}"), ("call_b", "item_details", "{\"item_id\":42}")]
+    );
+    assert_eq!(
+        first.usage,
+        Usage { input_tokens: 1830, cached_tokens: 0, output_tokens: 412, searches: 0, audio_ms: 0 }
+    );
+
+    // What the loop does: every item so far, then one output per call, matched by call_id.
+    input.extend(first.output.iter().map(|o| InputItem::Replay(o.raw.clone())));
+    input.push(InputItem::FunctionCallOutput { call_id: "call_a".into(), output: "1 lamp shade".into() });
+    input.push(InputItem::FunctionCallOutput {
+        call_id: "call_b".into(),
+        output: "{\"error\": \"no such item\"}".into(),
+    });
+    let second = api.respond(&proposal_request(input)).await.unwrap();
+    assert_eq!(second.final_text(), Some("{\"proposals\":[\"lamp\"]}"));
+
+    let requests = sent(&server).await;
+    assert_eq!(requests.len(), 2);
+    let replayed = String::from_utf8(requests[1].body.clone()).unwrap();
+    for raw in RAW_ITEMS {
+        assert!(replayed.contains(raw), "{raw} not replayed verbatim in {replayed}");
+    }
+    let want = proposal_body(json!([
+        {"role": "user", "content": [{"type": "input_text", "text": "a lamp"}]},
+        {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAAB-opaque"},
+        {"type": "function_call", "id": "fc_1", "call_id": "call_a", "name": "list_inventory", "arguments": "{}",
+         "status": "completed"},
+        {"type": "function_call", "id": "fc_2", "call_id": "call_b", "name": "item_details",
+         "arguments": "{\"item_id\":42}", "status": "completed"},
+        {"type": "function_call_output", "call_id": "call_a", "output": "1 lamp shade"},
+        {"type": "function_call_output", "call_id": "call_b", "output": "{\"error\": \"no such item\"}"}
+    ]));
+    assert_eq!(sent_bodies(&server).await[1], want);
+}
+
+#[tokio::test]
+async fn reasoning_without_encrypted_content_is_not_replayable() {
+    let server = MockServer::start().await;
+    let output = json!([
+        {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "thinking"}]},
+        {"type": "reasoning", "id": "rs_2", "summary": [], "encrypted_content": null},
+        {"type": "reasoning", "id": "rs_3", "summary": [], "encrypted_content": "enc"},
+        message("done")
+    ]);
+    responses().respond_with(json_answer(&completed(output))).expect(1).mount(&server).await;
+
+    let answer = api(config(&server)).respond(&proposal_request(vec![])).await.unwrap();
+    let views: Vec<_> = answer.output.iter().map(|o| o.view.clone()).collect();
+    assert_eq!(
+        views,
+        vec![
+            OutputView::Reasoning { replayable: false },
+            OutputView::Reasoning { replayable: false },
+            OutputView::Reasoning { replayable: true },
+            OutputView::Message { text: "done".into(), citations: vec![] },
+        ]
+    );
+}
+
+fn location() -> ApproximateLocation {
+    ApproximateLocation {
+        country: Some("GB".into()),
+        region: Some("England".into()),
+        city: Some("London".into()),
+        timezone: Some("Europe/London".into()),
+    }
+}
+
+fn price_request(location: Option<ApproximateLocation>) -> ModelRequest {
+    ModelRequest {
+        kind: CallKind::Price,
+        instructions: "price it".into(),
+        input: vec![InputItem::UserText("Raspberry Pi 4 4GB".into())],
+        tools: vec![Tool::WebSearch { context_size: SearchContextSize::Medium, location }],
+        output_schema: Some(OutputSchema { name: "Comparables".into(), schema: "{\"type\":\"object\"}".into() }),
+        max_output_tokens: 16000,
+        max_tool_calls: Some(4),
+        include_search_results: true,
+    }
+}
+
+fn price_body(tool: Value) -> Value {
+    json!({
+        "model": "muse-spark-1.3",
+        "instructions": "price it",
+        "input": [{"role": "user", "content": [{"type": "input_text", "text": "Raspberry Pi 4 4GB"}]}],
+        "tools": [tool],
+        "text": {"format": {"type": "json_schema", "name": "Comparables", "strict": true, "schema": {"type": "object"}}},
+        "store": false,
+        "max_output_tokens": 16000,
+        "max_tool_calls": 4,
+        "include": ["web_search_call.results"]
+    })
+}
+
+#[tokio::test]
+async fn the_web_search_request_with_and_without_a_location() {
+    let server = MockServer::start().await;
+    responses().respond_with(json_answer(&completed(json!([message("{}")])))).expect(3).mount(&server).await;
+    let api = api(config(&server));
+
+    api.respond(&price_request(Some(location()))).await.unwrap();
+    api.respond(&price_request(None)).await.unwrap();
+    api.respond(&price_request(Some(ApproximateLocation {
+        country: Some("GB".into()),
+        region: None,
+        city: Some("Leeds".into()),
+        timezone: Some(String::new()),
+    })))
+    .await
+    .unwrap();
+
+    let bodies = sent_bodies(&server).await;
+    assert_eq!(
+        bodies,
+        vec![
+            price_body(json!({"type": "web_search", "search_context_size": "medium",
+                              "user_location": {"type": "approximate", "country": "GB", "region": "England",
+                                                "city": "London", "timezone": "Europe/London"}})),
+            price_body(json!({"type": "web_search", "search_context_size": "medium"})),
+            price_body(json!({"type": "web_search", "search_context_size": "medium",
+                              "user_location": {"type": "approximate", "country": "GB", "city": "Leeds"}})),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn an_empty_location_is_left_out_entirely() {
+    let server = MockServer::start().await;
+    responses().respond_with(json_answer(&completed(json!([message("{}")])))).expect(1).mount(&server).await;
+
+    api(config(&server)).respond(&price_request(Some(ApproximateLocation::default()))).await.unwrap();
+
+    assert_eq!(
+        sent_bodies(&server).await,
+        vec![price_body(json!({"type": "web_search", "search_context_size": "medium"}))]
+    );
+}
+
+#[tokio::test]
+async fn strict_and_max_tool_calls_can_be_switched_off() {
+    let server = MockServer::start().await;
+    responses().respond_with(json_answer(&completed(json!([message("{}")])))).expect(1).mount(&server).await;
+    let config = ModelApiConfig { strict_tools: false, send_max_tool_calls: false, ..config(&server) };
+
+    let mut request = price_request(None);
+    request.tools.extend(function_tools().into_iter().take(1));
+    api(config).respond(&request).await.unwrap();
+
+    let mut want = price_body(json!({"type": "web_search", "search_context_size": "medium"}));
+    want["tools"] = json!([
+        {"type": "web_search", "search_context_size": "medium"},
+        {"type": "function", "name": "list_inventory", "description": "every item a build may use",
+         "parameters": {"type": "object", "properties": {}, "required": [], "additionalProperties": false}}
+    ]);
+    want.as_object_mut().unwrap().remove("max_tool_calls");
+    assert_eq!(sent_bodies(&server).await, vec![want]);
+}
+
+#[tokio::test]
+async fn searches_are_counted_and_pages_and_citations_read() {
+    let server = MockServer::start().await;
+    let output = json!([
+        {"type": "web_search_call", "id": "ws_1", "status": "completed",
+         "action": {"type": "search", "query": "used Raspberry Pi 4 4GB price",
+                    "sources": [{"type": "url", "url": "https://a.example/pi"}, {"type": "url"}]},
+         "results": [{"title": "Pi 4 sold", "url": "https://b.example/item/1", "snippet": "GBP 35"},
+                     {"url": "https://c.example/x"}]},
+        {"type": "web_search_call", "id": "ws_2", "status": "completed",
+         "action": {"type": "open_page", "url": "https://b.example/item/1"}},
+        {"type": "message", "id": "msg_1", "role": "assistant", "content": [
+            {"type": "output_text", "text": "{\"comparables\":", "annotations": [
+                {"type": "url_citation", "url": "https://b.example/item/1", "title": "Pi 4 sold",
+                 "start_index": 0, "end_index": 5}]},
+            {"type": "output_text", "text": "[]}", "annotations": [
+                {"type": "url_citation", "url": "https://d.example/", "start_index": 0, "end_index": 2}]}
+        ]}
+    ]);
+    responses().respond_with(json_answer(&completed(output))).expect(1).mount(&server).await;
+
+    let answer = api(config(&server)).respond(&price_request(Some(location()))).await.unwrap();
+
+    assert_eq!(answer.usage, Usage { searches: 1, ..USAGE });
+    let views: Vec<_> = answer.output.iter().map(|o| o.view.clone()).collect();
+    assert_eq!(
+        views,
+        vec![
+            OutputView::WebSearchCall {
+                action: Some("search".into()),
+                query: Some("used Raspberry Pi 4 4GB price".into()),
+                sources: vec![SearchPage { url: "https://a.example/pi".into(), title: None }],
+                results: vec![
+                    SearchPage { url: "https://b.example/item/1".into(), title: Some("Pi 4 sold".into()) },
+                    SearchPage { url: "https://c.example/x".into(), title: None },
+                ],
+            },
+            OutputView::WebSearchCall {
+                action: Some("open_page".into()),
+                query: None,
+                sources: vec![],
+                results: vec![]
+            },
+            OutputView::Message {
+                text: "{\"comparables\":[]}".into(),
+                citations: vec![
+                    Citation { url: "https://b.example/item/1".into(), title: Some("Pi 4 sold".into()) },
+                    Citation { url: "https://d.example/".into(), title: None },
+                ],
+            },
+        ]
+    );
+}
+
+#[tokio::test]
+async fn incomplete_failed_and_refused_answers_keep_their_usage() {
+    let server = MockServer::start().await;
+    let mut incomplete = completed(json!([]));
+    incomplete["status"] = json!("incomplete");
+    incomplete["incomplete_details"] = json!({"reason": "max_output_tokens"});
+    let mut failed = completed(json!([]));
+    failed["status"] = json!("failed");
+    failed["error"] = json!({"code": "server_error", "message": "the model crashed"});
+    let mut failed_without_code = completed(json!([]));
+    failed_without_code["status"] = json!("failed");
+    failed_without_code["error"] = json!({"code": null, "message": "no capacity"});
+    let refused = completed(json!([
+        {"type": "message", "id": "msg_1", "role": "assistant",
+         "content": [{"type": "refusal", "refusal": "I can't help with that."}]}
+    ]));
+    for body in [&incomplete, &failed, &failed_without_code, &refused] {
+        responses().respond_with(json_answer(body)).up_to_n_times(1).expect(1).mount(&server).await;
+    }
+    let api = api(config(&server));
+
+    let mut errors = Vec::new();
+    for _ in 0..4 {
+        errors.push(api.respond(&proposal_request(vec![])).await.unwrap_err());
+    }
+
+    assert_eq!(
+        errors,
+        vec![
+            ModelError::Incomplete { reason: "max_output_tokens".into(), usage: USAGE },
+            ModelError::Failed { message: "the model crashed (server_error)".into(), usage: USAGE },
+            ModelError::Failed { message: "no capacity".into(), usage: USAGE },
+            ModelError::Refused { refusal: "I can't help with that.".into(), usage: USAGE },
+        ]
+    );
+    assert_eq!(errors[0].usage(), Some(USAGE));
+}
+
+#[tokio::test]
+async fn an_unreadable_answer_is_a_bad_response() {
+    let server = MockServer::start().await;
+    responses()
+        .respond_with(ResponseTemplate::new(200).set_body_string("<html>oops</html>"))
+        .expect(1)
+        .mount(&server)
+        .await;
+
+    let err = api(config(&server)).respond(&proposal_request(vec![])).await.unwrap_err();
+
+    assert!(
+        matches!(&err, ModelError::BadResponse(m) if m.starts_with("the response is not the expected json")),
+        "{err:?}"
+    );
+}
+
+fn error_body(message: &str, kind: &str) -> Value {
+    json!({"error": {"message": message, "type": kind, "param": null, "code": null}})
+}
+
+#[tokio::test]
+async fn a_429_with_retry_after_is_waited_out_then_retried() {
+    let server = MockServer::start().await;
+    responses()
+        .respond_with(
+            ResponseTemplate::new(429)
+                .insert_header("retry-after", "1")
+                .set_body_json(error_body("Rate limit reached", "rate_limit_error")),
+        )
+        .up_to_n_times(1)
+        .expect(1)
+        .mount(&server)
+        .await;
+    responses().respond_with(json_answer(&completed(json!([message("ok")])))).expect(1).mount(&server).await;
+
+    let started = Instant::now();
+    let answer = api(config(&server)).respond(&proposal_request(vec![])).await.unwrap();
+
+    assert_eq!(answer.final_text(), Some("ok"));
+    assert!(started.elapsed() >= Duration::from_secs(1), "retried after {:?}", started.elapsed());
+    assert_eq!(sent(&server).await.len(), 2);
+}
+
+#[tokio::test]
+async fn a_retry_after_beyond_the_cap_is_cut_to_the_cap() {
+    let server = MockServer::start().await;
+    responses()
+        .respond_with(ResponseTemplate::new(429).insert_header("retry-after", "3600"))
+        .up_to_n_times(1)
+        .expect(1)
+        .mount(&server)
+        .await;
+    responses().respond_with(json_answer(&completed(json!([message("ok")])))).expect(1).mount(&server).await;
+    let config = ModelApiConfig { retry_after_cap: ms(10), ..config(&server) };
+
+    let started = Instant::now();
+    api(config).respond(&proposal_request(vec![])).await.unwrap();
+
+    assert!(started.elapsed() < Duration::from_secs(5), "waited {:?}", started.elapsed());
+}
+
+#[tokio::test]
+async fn a_503_is_retried_until_it_succeeds() {
+    let server = MockServer::start().await;
+    responses()
+        .respond_with(ResponseTemplate::new(503).set_body_json(error_body("overloaded", "server_error")))
+        .up_to_n_times(2)
+        .expect(2)
+        .mount(&server)
+        .await;
+    responses().respond_with(json_answer(&completed(json!([message("ok")])))).expect(1).mount(&server).await;
+
+    let answer = api(config(&server)).respond(&proposal_request(vec![])).await.unwrap();
+
+    assert_eq!(answer.final_text(), Some("ok"));
+}
+
+#[tokio::test]
+async fn server_errors_give_up_after_max_attempts() {
+    let server = MockServer::start().await;
+    responses()
+        .respond_with(ResponseTemplate::new(500).set_body_json(error_body("The server had an error", "server_error")))
+        .expect(3)
+        .mount(&server)
+        .await;
+    let config = ModelApiConfig { max_attempts: 3, ..config(&server) };
+
+    let err = api(config).respond(&proposal_request(vec![])).await.unwrap_err();
+
+    assert_eq!(err, ModelError::Http { status: 500, message: "server_error: The server had an error".into() });
+}
+
+#[tokio::test]
+async fn a_408_is_retried() {
+    let server = MockServer::start().await;
+    responses().respond_with(ResponseTemplate::new(408)).up_to_n_times(1).expect(1).mount(&server).await;
+    responses().respond_with(json_answer(&completed(json!([message("ok")])))).expect(1).mount(&server).await;
+
+    let answer = api(config(&server)).respond(&proposal_request(vec![])).await.unwrap();
+
+    assert_eq!(answer.final_text(), Some("ok"));
+}
+
+#[tokio::test]
+async fn a_400_is_never_retried_and_its_body_is_read() {
+    let server = MockServer::start().await;
+    let body = json!({"error": {"message": "Unknown parameter: 'response_format'.", "type": "invalid_request_error",
+                                "param": "response_format", "code": "unknown_parameter"}});
+    responses().respond_with(ResponseTemplate::new(400).set_body_json(body)).expect(1).mount(&server).await;
+
+    let err = api(config(&server)).respond(&proposal_request(vec![])).await.unwrap_err();
+
+    assert_eq!(
+        err,
+        ModelError::Http {
+            status: 400,
+            message: "invalid_request_error: Unknown parameter: 'response_format'.".into()
+        }
+    );
+}
+
+#[tokio::test]
+async fn other_client_errors_are_never_retried() {
+    for (status, body, want) in [
+        (401, error_body("Invalid API key", "authentication_error"), "authentication_error: Invalid API key"),
+        (403, error_body("Model not allowed", "permission_error"), "permission_error: Model not allowed"),
+        (404, json!({"error": {"message": "No such route", "type": null}}), "No such route"),
+        (422, json!({"detail": "x"}), "{\"detail\":\"x\"}"),
+    ] {
+        let server = MockServer::start().await;
+        responses().respond_with(ResponseTemplate::new(status).set_body_json(body)).expect(1).mount(&server).await;
+
+        let err = api(config(&server)).respond(&proposal_request(vec![])).await.unwrap_err();
+
+        assert_eq!(err, ModelError::Http { status, message: want.into() }, "{status}");
+        server.verify().await;
+    }
+}
+
+#[tokio::test]
+async fn timeouts_are_retried_then_unreachable() {
+    let server = MockServer::start().await;
+    responses()
+        .respond_with(json_answer(&completed(json!([message("late")]))).set_delay(Duration::from_secs(2)))
+        .expect(3)
+        .mount(&server)
+        .await;
+    let config = ModelApiConfig { request_timeout: ms(100), max_attempts: 3, ..config(&server) };
+
+    let err = api(config).respond(&proposal_request(vec![])).await.unwrap_err();
+
+    assert_eq!(err, ModelError::Unreachable("no answer within 100ms (after 3 attempts)".into()));
+}
+
+#[tokio::test]
+async fn a_timeout_then_an_answer_succeeds() {
+    let server = MockServer::start().await;
+    responses()
+        .respond_with(json_answer(&completed(json!([message("late")]))).set_delay(Duration::from_secs(2)))
+        .up_to_n_times(1)
+        .expect(1)
+        .mount(&server)
+        .await;
+    responses().respond_with(json_answer(&completed(json!([message("ok")])))).expect(1).mount(&server).await;
+    let config = ModelApiConfig { request_timeout: ms(300), ..config(&server) };
+
+    let answer = api(config).respond(&proposal_request(vec![])).await.unwrap();
+
+    assert_eq!(answer.final_text(), Some("ok"));
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_retried_then_unreachable() {
+    // A port that was just free: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let config = ModelApiConfig {
+        max_attempts: 2,
+        backoff_base: ms(1),
+        backoff_cap: ms(5),
+        ..ModelApiConfig::new(KEY).with_base_url(format!("http://127.0.0.1:{port}/v1"))
+    };
+
+    let err = api(config).respond(&proposal_request(vec![])).await.unwrap_err();
+
+    match err {
+        ModelError::Unreachable(reason) => {
+            assert!(reason.starts_with("error sending request"), "{reason}");
+            assert!(reason.ends_with("(after 2 attempts)"), "{reason}");
+        }
+        other => panic!("expected unreachable, got {other:?}"),
+    }
+}
+
+/// The parts of a multipart body: each part's header lines (lower-cased) and its bytes.
+fn multipart_parts(request: &Request) -> Vec<(String, Vec<u8>)> {
+    let content_type = request.headers.get("content-type").unwrap().to_str().unwrap().to_owned();
+    let boundary = content_type.split("boundary=").nth(1).expect("a boundary").trim_matches('"');
+    let delimiter = format!("--{boundary}").into_bytes();
+    let body = &request.body;
+    let mut starts = Vec::new();
+    let mut i = 0;
+    while i + delimiter.len() <= body.len() {
+        if body[i..].starts_with(&delimiter) {
+            starts.push(i);
+            i += delimiter.len();
+        } else {
+            i += 1;
+        }
+    }
+    starts
+        .windows(2)
+        .map(|w| {
+            let part = &body[w[0] + delimiter.len()..w[1]];
+            let part = part.strip_prefix(b"\r\n").unwrap().strip_suffix(b"\r\n").unwrap();
+            let split = part.windows(4).position(|x| x == b"\r\n\r\n").expect("part headers end");
+            (String::from_utf8(part[..split].to_vec()).unwrap().to_lowercase(), part[split + 4..].to_vec())
+        })
+        .collect()
+}
+
+const WAV: &[u8] = b"RIFF\x24\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00\x80\x3e\x00\x00\x00\x7d\x00\x00\x02\x00\x10\x00data\x00\x00\x00\x00\xff\xfe";
+
+fn transcribe_mock() -> wiremock::MockBuilder {
+    Mock::given(method("POST")).and(path("/v1/asr/transcribe")).and(header("authorization", format!("Bearer {KEY}")))
+}
+
+#[tokio::test]
+async fn transcription_sends_both_parts_and_reads_the_transcript() {
+    let server = MockServer::start().await;
+    let answer = json!({"sessionId": "s-1", "transcript": "a ten amp hour battery", "audioDurationMs": 4250,
+                        "turns": [{"text": "a ten amp hour battery"}]});
+    transcribe_mock().respond_with(json_answer(&answer)).expect(1).mount(&server).await;
+
+    let transcript = api(config(&server)).transcribe(WAV).await.unwrap();
+
+    assert_eq!(transcript, Transcript { text: "a ten amp hour battery".into(), audio_ms: 4250 });
+    let requests = sent(&server).await;
+    assert!(
+        requests[0]
+            .headers
+            .get("content-type")
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with("multipart/form-data; boundary="),
+        "{:?}",
+        requests[0].headers
+    );
+    let parts = multipart_parts(&requests[0]);
+    assert_eq!(parts.len(), 2);
+    let (request_headers, request_json) = &parts[0];
+    assert!(request_headers.contains("content-disposition: form-data; name=\"request\""), "{request_headers}");
+    assert!(request_headers.contains("content-type: application/json"), "{request_headers}");
+    assert_eq!(
+        serde_json::from_slice::<Value>(request_json).unwrap(),
+        json!({"model": "muse-voice-transcribe-1.0", "audioEncoding": "WAV", "mode": "PUSH_TO_TALK"})
+    );
+    let (audio_headers, audio) = &parts[1];
+    assert!(
+        audio_headers.contains("content-disposition: form-data; name=\"audio\"; filename=\"audio.wav\""),
+        "{audio_headers}"
+    );
+    assert!(audio_headers.contains("content-type: audio/wav"), "{audio_headers}");
+    assert_eq!(audio.as_slice(), WAV);
+}
+
+#[tokio::test]
+async fn transcription_is_retried_with_the_whole_audio_and_errors_are_mapped() {
+    let server = MockServer::start().await;
+    transcribe_mock().respond_with(ResponseTemplate::new(502)).up_to_n_times(1).expect(1).mount(&server).await;
+    transcribe_mock()
+        .respond_with(json_answer(&json!({"sessionId": "s-2", "transcript": "", "turns": []})))
+        .up_to_n_times(1)
+        .expect(1)
+        .mount(&server)
+        .await;
+    transcribe_mock()
+        .respond_with(ResponseTemplate::new(413).set_body_json(error_body("audio too long", "invalid_request_error")))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let api = api(config(&server));
+
+    let transcript = api.transcribe(WAV).await.unwrap();
+    let err = api.transcribe(WAV).await.unwrap_err();
+
+    assert_eq!(transcript, Transcript { text: String::new(), audio_ms: 0 });
+    assert_eq!(err, ModelError::Http { status: 413, message: "invalid_request_error: audio too long".into() });
+    let requests = sent(&server).await;
+    assert_eq!(requests.len(), 3);
+    assert_eq!(multipart_parts(&requests[1])[1].1.as_slice(), WAV);
+}
+
+#[tokio::test]
+async fn an_unreadable_transcription_is_a_bad_response() {
+    let server = MockServer::start().await;
+    transcribe_mock().respond_with(json_answer(&json!({"sessionId": "s-3"}))).expect(1).mount(&server).await;
+
+    let err = api(config(&server)).transcribe(WAV).await.unwrap_err();
+
+    assert!(
+        matches!(&err, ModelError::BadResponse(m) if m.starts_with("the transcription is not the expected json")),
+        "{err:?}"
+    );
+}

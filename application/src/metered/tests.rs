@@ -1,0 +1,273 @@
+//! Metered calls against mocked ports: the budget before each call, one spend entry per call (failed or not),
+//! costed at the configured rates.
+
+use super::*;
+use crate::ports::clock::MockClock;
+use crate::ports::model::{MockModelPort, ModelResponse};
+use crate::ports::spend::MockSpendLedger;
+use chrono::{TimeZone, Utc};
+use std::sync::Mutex;
+use trove_domain::Timestamp;
+use trove_domain::spend::BudgetReached;
+
+const HOUSEHOLD: HouseholdId = HouseholdId(9);
+const MODEL: &str = "muse-spark-1.3";
+
+fn now() -> Timestamp {
+    Utc.with_ymd_and_hms(2026, 5, 20, 18, 0, 0).unwrap()
+}
+
+/// Rates unlike the defaults, so a cost computed at the wrong rates shows.
+fn rates() -> Rates {
+    Rates {
+        input_per_mtok: MicroUsd(2_000_000),
+        cached_per_mtok: MicroUsd(500_000),
+        output_per_mtok: MicroUsd(8_000_000),
+        per_search: MicroUsd(10_000),
+        transcribe_per_min: MicroUsd(12_000),
+    }
+}
+
+fn request(kind: CallKind) -> ModelRequest {
+    ModelRequest {
+        kind,
+        instructions: "Find comparable sales.".into(),
+        input: vec![],
+        tools: vec![],
+        output_schema: None,
+        max_output_tokens: 16_000,
+        max_tool_calls: None,
+        include_search_results: false,
+    }
+}
+
+type Entries = Arc<Mutex<Vec<SpendEntry>>>;
+
+/// A ledger that keeps every entry it is given.
+fn ledger() -> (MockSpendLedger, Entries) {
+    let entries: Entries = Arc::default();
+    let kept = entries.clone();
+    let mut ledger = MockSpendLedger::new();
+    ledger.expect_record().withf(|h, _| *h == HOUSEHOLD).returning(move |_, entry: &SpendEntry| {
+        kept.lock().unwrap().push(entry.clone());
+        Ok(())
+    });
+    (ledger, entries)
+}
+
+fn model() -> MockModelPort {
+    let mut model = MockModelPort::new();
+    model.expect_model_name().return_const(MODEL.to_owned());
+    model
+}
+
+fn metered(model: MockModelPort, ledger: MockSpendLedger, policy: SpendPolicy) -> Metered {
+    let mut clock = MockClock::new();
+    clock.expect_now().return_const(now());
+    Metered::new(Arc::new(model), Arc::new(ledger), Arc::new(clock), policy)
+}
+
+fn policy() -> SpendPolicy {
+    SpendPolicy { rates: rates(), monthly_limit: None }
+}
+
+fn entry(kind: CallKind, usage: Usage, cost: i64) -> SpendEntry {
+    SpendEntry {
+        at: now(),
+        kind,
+        model: MODEL.into(),
+        input_tokens: usage.input_tokens,
+        cached_tokens: usage.cached_tokens,
+        output_tokens: usage.output_tokens,
+        searches: usage.searches,
+        cost: MicroUsd(cost),
+    }
+}
+
+#[tokio::test]
+async fn each_successful_call_writes_one_entry_costed_at_the_configured_rates() {
+    let first = Usage { input_tokens: 10_000, cached_tokens: 4_000, output_tokens: 1_000, searches: 2, audio_ms: 0 };
+    let second = Usage { input_tokens: 500, cached_tokens: 0, output_tokens: 250, searches: 0, audio_ms: 0 };
+    let mut model = model();
+    let mut answers = vec![second, first];
+    model
+        .expect_respond()
+        .times(2)
+        .returning(move |_| Ok(ModelResponse { output: vec![], usage: answers.pop().unwrap() }));
+    let (ledger, entries) = ledger();
+    let metered = metered(model, ledger, policy());
+    let mut run = RunSpend::default();
+
+    metered.respond(HOUSEHOLD, &request(CallKind::Price), &mut run).await.unwrap();
+    metered.respond(HOUSEHOLD, &request(CallKind::Price), &mut run).await.unwrap();
+
+    // 6000 uncached * 2 + 4000 cached * 0.5 + 1000 output * 8 = 22000, and 2 searches * 10000: 42000 micro-USD.
+    // 500 * 2 + 250 * 8 = 3000 micro-USD.
+    assert_eq!(
+        *entries.lock().unwrap(),
+        vec![entry(CallKind::Price, first, 42_000), entry(CallKind::Price, second, 3_000)]
+    );
+    assert_eq!(
+        run,
+        RunSpend {
+            calls: 2,
+            input_tokens: 10_500,
+            cached_tokens: 4_000,
+            output_tokens: 1_250,
+            searches: 2,
+            cost: MicroUsd(45_000)
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_failed_call_without_usage_still_writes_an_entry_with_zero_tokens() {
+    let cases = [
+        (ModelError::Http { status: 503, message: "overloaded".into() }, "the Model API answered 503: overloaded"),
+        (ModelError::Unreachable("timed out".into()), "the Model API could not be reached: timed out"),
+        (ModelError::BadResponse("no output".into()), "the Model API's answer could not be read: no output"),
+    ];
+    for (error, want) in cases {
+        let mut model = model();
+        model.expect_respond().times(1).return_const(Err(error));
+        let (ledger, entries) = ledger();
+        let metered = metered(model, ledger, policy());
+        let mut run = RunSpend::default();
+
+        let result = metered.respond(HOUSEHOLD, &request(CallKind::Propose), &mut run).await;
+
+        match result {
+            Err(Error::ModelFailed { reason, spend }) => {
+                assert_eq!(reason, want);
+                assert_eq!(spend, RunSpend { calls: 1, ..RunSpend::default() });
+            }
+            other => panic!("expected ModelFailed, got {other:?}"),
+        }
+        assert_eq!(*entries.lock().unwrap(), vec![entry(CallKind::Propose, Usage::default(), 0)], "{want}");
+        assert_eq!(run.calls, 1);
+    }
+}
+
+#[tokio::test]
+async fn a_failed_call_with_usage_writes_an_entry_with_that_usage() {
+    let billed = Usage { input_tokens: 3_000, cached_tokens: 0, output_tokens: 16_000, searches: 1, audio_ms: 0 };
+    let mut model = model();
+    model
+        .expect_respond()
+        .times(1)
+        .return_const(Err(ModelError::Incomplete { reason: "max_output_tokens".into(), usage: billed }));
+    let (ledger, entries) = ledger();
+    let metered = metered(model, ledger, policy());
+    let mut run = RunSpend::default();
+
+    let result = metered.respond(HOUSEHOLD, &request(CallKind::ReadLabel), &mut run).await;
+
+    // 3000 * 2 + 16000 * 8 = 134000, and one search: 144000 micro-USD.
+    match result {
+        Err(Error::ModelFailed { reason, spend }) => {
+            assert_eq!(reason, "the model's answer is incomplete (max_output_tokens)");
+            assert_eq!(spend.cost, MicroUsd(144_000));
+        }
+        other => panic!("expected ModelFailed, got {other:?}"),
+    }
+    assert_eq!(*entries.lock().unwrap(), vec![entry(CallKind::ReadLabel, billed, 144_000)]);
+}
+
+#[tokio::test]
+async fn a_backend_that_cannot_serve_the_request_is_not_billed() {
+    let mut model = model();
+    model
+        .expect_respond()
+        .times(1)
+        .return_const(Err(ModelError::NotConfigured { what: "pricing".into(), setting: "MODEL_API_KEY" }));
+    let (ledger, entries) = ledger();
+    let metered = metered(model, ledger, policy());
+    let mut run = RunSpend::default();
+
+    let result = metered.respond(HOUSEHOLD, &request(CallKind::Price), &mut run).await;
+
+    assert!(
+        matches!(&result, Err(Error::NotConfigured { what, setting: "MODEL_API_KEY" }) if what == "pricing"),
+        "{result:?}"
+    );
+    assert!(entries.lock().unwrap().is_empty());
+    assert_eq!(run, RunSpend::default());
+}
+
+#[tokio::test]
+async fn transcribe_writes_a_transcribe_entry_costed_per_minute_of_audio() {
+    let mut model = model();
+    model
+        .expect_transcribe()
+        .times(1)
+        .withf(|wav| wav == b"RIFF....WAVE")
+        .return_const(Ok(Transcript { text: "a drill, good".into(), audio_ms: 90_000 }));
+    let (ledger, entries) = ledger();
+    let metered = metered(model, ledger, policy());
+    let mut run = RunSpend::default();
+
+    let transcript = metered.transcribe(HOUSEHOLD, b"RIFF....WAVE", &mut run).await.unwrap();
+
+    assert_eq!(transcript.text, "a drill, good");
+    // 90 seconds at 12000 micro-USD a minute.
+    assert_eq!(*entries.lock().unwrap(), vec![entry(CallKind::Transcribe, Usage::default(), 18_000)]);
+    assert_eq!(run, RunSpend { calls: 1, cost: MicroUsd(18_000), ..RunSpend::default() });
+}
+
+#[tokio::test]
+async fn a_failed_transcription_still_writes_an_entry() {
+    let mut model = model();
+    model.expect_transcribe().times(1).return_const(Err(ModelError::Http { status: 413, message: "too large".into() }));
+    let (ledger, entries) = ledger();
+    let metered = metered(model, ledger, policy());
+    let mut run = RunSpend::default();
+
+    let result = metered.transcribe(HOUSEHOLD, b"RIFF", &mut run).await;
+
+    assert!(
+        matches!(&result, Err(Error::ModelFailed { reason, .. }) if reason == "the Model API answered 413: too large")
+    );
+    assert_eq!(*entries.lock().unwrap(), vec![entry(CallKind::Transcribe, Usage::default(), 0)]);
+}
+
+#[tokio::test]
+async fn a_spent_budget_refuses_before_sending() {
+    let mut model = model();
+    model.expect_respond().times(0);
+    model.expect_transcribe().times(0);
+    let mut ledger = MockSpendLedger::new();
+    let month_start = Utc.with_ymd_and_hms(2026, 5, 1, 0, 0, 0).unwrap();
+    ledger
+        .expect_total_since()
+        .times(2)
+        .withf(move |h, since| *h == HOUSEHOLD && *since == month_start)
+        .returning(|_, _| Ok(MicroUsd(2_000_000)));
+    ledger.expect_record().times(0);
+    let metered = metered(model, ledger, SpendPolicy { rates: rates(), monthly_limit: Some(MicroUsd(2_000_000)) });
+    let mut run = RunSpend::default();
+
+    let answered = metered.respond(HOUSEHOLD, &request(CallKind::Propose), &mut run).await;
+    let transcribed = metered.transcribe(HOUSEHOLD, b"RIFF", &mut run).await;
+
+    let want = BudgetReached { spent: MicroUsd(2_000_000), limit: MicroUsd(2_000_000) };
+    assert!(matches!(answered, Err(Error::Budget(b)) if b == want), "{answered:?}");
+    assert!(matches!(transcribed, Err(Error::Budget(b)) if b == want), "{transcribed:?}");
+    assert_eq!(run, RunSpend::default());
+}
+
+#[tokio::test]
+async fn below_the_budget_or_without_one_the_call_is_sent() {
+    for (limit, spent_calls) in [(Some(MicroUsd(2_000_000)), 1), (None, 0)] {
+        let mut model = model();
+        model.expect_respond().times(1).return_const(Ok(ModelResponse { output: vec![], usage: Usage::default() }));
+        let (mut ledger, entries) = ledger();
+        // Without a limit the ledger's total is never read.
+        ledger.expect_total_since().times(spent_calls).returning(|_, _| Ok(MicroUsd(1_999_999)));
+        let metered = metered(model, ledger, SpendPolicy { rates: rates(), monthly_limit: limit });
+        let mut run = RunSpend::default();
+
+        metered.respond(HOUSEHOLD, &request(CallKind::Propose), &mut run).await.unwrap();
+
+        assert_eq!(entries.lock().unwrap().len(), 1, "{limit:?}");
+    }
+}

@@ -1,0 +1,118 @@
+//! The project lifecycle: accept (reserve the items atomically), build, drop; and the build pack.
+
+use crate::error::named;
+use crate::ports::{Clock, InventoryRepo, ProjectRepo, TemplateRepo};
+use crate::{Error, RepoError};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use trove_domain::item::Item;
+use trove_domain::pack::{self, BuildPack};
+use trove_domain::project::{self, Project};
+use trove_domain::{HouseholdId, ItemId, ProjectId};
+
+/// The lifecycle use cases.
+#[derive(Clone)]
+pub struct Projects {
+    projects: Arc<dyn ProjectRepo>,
+    items: Arc<dyn InventoryRepo>,
+    templates: Arc<dyn TemplateRepo>,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for Projects {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Projects").finish_non_exhaustive()
+    }
+}
+
+fn no_project(id: ProjectId) -> impl Fn(RepoError) -> Error {
+    named(move || format!("no such project {id}"))
+}
+
+impl Projects {
+    pub fn new(
+        projects: Arc<dyn ProjectRepo>,
+        items: Arc<dyn InventoryRepo>,
+        templates: Arc<dyn TemplateRepo>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        Self { projects, items, templates, clock }
+    }
+
+    /// Every project of the household, newest first.
+    ///
+    /// # Errors
+    /// [`Error::Unexpected`] only.
+    pub async fn list(&self, household: HouseholdId) -> Result<Vec<Project>, Error> {
+        Ok(self.projects.list(household).await?)
+    }
+
+    /// One project.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] naming it.
+    pub async fn get(&self, household: HouseholdId, id: ProjectId) -> Result<Project, Error> {
+        self.projects.get(household, id).await.map_err(no_project(id))
+    }
+
+    async fn allocated_items(&self, household: HouseholdId, project: &Project) -> Result<Vec<Item>, Error> {
+        let ids: Vec<ItemId> = project.allocations.iter().map(|a| a.item_id).collect();
+        Ok(self.items.get_many(household, &ids).await?)
+    }
+
+    /// Accepts a proposed project: the rules check every item is still buildable, then the store reserves them
+    /// all in one transaction, conditional on each item being unchanged since the check.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`]; [`Error::Conflict`] naming the item that is no longer buildable (or that another
+    /// writer took in between), or when the project is not proposed.
+    pub async fn accept(&self, household: HouseholdId, id: ProjectId) -> Result<Project, Error> {
+        let project = self.get(household, id).await?;
+        let items: BTreeMap<ItemId, Item> =
+            self.allocated_items(household, &project).await?.into_iter().map(|i| (i.id, i)).collect();
+        project::check_accept(&project, &items).map_err(|e| Error::Conflict(e.to_string()))?;
+        let versions: Vec<(ItemId, i64)> = items.values().map(|i| (i.id, i.version)).collect();
+        match self.projects.accept(household, id, &versions, self.clock.now()).await {
+            Ok(p) => Ok(p),
+            Err(RepoError::Stale(item)) => {
+                Err(Error::Conflict(format!("item {item} is no longer buildable (it changed while accepting)")))
+            }
+            Err(e) => Err(no_project(id)(e)),
+        }
+    }
+
+    /// Marks an accepted project built; its items become in use.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`]; [`Error::Conflict`] unless accepted.
+    pub async fn build(&self, household: HouseholdId, id: ProjectId) -> Result<Project, Error> {
+        let project = self.get(household, id).await?;
+        project::check_build(&project).map_err(|e| Error::Conflict(e.to_string()))?;
+        self.projects.build(household, id, self.clock.now()).await.map_err(no_project(id))
+    }
+
+    /// Drops a proposed or accepted project; reserved items become available again.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`]; [`Error::Conflict`] when built or already dropped.
+    pub async fn drop_project(&self, household: HouseholdId, id: ProjectId) -> Result<Project, Error> {
+        let project = self.get(household, id).await?;
+        project::check_drop(&project).map_err(|e| Error::Conflict(e.to_string()))?;
+        self.projects.drop_project(household, id, self.clock.now()).await.map_err(no_project(id))
+    }
+
+    /// The build pack of a project.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for the project (or its template, if it was removed).
+    pub async fn pack(&self, household: HouseholdId, id: ProjectId) -> Result<BuildPack, Error> {
+        let project = self.get(household, id).await?;
+        let template = self
+            .templates
+            .get(household, project.template_id)
+            .await
+            .map_err(named(|| format!("no such template {}", project.template_id)))?;
+        let items = self.allocated_items(household, &project).await?;
+        Ok(pack::build_pack(&project, &template, &items))
+    }
+}

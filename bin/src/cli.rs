@@ -1,0 +1,120 @@
+//! The command line.
+
+use crate::{App, Config, build, issue_token, seed_demo};
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use poem::listener::{Acceptor, Listener, TcpListener};
+
+/// Trove: the inventory of what you own, and what to build, sell or give away from it.
+#[derive(Debug, Parser)]
+#[command(name = "trove", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the API and the web page on TROVE_BIND (default 127.0.0.1:8080).
+    Serve {
+        /// Seed the demo inventory into an empty store and print a sign-in URL with a new token.
+        #[arg(long)]
+        demo: bool,
+    },
+    /// Run the database migrations and exit.
+    Migrate,
+    /// Seed the demo inventory (about 40 items) into the default household, if it is empty.
+    Demo,
+    /// Manage bearer tokens.
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Print a new bearer token (the household is created on first use).
+    New {
+        /// The household the token belongs to.
+        #[arg(long, default_value = trove_application::auth::DEFAULT_HOUSEHOLD)]
+        household: String,
+        /// Who the token is for.
+        #[arg(long, default_value = "owner")]
+        member: String,
+    },
+}
+
+/// Runs a parsed command line with a configuration read from the environment.
+///
+/// # Errors
+/// Whatever the command fails with.
+pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Migrate => {
+            build(&config).await?;
+            println!("migrations applied");
+        }
+        Command::Demo => {
+            let app = build(&config).await?;
+            let n = seed_demo(&app).await?;
+            if n == 0 {
+                println!("the default household already has items; nothing seeded");
+            } else {
+                println!("seeded {n} demo items into the default household");
+            }
+        }
+        Command::Token { command: TokenCommand::New { household, member } } => {
+            let app = build(&config).await?;
+            println!("{}", issue_token(&app, &household, &member).await?);
+        }
+        Command::Serve { demo } => {
+            let app = build(&config).await?;
+            let acceptor = TcpListener::bind(config.bind)
+                .into_acceptor()
+                .await
+                .with_context(|| format!("listening on {} (TROVE_BIND)", config.bind))?;
+            let addr = acceptor
+                .local_addr()
+                .first()
+                .and_then(|a| a.as_socket_addr().copied())
+                .context("the listener has no address")?;
+            announce(&app, demo, addr).await?;
+            trove_http::serve(acceptor, app.services, shutdown_signal()).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Prints where Trove listens and how to sign in.
+async fn announce(app: &App, demo: bool, addr: std::net::SocketAddr) -> anyhow::Result<()> {
+    println!("trove listening on http://{addr} (database: {}, model: {})", app.store.backend_name(), app.model_name);
+    if demo {
+        let n = seed_demo(app).await?;
+        if n > 0 {
+            println!("seeded {n} demo items");
+        }
+        let token = issue_token(app, trove_application::auth::DEFAULT_HOUSEHOLD, "demo").await?;
+        println!("sign in: http://{addr}/#token={token}");
+        println!("or use the API: curl -H 'Authorization: Bearer {token}' http://{addr}/api/items");
+    } else {
+        println!("get a token with: trove token new");
+    }
+    Ok(())
+}
+
+/// Completes on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            s.recv().await;
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { () = ctrl_c => {}, () = term => {} }
+}
