@@ -108,7 +108,7 @@ pub fn builtin() -> Vec<NewTemplate> {
 /// # Errors
 /// The first [`TemplateError`] of an entry that does not validate.
 pub fn try_builtin() -> Result<Vec<NewTemplate>, TemplateError> {
-    Ok(vec![
+    vec![
         template(
             "Retro game console",
             "Play classic console games on a TV or monitor with RetroPie running on a single-board computer.",
@@ -665,7 +665,7 @@ pub fn try_builtin() -> Result<Vec<NewTemplate>, TemplateError> {
         ),
     ]
     .into_iter()
-    .collect::<Result<Vec<_>, _>>()?)
+    .collect()
 }
 
 #[cfg(test)]

@@ -1,1 +1,9 @@
-//! placeholder
+//! The one integration-test binary: the whole app on port 0, on SQLite and on PostgreSQL, with the local
+//! planner or a fake Model API (wiremock).
+
+mod app;
+mod fake_model;
+mod items;
+mod projects;
+mod selling;
+mod templates;

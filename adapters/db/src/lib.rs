@@ -28,7 +28,7 @@ const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(15);
 const SQLITE_POOL: u32 = 4;
 const POSTGRES_POOL: u32 = 10;
 /// An arbitrary key for the PostgreSQL advisory lock that serialises migrations of several processes.
-const MIGRATION_LOCK_KEY: i64 = 0x7472_6f76_65;
+const MIGRATION_LOCK_KEY: i64 = 0x0074_726f_7665;
 
 /// The database: a pooled connection to SQLite or PostgreSQL. Cheap to clone; implements every repository
 /// port (`InventoryRepo`, `TemplateRepo`, `ProjectRepo`, `SpendLedger`, `HouseholdRepo`, `IdempotencyStore`,

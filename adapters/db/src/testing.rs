@@ -23,9 +23,25 @@ fn unique_suffix() -> (u64, String) {
 
 /// The URL of a new SQLite file in a new directory under the system's temporary directory. The directory and
 /// the file are created by [`crate::Store::connect`].
+///
+/// Directories left by tests more than a few hours old are removed on the way, best effort.
 pub fn fresh_sqlite_url() -> String {
-    let (_, suffix) = unique_suffix();
-    crate::sqlite_url(&std::env::temp_dir().join(format!("trove_t_{suffix}")))
+    let (now, suffix) = unique_suffix();
+    let tmp = std::env::temp_dir();
+    if let Ok(entries) = std::fs::read_dir(&tmp) {
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            if created_at(&name.to_string_lossy()).is_some_and(|c| c + STALE_AFTER_SECS < now) {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    }
+    crate::sqlite_url(&tmp.join(format!("trove_t_{suffix}")))
+}
+
+/// When a `trove_t_<secs>_...` test database or directory was made, from its name.
+fn created_at(name: &str) -> Option<u64> {
+    name.strip_prefix("trove_t_")?.split('_').next()?.parse().ok()
 }
 
 /// The server part of `TROVE_TEST_PG_URL` (default [`DEFAULT_PG_URL`]), without a database path.
@@ -73,9 +89,37 @@ async fn drop_stale(admin: &sea_orm::DatabaseConnection, now: u64) {
     let Ok(rows) = admin.query_all_raw(stmt).await else { return };
     for row in rows {
         let Ok(name) = row.try_get::<String>("", "datname") else { continue };
-        let created = name.split('_').nth(2).and_then(|s| s.parse::<u64>().ok());
-        if created.is_some_and(|c| c + STALE_AFTER_SECS < now) {
+        if created_at(&name).is_some_and(|c| c + STALE_AFTER_SECS < now) {
             let _ = admin.execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await;
         }
     }
+}
+
+/// Drops a test database made by [`fresh_postgres_url`], ending its open connections; a SQLite URL's
+/// directory made by [`fresh_sqlite_url`] is removed instead. Anything else is left alone.
+///
+/// # Errors
+/// When the PostgreSQL server refuses.
+pub async fn discard(url: &str) -> anyhow::Result<()> {
+    if let Some(path) = url.strip_prefix("sqlite://").and_then(|p| p.split('?').next()) {
+        if let Some(dir) = std::path::Path::new(path).parent()
+            && dir.file_name().and_then(|n| created_at(&n.to_string_lossy())).is_some()
+        {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        return Ok(());
+    }
+    let Some((base, name)) = url.rsplit_once('/') else { return Ok(()) };
+    if created_at(name).is_none() || name.contains(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+        return Ok(());
+    }
+    let mut options = ConnectOptions::new(format!("{base}/postgres"));
+    options.max_connections(1).sqlx_logging(false);
+    let admin = Database::connect(options).await.with_context(|| format!("connect to {base}"))?;
+    admin
+        .execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        .await
+        .with_context(|| format!("drop {name}"))?;
+    admin.close().await.context("close the admin connection")?;
+    Ok(())
 }

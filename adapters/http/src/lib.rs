@@ -8,7 +8,7 @@ pub mod selling_dto;
 pub mod web;
 
 use poem::listener::TcpAcceptor;
-use poem::middleware::{SizeLimit, Tracing};
+use poem::middleware::Tracing;
 use poem::{EndpointExt, Route, Server};
 use poem_openapi::OpenApiService;
 use std::future::Future;
@@ -57,11 +57,38 @@ pub fn app(services: Services) -> impl poem::Endpoint {
         .at("/health", poem::get(api::health))
         .nest("/api/openapi.json", spec)
         .nest("/api/docs", docs)
-        .nest("/api", api.with(SizeLimit::new(JSON_BODY_LIMIT)))
+        .nest("/api", api.around(limit_body))
         .nest("/", web::site())
         .data(services.auth.clone())
         .with(Tracing)
         .catch_all_error(|err| async move { error::render(err) })
+}
+
+/// Refuses a request body over [`JSON_BODY_LIMIT`] with 413, whether its size is announced (`Content-Length`)
+/// or not (a chunked body is read up to the limit, never further).
+async fn limit_body<E: poem::Endpoint>(next: Arc<E>, mut req: poem::Request) -> poem::Result<poem::Response> {
+    let too_large = || {
+        error::ApiError::new(
+            poem::http::StatusCode::PAYLOAD_TOO_LARGE,
+            "too_large",
+            format!("the request body is larger than {JSON_BODY_LIMIT} bytes"),
+        )
+    };
+    let announced = req
+        .headers()
+        .get(poem::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    match announced {
+        Some(n) if n > JSON_BODY_LIMIT as u64 => return Err(too_large().into()),
+        Some(_) => {}
+        None if req.headers().contains_key(poem::http::header::TRANSFER_ENCODING) => {
+            let body = req.take_body().into_bytes_limit(JSON_BODY_LIMIT).await.map_err(|_| too_large())?;
+            req.set_body(body);
+        }
+        None => {}
+    }
+    next.call(req).await.map(poem::IntoResponse::into_response)
 }
 
 /// Serves `app(services)` on `acceptor` until `shutdown` completes. Tests pass a listener bound to port 0.

@@ -2,9 +2,10 @@
 //!
 //! Within one template, requirements are matched to items by augmenting paths (a maximum matching), each
 //! requirement trying its candidates best first: better condition, then fewer known faults, then the closer fit to the requirement's
-//! field bounds, then the lower id. Across templates, a greedy pass proposes complete templates one at a time,
-//! each time the one whose items the fewest other complete templates need (then the most particular one), so as
-//! many projects as possible stay complete; an item is never used twice. Optional requirements are filled last, from what is left.
+//! field bounds, then the lower id. Across templates, a greedy pass adds complete templates one at a time to a
+//! joint matching of all their requirements (so items can still move between the templates chosen), each time
+//! the one that leaves the most other templates addable, so as many projects as possible are complete; an item
+//! is never used twice. Optional requirements are filled last, from what is left.
 
 use crate::transcript::Detail;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -191,6 +192,72 @@ impl<'a> Options<'a> {
     }
 }
 
+/// A matching of the non-optional requirements of several templates at once to distinct items.
+#[derive(Debug, Clone)]
+struct Joint {
+    /// The requirements matched, as (template, requirement) indices, in the order they were added.
+    nodes: Vec<(usize, usize)>,
+    /// For each node, its item.
+    filled: Vec<Option<usize>>,
+    /// For each item, the node holding it.
+    holder: Vec<Option<usize>>,
+}
+
+impl Joint {
+    fn new(items: usize) -> Self {
+        Self { nodes: Vec::new(), filled: Vec::new(), holder: vec![None; items] }
+    }
+
+    /// Adds template `t`'s non-optional requirements, moving items between requirements already matched where
+    /// that frees one. True when every requirement got an item; otherwise the matching is spoiled and the caller
+    /// drops it (it works on a clone).
+    fn add(&mut self, options: &[Options<'_>], t: usize) -> bool {
+        let mut order: Vec<usize> = options[t].required().collect();
+        order.sort_by_key(|&r| (options[t].candidates[r].len(), r));
+        for r in order {
+            self.nodes.push((t, r));
+            self.filled.push(None);
+            let mut seen = vec![false; self.holder.len()];
+            if !self.augment(options, self.nodes.len() - 1, &mut seen) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Kuhn's augmenting path for one node, trying its candidates best first.
+    fn augment(&mut self, options: &[Options<'_>], node: usize, seen: &mut [bool]) -> bool {
+        let (t, r) = self.nodes[node];
+        for &i in &options[t].candidates[r] {
+            if seen[i] {
+                continue;
+            }
+            seen[i] = true;
+            let moved = match self.holder[i] {
+                None => true,
+                Some(other) => self.augment(options, other, seen),
+            };
+            if moved {
+                self.holder[i] = Some(node);
+                self.filled[node] = Some(i);
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// The templates of a joint matching, in the order they were added.
+fn chosen_templates(joint: &Joint) -> Vec<usize> {
+    let mut out: Vec<usize> = Vec::new();
+    for &(t, _) in &joint.nodes {
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
+}
+
 /// A template the planner proposes, with the item index chosen for each requirement it covers.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Chosen {
@@ -217,30 +284,40 @@ pub(crate) fn assign(templates: &[Template], items: &[Item]) -> Vec<Chosen> {
     let mut left: Vec<usize> = (0..templates.len()).collect();
     let mut chosen: Vec<Chosen> = Vec::new();
 
-    // Complete templates, each round the one that spoils the fewest others.
-    while chosen.len() < MAX_PROPOSALS {
-        let complete: Vec<(usize, Vec<Option<usize>>)> = left
+    // Complete templates. Items are not fixed to a template until the end: a joint matching over the
+    // requirements of every template chosen so far proves they can all be complete at once. Each round adds the
+    // template that leaves the most other templates still addable, then the one putting more items to use, then
+    // the more particular one.
+    let mut joint = Joint::new(items.len());
+    while chosen_templates(&joint).len() < MAX_PROPOSALS {
+        let addable: Vec<(usize, Joint)> = left
             .iter()
-            .map(|&t| (t, options[t].matching(&free)))
-            .filter(|(t, filled)| covered(filled) == options[*t].required_count())
-            .collect();
-        let best = complete
-            .iter()
-            .map(|(t, filled)| {
-                let mut after = free.clone();
-                take(&mut after, filled);
-                let spoiled = complete
-                    .iter()
-                    .filter(|(o, _)| o != t)
-                    .filter(|(o, _)| covered(&options[*o].matching(&after)) < options[*o].required_count())
-                    .count();
-                (spoiled, options[*t].choice(&free), *t, filled)
+            .filter_map(|&t| {
+                let mut with = joint.clone();
+                with.add(&options, t).then_some((t, with))
             })
-            .min_by_key(|(spoiled, choice, t, _)| (*spoiled, *choice, *t));
-        let Some((_, _, t, filled)) = best else { break };
-        take(&mut free, filled);
-        chosen.push(Chosen { template: t, filled: filled.clone() });
+            .collect();
+        let best = addable
+            .iter()
+            .map(|(t, with)| {
+                let spoiled = addable.iter().filter(|(o, _)| o != t && !with.clone().add(&options, *o)).count();
+                let key = (spoiled, usize::MAX - options[*t].required_count(), options[*t].choice(&free), *t);
+                (key, with)
+            })
+            .min_by_key(|(key, _)| *key);
+        let Some(((.., t), with)) = best else { break };
+        joint = with.clone();
         left.retain(|&l| l != t);
+    }
+    for t in chosen_templates(&joint) {
+        let mut filled = vec![None; templates[t].requirements.len()];
+        for (node, &(nt, r)) in joint.nodes.iter().enumerate() {
+            if nt == t {
+                filled[r] = joint.filled[node];
+            }
+        }
+        take(&mut free, &filled);
+        chosen.push(Chosen { template: t, filled });
     }
 
     // Too few complete ones: the best partial ones too, with at least half their requirements covered.

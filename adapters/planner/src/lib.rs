@@ -57,6 +57,7 @@ impl fmt::Debug for LocalPlanner {
 }
 
 impl LocalPlanner {
+    /// A planner reading the machine checks of templates from `templates`.
     pub fn new(templates: Arc<dyn TemplateRepo>) -> Self {
         Self { templates }
     }

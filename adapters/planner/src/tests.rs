@@ -345,15 +345,3 @@ async fn details_showing_an_item_unusable_drop_it() {
 fn anyhow_error() -> anyhow::Error {
     anyhow::anyhow!("database is unreachable")
 }
-
-#[tokio::test]
-async fn show_demo() {
-    let templates = builtin_templates();
-    let items = demo_items();
-    let run = run(&planner(&templates), &items, &templates).await;
-    let set = parse(&run.text);
-    for p in &set.proposals {
-        println!("{} | {} | {:?}", p.title, p.reason, p.allocations);
-    }
-    println!("{:?}", run.calls);
-}

@@ -117,11 +117,21 @@ fn list_condition(household: HouseholdId, query: &ItemQuery) -> sea_orm::Conditi
         cond = cond.add(items::Column::GoneReason.is_null());
     }
     for word in query.q.as_deref().unwrap_or("").split_whitespace() {
-        let pattern = contains_pattern(&word.to_lowercase());
-        let like = |col: items::Column| {
-            Expr::expr(Func::lower(Expr::col((items::Entity, col)))).like(LikeExpr::new(pattern.clone()).escape('\\'))
-        };
-        cond = cond.add(sea_orm::Condition::any().add(like(items::Column::Name)).add(like(items::Column::Profile)));
+        // Lower-cased on both sides. SQLite's LOWER folds ASCII only, so a word with other letters is also
+        // matched as typed: an exact-case search for "Über" finds "Über" on both backends.
+        let mut patterns = vec![(true, contains_pattern(&word.to_lowercase()))];
+        if !word.is_ascii() {
+            patterns.push((false, contains_pattern(word)));
+        }
+        let mut any = sea_orm::Condition::any();
+        for col in [items::Column::Name, items::Column::Profile] {
+            for (lowered, pattern) in &patterns {
+                let column = Expr::col((items::Entity, col));
+                let subject = if *lowered { Expr::expr(Func::lower(column)) } else { column };
+                any = any.add(subject.like(LikeExpr::new(pattern.clone()).escape('\\')));
+            }
+        }
+        cond = cond.add(any);
     }
     cond
 }

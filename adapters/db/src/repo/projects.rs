@@ -42,8 +42,8 @@ async fn move_project(
     at: Timestamp,
 ) -> Result<DatabaseTransaction, RepoError> {
     let written = projects::Entity::update_many()
-        .col_expr(projects::Column::Status, Expr::val(to.as_str()).into())
-        .col_expr(projects::Column::UpdatedAt, Expr::val(at).into())
+        .col_expr(projects::Column::Status, Expr::val(to.as_str()))
+        .col_expr(projects::Column::UpdatedAt, Expr::val(at))
         .filter(projects::Column::Id.eq(id.0))
         .filter(projects::Column::HouseholdId.eq(household.0))
         .filter(projects::Column::Status.is_in(from.iter().map(|s| s.as_str())))
@@ -75,14 +75,14 @@ async fn move_held_items(
     at: Timestamp,
 ) -> anyhow::Result<()> {
     let mut update = items::Entity::update_many()
-        .col_expr(items::Column::Availability, Expr::val(to.as_str()).into())
+        .col_expr(items::Column::Availability, Expr::val(to.as_str()))
         .col_expr(items::Column::Version, Expr::col(items::Column::Version).add(1))
-        .col_expr(items::Column::UpdatedAt, Expr::val(at).into())
+        .col_expr(items::Column::UpdatedAt, Expr::val(at))
         .filter(items::Column::HouseholdId.eq(household.0))
         .filter(items::Column::ProjectId.eq(project.0))
         .filter(items::Column::Availability.eq(from.as_str()));
     if release {
-        update = update.col_expr(items::Column::ProjectId, Expr::val(None::<i64>).into());
+        update = update.col_expr(items::Column::ProjectId, Expr::val(None::<i64>));
     }
     update.exec(txn).await.with_context(|| format!("move the items of project {project} to {to}"))?;
     Ok(())
@@ -158,10 +158,10 @@ impl ProjectRepo for Store {
         items.sort_unstable();
         for (item, version) in items {
             let written = items::Entity::update_many()
-                .col_expr(items::Column::Availability, Expr::val(Availability::Reserved.as_str()).into())
-                .col_expr(items::Column::ProjectId, Expr::val(id.0).into())
+                .col_expr(items::Column::Availability, Expr::val(Availability::Reserved.as_str()))
+                .col_expr(items::Column::ProjectId, Expr::val(id.0))
                 .col_expr(items::Column::Version, Expr::col(items::Column::Version).add(1))
-                .col_expr(items::Column::UpdatedAt, Expr::val(at).into())
+                .col_expr(items::Column::UpdatedAt, Expr::val(at))
                 .filter(items::Column::Id.eq(item.0))
                 .filter(items::Column::HouseholdId.eq(household.0))
                 .filter(items::Column::Version.eq(version))

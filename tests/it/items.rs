@@ -1,0 +1,227 @@
+//! The inventory through the HTTP API: CRUD, filters, paging, normalisation, errors that change nothing, tokens
+//! and households.
+
+use crate::app::{Db, TestApp, assert_error, item};
+use crate::on_both;
+use reqwest::StatusCode;
+use serde_json::json;
+
+on_both!(
+    items_round_trip_with_normalised_fields,
+    listing_filters_and_pages,
+    bad_input_is_refused_and_changes_nothing,
+    households_never_see_each_other,
+    measurements_faults_tests_and_gone,
+);
+
+async fn items_round_trip_with_normalised_fields(db: Db) {
+    let app = TestApp::spawn(db, &[]).await;
+    let (status, created) = app
+        .post(
+            "/api/items",
+            json!({
+                "name": "  Anker PowerCore 10000 ", "item_type": "power_bank", "profile": "Anker A1263, USB-A",
+                "condition": "like_new", "intent": "keep", "location": "shelf B2",
+                "accessories": ["USB cable", "usb cable", "pouch"],
+                "fields": {"capacity": {"value": 10, "unit": "Ah"}, "output_voltage": {"value": 5, "unit": "v"}}
+            }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    assert_eq!(created["name"], "Anker PowerCore 10000");
+    assert_eq!(created["fields"]["capacity"], json!({"value": 10000.0, "unit": "mAh"}));
+    assert_eq!(created["fields"]["output_voltage"], json!({"value": 5.0, "unit": "V"}));
+    assert_eq!(created["accessories"], json!(["USB cable", "pouch"]));
+    assert_eq!(created["availability"], "available");
+    assert_eq!(created["gone"], json!(null));
+    let id = created["id"].as_i64().unwrap();
+
+    let (status, got) = app.get(&format!("/api/items/{id}")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(got, created);
+
+    let (status, patched) =
+        app.patch(&format!("/api/items/{id}"), json!({"intent": "sell", "location": null, "condition": "good"})).await;
+    assert_eq!(status, StatusCode::OK, "{patched}");
+    assert_eq!(patched["intent"], "sell");
+    assert_eq!(patched["condition"], "good");
+    assert_eq!(patched["location"], json!(null));
+    assert_eq!(patched["name"], "Anker PowerCore 10000");
+
+    let (status, health) = app.get("/health").await;
+    assert_eq!((status, health["status"].as_str()), (StatusCode::OK, Some("ok")));
+    let (status, spec) = app.get("/api/openapi.json").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(spec["paths"]["/items"].is_object() || spec["paths"]["/api/items"].is_object(), "{spec}");
+    let docs = app.client.get(app.url("/api/docs")).send().await.unwrap();
+    assert_eq!(docs.status(), StatusCode::OK);
+}
+
+async fn listing_filters_and_pages(db: Db) {
+    let app = TestApp::spawn(db, &[]).await;
+    for i in 0..7 {
+        let mut body = item(&format!("Cell {i}"), "lithium_cell");
+        body["profile"] = json!(if i % 2 == 0 { "Samsung 25R" } else { "LG HG2" });
+        if i == 6 {
+            body["intent"] = json!("sell");
+        }
+        app.create_item(body).await;
+    }
+    let pi = app.create_item(item("Raspberry Pi 4", "single_board_computer")).await;
+    let (s, _) = app.post(&format!("/api/items/{pi}/gone"), json!({"reason": "sold", "note": "eBay"})).await;
+    assert_eq!(s, StatusCode::OK);
+
+    let check = |path: &'static str, total: u64, names: &'static [&'static str]| {
+        let app = &app;
+        async move {
+            let (status, page) = app.get(path).await;
+            assert_eq!(status, StatusCode::OK, "{path}: {page}");
+            assert_eq!(page["total"], total, "{path}: {page}");
+            let got: Vec<&str> =
+                page["items"].as_array().unwrap().iter().map(|i| i["name"].as_str().unwrap()).collect();
+            assert_eq!(got, names, "{path}");
+        }
+    };
+    check("/api/items?limit=3", 7, &["Cell 0", "Cell 1", "Cell 2"]).await;
+    check("/api/items?limit=3&offset=6", 7, &["Cell 6"]).await;
+    check("/api/items?intent=sell", 1, &["Cell 6"]).await;
+    check("/api/items?q=samsung", 4, &["Cell 0", "Cell 2", "Cell 4", "Cell 6"]).await;
+    check("/api/items?q=LG%20hg2&intent=keep", 3, &["Cell 1", "Cell 3", "Cell 5"]).await;
+    check("/api/items?item_type=single_board_computer", 0, &[]).await;
+    check("/api/items?item_type=single_board_computer&include_gone=true", 1, &["Raspberry Pi 4"]).await;
+    check("/api/items?availability=lent", 0, &[]).await;
+    let (status, page) = app.get("/api/items").await;
+    assert_eq!((status, page["limit"].as_u64(), page["offset"].as_u64()), (StatusCode::OK, Some(50), Some(0)));
+}
+
+async fn bad_input_is_refused_and_changes_nothing(db: Db) {
+    let app = TestApp::spawn(db, &[]).await;
+    let id = app.create_item(item("Multimeter", "multimeter")).await;
+    let before = app.all_items().await;
+
+    let raw = |body: &'static str| {
+        app.client
+            .post(app.url("/api/items"))
+            .bearer_auth(&app.token)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+    };
+    let resp = raw("{not json").await.unwrap();
+    let status = resp.status();
+    let body: serde_json::Value = resp.json().await.unwrap();
+    assert_error(status, &body, StatusCode::BAD_REQUEST, "invalid");
+
+    for (body, why) in [
+        (json!({"name": "x", "item_type": "laptop", "condition": "mint", "intent": "keep"}), "unknown condition"),
+        (json!({"name": "  ", "item_type": "laptop", "condition": "good", "intent": "keep"}), "empty name"),
+        (json!({"name": "x", "item_type": "Lap Top", "condition": "good", "intent": "keep"}), "bad item_type"),
+        (
+            json!({"name": "x", "item_type": "laptop", "condition": "good", "intent": "keep",
+                   "fields": {"capacity": {"value": 3, "unit": "furlongs"}}}),
+            "unknown unit",
+        ),
+        (
+            json!({"name": "x", "item_type": "laptop", "condition": "good", "intent": "keep", "colour": "red"}),
+            "unknown field",
+        ),
+        (
+            json!({"name": "x", "item_type": "laptop", "condition": "good", "intent": "keep", "components": [999]}),
+            "missing component",
+        ),
+    ] {
+        let (status, body) = app.post("/api/items", body).await;
+        assert_error(status, &body, StatusCode::BAD_REQUEST, "invalid");
+        assert!(!why.is_empty());
+    }
+    for path in [
+        "/api/items?limit=0",
+        "/api/items?limit=501",
+        "/api/items?limit=-1",
+        "/api/items?offset=-5",
+        "/api/items?intent=hoard",
+    ] {
+        let (status, body) = app.get(path).await;
+        assert_error(status, &body, StatusCode::BAD_REQUEST, "invalid");
+    }
+    let (status, body) = app.patch(&format!("/api/items/{id}"), json!({"availability": "reserved"})).await;
+    assert_error(status, &body, StatusCode::BAD_REQUEST, "invalid");
+
+    let (status, body) = app.get("/api/items/424242").await;
+    assert_error(status, &body, StatusCode::NOT_FOUND, "not_found");
+
+    let huge = json!({"name": "x", "item_type": "laptop", "condition": "good", "intent": "keep", "profile": "y".repeat(1_100_000)});
+    let (status, body) = app.post("/api/items", huge).await;
+    assert_error(status, &body, StatusCode::PAYLOAD_TOO_LARGE, "too_large");
+
+    let resp = app.client.get(app.url("/api/items")).send().await.unwrap();
+    let status = resp.status();
+    let body: serde_json::Value = resp.json().await.unwrap();
+    assert_error(status, &body, StatusCode::UNAUTHORIZED, "unauthorized");
+    let (status, body) = app.get_as("trove_not_a_token", "/api/items").await;
+    assert_error(status, &body, StatusCode::UNAUTHORIZED, "unauthorized");
+
+    assert_eq!(app.all_items().await, before, "nothing was written");
+}
+
+async fn households_never_see_each_other(db: Db) {
+    let app = TestApp::spawn(db, &[]).await;
+    let mine = app.create_item(item("My drill", "drill")).await;
+    let other = app.token_of("neighbours").await;
+    let (status, theirs) = app.post_as(&other, "/api/items", item("Their saw", "saw")).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let theirs = theirs["id"].as_i64().unwrap();
+
+    let (status, body) = app.get_as(&other, &format!("/api/items/{mine}")).await;
+    assert_error(status, &body, StatusCode::NOT_FOUND, "not_found");
+    let (status, body) =
+        app.post_as(&other, &format!("/api/items/{mine}/faults"), json!({"text": "x", "severity": "minor"})).await;
+    assert_error(status, &body, StatusCode::NOT_FOUND, "not_found");
+    let (status, page) = app.get_as(&other, "/api/items").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(page["total"], 1);
+    assert_eq!(page["items"][0]["id"], theirs);
+    let (status, page) = app.get("/api/items").await;
+    assert_eq!((status, page["total"].as_u64()), (StatusCode::OK, Some(1)));
+    assert_eq!(app.all_items().await[0]["faults"], json!([]));
+}
+
+async fn measurements_faults_tests_and_gone(db: Db) {
+    let app = TestApp::spawn(db, &[]).await;
+    let id = app.create_item(item("Samsung 25R", "lithium_cell")).await;
+    let (s, it) = app
+        .post(
+            &format!("/api/items/{id}/measurements"),
+            json!({"key": "capacity", "value": 2.5, "unit": "Ah", "source": "label"}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{it}");
+    let (s, it) = app
+        .post(
+            &format!("/api/items/{id}/measurements"),
+            json!({"key": "capacity", "value": 2380, "unit": "mah", "source": "test"}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::CREATED);
+    assert_eq!(it["fields"]["capacity"], json!({"value": 2380.0, "unit": "mAh"}));
+    assert_eq!(it["measurements"].as_array().unwrap().len(), 2);
+    let (s, it) =
+        app.post(&format!("/api/items/{id}/faults"), json!({"text": "dented wrap", "severity": "minor"})).await;
+    assert_eq!(s, StatusCode::CREATED);
+    assert_eq!(it["faults"], json!([{"text": "dented wrap", "severity": "minor"}]));
+    let (s, it) = app
+        .post(
+            &format!("/api/items/{id}/tests"),
+            json!({"name": "capacity test", "result": "pass", "value": 2.38, "unit": "Ah"}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{it}");
+    assert_eq!(it["tests_done"][0]["value"], json!({"value": 2380.0, "unit": "mAh"}));
+    let (s, it) = app.post(&format!("/api/items/{id}/gone"), json!({"reason": "recycled"})).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(it["gone"]["reason"], "recycled");
+    let (status, body) = app.post(&format!("/api/items/{id}/gone"), json!({"reason": "lost"})).await;
+    assert_error(status, &body, StatusCode::CONFLICT, "conflict");
+    let (status, body) = app.post(&format!("/api/items/{id}/faults"), json!({"text": "y", "severity": "major"})).await;
+    assert_error(status, &body, StatusCode::CONFLICT, "conflict");
+}

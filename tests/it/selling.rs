@@ -1,0 +1,205 @@
+//! Pricing, the spend ledger and its budget, idempotent replays, listing drafts and share texts through the
+//! HTTP API, against a fake Model API.
+
+use crate::app::{Db, TestApp, assert_error, item};
+use crate::fake_model::{fake_api, message, response, settings, web_search};
+use crate::on_both;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use wiremock::ResponseTemplate;
+
+on_both!(
+    pricing_keeps_only_grounded_comparables_and_records_history_and_spend,
+    a_spent_budget_refuses_before_anything_is_sent,
+    an_idempotency_key_replays_without_calling_the_model,
+    drafts_and_share_texts_follow_intent,
+    pricing_needs_the_model_api,
+);
+
+fn comparables() -> Value {
+    json!({"comparables": [
+        {"title": "Pi 4 4GB sold", "url": "https://www.ebay.co.uk/itm/111/", "price": 38.0, "currency": "GBP",
+         "condition": "good", "sold": true, "note": null},
+        {"title": "Pi 4 4GB boxed", "url": "HTTPS://WWW.EBAY.CO.UK/itm/222", "price": 45.5, "currency": "GBP",
+         "condition": "like_new", "sold": false, "note": "with case"},
+        {"title": "Cited one", "url": "https://cex.example/pi4", "price": 40.0, "currency": "GBP",
+         "condition": null, "sold": true, "note": null},
+        {"title": "Invented", "url": "https://made-up.example/pi", "price": 90.0, "currency": "GBP",
+         "condition": "new", "sold": false, "note": null}
+    ]})
+}
+
+fn price_answer() -> ResponseTemplate {
+    let search = web_search(
+        "used raspberry pi 4 4gb price",
+        &["https://www.ebay.co.uk/itm/111", "https://www.ebay.co.uk/itm/222"],
+    );
+    let msg = message(&comparables().to_string(), &["https://cex.example/pi4"]);
+    ResponseTemplate::new(200).set_body_json(response(vec![search, msg], 2000, 400))
+}
+
+async fn for_sale(app: &TestApp) -> i64 {
+    let mut pi = item("Raspberry Pi 4 Model B 4GB", "single_board_computer");
+    pi["intent"] = json!("sell");
+    pi["profile"] = json!("BCM2711, 4GB RAM, serial 1000abc");
+    pi["accessories"] = json!(["official case"]);
+    pi["fields"] = json!({"ram": {"value": 4, "unit": "GB"}});
+    let id = app.create_item(pi).await;
+    let (s, _) =
+        app.post(&format!("/api/items/{id}/faults"), json!({"text": "scratched lid", "severity": "minor"})).await;
+    assert_eq!(s, StatusCode::CREATED);
+    let (s, _) = app.post(&format!("/api/items/{id}/tests"), json!({"name": "boots", "result": "pass"})).await;
+    assert_eq!(s, StatusCode::CREATED);
+    id
+}
+
+async fn pricing_keeps_only_grounded_comparables_and_records_history_and_spend(db: Db) {
+    let (server, seen) = fake_api(|_, _| price_answer()).await;
+    let mut s = settings(&server);
+    s.push(("TROVE_LOCATION", "country=GB,city=Leeds".into()));
+    let app = TestApp::spawn(db, &s).await;
+    let id = for_sale(&app).await;
+
+    let (status, report) = app.post(&format!("/api/items/{id}/price"), json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{report}");
+    let kept: Vec<&str> =
+        report["comparables"].as_array().unwrap().iter().map(|c| c["title"].as_str().unwrap()).collect();
+    assert_eq!(kept, vec!["Pi 4 4GB sold", "Pi 4 4GB boxed", "Cited one"]);
+    assert_eq!(report["comparables"][1]["price"], 4550);
+    assert_eq!(
+        report["dropped"],
+        json!([{"url": "https://made-up.example/pi", "title": "Invented", "reason": "page not among search results or citations"}])
+    );
+    assert_eq!(report["estimate"]["currency"], "GBP");
+    let (low, typical, high) = (
+        report["estimate"]["low"].as_i64().unwrap(),
+        report["estimate"]["typical"].as_i64().unwrap(),
+        report["estimate"]["high"].as_i64().unwrap(),
+    );
+    assert!(low <= typical && typical <= high && low > 0, "{report}");
+    assert_eq!(report["searches"], 1);
+    let cost = (2000.0f64 * 1.25 + 400.0 * 4.25).round() as i64 + 2500;
+    assert_eq!(report["spend"]["cost_micro_usd"], cost);
+
+    let body = &seen.bodies()[0];
+    assert_eq!(
+        body["tools"],
+        json!([{"type": "web_search", "search_context_size": "medium",
+        "user_location": {"type": "approximate", "country": "GB", "city": "Leeds"}}])
+    );
+    assert_eq!(body["max_tool_calls"], 4);
+    assert_eq!(body["include"], json!(["web_search_call.results"]));
+    assert_eq!(body["text"]["format"]["name"], "Comparables");
+    let described = body["input"][0]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        described.contains("scratched lid") && described.contains("official case") && described.contains("ram: 4 GB"),
+        "{described}"
+    );
+
+    let (status, history) = app.get(&format!("/api/items/{id}/prices")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(history["prices"].as_array().unwrap().len(), 1);
+    assert_eq!(history["prices"][0]["estimate"], report["estimate"]);
+
+    let (_, spend) = app.get("/api/spend").await;
+    assert_eq!(spend["entries"][0]["kind"], "price");
+    assert_eq!(spend["entries"][0]["searches"], 1);
+    assert_eq!(spend["totals"]["all"]["cost_micro_usd"], cost);
+    let month = spend["totals"]["by_month"].as_object().unwrap();
+    assert_eq!(month.len(), 1);
+
+    let (status, draft) = app.get(&format!("/api/items/{id}/draft")).await;
+    assert_eq!(status, StatusCode::OK, "{draft}");
+    assert_eq!(draft["price"], json!(typical));
+    assert_eq!(draft["currency"], "GBP");
+
+    let (status, body) = app.post("/api/items/999999/price", json!({})).await;
+    assert_error(status, &body, StatusCode::NOT_FOUND, "not_found");
+    let (s, _) = app.post(&format!("/api/items/{id}/gone"), json!({"reason": "sold"})).await;
+    assert_eq!(s, StatusCode::OK);
+    let (status, body) = app.post(&format!("/api/items/{id}/price"), json!({})).await;
+    assert_error(status, &body, StatusCode::CONFLICT, "conflict");
+    assert_eq!(seen.bodies().len(), 1, "refused requests send nothing");
+}
+
+async fn a_spent_budget_refuses_before_anything_is_sent(db: Db) {
+    let (server, seen) = fake_api(|_, _| price_answer()).await;
+    let mut s = settings(&server);
+    s.push(("SPEND_MONTHLY_LIMIT_USD", "0.001".into()));
+    let app = TestApp::spawn(db, &s).await;
+    let id = for_sale(&app).await;
+    let (status, _) = app.post(&format!("/api/items/{id}/price"), json!({})).await;
+    assert_eq!(status, StatusCode::OK, "the first call starts under the budget");
+    let (status, body) = app.post(&format!("/api/items/{id}/price"), json!({})).await;
+    assert_error(status, &body, StatusCode::PAYMENT_REQUIRED, "budget_reached");
+    assert!(body["error"]["message"].as_str().unwrap().contains("SPEND_MONTHLY_LIMIT_USD"), "{body}");
+    let (status, body) = app.post("/api/projects/propose", json!({})).await;
+    assert_error(status, &body, StatusCode::PAYMENT_REQUIRED, "budget_reached");
+    assert_eq!(seen.bodies().len(), 1, "nothing was sent after the budget was reached");
+    let (_, spend) = app.get("/api/spend").await;
+    assert_eq!(spend["entries"].as_array().unwrap().len(), 1);
+    assert_eq!(spend["monthly_limit_micro_usd"], 1000);
+
+    // Another household has its own budget.
+    let other = app.token_of("others").await;
+    let (status, created) = app.post_as(&other, "/api/items", item("Their Pi", "single_board_computer")).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (status, _) = app.post_as(&other, &format!("/api/items/{}/price", created["id"]), json!({})).await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+async fn an_idempotency_key_replays_without_calling_the_model(db: Db) {
+    let (server, seen) = fake_api(|_, _| price_answer()).await;
+    let app = TestApp::spawn(db, &settings(&server)).await;
+    let id = for_sale(&app).await;
+    let path = format!("/api/items/{id}/price");
+    let (s1, first) = app.post_with_key(&path, json!({}), "price-once-1").await;
+    let (s2, second) = app.post_with_key(&path, json!({}), "price-once-1").await;
+    assert_eq!((s1, s2), (StatusCode::OK, StatusCode::OK));
+    assert_eq!(first, second);
+    assert_eq!(seen.bodies().len(), 1, "the model was called once");
+    let (s3, _) = app.post_with_key(&path, json!({}), "price-once-2").await;
+    assert_eq!(s3, StatusCode::OK);
+    assert_eq!(seen.bodies().len(), 2);
+    let (_, history) = app.get(&format!("/api/items/{id}/prices")).await;
+    assert_eq!(history["prices"].as_array().unwrap().len(), 2);
+    let (status, body) = app.post_with_key(&path, json!({}), "").await;
+    assert_error(status, &body, StatusCode::BAD_REQUEST, "invalid");
+}
+
+async fn drafts_and_share_texts_follow_intent(db: Db) {
+    let app = TestApp::spawn(db, &[("TROVE_LOCATION", "country=GB,city=Leeds".into())]).await;
+    let id = for_sale(&app).await;
+    let (status, draft) = app.get(&format!("/api/items/{id}/draft")).await;
+    assert_eq!(status, StatusCode::OK, "{draft}");
+    assert!(draft["title"].as_str().unwrap().chars().count() <= 80);
+    let description = draft["description"].as_str().unwrap();
+    assert!(
+        description.contains("scratched lid") && description.contains("boots") && description.contains("official case"),
+        "{description}"
+    );
+    assert_eq!(draft["price"], json!(null));
+    let (_, again) = app.get(&format!("/api/items/{id}/draft")).await;
+    assert_eq!(again, draft, "drafts are deterministic");
+    let (status, body) = app.get(&format!("/api/items/{id}/share")).await;
+    assert_error(status, &body, StatusCode::CONFLICT, "conflict");
+
+    let (s, _) = app.patch(&format!("/api/items/{id}"), json!({"intent": "give"})).await;
+    assert_eq!(s, StatusCode::OK);
+    let (status, share) = app.get(&format!("/api/items/{id}/share")).await;
+    assert_eq!(status, StatusCode::OK, "{share}");
+    let text = share["text"].as_str().unwrap();
+    assert!(text.chars().count() <= 500 && text.contains("Leeds") && text.contains("scratched lid"), "{text}");
+    let (status, body) = app.get(&format!("/api/items/{id}/draft")).await;
+    assert_error(status, &body, StatusCode::CONFLICT, "conflict");
+}
+
+async fn pricing_needs_the_model_api(db: Db) {
+    let app = TestApp::spawn(db, &[]).await;
+    let id = for_sale(&app).await;
+    let (status, body) = app.post(&format!("/api/items/{id}/price"), json!({})).await;
+    assert_error(status, &body, StatusCode::SERVICE_UNAVAILABLE, "not_configured");
+    assert!(body["error"]["message"].as_str().unwrap().contains("MODEL_API_KEY"), "{body}");
+    let (_, spend) = app.get("/api/spend").await;
+    assert_eq!(spend["entries"], json!([]));
+}
