@@ -2,6 +2,7 @@
 //! planner or a fake Model API (wiremock).
 
 mod app;
+mod architecture;
 mod fake_model;
 mod items;
 mod projects;
