@@ -7,6 +7,8 @@ pub mod auth;
 pub mod catalogue;
 pub mod demo;
 pub mod error;
+pub mod exchange;
+pub mod intake;
 pub mod items;
 pub mod metered;
 pub mod ports;

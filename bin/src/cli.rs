@@ -25,6 +25,24 @@ pub enum Command {
     Migrate,
     /// Seed the demo inventory (about 40 items) into the default household, if it is empty.
     Demo,
+    /// Import items from a CSV file: our own export or a Homebox CSV export. All or nothing: a bad row is
+    /// reported with its line and nothing is written.
+    Import {
+        /// The CSV file.
+        file: std::path::PathBuf,
+        /// The household the items go to.
+        #[arg(long, default_value = trove_application::auth::DEFAULT_HOUSEHOLD)]
+        household: String,
+    },
+    /// Export every item of a household as CSV.
+    Export {
+        /// Where to write (default: standard output).
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+        /// The household to export.
+        #[arg(long, default_value = trove_application::auth::DEFAULT_HOUSEHOLD)]
+        household: String,
+    },
     /// Manage bearer tokens.
     Token {
         #[command(subcommand)]
@@ -62,6 +80,21 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
                 println!("the default household already has items; nothing seeded");
             } else {
                 println!("seeded {n} demo items into the default household");
+            }
+        }
+        Command::Import { file, household } => {
+            let app = build(&config).await?;
+            let done = crate::exchange::import_file(&app, &file, &household, true).await?;
+            println!(
+                "imported {} rows ({} items) into household {household}; {} gone rows skipped",
+                done.rows, done.items, done.skipped
+            );
+        }
+        Command::Export { out, household } => {
+            let app = build(&config).await?;
+            let n = crate::exchange::export_file(&app, out.as_deref(), &household).await?;
+            if let Some(out) = out {
+                println!("exported {n} items of household {household} to {}", out.display());
             }
         }
         Command::Token { command: TokenCommand::New { household, member } } => {

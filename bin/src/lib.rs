@@ -3,15 +3,19 @@
 
 pub mod cli;
 pub mod config;
+pub mod exchange;
 
 use anyhow::Context;
 use std::sync::Arc;
 use trove_application::auth::Auth;
 use trove_application::catalogue::Catalogue;
+use trove_application::exchange::Exchange;
+use trove_application::intake::Intake;
 use trove_application::items::Inventory;
 use trove_application::metered::Metered;
 use trove_application::ports::{
-    Clock, HouseholdRepo, IdempotencyStore, InventoryRepo, ModelPort, PriceRepo, ProjectRepo, SpendLedger, TemplateRepo,
+    Clock, HouseholdRepo, IdempotencyStore, InventoryRepo, ItemSheet, ModelPort, PriceRepo, ProjectRepo, SpendLedger,
+    TemplateRepo,
 };
 use trove_application::price::Selling;
 use trove_application::projects::Projects;
@@ -76,17 +80,21 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
     };
     let model_name = model.model_name();
     let metered = Metered::new(model, ledger.clone(), clock.clone(), config.spend);
+    let sheet: Arc<dyn ItemSheet> = Arc::new(trove_csv::CsvSheet);
 
     let services = Services {
         inventory: Inventory::new(items.clone(), clock.clone()),
         catalogue,
         projects: Projects::new(projects.clone(), items.clone(), templates.clone(), clock.clone()),
         propose: ProposeProjects::new(metered.clone(), items.clone(), templates, projects, clock.clone()),
+        intake: Intake::new(metered.clone(), items.clone(), clock.clone()),
+        exchange: Exchange::new(items.clone(), sheet, clock.clone()),
         selling: Selling::new(metered, items, prices, clock.clone(), config.price.clone()),
         spend: Spend::new(ledger, clock.clone(), config.spend),
         auth: Auth::new(households),
         idempotency,
         clock,
+        segmenter: Arc::new(trove_vision::Segmenter::new()),
     };
     Ok(App { store, services, model_name })
 }

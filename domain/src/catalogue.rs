@@ -468,10 +468,12 @@ pub fn try_builtin() -> Result<Vec<NewTemplate>, TemplateError> {
                 "Label the enclosure with what it backs up.",
             ],
             vec![
-                need("drive", "a hard drive or SSD of at least 250 GB", DRIVES)
+                // The enclosures people have spare are 2.5in ones; a 3.5in drive needs a powered dock instead.
+                need("drive", "a 2.5in hard drive or SSD of at least 250 GB", DRIVES)
                     .min(Good)
-                    .at_least("capacity", 250.0, "GB"),
-                need("enclosure", "a USB drive enclosure or dock that fits it", &["drive_enclosure"]).min(Fair),
+                    .at_least("capacity", 250.0, "GB")
+                    .between("form_factor", 1.0, 2.5, "in"),
+                need("enclosure", "a 2.5in USB drive enclosure", &["drive_enclosure"]).min(Fair),
                 extra("cable", "a USB cable", &["cable"]),
             ],
         ),

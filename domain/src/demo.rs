@@ -234,6 +234,7 @@ pub fn inventory(at: Timestamp) -> Vec<DemoItem> {
         )
         .at("shelf B1")
         .label("capacity", 4.0, "TB")
+        .label("form_factor", 3.5, "in")
         .label("speed", 5400.0, "rpm")
         .test("SMART long test", Pass, None, Some("0 reallocated sectors")),
     );
@@ -258,6 +259,7 @@ pub fn inventory(at: Timestamp) -> Vec<DemoItem> {
         )
         .at("shelf B1")
         .label("capacity", 1.0, "TB")
+        .label("form_factor", 2.5, "in")
         .fault("4 reallocated sectors, stable for a year", Minor)
         .test("SMART long test", Pass, None, Some("4 reallocated sectors")),
     );
@@ -468,6 +470,7 @@ pub fn inventory(at: Timestamp) -> Vec<DemoItem> {
         d.item("Crucial MX500 500GB SSD", "ssd", "Crucial MX500 CT500MX500SSD1, 2.5in SATA", LikeNew)
             .at("shelf B1")
             .label("capacity", 500.0, "GB")
+            .label("form_factor", 2.5, "in")
             .measured("health", 98.0, "%")
             .test("SMART short test", Pass, None, None),
     );

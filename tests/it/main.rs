@@ -3,8 +3,11 @@
 
 mod app;
 mod architecture;
+mod concurrency;
 mod fake_model;
+mod intake;
 mod items;
+mod photo;
 mod projects;
 mod selling;
 mod templates;

@@ -41,7 +41,7 @@ enum Tag {
 /// A member of a household, by bearer token (`trove token new`).
 #[derive(SecurityScheme)]
 #[oai(ty = "bearer", checker = "member_of")]
-pub struct Member(HouseholdId);
+pub struct Member(pub HouseholdId);
 
 async fn member_of(req: &Request, bearer: Bearer) -> poem::Result<HouseholdId> {
     let auth = req.data::<trove_application::auth::Auth>().ok_or_else(ApiError::unauthorized)?;
@@ -52,8 +52,18 @@ async fn member_of(req: &Request, bearer: Bearer) -> poem::Result<HouseholdId> {
 }
 
 /// All the API's route groups.
-pub fn apis(s: Services) -> (ItemsApi, TemplatesApi, ProjectsApi, SellingApi, SpendApi) {
-    (ItemsApi(s.clone()), TemplatesApi(s.clone()), ProjectsApi(s.clone()), SellingApi(s.clone()), SpendApi(s))
+pub fn apis(
+    s: Services,
+) -> (ItemsApi, TemplatesApi, ProjectsApi, SellingApi, SpendApi, crate::intake::IntakeApi, crate::photo::PhotoApi) {
+    (
+        ItemsApi(s.clone()),
+        TemplatesApi(s.clone()),
+        ProjectsApi(s.clone()),
+        SellingApi(s.clone()),
+        SpendApi(s.clone()),
+        crate::intake::IntakeApi(s.clone()),
+        crate::photo::PhotoApi(s),
+    )
 }
 
 /// A `201 Created` answer.

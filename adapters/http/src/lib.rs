@@ -4,6 +4,8 @@
 pub mod api;
 pub mod dto;
 pub mod error;
+pub mod intake;
+pub mod photo;
 pub mod selling_dto;
 pub mod web;
 
@@ -15,8 +17,10 @@ use std::future::Future;
 use std::sync::Arc;
 use trove_application::auth::Auth;
 use trove_application::catalogue::Catalogue;
+use trove_application::exchange::Exchange;
+use trove_application::intake::Intake;
 use trove_application::items::Inventory;
-use trove_application::ports::{Clock, IdempotencyStore};
+use trove_application::ports::{Clock, IdempotencyStore, PhotoSegmenter};
 use trove_application::price::Selling;
 use trove_application::projects::Projects;
 use trove_application::propose::ProposeProjects;
@@ -24,6 +28,21 @@ use trove_application::spend_report::Spend;
 
 /// Largest JSON body accepted (1 MiB).
 pub const JSON_BODY_LIMIT: usize = 1 << 20;
+/// Largest `multipart/form-data` body accepted: a 20 MB photo or a 32 MB voice note, with room for the parts'
+/// headers. Each route checks its own file's limit.
+pub const UPLOAD_BODY_LIMIT: usize = 33 << 20;
+/// Largest `text/csv` body accepted (an import of a few hundred thousand rows).
+pub const CSV_BODY_LIMIT: usize = 256 << 20;
+
+/// The body limit of a request by its content type: uploads and CSV imports may be larger than JSON.
+pub fn body_limit(content_type: Option<&str>) -> usize {
+    let essence = content_type.and_then(|c| c.split(';').next()).map(|e| e.trim().to_ascii_lowercase());
+    match essence.as_deref() {
+        Some("multipart/form-data") => UPLOAD_BODY_LIMIT,
+        Some("text/csv") => CSV_BODY_LIMIT,
+        _ => JSON_BODY_LIMIT,
+    }
+}
 
 /// The use cases the API serves, built by the composition root.
 #[derive(Clone)]
@@ -34,10 +53,16 @@ pub struct Services {
     pub propose: ProposeProjects,
     pub selling: Selling,
     pub spend: Spend,
+    /// Reading labels, listings and voice notes into candidates with matches.
+    pub intake: Intake,
+    /// CSV export and import.
+    pub exchange: Exchange,
     pub auth: Auth,
     /// Answers kept for `Idempotency-Key` replays.
     pub idempotency: Arc<dyn IdempotencyStore>,
     pub clock: Arc<dyn Clock>,
+    /// Splits intake photos into regions (CPU work, run on a blocking thread).
+    pub segmenter: Arc<dyn PhotoSegmenter>,
 }
 
 impl std::fmt::Debug for Services {
@@ -64,14 +89,16 @@ pub fn app(services: Services) -> impl poem::Endpoint {
         .catch_all_error(|err| async move { error::render(err) })
 }
 
-/// Refuses a request body over [`JSON_BODY_LIMIT`] with 413, whether its size is announced (`Content-Length`)
-/// or not (a chunked body is read up to the limit, never further).
+/// Refuses a request body over its limit ([`body_limit`]: [`JSON_BODY_LIMIT`] unless it is an upload or a CSV)
+/// with 413, whether its size is announced (`Content-Length`) or not (a chunked body is read up to the limit,
+/// never further).
 async fn limit_body<E: poem::Endpoint>(next: Arc<E>, mut req: poem::Request) -> poem::Result<poem::Response> {
+    let limit = body_limit(req.content_type());
     let too_large = || {
         error::ApiError::new(
             poem::http::StatusCode::PAYLOAD_TOO_LARGE,
             "too_large",
-            format!("the request body is larger than {JSON_BODY_LIMIT} bytes"),
+            format!("the request body is larger than {limit} bytes"),
         )
     };
     let announced = req
@@ -80,10 +107,10 @@ async fn limit_body<E: poem::Endpoint>(next: Arc<E>, mut req: poem::Request) -> 
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     match announced {
-        Some(n) if n > JSON_BODY_LIMIT as u64 => return Err(too_large().into()),
+        Some(n) if n > limit as u64 => return Err(too_large().into()),
         Some(_) => {}
         None if req.headers().contains_key(poem::http::header::TRANSFER_ENCODING) => {
-            let body = req.take_body().into_bytes_limit(JSON_BODY_LIMIT).await.map_err(|_| too_large())?;
+            let body = req.take_body().into_bytes_limit(limit).await.map_err(|_| too_large())?;
             req.set_body(body);
         }
         None => {}

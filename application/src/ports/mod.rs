@@ -8,8 +8,10 @@ pub mod inventory;
 pub mod model;
 pub mod prices;
 pub mod projects;
+pub mod sheet;
 pub mod spend;
 pub mod templates;
+pub mod vision;
 
 pub use clock::Clock;
 pub use households::HouseholdRepo;
@@ -18,5 +20,7 @@ pub use inventory::{InventoryRepo, ItemPage, ItemQuery};
 pub use model::ModelPort;
 pub use prices::PriceRepo;
 pub use projects::ProjectRepo;
+pub use sheet::ItemSheet;
 pub use spend::SpendLedger;
 pub use templates::TemplateRepo;
+pub use vision::{PhotoSegmenter, Segmentation, VisionError};

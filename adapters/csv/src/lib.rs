@@ -1,0 +1,552 @@
+//! Trove's item sheets as CSV: our own export (read back by our import), and the import of a Homebox CSV
+//! export. Implements [`ItemSheet`].
+//!
+//! Our format has one row per item: `id, name, item_type, profile, condition, intent, availability, location,
+//! gone_reason, accessories, faults, tests`, then one column `field.<key>` per measured field, holding the
+//! current value as `value unit` ("3400 mAh"). Lists (accessories, faults, tests) are JSON arrays in their cell,
+//! so any text round-trips. On import:
+//! - the `id` becomes the import reference `trove:<id>`, so importing the same file again updates instead of
+//!   duplicating;
+//! - a gone item is history and is skipped (counted);
+//! - `reserved` and `in_use` come back as `available` (the projects that held them do not travel);
+//! - fields are dated at the import and recorded as `manual`; components (ids of this store) are not kept.
+//!
+//! A Homebox export (`HB.*` columns) maps as: name from `HB.name`; profile from manufacturer and model number,
+//! description, serial (`serial X`, so matching finds it), custom fields that are not quantities, and notes;
+//! `item_type` from a custom field `type`/`item_type`/`kind`/`category` or the first label, to lower_snake_case,
+//! else `other`; condition from a custom field `condition`, else `good`; intent `keep`; location from
+//! `HB.location`; a quantity above 1 and custom fields that read as quantities ("5 V", "2TB") become
+//! measurements; the import reference is `HB.import_ref`, else `hb-asset:<HB.asset_id>`. Archived and sold rows
+//! are history and are skipped.
+
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use trove_application::ports::sheet::{ItemSheet, SheetError, SheetItems};
+use trove_domain::Timestamp;
+use trove_domain::item::{
+    self as di, Availability, Condition, Fault, FieldKey, Intent, Item, ItemName, ItemType, Measurement,
+    MeasurementSource, NewItem, Severity, TestDone, TestResult,
+};
+use trove_domain::text::{clip, to_snake_case};
+use trove_domain::units::{self, Quantity};
+
+/// The fixed columns of our format, in order; `field.<key>` columns follow.
+pub const COLUMNS: [&str; 12] = [
+    "id",
+    "name",
+    "item_type",
+    "profile",
+    "condition",
+    "intent",
+    "availability",
+    "location",
+    "gone_reason",
+    "accessories",
+    "faults",
+    "tests",
+];
+/// The prefix of a field column.
+pub const FIELD_PREFIX: &str = "field.";
+
+/// The CSV item sheet.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CsvSheet;
+
+impl ItemSheet for CsvSheet {
+    fn read(&self, bytes: &[u8], at: Timestamp) -> Result<SheetItems, SheetError> {
+        read(bytes, at, &mut |_| {})
+    }
+
+    fn write(&self, items: &[Item]) -> anyhow::Result<Vec<u8>> {
+        write(items)
+    }
+}
+
+/// Writes items in our format.
+///
+/// # Errors
+/// Only when the CSV writer fails.
+pub fn write(items: &[Item]) -> anyhow::Result<Vec<u8>> {
+    let keys: BTreeSet<String> = items
+        .iter()
+        .flat_map(|i| i.current_fields().into_keys().map(ToString::to_string).collect::<Vec<_>>())
+        .collect();
+    let mut out = csv::Writer::from_writer(Vec::with_capacity(items.len() * 200 + 256));
+    let header: Vec<String> =
+        COLUMNS.iter().map(|c| (*c).to_owned()).chain(keys.iter().map(|k| format!("{FIELD_PREFIX}{k}"))).collect();
+    out.write_record(&header)?;
+    for item in items {
+        let fields = item.current_fields();
+        let faults: Vec<Value> =
+            item.faults.iter().map(|f| json!({"text": f.text, "severity": f.severity.as_str()})).collect();
+        let tests: Vec<Value> = item
+            .tests_done
+            .iter()
+            .map(|t| {
+                json!({"name": t.name, "result": t.result.as_str(), "value": t.value.map(|q| q.to_string()),
+                       "at": t.at.to_rfc3339(), "note": t.note})
+            })
+            .collect();
+        let mut row: Vec<String> = vec![
+            item.id.0.to_string(),
+            item.name.to_string(),
+            item.item_type.to_string(),
+            item.profile.clone(),
+            item.condition.as_str().to_owned(),
+            item.intent.as_str().to_owned(),
+            item.availability.as_str().to_owned(),
+            item.location.clone().unwrap_or_default(),
+            item.gone.as_ref().map(|g| g.reason.as_str().to_owned()).unwrap_or_default(),
+            list_cell(&item.accessories.iter().map(|a| json!(a)).collect::<Vec<_>>()),
+            list_cell(&faults),
+            list_cell(&tests),
+        ];
+        for key in &keys {
+            let value = fields.iter().find(|(k, _)| k.as_str() == key).map(|(_, m)| m.quantity().to_string());
+            row.push(value.unwrap_or_default());
+        }
+        out.write_record(&row)?;
+    }
+    Ok(out.into_inner().map_err(|e| anyhow::anyhow!("finishing the csv: {e}"))?)
+}
+
+/// A list as a JSON array in one cell; empty for an empty list.
+fn list_cell(values: &[Value]) -> String {
+    if values.is_empty() { String::new() } else { Value::Array(values.to_vec()).to_string() }
+}
+
+/// The format a header tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Trove,
+    Homebox,
+}
+
+/// One row by column name.
+struct Row<'a> {
+    columns: &'a HashMap<String, usize>,
+    record: &'a csv::StringRecord,
+}
+
+impl Row<'_> {
+    /// The trimmed cell of a column; empty when the column or the cell is missing.
+    fn get(&self, column: &str) -> &str {
+        self.columns.get(column).and_then(|i| self.record.get(*i)).map_or("", str::trim)
+    }
+
+    fn given(&self, column: &str) -> Option<&str> {
+        Some(self.get(column)).filter(|v| !v.is_empty())
+    }
+}
+
+/// Reads a sheet of either format, calling `progress` with the count of rows read so far every 1,000 rows and
+/// at the end.
+///
+/// # Errors
+/// A [`SheetError`] with the line of the first bad row, or line 1 for a header of neither format.
+pub fn read(bytes: &[u8], at: Timestamp, progress: &mut dyn FnMut(u64)) -> Result<SheetItems, SheetError> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(bytes);
+    let header = reader.headers().map_err(|e| csv_error(&e, 1))?.clone();
+    // The first of two columns of the same name wins.
+    let mut columns: HashMap<String, usize> = HashMap::new();
+    for (i, h) in header.iter().enumerate() {
+        columns.entry(h.trim().to_owned()).or_insert(i);
+    }
+    let format = if columns.contains_key("HB.name") {
+        Format::Homebox
+    } else if columns.contains_key("name") && columns.contains_key("item_type") {
+        Format::Trove
+    } else {
+        return Err(SheetError {
+            line: 1,
+            message: "the header is neither our export (id, name, item_type, ...) nor a Homebox export (HB.name, ...)"
+                .into(),
+        });
+    };
+    let mut out =
+        SheetItems { items: Vec::new(), skipped: 0, format: if format == Format::Trove { "trove" } else { "homebox" } };
+    let mut record = csv::StringRecord::new();
+    let mut rows = 0u64;
+    loop {
+        match reader.read_record(&mut record) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => return Err(csv_error(&e, rows + 2)),
+        }
+        rows += 1;
+        let line = record.position().map_or(rows + 1, csv::Position::line);
+        if record.iter().all(|c| c.trim().is_empty()) {
+            continue;
+        }
+        let row = Row { columns: &columns, record: &record };
+        let read = match format {
+            Format::Trove => trove_row(&row, at),
+            Format::Homebox => homebox_row(&row, at),
+        };
+        match read {
+            Ok(Some(item)) => out.items.push(item),
+            Ok(None) => out.skipped += 1,
+            Err(message) => return Err(SheetError { line, message }),
+        }
+        if rows.is_multiple_of(1000) {
+            progress(rows);
+        }
+    }
+    progress(rows);
+    Ok(out)
+}
+
+/// A CSV error as a sheet error at its line (or `fallback`).
+fn csv_error(e: &csv::Error, fallback: u64) -> SheetError {
+    let line = e.position().map_or(fallback, csv::Position::line);
+    let message = match e.kind() {
+        csv::ErrorKind::Utf8 { .. } => "the row is not valid UTF-8".to_owned(),
+        _ => format!("the row is not valid csv: {e}"),
+    };
+    SheetError { line, message }
+}
+
+/// A lower_snake_case item type from free text.
+fn item_type(raw: &str) -> Option<ItemType> {
+    to_snake_case(raw).and_then(|t| ItemType::new(clip(&t, 64).trim_end_matches('_')).ok())
+}
+
+fn condition(raw: &str) -> Result<Condition, String> {
+    if raw.is_empty() {
+        return Ok(Condition::Good);
+    }
+    to_snake_case(raw)
+        .and_then(|w| Condition::parse(&w))
+        .ok_or_else(|| format!("condition {raw:?} is not one of new, like_new, good, fair, poor, for_parts"))
+}
+
+/// A JSON list cell; blank is empty. Accessories may also be written `a; b; c`.
+fn list(raw: &str, column: &str) -> Result<Vec<Value>, String> {
+    if raw.is_empty() {
+        return Ok(Vec::new());
+    }
+    if !raw.starts_with('[') && column == "accessories" {
+        return Ok(raw.split(';').map(str::trim).filter(|a| !a.is_empty()).map(|a| json!(a)).collect());
+    }
+    match serde_json::from_str::<Value>(raw) {
+        Ok(Value::Array(values)) => Ok(values),
+        _ => Err(format!("{column} must be a JSON array")),
+    }
+}
+
+fn text<'a>(v: &'a Value, key: &str, column: &str) -> Result<&'a str, String> {
+    v.get(key).and_then(Value::as_str).ok_or_else(|| format!("{column}: each entry needs a text {key}"))
+}
+
+/// One row of our format; `None` for a gone item.
+fn trove_row(row: &Row<'_>, at: Timestamp) -> Result<Option<NewItem>, String> {
+    if row.given("gone_reason").is_some() {
+        return Ok(None);
+    }
+    let name = ItemName::new(row.get("name")).map_err(|e| e.to_string())?;
+    let kind = row.get("item_type");
+    let kind = item_type(kind).ok_or_else(|| format!("item_type {kind:?} is not a kind (e.g. power_supply)"))?;
+    let profile = di::profile(row.get("profile")).map_err(|e| e.to_string())?;
+    let intent = match row.get("intent") {
+        "" => Intent::Keep,
+        w => Intent::parse(w).ok_or_else(|| format!("intent {w:?} is not one of keep, sell, give"))?,
+    };
+    let mut item = NewItem::new(name, kind, profile, condition(row.get("condition"))?, intent);
+    item.availability = match row.get("availability") {
+        "lent" => Availability::Lent,
+        "" | "available" | "reserved" | "in_use" => Availability::Available,
+        w => return Err(format!("availability {w:?} is not one of available, reserved, in_use, lent")),
+    };
+    item.location = di::location(row.given("location")).map_err(|e| e.to_string())?;
+    let accessories: Vec<String> = list(row.get("accessories"), "accessories")?
+        .iter()
+        .map(|v| v.as_str().map(str::to_owned).ok_or_else(|| "accessories: each entry must be a text".to_owned()))
+        .collect::<Result<_, _>>()?;
+    item.accessories = di::accessories(&accessories).map_err(|e| e.to_string())?;
+    for f in list(row.get("faults"), "faults")? {
+        let severity = text(&f, "severity", "faults")?;
+        let severity = Severity::parse(severity)
+            .ok_or_else(|| format!("faults: severity {severity:?} is not one of minor, major, blocking"))?;
+        item.faults.push(Fault::new(text(&f, "text", "faults")?, severity).map_err(|e| e.to_string())?);
+    }
+    for t in list(row.get("tests"), "tests")? {
+        let result = text(&t, "result", "tests")?;
+        let result =
+            TestResult::parse(result).ok_or_else(|| format!("tests: result {result:?} is not pass or fail"))?;
+        let value: Option<Quantity> = match t.get("value").and_then(Value::as_str) {
+            Some(v) => Some(units::parse(v).map_err(|e| format!("tests: {e}"))?),
+            None => None,
+        };
+        let when = match t.get("at").and_then(Value::as_str) {
+            Some(s) => DateTime::parse_from_rfc3339(s)
+                .map_err(|_| format!("tests: at {s:?} is not an RFC 3339 time"))?
+                .with_timezone(&Utc),
+            None => at,
+        };
+        let note = t.get("note").and_then(Value::as_str);
+        item.tests_done
+            .push(TestDone::new(text(&t, "name", "tests")?, result, value, when, note).map_err(|e| e.to_string())?);
+    }
+    for (column, index) in row.columns {
+        let Some(key) = column.strip_prefix(FIELD_PREFIX) else { continue };
+        let cell = row.record.get(*index).map_or("", str::trim);
+        if cell.is_empty() {
+            continue;
+        }
+        item.measurements.push(field(key, cell, at)?);
+    }
+    item.measurements.sort_by(|a, b| a.key.cmp(&b.key));
+    item.import_ref = row.given("id").map(|id| format!("trove:{id}"));
+    Ok(Some(item))
+}
+
+/// A field cell (`value unit`) as a measurement.
+fn field(key: &str, cell: &str, at: Timestamp) -> Result<Measurement, String> {
+    let key = FieldKey::new(key).map_err(|e| e.to_string())?;
+    let q = units::parse(cell).map_err(|e| format!("{FIELD_PREFIX}{key}: {e}"))?;
+    Ok(Measurement { key, value: q.value, unit: q.unit, at, source: MeasurementSource::Manual })
+}
+
+/// True for a Homebox yes ("true", "yes", "1").
+fn yes(cell: &str) -> bool {
+    matches!(cell.to_lowercase().as_str(), "true" | "yes" | "1")
+}
+
+/// The custom fields that name the kind or the condition of an item.
+const TYPE_FIELDS: [&str; 4] = ["type", "item_type", "kind", "category"];
+
+/// One row of a Homebox export; `None` for an archived or sold item.
+fn homebox_row(row: &Row<'_>, at: Timestamp) -> Result<Option<NewItem>, String> {
+    if yes(row.get("HB.archived"))
+        || ["HB.sold_to", "HB.sold_time", "HB.sold_date"].iter().any(|c| row.given(c).is_some())
+    {
+        return Ok(None);
+    }
+    let name = ItemName::new(row.get("HB.name")).map_err(|e| format!("HB.name: {e}"))?;
+
+    // Custom fields by their key.
+    let mut custom: BTreeMap<String, (&str, &str)> = BTreeMap::new();
+    for (column, index) in row.columns {
+        let Some(label) = column.strip_prefix("HB.field.") else { continue };
+        let cell = row.record.get(*index).map_or("", str::trim);
+        if let (Some(key), false) = (to_snake_case(label), cell.is_empty()) {
+            custom.insert(key, (label, cell));
+        }
+    }
+    let labels = row.given("HB.labels").or_else(|| row.given("HB.tags")).unwrap_or("");
+    let kind = TYPE_FIELDS
+        .iter()
+        .find_map(|k| custom.get(*k).and_then(|(_, v)| item_type(v)))
+        .or_else(|| labels.split(';').find_map(item_type))
+        .unwrap_or_else(|| ItemType::new("other").expect("other is a kind"));
+    let condition = match custom.get("condition") {
+        Some((_, v)) => condition(v).map_err(|e| format!("HB.field.Condition: {e}"))?,
+        None => Condition::Good,
+    };
+
+    let mut measurements = Vec::new();
+    let mut facts: Vec<String> = Vec::new();
+    for (key, (label, value)) in &custom {
+        if TYPE_FIELDS.contains(&key.as_str()) || key == "condition" {
+            continue;
+        }
+        match units::parse(value) {
+            Ok(q) if FieldKey::new(clip(key, 64).trim_end_matches('_')).is_ok() => measurements.push(Measurement {
+                key: FieldKey::new(clip(key, 64).trim_end_matches('_')).map_err(|e| e.to_string())?,
+                value: q.value,
+                unit: q.unit,
+                at,
+                source: MeasurementSource::Manual,
+            }),
+            _ => facts.push(format!("{label}: {value}")),
+        }
+    }
+    match row.get("HB.quantity") {
+        "" => {}
+        q => match q.parse::<f64>() {
+            Ok(n) if n.is_finite() && n >= 0.0 => {
+                if n > 1.0 {
+                    measurements.push(
+                        Measurement::new("quantity", n, "pcs", at, MeasurementSource::Manual)
+                            .map_err(|e| format!("HB.quantity: {e}"))?,
+                    );
+                }
+            }
+            _ => return Err(format!("HB.quantity {q:?} is not a number")),
+        },
+    }
+
+    let maker: Vec<&str> =
+        [row.get("HB.manufacturer"), row.get("HB.model_number")].into_iter().filter(|s| !s.is_empty()).collect();
+    let mut parts: Vec<String> = Vec::new();
+    if !maker.is_empty() {
+        parts.push(maker.join(" "));
+    }
+    if let Some(d) = row.given("HB.description") {
+        parts.push(d.split_whitespace().collect::<Vec<_>>().join(" "));
+    }
+    if let Some(s) = row.given("HB.serial_number") {
+        parts.push(format!("serial {s}"));
+    }
+    parts.extend(facts);
+    if let Some(n) = row.given("HB.notes") {
+        parts.push(n.split_whitespace().collect::<Vec<_>>().join(" "));
+    }
+    let profile = clip(&parts.join(", "), di::PROFILE_MAX);
+
+    let mut item = NewItem::new(name, kind, profile, condition, Intent::Keep);
+    item.location = row.given("HB.location").map(|l| clip(l, di::SHORT_TEXT_MAX));
+    item.measurements = measurements;
+    item.import_ref = row
+        .given("HB.import_ref")
+        .map(str::to_owned)
+        .or_else(|| row.given("HB.asset_id").map(|a| format!("hb-asset:{a}")));
+    Ok(Some(item))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+    use trove_domain::ItemId;
+
+    fn at() -> Timestamp {
+        Utc.with_ymd_and_hms(2026, 3, 1, 10, 0, 0).unwrap()
+    }
+
+    fn stored(id: i64, new: NewItem) -> Item {
+        Item {
+            id: ItemId(id),
+            name: new.name,
+            item_type: new.item_type,
+            profile: new.profile,
+            condition: new.condition,
+            intent: new.intent,
+            availability: new.availability,
+            project: None,
+            gone: None,
+            measurements: new.measurements,
+            faults: new.faults,
+            tests_done: new.tests_done,
+            accessories: new.accessories,
+            components: new.components,
+            location: new.location,
+            created_at: at(),
+            updated_at: at(),
+            version: 1,
+        }
+    }
+
+    fn sample() -> Vec<Item> {
+        let mut a = NewItem::new(
+            ItemName::new("Anker PowerCore, \"10000\"").unwrap(),
+            ItemType::new("power_bank").unwrap(),
+            "Anker A1263; serial AK1234\nsecond line".into(),
+            Condition::Fair,
+            Intent::Sell,
+        );
+        a.location = Some("drawer 3".into());
+        a.accessories = vec!["USB-C cable".into(), "pouch; grey".into()];
+        a.faults = vec![Fault::new("scuffed, \"badly\"", Severity::Minor).unwrap()];
+        a.tests_done = vec![
+            TestDone::new("capacity test", TestResult::Pass, Some(units::parse("9.1 Ah").unwrap()), at(), Some("slow"))
+                .unwrap(),
+        ];
+        a.measurements = vec![
+            Measurement::new("capacity", 10.0, "Ah", at(), MeasurementSource::Label).unwrap(),
+            Measurement::new("weight", 180.5, "g", at(), MeasurementSource::Manual).unwrap(),
+        ];
+        let b = NewItem::new(
+            ItemName::new("Pi 4").unwrap(),
+            ItemType::new("single_board_computer").unwrap(),
+            String::new(),
+            Condition::Good,
+            Intent::Keep,
+        );
+        vec![stored(7, a), stored(9, b)]
+    }
+
+    #[test]
+    fn our_format_round_trips() {
+        let items = sample();
+        let bytes = write(&items).unwrap();
+        let read = CsvSheet.read(&bytes, at()).unwrap();
+        assert_eq!(read.format, "trove");
+        assert_eq!(read.items.len(), 2);
+        let again: Vec<Item> = read.items.into_iter().enumerate().map(|(i, n)| stored(i as i64 + 7, n)).collect();
+        for (a, b) in items.iter().zip(&again) {
+            assert_eq!(
+                (&a.name, &a.item_type, &a.profile, a.condition, a.intent),
+                (&b.name, &b.item_type, &b.profile, b.condition, b.intent)
+            );
+            assert_eq!(
+                (&a.location, &a.accessories, &a.faults, &a.tests_done),
+                (&b.location, &b.accessories, &b.faults, &b.tests_done)
+            );
+            assert_eq!(a.fields_line(), b.fields_line());
+        }
+        assert_eq!(again[0].fields_line(), "capacity: 10000 mAh, weight: 180.5 g");
+        assert_eq!(write(&again).unwrap(), write(&items).unwrap().replace_id(9, 8));
+    }
+
+    /// Renumbers the id column of the second row, for comparing two exports.
+    trait ReplaceId {
+        fn replace_id(self, from: i64, to: i64) -> Vec<u8>;
+    }
+
+    impl ReplaceId for Vec<u8> {
+        fn replace_id(self, from: i64, to: i64) -> Vec<u8> {
+            String::from_utf8(self).unwrap().replace(&format!("\n{from},"), &format!("\n{to},")).into_bytes()
+        }
+    }
+
+    /// Checks that a sheet is refused at `line` with a message containing `says`.
+    fn refused(sheet: &str, line: u64, says: &str) {
+        let e = CsvSheet.read(sheet.as_bytes(), at()).unwrap_err();
+        assert_eq!(e.line, line, "{e}");
+        assert!(e.message.contains(says), "{e}");
+    }
+
+    #[test]
+    fn bad_rows_name_their_line() {
+        let head = "id,name,item_type,condition,field.capacity\n";
+        refused(&format!("{head}1,Pi,sbc,good,\n2,,sbc,good,\n"), 3, "name must not be empty");
+        refused(&format!("{head}1,Pi,sbc,shiny,\n"), 2, "condition \"shiny\"");
+        refused(&format!("{head}1,\"Pi\nB\",sbc,good,\n2,Cell,cell,good,3 parsecs\n"), 4, "unknown unit");
+        refused("what,ever\n1,2\n", 1, "neither our export");
+        refused(&format!("{head}1,Pi,sbc,good,\"unterminated\n"), 2, "");
+    }
+
+    #[test]
+    fn gone_items_are_skipped_and_accessories_may_be_plain() {
+        let sheet = "id,name,item_type,gone_reason,accessories\n1,Old,laptop,sold,\n2,New,laptop,,a; b;\n";
+        let read = CsvSheet.read(sheet.as_bytes(), at()).unwrap();
+        assert_eq!(read.skipped, 1);
+        assert_eq!(read.items[0].accessories, vec!["a".to_owned(), "b".to_owned()]);
+        assert_eq!(read.items[0].import_ref.as_deref(), Some("trove:2"));
+    }
+
+    #[test]
+    fn homebox_rows_map_into_items() {
+        let sheet = "\u{feff}HB.import_ref,HB.location,HB.labels,HB.asset_id,HB.archived,HB.name,HB.quantity,HB.description,HB.manufacturer,HB.model_number,HB.serial_number,HB.notes,HB.sold_to,HB.field.Type,HB.field.Output Voltage,HB.field.Colour\n\
+            ref-1,Garage / Shelf 2,Power;Tools,000-001,false,Bench supply,1,\"30V 5A linear\",Korad,KA3005D,KD123456,works,,power supply,30V,black\n\
+            ,Attic,Cables,000-002,false,USB cables,12,,,,,,,,,\n\
+            ref-3,Attic,,000-003,true,Archived thing,1,,,,,,,,,\n";
+        let read = CsvSheet.read(sheet.as_bytes(), at()).unwrap();
+        assert_eq!(read.format, "homebox");
+        assert_eq!(read.skipped, 1);
+        let a = &read.items[0];
+        assert_eq!(a.item_type.as_str(), "power_supply");
+        assert_eq!(a.profile, "Korad KA3005D, 30V 5A linear, serial KD123456, Colour: black, works");
+        assert_eq!(a.location.as_deref(), Some("Garage / Shelf 2"));
+        assert_eq!(a.import_ref.as_deref(), Some("ref-1"));
+        assert_eq!(a.measurements[0].quantity().to_string(), "30 V");
+        assert_eq!(a.condition, Condition::Good);
+        let b = &read.items[1];
+        assert_eq!(b.item_type.as_str(), "cables");
+        assert_eq!(b.import_ref.as_deref(), Some("hb-asset:000-002"));
+        assert_eq!(b.measurements[0].quantity().to_string(), "12 pcs");
+    }
+}

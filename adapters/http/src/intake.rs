@@ -1,0 +1,288 @@
+//! The intake routes (reading a label photo, a listing's text or a voice note into candidate items with their
+//! matches) and the CSV routes (export and import of the inventory).
+
+use crate::Services;
+use crate::api::Member;
+use crate::dto::{CreateItem, FieldValue, Intent, NewFault, RunSpendDto, Source};
+use crate::error::ApiError;
+use poem::http::StatusCode;
+use poem::{FromRequest, Request, RequestBody};
+use poem_openapi::payload::{Json, ParsePayload, Payload, PlainText};
+use poem_openapi::registry::MetaSchemaRef;
+use poem_openapi::types::Type;
+use poem_openapi::types::multipart::Upload;
+use poem_openapi::{ApiRequest, ApiResponse, Multipart, Object, OpenApi, Tags};
+use trove_application::exchange::Imported;
+use trove_application::intake::{IMAGE_MAX, IntakeReading};
+use trove_domain::item::MeasurementSource;
+use trove_domain::reading::{self, ImageFormat};
+
+type ApiResult<T> = poem::Result<T>;
+
+#[derive(Tags)]
+enum IntakeTag {
+    /// Reading new items in from a label photo, a listing or a voice note, with matches in the inventory.
+    Intake,
+    /// The inventory as CSV: export, and import of our own export or a Homebox export.
+    Csv,
+}
+
+/// A label photo.
+#[derive(Debug, Multipart)]
+pub struct LabelUpload {
+    /// The photo: JPEG, PNG or WebP (told by its bytes), at most 20 MB.
+    pub image: Upload,
+}
+
+/// A listing's text.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(deny_unknown_fields)]
+pub struct ListingText {
+    /// 1 to 20,000 characters.
+    pub text: String,
+}
+
+/// A voice note as audio.
+#[derive(Debug, Multipart)]
+pub struct VoiceUpload {
+    /// A WAV recording (mono 16-bit PCM at 16 or 24 kHz), at most 10 minutes.
+    pub audio: Upload,
+}
+
+/// A voice note already transcribed.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(deny_unknown_fields)]
+pub struct VoiceTranscript {
+    /// 1 to 20,000 characters.
+    pub transcript: String,
+}
+
+/// A voice note: WAV audio (`multipart/form-data`, field `audio`; transcribed first, its own spend entry) or a
+/// transcript (`application/json`).
+#[derive(Debug, ApiRequest)]
+pub enum VoiceNote {
+    Audio(VoiceUpload),
+    Transcript(Json<VoiceTranscript>),
+}
+
+/// An item of the inventory a candidate may be.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(rename = "IntakeMatch")]
+pub struct MatchDto {
+    pub item_id: i64,
+    /// 0 to 1: 1.0 is the same serial (certain), 0.9 and up the same brand and model, below that similarity.
+    pub score: f64,
+    pub why: String,
+}
+
+/// One item read, ready to save with `POST /api/items`, and the items it may already be.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct Candidate {
+    /// The body of `POST /api/items`: validated and normalised (fields in canonical units).
+    pub item: CreateItem,
+    /// Best first, at most 5.
+    pub matches: Vec<MatchDto>,
+    /// What of the model's answer was dropped or changed by the rules.
+    pub notes: Vec<String>,
+}
+
+/// What a reading answers. Nothing is written to the inventory.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct IntakeAnswer {
+    pub candidates: Vec<Candidate>,
+    /// Notes about the reading as a whole (candidates the rules dropped).
+    pub notes: Vec<String>,
+    /// The transcript a voice note was read from.
+    pub transcript: Option<String>,
+    /// What the model calls cost.
+    pub spend: RunSpendDto,
+}
+
+fn answer(reading: &IntakeReading, source: MeasurementSource) -> IntakeAnswer {
+    let candidates = reading
+        .candidates
+        .iter()
+        .map(|c| {
+            let item = &c.candidate.item;
+            CreateItem {
+                name: item.name.to_string(),
+                item_type: item.item_type.to_string(),
+                profile: item.profile.clone(),
+                condition: item.condition.into(),
+                intent: Intent::from(item.intent),
+                location: item.location.clone(),
+                accessories: Some(item.accessories.clone()),
+                fields: Some(
+                    item.measurements
+                        .iter()
+                        .map(|m| (m.key.to_string(), FieldValue { value: m.value, unit: m.unit.symbol().into() }))
+                        .collect(),
+                ),
+                components: None,
+                faults: Some(
+                    item.faults
+                        .iter()
+                        .map(|f| NewFault { text: f.text.clone(), severity: f.severity.into() })
+                        .collect(),
+                ),
+                source: Some(Source::from(source)),
+            }
+        })
+        .zip(&reading.candidates)
+        .map(|(item, c)| Candidate {
+            item,
+            matches: c
+                .matches
+                .iter()
+                .map(|m| MatchDto { item_id: m.item_id.0, score: m.score, why: m.why.clone() })
+                .collect(),
+            notes: c.candidate.notes.clone(),
+        })
+        .collect();
+    IntakeAnswer {
+        candidates,
+        notes: reading.notes.clone(),
+        transcript: reading.transcript.clone(),
+        spend: (&reading.spend).into(),
+    }
+}
+
+fn unsupported(message: &str) -> poem::Error {
+    ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type", message).into()
+}
+
+fn too_large(what: &str, max: usize) -> poem::Error {
+    ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", format!("the {what} is larger than {max} bytes")).into()
+}
+
+async fn bytes_of(upload: Upload, what: &str) -> ApiResult<Vec<u8>> {
+    upload.into_vec().await.map_err(|e| ApiError::bad_request(format!("the {what} could not be read: {e}")).into())
+}
+
+/// A CSV body (`text/csv`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CsvBody(pub Vec<u8>);
+
+impl Payload for CsvBody {
+    const CONTENT_TYPE: &'static str = "text/csv";
+
+    fn check_content_type(content_type: &str) -> bool {
+        content_type.split(';').next().is_some_and(|essence| essence.trim().eq_ignore_ascii_case("text/csv"))
+    }
+
+    fn schema_ref() -> MetaSchemaRef {
+        String::schema_ref()
+    }
+}
+
+impl ParsePayload for CsvBody {
+    const IS_REQUIRED: bool = true;
+
+    async fn from_request(request: &Request, body: &mut RequestBody) -> poem::Result<Self> {
+        Ok(Self(Vec::<u8>::from_request(request, body).await?))
+    }
+}
+
+/// A sheet to import.
+#[derive(Debug, ApiRequest)]
+pub enum ImportBody {
+    /// Our own export, or a Homebox CSV export (`HB.*` columns).
+    Csv(CsvBody),
+}
+
+/// What an import did.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct ImportAnswer {
+    /// Rows written: new items, and items updated because an earlier import brought the same reference.
+    pub imported: u64,
+    /// Distinct items those rows are.
+    pub items: u64,
+    /// Rows left out on purpose: items that were gone (sold, given, archived) when exported.
+    pub skipped: u64,
+}
+
+impl From<Imported> for ImportAnswer {
+    fn from(i: Imported) -> Self {
+        Self { imported: i.rows, items: i.items, skipped: i.skipped }
+    }
+}
+
+/// The inventory as CSV.
+#[derive(ApiResponse)]
+pub enum CsvExport {
+    /// Every item with its current fields, one row each.
+    #[oai(status = 200, content_type = "text/csv; charset=utf-8")]
+    Csv(PlainText<String>, #[oai(header = "Content-Disposition")] String),
+}
+
+/// The intake and CSV routes.
+pub struct IntakeApi(pub Services);
+
+#[OpenApi]
+impl IntakeApi {
+    /// Read a label photo (multipart field `image`: JPEG, PNG or WebP, at most 20 MB; 415 for anything else)
+    /// into candidate items with their matches. One model call without tools; nothing is written.
+    #[oai(path = "/intake/label", method = "post", tag = "IntakeTag::Intake")]
+    async fn label(&self, Member(h): Member, body: LabelUpload) -> ApiResult<Json<IntakeAnswer>> {
+        if body.image.size() > IMAGE_MAX {
+            return Err(too_large("image", IMAGE_MAX));
+        }
+        let bytes = bytes_of(body.image, "image").await?;
+        let Some(format) = ImageFormat::sniff(&bytes) else {
+            return Err(unsupported("the image must be a JPEG, PNG or WebP"));
+        };
+        let reading = self.0.intake.read_label(h, &bytes, format).await.map_err(ApiError::from)?;
+        Ok(Json(answer(&reading, MeasurementSource::Label)))
+    }
+
+    /// Read a listing's text into candidate items with their matches. One model call without tools; nothing is
+    /// written.
+    #[oai(path = "/intake/listing", method = "post", tag = "IntakeTag::Intake")]
+    async fn listing(&self, Member(h): Member, body: Json<ListingText>) -> ApiResult<Json<IntakeAnswer>> {
+        let reading = self.0.intake.read_listing(h, &body.0.text).await.map_err(ApiError::from)?;
+        Ok(Json(answer(&reading, MeasurementSource::Listing)))
+    }
+
+    /// Read a voice note into candidate items with their matches: WAV audio as multipart field `audio` (415
+    /// for other formats; transcribed first, a `transcribe` spend entry) or JSON `{"transcript"}`. Then one
+    /// model call without tools; nothing is written.
+    #[oai(path = "/intake/voice", method = "post", tag = "IntakeTag::Intake")]
+    async fn voice(&self, Member(h): Member, body: VoiceNote) -> ApiResult<Json<IntakeAnswer>> {
+        let reading = match body {
+            VoiceNote::Audio(upload) => {
+                if upload.audio.size() > trove_application::intake::AUDIO_MAX {
+                    return Err(too_large("audio", trove_application::intake::AUDIO_MAX));
+                }
+                let bytes = bytes_of(upload.audio, "audio").await?;
+                if !reading::is_wav(&bytes) {
+                    return Err(unsupported("the audio must be a WAV file"));
+                }
+                self.0.intake.read_voice_audio(h, &bytes).await
+            }
+            VoiceNote::Transcript(t) => self.0.intake.read_voice_transcript(h, &t.0.transcript).await,
+        }
+        .map_err(ApiError::from)?;
+        Ok(Json(answer(&reading, MeasurementSource::Voice)))
+    }
+
+    /// Every item of the household (gone ones included) as CSV: our own format, which `POST /api/import` and
+    /// `trove import` read back.
+    #[oai(path = "/export.csv", method = "get", tag = "IntakeTag::Csv")]
+    async fn export(&self, Member(h): Member) -> ApiResult<CsvExport> {
+        let bytes = self.0.exchange.export(h).await.map_err(ApiError::from)?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            ApiError::from(trove_application::Error::Unexpected(anyhow::anyhow!("the export is not UTF-8: {e}")))
+        })?;
+        Ok(CsvExport::Csv(PlainText(text), "attachment; filename=\"trove-export.csv\"".into()))
+    }
+
+    /// Import a CSV (`Content-Type: text/csv`): our own export or a Homebox export. All or nothing: a bad row is
+    /// answered 400 with its line and nothing is written. Rows whose reference (our id, `HB.import_ref`) was
+    /// imported before update that item.
+    #[oai(path = "/import", method = "post", tag = "IntakeTag::Csv")]
+    async fn import(&self, Member(h): Member, body: ImportBody) -> ApiResult<Json<ImportAnswer>> {
+        let ImportBody::Csv(CsvBody(bytes)) = body;
+        let done = self.0.exchange.import(h, &bytes).await.map_err(ApiError::from)?;
+        Ok(Json(done.into()))
+    }
+}

@@ -1,0 +1,195 @@
+//! `POST /api/intake/photo`: a photo of several items on a plain background, split into one region per item and,
+//! with a reference of known size in the photo, measured in mm. Intake never writes the inventory.
+
+use crate::Services;
+use crate::api::Member;
+use crate::error::ApiError;
+use poem::http::StatusCode;
+use poem_openapi::param::Query;
+use poem_openapi::payload::Json;
+use poem_openapi::types::multipart::Upload;
+use poem_openapi::{Multipart, Object, OpenApi, Tags};
+use trove_application::ports::VisionError;
+use trove_domain::measure::{MeasureError, Measured, Reference, measure};
+
+type ApiResult<T> = poem::Result<T>;
+
+/// The largest photo accepted, in bytes (20 MiB).
+pub const PHOTO_MAX: usize = 20 * 1024 * 1024;
+
+#[derive(Tags)]
+enum PhotoTag {
+    /// Segmentation and measurement of a photo of items.
+    Photo,
+}
+
+/// A photo of items, with an optional reference of known size.
+#[derive(Debug, Multipart)]
+pub struct PhotoUpload {
+    /// The photo: JPEG, PNG or WebP (told by its bytes), at most 20 MB.
+    pub image: Upload,
+    /// The side in mm of a printed square marker in the photo.
+    pub reference_mm: Option<f64>,
+    /// `card` when a credit card (85.60 x 53.98 mm) is in the photo.
+    pub reference: Option<String>,
+    /// Which region (by its index in the answer) is the reference; by default the largest shaped like it.
+    pub reference_region: Option<u32>,
+}
+
+/// One region of the photo: its bounding box and area in pixels, and its size in mm when the photo has a scale.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct PhotoRegion {
+    pub x: u32,
+    pub y: u32,
+    pub width: u32,
+    pub height: u32,
+    pub area_px: u64,
+    #[oai(skip_serializing_if_is_none)]
+    pub width_mm: Option<f64>,
+    #[oai(skip_serializing_if_is_none)]
+    pub height_mm: Option<f64>,
+    /// Whether this region is the reference that set the scale.
+    pub reference: bool,
+}
+
+/// The photo's size in pixels.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct PhotoSize {
+    pub width: u32,
+    pub height: u32,
+}
+
+/// The regions found, one per item, in reading order.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct PhotoAnswer {
+    pub regions: Vec<PhotoRegion>,
+    pub image: PhotoSize,
+    /// Millimetres per pixel, when a reference was given and found.
+    #[oai(skip_serializing_if_is_none)]
+    pub scale_mm_per_px: Option<f64>,
+    /// Why there are no mm although a reference was given.
+    #[oai(skip_serializing_if_is_none)]
+    pub note: Option<String>,
+}
+
+impl From<VisionError> for ApiError {
+    fn from(e: VisionError) -> Self {
+        match e {
+            e @ VisionError::Unsupported => {
+                Self::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type", e.to_string())
+            }
+            e @ VisionError::Undecodable(_) => Self::bad_request(e.to_string()),
+            e @ VisionError::TooLarge { .. } => Self::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", e.to_string()),
+            VisionError::Unexpected(e) => trove_application::Error::Unexpected(e).into(),
+        }
+    }
+}
+
+impl From<MeasureError> for ApiError {
+    fn from(e: MeasureError) -> Self {
+        Self::bad_request(e.to_string())
+    }
+}
+
+/// The reference from the form's fields, else from the query: a square's side or a card, not both.
+fn reference_of(mm: Option<f64>, kind: Option<&str>) -> ApiResult<Option<Reference>> {
+    match (mm, kind.map(str::trim).filter(|k| !k.is_empty())) {
+        (Some(_), Some(_)) => Err(ApiError::bad_request("give reference_mm or reference=card, not both").into()),
+        (Some(side), None) if side.is_finite() && side > 0.0 => Ok(Some(Reference::SquareMm(side))),
+        (Some(side), None) => {
+            Err(ApiError::bad_request(format!("reference_mm must be a number over 0, not {side}")).into())
+        }
+        (None, Some(k)) if k.eq_ignore_ascii_case("card") => Ok(Some(Reference::Card)),
+        (None, Some(k)) => Err(ApiError::bad_request(format!("reference must be card, not {k:?}")).into()),
+        (None, None) => Ok(None),
+    }
+}
+
+fn answer(width: u32, height: u32, measured: Measured, reference: Option<Reference>) -> PhotoAnswer {
+    let note = match (reference, measured.scale_mm_per_px) {
+        (Some(r), None) => Some(format!("no region is shaped like {r}; the regions have no mm")),
+        _ => None,
+    };
+    PhotoAnswer {
+        regions: measured
+            .regions
+            .into_iter()
+            .map(|m| PhotoRegion {
+                x: m.region.x,
+                y: m.region.y,
+                width: m.region.width,
+                height: m.region.height,
+                area_px: m.region.area_px,
+                width_mm: m.width_mm,
+                height_mm: m.height_mm,
+                reference: m.reference,
+            })
+            .collect(),
+        image: PhotoSize { width, height },
+        scale_mm_per_px: measured.scale_mm_per_px,
+        note,
+    }
+}
+
+pub struct PhotoApi(pub Services);
+
+#[OpenApi(tag = "PhotoTag::Photo")]
+impl PhotoApi {
+    /// Split a photo of items on a plain background into one region per item (multipart field `image`: JPEG, PNG
+    /// or WebP, at most 20 MB; 415 for anything else). With `reference_mm` (the side of a printed square marker)
+    /// or `reference=card` (a credit card) in the photo, as form fields or in the query, every region also gets
+    /// its width and height in mm. Nothing is written.
+    #[oai(path = "/intake/photo", method = "post")]
+    async fn photo(
+        &self,
+        Member(_household): Member,
+        #[oai(name = "reference_mm")] query_mm: Query<Option<f64>>,
+        #[oai(name = "reference")] query_kind: Query<Option<String>>,
+        body: PhotoUpload,
+    ) -> ApiResult<Json<PhotoAnswer>> {
+        let reference = match (body.reference_mm, body.reference.as_deref()) {
+            (None, None) => reference_of(query_mm.0, query_kind.0.as_deref())?,
+            (mm, kind) => reference_of(mm, kind)?,
+        };
+        if body.image.size() > PHOTO_MAX {
+            return Err(ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "too_large",
+                format!("the image is larger than {PHOTO_MAX} bytes"),
+            )
+            .into());
+        }
+        let bytes = body
+            .image
+            .into_vec()
+            .await
+            .map_err(|e| ApiError::bad_request(format!("the image could not be read: {e}")))?;
+        let segmenter = self.0.segmenter.clone();
+        let segmentation = tokio::task::spawn_blocking(move || segmenter.segment(&bytes))
+            .await
+            .map_err(|e| {
+                ApiError::from(trove_application::Error::Unexpected(anyhow::anyhow!("segmentation task: {e}")))
+            })?
+            .map_err(ApiError::from)?;
+        let marked = body.reference_region.map(|i| i as usize);
+        let measured = measure(&segmentation.regions, reference, marked.filter(|_| reference.is_some()))
+            .map_err(ApiError::from)?;
+        Ok(Json(answer(segmentation.width, segmentation.height, measured, reference)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reference_is_a_positive_side_or_a_card() {
+        assert_eq!(reference_of(None, None).unwrap(), None);
+        assert_eq!(reference_of(Some(40.0), None).unwrap(), Some(Reference::SquareMm(40.0)));
+        assert_eq!(reference_of(None, Some("Card")).unwrap(), Some(Reference::Card));
+        assert_eq!(reference_of(None, Some(" ")).unwrap(), None);
+        for (mm, kind) in [(Some(0.0), None), (Some(-1.0), None), (None, Some("coin")), (Some(20.0), Some("card"))] {
+            assert!(reference_of(mm, kind).is_err(), "{mm:?} {kind:?}");
+        }
+    }
+}

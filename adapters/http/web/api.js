@@ -1,0 +1,136 @@
+// Talking to Trove's API: the token, the error body, and what each error means to the owner.
+
+const TOKEN_KEY = "trove.token";
+
+export function token() {
+  return localStorage.getItem(TOKEN_KEY);
+}
+
+export function setToken(value) {
+  localStorage.setItem(TOKEN_KEY, value);
+}
+
+export function clearToken() {
+  localStorage.removeItem(TOKEN_KEY);
+}
+
+/** An error the API answered (`{"error": {"code", "message"}}`) or a failure to reach it. */
+export class ApiError extends Error {
+  constructor(status, code, message, body) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.body = body;
+  }
+
+  /** A sentence for the owner: what went wrong and, where there is one, what to do about it. */
+  explain() {
+    const m = this.message;
+    switch (this.status) {
+      case 0:
+        return `Trove did not answer (${m}). Is the server running?`;
+      case 400:
+        return `That was not accepted: ${m}.`;
+      case 401:
+        return "The token was refused. Sign in again with a token from `trove token new`.";
+      case 402:
+        return `The monthly spending budget is reached: ${m}. Nothing was sent to the model. Raise SPEND_MONTHLY_LIMIT_USD or wait for next month.`;
+      case 404:
+        return `Not found: ${m}.`;
+      case 409:
+        return `Conflict: ${m}.`;
+      case 413:
+        return `Too large: ${m}.`;
+      case 415:
+        return `That kind of file is not accepted: ${m}.`;
+      case 422:
+        return `The rules refused it: ${m}.`;
+      case 502: {
+        const spend = this.body?.error?.spend;
+        const cost = spend ? ` The calls made cost $${spend.cost_usd ?? (spend.cost_micro_usd / 1e6).toFixed(4)}.` : "";
+        return `The model failed: ${m}. Nothing was written.${cost}`;
+      }
+      case 503: {
+        const setting = /MODEL_API_KEY/.test(m) ? "" : " It needs the Model API: set MODEL_API_KEY.";
+        return `Not configured: ${m}.${setting} The built-in local planner proposes projects, but cannot search the web or read images and audio; set MODEL_API_KEY (and MODEL_API_URL if needed) on the server and restart it.`;
+      }
+      default:
+        return `Error ${this.status}${this.code ? ` (${this.code})` : ""}: ${m}.`;
+    }
+  }
+}
+
+/**
+ * Calls the API. `body` may be a plain object (sent as JSON) or FormData (sent as multipart).
+ * Answers the parsed JSON (or text when `accept` is not JSON); throws ApiError.
+ */
+export async function api(path, { method = "GET", body, accept = "application/json", headers = {} } = {}) {
+  const init = { method, headers: { Accept: accept, ...headers } };
+  const t = token();
+  if (t) init.headers.Authorization = `Bearer ${t}`;
+  if (body instanceof FormData) {
+    init.body = body;
+  } else if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  let response;
+  try {
+    response = await fetch(`/api${path}`, init);
+  } catch (e) {
+    throw new ApiError(0, "network", e.message || "network error");
+  }
+  const type = response.headers.get("content-type") || "";
+  if (!response.ok) {
+    let parsed = null;
+    let message = response.statusText || "request failed";
+    let code = "";
+    try {
+      parsed = type.includes("json") ? await response.json() : null;
+      if (parsed?.error) {
+        message = parsed.error.message || message;
+        code = parsed.error.code || "";
+      } else if (!parsed) {
+        const text = await response.text();
+        if (text) message = text.slice(0, 300);
+      }
+    } catch {
+      // The body was not what an error should be; the status says enough.
+    }
+    const err = new ApiError(response.status, code, message, parsed);
+    if (response.status === 401) window.dispatchEvent(new CustomEvent("trove:unauthorized"));
+    throw err;
+  }
+  if (type.includes("json")) return response.json();
+  return response.text();
+}
+
+/** A query string from an object, leaving out empty values. */
+export function query(params) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v !== undefined && v !== null && v !== "" && v !== false) q.set(k, String(v));
+  }
+  const s = q.toString();
+  return s ? `?${s}` : "";
+}
+
+const names = new Map();
+
+/** An item's name by id, fetched once and cached (for allocations, matches, components). */
+export async function itemName(id) {
+  if (!names.has(id)) {
+    names.set(
+      id,
+      api(`/items/${id}`).then(
+        (it) => it.name,
+        () => `item ${id}`,
+      ),
+    );
+  }
+  return names.get(id);
+}
+
+export function rememberName(item) {
+  names.set(item.id, Promise.resolve(item.name));
+}

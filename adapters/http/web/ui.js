@@ -1,0 +1,223 @@
+// Small DOM helpers shared by the views: building elements, messages, progress, copying, formatting.
+
+import { ApiError, itemName } from "./api.js";
+
+/**
+ * Builds an element: `h("a", {href: "#/items"}, "Inventory")`. Attributes starting with `on` are listeners;
+ * `class`, `for`, booleans and `dataset` are handled; children may be strings, nodes, arrays or null.
+ */
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith("on") && typeof v === "function") el.addEventListener(k.slice(2), v);
+    else if (k === "dataset") Object.assign(el.dataset, v);
+    else if (k === "value") el.value = v;
+    else if (k === "checked") el.checked = !!v;
+    else if (v === true) el.setAttribute(k, "");
+    else el.setAttribute(k, String(v));
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const c of children) {
+    if (c === null || c === undefined || c === false) continue;
+    if (Array.isArray(c)) append(el, c);
+    else el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+}
+
+/** An SVG element (for the chart and the photo regions). */
+export function svg(tag, attrs = {}, ...children) {
+  const el = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== null) el.setAttribute(k, String(v));
+  for (const c of children.flat()) if (c) el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return el;
+}
+
+let uid = 0;
+/** A fresh id for pairing a label with its control. */
+export function nextId(prefix = "f") {
+  uid += 1;
+  return `${prefix}-${uid}`;
+}
+
+/** A labelled control: `field("Name", h("input", {name: "name"}))`. */
+export function field(label, control, hint) {
+  if (!control.id) control.id = nextId(control.name || "f");
+  const hintEl = hint ? h("small", { class: "hint", id: `${control.id}-hint` }, hint) : null;
+  if (hintEl) control.setAttribute("aria-describedby", hintEl.id);
+  return h("div", { class: "field" }, h("label", { for: control.id }, label), control, hintEl);
+}
+
+/** A select with the given options (values, or [value, text] pairs). */
+export function select(name, options, value, attrs = {}) {
+  return h(
+    "select",
+    { name, ...attrs },
+    options.map((o) => {
+      const [v, t] = Array.isArray(o) ? o : [o, human(o)];
+      return h("option", { value: v, selected: v === value }, t);
+    }),
+  );
+}
+
+/** `like_new` -> `like new`. */
+export function human(s) {
+  return String(s ?? "").replaceAll("_", " ");
+}
+
+/** A message at the top of the page: kind is `error`, `ok` or `info`. */
+export function flash(text, kind = "info") {
+  const box = document.getElementById("messages");
+  const close = h("button", { type: "button", class: "quiet close", "aria-label": "Dismiss message" }, "×");
+  const msg = h("div", { class: `message ${kind}`, role: kind === "error" ? "alert" : null }, h("span", {}, text), close);
+  close.addEventListener("click", () => msg.remove());
+  box.append(msg);
+  if (kind !== "error") setTimeout(() => msg.remove(), 6000);
+  return msg;
+}
+
+export function clearMessages() {
+  document.getElementById("messages").replaceChildren();
+}
+
+/** Shows an error where it happened (inside `where` if given) and at the top when there is no place for it. */
+export function showError(err, where) {
+  const text = err instanceof ApiError ? err.explain() : `Something went wrong: ${err.message || err}`;
+  if (where) {
+    where.replaceChildren(h("p", { class: "message error", role: "alert" }, text));
+  } else {
+    flash(text, "error");
+  }
+  // An API error is shown to the owner; only unexpected failures belong in the console as errors.
+  if (err instanceof ApiError) console.warn(text);
+  else console.error(err);
+  return text;
+}
+
+/**
+ * Runs `work` while showing a progress indicator in `where` and disabling `button`; for every call that waits for
+ * the model. Errors are shown in `where`; answers the work's result, or undefined on failure.
+ */
+export async function withProgress(where, label, work, button) {
+  const bar = h("progress", { "aria-label": label });
+  const started = Date.now();
+  const seconds = h("span", { class: "elapsed" }, "");
+  const timer = setInterval(() => {
+    seconds.textContent = ` ${Math.round((Date.now() - started) / 1000)} s`;
+  }, 1000);
+  where.replaceChildren(h("div", { class: "progress", role: "status", "aria-live": "polite" }, bar, h("span", {}, label), seconds));
+  where.setAttribute("aria-busy", "true");
+  if (button) button.disabled = true;
+  try {
+    const out = await work();
+    where.replaceChildren();
+    return out;
+  } catch (e) {
+    showError(e, where);
+    return undefined;
+  } finally {
+    clearInterval(timer);
+    where.removeAttribute("aria-busy");
+    if (button) button.disabled = false;
+  }
+}
+
+/** Copies text; falls back to a hidden textarea where the Clipboard API is not available (plain http). */
+export async function copyText(text) {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    const area = h("textarea", { "aria-hidden": "true", class: "offscreen" }, text);
+    document.body.append(area);
+    area.select();
+    const ok = document.execCommand("copy");
+    area.remove();
+    return ok;
+  }
+}
+
+/** A button that copies what `text()` gives and says so. */
+export function copyButton(label, text) {
+  const b = h("button", { type: "button", class: "copy" }, label);
+  b.addEventListener("click", async () => {
+    const ok = await copyText(typeof text === "function" ? text() : text);
+    b.textContent = ok ? "Copied" : "Copy failed: select the text";
+    setTimeout(() => (b.textContent = label), 2000);
+  });
+  return b;
+}
+
+/** A link to an item, showing its name once known. */
+export function itemLink(id, name) {
+  const a = h("a", { href: `#/items/${id}` }, name || `item ${id}`);
+  if (!name) itemName(id).then((n) => (a.textContent = n));
+  return a;
+}
+
+/** Money in minor units, e.g. 4550 GBP -> £45.50. */
+export function money(minor, currency) {
+  if (minor === null || minor === undefined) return "—";
+  try {
+    return new Intl.NumberFormat(undefined, { style: "currency", currency: currency || "USD" }).format(minor / 100);
+  } catch {
+    return `${(minor / 100).toFixed(2)} ${currency || ""}`.trim();
+  }
+}
+
+/** Micro-USD as dollars, with enough digits for small costs. */
+export function usd(micro) {
+  const d = (micro || 0) / 1e6;
+  return `$${d < 1 && d > 0 ? d.toFixed(4) : d.toFixed(2)}`;
+}
+
+export function date(iso) {
+  if (!iso) return "";
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+}
+
+export function day(iso) {
+  if (!iso) return "";
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleDateString(undefined, { dateStyle: "medium" });
+}
+
+/** `value unit`, with a number trimmed of float noise. */
+export function quantity(v) {
+  if (!v) return "";
+  const n = Number(v.value);
+  return `${Number.isInteger(n) ? n : Number(n.toPrecision(6))} ${v.unit}`.trim();
+}
+
+/** A status badge. */
+export function badge(text, kind) {
+  return h("span", { class: `badge ${kind || text}` }, human(text));
+}
+
+/** The form's values as an object, leaving out empty strings. */
+export function formValues(form) {
+  const out = {};
+  for (const [k, v] of new FormData(form).entries()) {
+    if (typeof v === "string" && v.trim() === "") continue;
+    out[k] = typeof v === "string" ? v.trim() : v;
+  }
+  return out;
+}
+
+/** A section with a heading. */
+export function section(title, ...children) {
+  const id = nextId("sec");
+  return h("section", { class: "card", "aria-labelledby": id }, h("h2", { id }, title), ...children);
+}
+
+export const CONDITIONS = ["new", "like_new", "good", "fair", "poor", "for_parts"];
+export const INTENTS = ["keep", "sell", "give"];
+export const AVAILABILITIES = ["available", "reserved", "in_use", "lent"];
+export const SEVERITIES = ["minor", "major", "blocking"];
+export const SOURCES = ["manual", "test", "label", "listing", "voice", "photo"];
+export const GONE_REASONS = ["sold", "given", "recycled", "lost", "other"];

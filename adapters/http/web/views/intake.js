@@ -1,0 +1,357 @@
+// Intake: read a listing, a label photo or a voice note into candidate items with their matches, and segment a
+// photo of several items into regions measured in mm. Intake never writes: the owner saves each candidate, as a
+// new item or merged into the item it matches.
+
+import { api } from "../api.js";
+import { h, svg, field, select, human, quantity, usd, flash, showError, withProgress, section, itemLink, CONDITIONS, INTENTS } from "../ui.js";
+import { toWav, startRecording } from "../wav.js";
+
+export async function intakeView() {
+  const results = h("div", { class: "candidates", "aria-live": "polite" });
+  const regions = h("div", { class: "regions-out" });
+  const show = (source) => (answer) => {
+    if (answer) results.replaceChildren(candidatesView(answer, source));
+    results.querySelector("h2")?.focus();
+  };
+  return h(
+    "div",
+    { class: "view intake" },
+    h("h1", {}, "Intake"),
+    h("p", {}, "Read new items in. Nothing is saved until you save a candidate."),
+    h("div", { class: "grid" }, listingPanel(show("listing")), labelPanel(show("label")), voicePanel(show("voice")), photoPanel(regions)),
+    regions,
+    results,
+  );
+}
+
+function listingPanel(show) {
+  const text = h("textarea", { name: "text", rows: "6", required: true, maxlength: "20000", placeholder: "Paste the listing's title and description" });
+  const out = h("div", { class: "out" });
+  const button = h("button", { type: "submit", class: "primary" }, "Read listing");
+  const form = h("form", { "aria-label": "Read a listing" }, field("Listing text", text), h("div", { class: "actions" }, button), out);
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    show(await withProgress(out, "Reading the listing…", () => api("/intake/listing", { method: "POST", body: { text: text.value } }), button));
+  });
+  return section("Paste a listing", form);
+}
+
+function labelPanel(show) {
+  const file = h("input", { type: "file", name: "image", accept: "image/jpeg,image/png,image/webp", capture: "environment", required: true });
+  const preview = h("div", { class: "preview" });
+  file.addEventListener("change", () => {
+    preview.replaceChildren();
+    if (file.files[0]) preview.append(h("img", { src: URL.createObjectURL(file.files[0]), alt: "The label photo to read" }));
+  });
+  const out = h("div", { class: "out" });
+  const button = h("button", { type: "submit", class: "primary" }, "Read label");
+  const form = h("form", { "aria-label": "Read a label photo" }, field("Label photo (JPEG, PNG or WebP)", file), preview, h("div", { class: "actions" }, button), out);
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const body = new FormData();
+    body.append("image", file.files[0]);
+    show(await withProgress(out, "Reading the label…", () => api("/intake/label", { method: "POST", body }), button));
+  });
+  return section("Label photo", form);
+}
+
+function voicePanel(show) {
+  let wav = null;
+  const status = h("p", { class: "sub", "aria-live": "polite" }, "Record a note, or choose an audio file.");
+  const player = h("div", {});
+  const setWav = (blob, how) => {
+    wav = blob;
+    player.replaceChildren(h("audio", { controls: true, src: URL.createObjectURL(blob), "aria-label": "The voice note" }));
+    status.textContent = `${how}: ${(blob.size / 1024).toFixed(0)} KB of 16-bit mono WAV, ready to read.`;
+  };
+  const convert = async (blob, how) => {
+    status.textContent = "Converting to WAV…";
+    try {
+      setWav(await toWav(blob), how);
+    } catch (err) {
+      status.textContent = `That audio could not be decoded here (${err.message}). Try another file or record again.`;
+    }
+  };
+
+  let recording = null;
+  const record = h("button", { type: "button", "aria-pressed": "false" }, "● Record");
+  record.addEventListener("click", async () => {
+    if (recording) {
+      const blob = await recording.stop();
+      recording = null;
+      record.textContent = "● Record";
+      record.setAttribute("aria-pressed", "false");
+      await convert(blob, "Recorded");
+      return;
+    }
+    if (!navigator.mediaDevices?.getUserMedia || !window.MediaRecorder) {
+      status.textContent = "This browser cannot record here (recording needs https or localhost). Choose a file instead.";
+      return;
+    }
+    try {
+      recording = await startRecording();
+      record.textContent = "■ Stop";
+      record.setAttribute("aria-pressed", "true");
+      status.textContent = "Recording… press Stop when done.";
+    } catch (err) {
+      status.textContent = `The microphone is not available: ${err.message}.`;
+    }
+  });
+  const file = h("input", { type: "file", name: "audio", accept: "audio/*" });
+  file.addEventListener("change", () => file.files[0] && convert(file.files[0], "Converted"));
+  const transcript = h("textarea", { name: "transcript", rows: "3", placeholder: "…or type what you would say" });
+
+  const out = h("div", { class: "out" });
+  const button = h("button", { type: "submit", class: "primary" }, "Read voice note");
+  const form = h(
+    "form",
+    { "aria-label": "Read a voice note" },
+    h("div", { class: "actions" }, record),
+    field("Audio file", file),
+    status,
+    player,
+    field("Transcript (instead of audio)", transcript),
+    h("div", { class: "actions" }, button),
+    out,
+  );
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    let body;
+    if (transcript.value.trim()) body = { transcript: transcript.value.trim() };
+    else if (wav) {
+      body = new FormData();
+      body.append("audio", wav, "note.wav");
+    } else {
+      out.replaceChildren(h("p", { class: "message error", role: "alert" }, "Record a note, choose an audio file or type a transcript first."));
+      return;
+    }
+    show(await withProgress(out, "Transcribing and reading the note…", () => api("/intake/voice", { method: "POST", body }), button));
+  });
+  return section("Voice note", form);
+}
+
+function photoPanel(picture) {
+  const file = h("input", { type: "file", name: "image", accept: "image/jpeg,image/png,image/webp", capture: "environment", required: true });
+  const reference = select("reference", [["", "none"], ["card", "a credit card (85.60 × 53.98 mm)"], ["marker", "a square marker"]], "");
+  const side = h("input", { name: "reference_mm", type: "number", min: "1", step: "any", inputmode: "decimal", placeholder: "50" });
+  const sideField = field("Marker side (mm)", side);
+  sideField.hidden = true;
+  reference.addEventListener("change", () => {
+    sideField.hidden = reference.value !== "marker";
+    side.required = reference.value === "marker";
+  });
+  const out = h("div", { class: "out" });
+  const button = h("button", { type: "submit", class: "primary" }, "Find the items");
+  const form = h(
+    "form",
+    { "aria-label": "Find items in a photo" },
+    field("Photo of several items on a plain background", file),
+    field("Reference of known size", reference),
+    sideField,
+    h("div", { class: "actions" }, button),
+    out,
+  );
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const body = new FormData();
+    body.append("image", file.files[0]);
+    let q = "";
+    if (reference.value === "card") {
+      body.append("reference", "card");
+      q = "?reference=card";
+    } else if (reference.value === "marker" && side.value) {
+      body.append("reference_mm", side.value);
+      q = `?reference_mm=${encodeURIComponent(side.value)}`;
+    }
+    const answer = await withProgress(out, "Finding the items…", () => api(`/intake/photo${q}`, { method: "POST", body }), button);
+    if (answer) {
+      picture.replaceChildren(section("Items found in the photo", regionsView(file.files[0], answer)));
+      picture.querySelector("h2")?.setAttribute("tabindex", "-1");
+      picture.querySelector("h2")?.focus();
+    }
+  });
+  return section("Photo of several items", form);
+}
+
+/** The photo with each region drawn over it (SVG in the photo's own pixels) and its size in mm when known. */
+export function regionsView(image, answer) {
+  const { width, height } = answer.image;
+  const url = URL.createObjectURL(image);
+  const mm = (r) => (r.width_mm != null && r.height_mm != null ? `${r.width_mm.toFixed(1)} × ${r.height_mm.toFixed(1)} mm` : null);
+  const stroke = Math.max(2, Math.round(Math.max(width, height) / 300));
+  const font = Math.max(12, Math.round(Math.max(width, height) / 40));
+  const overlay = svg(
+    "svg",
+    { viewBox: `0 0 ${width} ${height}`, class: "overlay", role: "img", "aria-label": `${answer.regions.length} regions found` },
+    svg("image", { href: url, x: 0, y: 0, width, height }),
+    answer.regions.map((r, i) =>
+      svg(
+        "g",
+        { class: r.reference ? "region reference" : "region" },
+        svg("rect", { x: r.x, y: r.y, width: r.width, height: r.height, "stroke-width": stroke }),
+        // The label sits above its box, or inside it when the box touches the top of the photo.
+        svg("text", { x: r.x + stroke, y: r.y > font + stroke * 2 ? r.y - stroke * 2 : r.y + font + stroke, "font-size": font }, `${i + 1}${r.reference ? " (reference)" : ""}${mm(r) ? `: ${mm(r)}` : ""}`),
+      ),
+    ),
+  );
+  return h(
+    "figure",
+    { class: "regions" },
+    overlay,
+    h(
+      "figcaption",
+      {},
+      `${answer.regions.length} region${answer.regions.length === 1 ? "" : "s"} in a ${width} × ${height} photo.`,
+      answer.scale_mm_per_px ? ` Scale: ${answer.scale_mm_per_px.toFixed(3)} mm per pixel.` : "",
+      answer.note ? h("p", { class: "message info" }, answer.note) : null,
+      answer.regions.length
+        ? h(
+            "table",
+            {},
+            h("thead", {}, h("tr", {}, ["#", "Box (px)", "Size"].map((c) => h("th", { scope: "col" }, c)))),
+            h(
+              "tbody",
+              {},
+              answer.regions.map((r, i) =>
+                h(
+                  "tr",
+                  {},
+                  h("td", {}, String(i + 1), r.reference ? " (reference)" : ""),
+                  h("td", {}, `${r.width} × ${r.height} at ${r.x}, ${r.y}`),
+                  h("td", {}, mm(r) || "no reference"),
+                ),
+              ),
+            ),
+          )
+        : null,
+    ),
+  );
+}
+
+/** The candidates of one reading, each with its matches and the buttons that save it. */
+function candidatesView(answer, source) {
+  const list = answer.candidates || [];
+  return h(
+    "section",
+    { class: "card", "aria-labelledby": "candidates-title" },
+    h("h2", { id: "candidates-title", tabindex: "-1" }, `${list.length} candidate${list.length === 1 ? "" : "s"} from the ${source}`),
+    answer.spend ? h("p", { class: "sub" }, `${answer.spend.calls} model call${answer.spend.calls === 1 ? "" : "s"}, cost ${usd(answer.spend.cost_micro_usd)}.`) : null,
+    answer.transcript ? h("blockquote", { class: "transcript" }, h("strong", {}, "Transcript: "), answer.transcript) : null,
+    answer.notes?.length ? h("ul", { class: "notes" }, answer.notes.map((t) => h("li", {}, t))) : null,
+    list.length ? list.map((c, i) => candidateCard(c, i, source)) : h("p", { class: "empty" }, "The reading found no item."),
+  );
+}
+
+/** Text for screen readers only: tells apart the same fields of several candidates. */
+function hidden(text) {
+  return h("span", { class: "visually-hidden" }, text);
+}
+
+function candidateCard(candidate, index, source) {
+  const it = candidate.item || {};
+  const n = index + 1;
+  const name = h("input", { name: "name", value: it.name || "", required: true });
+  const type = h("input", { name: "item_type", value: it.item_type || "", required: true });
+  const condition = select("condition", CONDITIONS, it.condition || "good");
+  const intent = select("intent", INTENTS, it.intent || "keep");
+  const profile = h("input", { name: "profile", value: it.profile || "" });
+  const location = h("input", { name: "location", value: it.location || "" });
+  const out = h("div", { class: "out" });
+
+  const edited = () => {
+    const item = { ...it, name: name.value.trim(), item_type: type.value.trim(), condition: condition.value, intent: intent.value, profile: profile.value.trim() };
+    if (location.value.trim()) item.location = location.value.trim();
+    else delete item.location;
+    if (!item.source) item.source = source;
+    return item;
+  };
+
+  const done = (saved, how) => {
+    card.classList.add("saved");
+    for (const b of card.querySelectorAll("button")) b.disabled = true;
+    out.replaceChildren(h("p", { class: "message ok" }, h("span", {}, `${how} `, itemLink(saved.id, saved.name), ".")));
+    flash(`${how} ${saved.name}.`, "ok");
+  };
+
+  const saveNew = h("button", { type: "button", class: "primary" }, "Save as new item");
+  saveNew.addEventListener("click", async () => {
+    saveNew.disabled = true;
+    try {
+      const saved = await api("/items", { method: "POST", body: edited() });
+      done(saved, "Saved as");
+    } catch (err) {
+      saveNew.disabled = false;
+      showError(err, out);
+    }
+  });
+
+  const merge = async (id, button) => {
+    button.disabled = true;
+    try {
+      done(await mergeInto(id, edited(), source), "Merged into");
+    } catch (err) {
+      button.disabled = false;
+      showError(err, out);
+    }
+  };
+
+  const fields = Object.entries(it.fields || {});
+  const matches = candidate.matches || [];
+  const card = h(
+    "article",
+    { class: "candidate", "aria-label": `Candidate ${n}` },
+    h("h3", {}, `Candidate ${n}: ${it.name || "unnamed"}`),
+    h(
+      "div",
+      { class: "inline-form wide" },
+      field(["Name", hidden(` (candidate ${n})`)], name),
+      field(["Type", hidden(` (candidate ${n})`)], type),
+      field(["Condition", hidden(` (candidate ${n})`)], condition),
+      field(["Intent", hidden(` (candidate ${n})`)], intent),
+      field(["Profile", hidden(` (candidate ${n})`)], profile),
+      field(["Location", hidden(` (candidate ${n})`)], location),
+    ),
+    fields.length ? h("p", {}, h("strong", {}, "Measurements: "), fields.map(([k, v]) => `${human(k)}: ${quantity(v)}`).join(", ")) : null,
+    it.faults?.length ? h("p", {}, h("strong", {}, "Faults: "), it.faults.map((f) => `${f.text} (${f.severity})`).join("; ")) : null,
+    it.accessories?.length ? h("p", {}, h("strong", {}, "Accessories: "), it.accessories.join(", ")) : null,
+    candidate.notes?.length ? h("ul", { class: "notes" }, candidate.notes.map((t) => h("li", {}, t))) : null,
+    h("h4", {}, matches.length ? "Matches in your inventory" : "No match in your inventory"),
+    matches.length
+      ? h(
+          "ul",
+          { class: "matches" },
+          matches.map((m) => {
+            const b = h("button", { type: "button" }, "Merge into this item");
+            b.setAttribute("aria-label", `Merge candidate ${n} into item ${m.item_id}`);
+            b.addEventListener("click", () => merge(m.item_id, b));
+            return h("li", {}, itemLink(m.item_id), ` · ${Math.round((m.score || 0) * 100)}% · ${m.why || ""} `, b);
+          }),
+        )
+      : null,
+    h("div", { class: "actions" }, saveNew),
+    out,
+  );
+  return card;
+}
+
+/**
+ * Merges a candidate into an existing item: its measurements are added (as readings of this source), its new
+ * faults recorded, its accessories added, and the profile filled in when the item has none.
+ */
+async function mergeInto(id, candidate, source) {
+  const existing = await api(`/items/${id}`);
+  const patch = {};
+  const accessories = [...new Set([...existing.accessories, ...(candidate.accessories || [])])];
+  if (accessories.length !== existing.accessories.length) patch.accessories = accessories;
+  if (!existing.profile && candidate.profile) patch.profile = candidate.profile;
+  let item = existing;
+  if (Object.keys(patch).length) item = await api(`/items/${id}`, { method: "PATCH", body: patch });
+  for (const [key, v] of Object.entries(candidate.fields || {})) {
+    item = await api(`/items/${id}/measurements`, { method: "POST", body: { key, value: v.value, unit: v.unit, source: candidate.source || source } });
+  }
+  const known = new Set(existing.faults.map((f) => f.text.toLowerCase()));
+  for (const f of candidate.faults || []) {
+    if (!known.has(f.text.toLowerCase())) item = await api(`/items/${id}/faults`, { method: "POST", body: { text: f.text, severity: f.severity } });
+  }
+  return item;
+}

@@ -1,0 +1,145 @@
+// The inventory: a table with search, filters and paging; the filters live in the address so Back works.
+
+import { api, query, rememberName } from "../api.js";
+import { h, field, select, human, badge, quantity, INTENTS, AVAILABILITIES } from "../ui.js";
+
+const PAGE_SIZES = ["25", "50", "100", "200"];
+
+let knownTypes = null;
+
+/** Every item type seen so far, for the type filter's suggestions. */
+async function itemTypes() {
+  if (!knownTypes) {
+    const list = await api("/items?limit=500&include_gone=true").catch(() => ({ items: [] }));
+    knownTypes = [...new Set(list.items.map((i) => i.item_type))].sort();
+  }
+  return knownTypes;
+}
+
+export async function inventoryView(params) {
+  const f = {
+    q: params.get("q") || "",
+    intent: params.get("intent") || "",
+    availability: params.get("availability") || "",
+    item_type: params.get("item_type") || "",
+    include_gone: params.get("include_gone") === "true",
+    limit: PAGE_SIZES.includes(params.get("limit")) ? params.get("limit") : "50",
+    offset: Math.max(0, parseInt(params.get("offset") || "0", 10) || 0),
+  };
+  const [list, types] = await Promise.all([api(`/items${query(f)}`), itemTypes()]);
+  list.items.forEach(rememberName);
+
+  const go = (changes) => {
+    const next = { ...f, ...changes };
+    location.hash = `#/items${query(next)}`;
+  };
+
+  const search = h("input", { type: "search", name: "q", value: f.q, placeholder: "name or profile words" });
+  const typeInput = h("input", { name: "item_type", value: f.item_type, list: "item-types", placeholder: "any type" });
+  const form = h(
+    "form",
+    { class: "filters", role: "search", "aria-label": "Filter the inventory" },
+    field("Search", search),
+    field("Intent", select("intent", [["", "any"], ...INTENTS.map((i) => [i, human(i)])], f.intent)),
+    field(
+      "Availability",
+      select("availability", [["", "any"], ...AVAILABILITIES.map((a) => [a, human(a)])], f.availability),
+    ),
+    field("Type", typeInput),
+    h("datalist", { id: "item-types" }, types.map((t) => h("option", { value: t }))),
+    h(
+      "div",
+      { class: "field check" },
+      h("input", { type: "checkbox", id: "include-gone", name: "include_gone", checked: f.include_gone }),
+      h("label", { for: "include-gone" }, "Include gone"),
+    ),
+    field("Per page", select("limit", PAGE_SIZES.map((s) => [s, s]), f.limit)),
+    h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Apply"), h("a", { href: "#/items", class: "button quiet" }, "Clear")),
+  );
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const d = new FormData(form);
+    go({
+      q: d.get("q").trim(),
+      intent: d.get("intent"),
+      availability: d.get("availability"),
+      item_type: d.get("item_type").trim(),
+      include_gone: d.get("include_gone") === "on",
+      limit: d.get("limit"),
+      offset: 0,
+    });
+  });
+  // Selects and the checkbox apply at once; text fields on Enter or Apply.
+  for (const el of form.querySelectorAll("select, input[type=checkbox]")) {
+    el.addEventListener("change", () => form.requestSubmit());
+  }
+
+  const rows = list.items.map((it) =>
+    h(
+      "tr",
+      { class: it.gone ? "gone" : null },
+      h("td", {}, h("a", { href: `#/items/${it.id}` }, it.name), h("div", { class: "sub" }, it.profile)),
+      h("td", { class: "hide-phone" }, human(it.item_type)),
+      h("td", { class: "hide-phone" }, human(it.condition)),
+      h("td", {}, badge(it.intent)),
+      h("td", {}, it.gone ? badge(`gone: ${it.gone.reason}`, "gone") : badge(it.availability)),
+      h("td", { class: "hide-narrow" }, it.location || ""),
+      h(
+        "td",
+        { class: "hide-narrow" },
+        Object.entries(it.fields)
+          .map(([k, v]) => `${human(k)}: ${quantity(v)}`)
+          .join(", "),
+      ),
+    ),
+  );
+
+  const total = list.total;
+  const from = total === 0 ? 0 : list.offset + 1;
+  const to = Math.min(list.offset + list.items.length, total);
+  const limit = +f.limit;
+  const pager = h(
+    "nav",
+    { class: "pager", "aria-label": "Pages" },
+    h("button", { type: "button", disabled: f.offset <= 0, onclick: () => go({ offset: Math.max(0, f.offset - limit) }) }, "← Previous"),
+    h("span", { "aria-live": "polite", id: "page-status" }, total ? `${from}–${to} of ${total}` : "No items"),
+    h("button", { type: "button", disabled: to >= total, onclick: () => go({ offset: f.offset + limit }) }, "Next →"),
+  );
+
+  const table = list.items.length
+    ? h(
+        "div",
+        { class: "table-wrap" },
+        h(
+          "table",
+          { class: "items" },
+          h("caption", { class: "visually-hidden" }, "Items"),
+          h(
+            "thead",
+            {},
+            h(
+              "tr",
+              {},
+              h("th", { scope: "col" }, "Name"),
+              h("th", { scope: "col", class: "hide-phone" }, "Type"),
+              h("th", { scope: "col", class: "hide-phone" }, "Condition"),
+              h("th", { scope: "col" }, "Intent"),
+              h("th", { scope: "col" }, "Availability"),
+              h("th", { scope: "col", class: "hide-narrow" }, "Location"),
+              h("th", { scope: "col", class: "hide-narrow" }, "Fields"),
+            ),
+          ),
+          h("tbody", {}, rows),
+        ),
+      )
+    : h("p", { class: "empty" }, "No item matches these filters. Add items through ", h("a", { href: "#/intake" }, "Intake"), ".");
+
+  return h(
+    "div",
+    { class: "view inventory" },
+    h("div", { class: "title-row" }, h("h1", {}, "Inventory"), h("a", { class: "button", href: "#/intake" }, "Add items")),
+    form,
+    table,
+    pager,
+  );
+}

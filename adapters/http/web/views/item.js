@@ -1,0 +1,278 @@
+// One item: its current fields and history, faults, tests, accessories, components, and the forms that change it.
+
+import { api, rememberName } from "../api.js";
+import {
+  h,
+  field,
+  select,
+  human,
+  badge,
+  quantity,
+  date,
+  day,
+  flash,
+  showError,
+  formValues,
+  section,
+  itemLink,
+  CONDITIONS,
+  INTENTS,
+  SEVERITIES,
+  SOURCES,
+  GONE_REASONS,
+} from "../ui.js";
+
+export async function itemView(id) {
+  const item = await api(`/items/${id}`);
+  rememberName(item);
+  const root = h("div", { class: "view item" });
+  render(root, item);
+  return root;
+}
+
+/** Submits a form's change, then re-renders the item from the answer. */
+function onSubmit(form, root, work, done) {
+  const out = h("div", { class: "out" });
+  form.append(out);
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const button = form.querySelector("button[type=submit]");
+    button.disabled = true;
+    try {
+      const item = await work(formValues(form));
+      flash(done, "ok");
+      render(root, item);
+      root.querySelector("h1")?.focus();
+    } catch (err) {
+      showError(err, out);
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return form;
+}
+
+function render(root, item) {
+  const id = item.id;
+  const post = (what) => (body) => api(`/items/${id}/${what}`, { method: "POST", body });
+
+  const details = h(
+    "dl",
+    { class: "details" },
+    h("dt", {}, "Type"),
+    h("dd", {}, human(item.item_type)),
+    h("dt", {}, "Profile"),
+    h("dd", {}, item.profile || "—"),
+    h("dt", {}, "Condition"),
+    h("dd", {}, human(item.condition)),
+    h("dt", {}, "Intent"),
+    h("dd", {}, badge(item.intent)),
+    h("dt", {}, "Availability"),
+    h(
+      "dd",
+      {},
+      badge(item.availability),
+      item.project_id ? [" in ", h("a", { href: `#/projects/${item.project_id}` }, `project ${item.project_id}`)] : null,
+    ),
+    h("dt", {}, "Location"),
+    h("dd", {}, item.location || "—"),
+    item.gone ? [h("dt", {}, "Gone"), h("dd", {}, `${human(item.gone.reason)} on ${day(item.gone.at)}${item.gone.note ? `: ${item.gone.note}` : ""}`)] : null,
+    h("dt", {}, "Added"),
+    h("dd", {}, date(item.created_at)),
+  );
+
+  const fields = Object.entries(item.fields);
+  const current = section(
+    "Current fields",
+    fields.length
+      ? h("dl", { class: "fields" }, fields.map(([k, v]) => [h("dt", {}, human(k)), h("dd", {}, quantity(v))]))
+      : h("p", { class: "empty" }, "No measurement yet."),
+  );
+
+  const history = section(
+    "Measurement history",
+    item.measurements.length
+      ? h(
+          "div",
+          { class: "table-wrap" },
+          h(
+            "table",
+            {},
+            h("thead", {}, h("tr", {}, ["Key", "Value", "Source", "When"].map((c) => h("th", { scope: "col" }, c)))),
+            h(
+              "tbody",
+              {},
+              [...item.measurements]
+                .reverse()
+                .map((m) => h("tr", {}, h("td", {}, human(m.key)), h("td", {}, quantity(m)), h("td", {}, m.source), h("td", {}, date(m.at)))),
+            ),
+          ),
+        )
+      : h("p", { class: "empty" }, "None."),
+    onSubmit(
+      h(
+        "form",
+        { class: "inline-form", "aria-label": "Add a measurement" },
+        h("h3", {}, "Add a measurement"),
+        field("Key", h("input", { name: "key", required: true, placeholder: "capacity" })),
+        field("Value", h("input", { name: "value", required: true, type: "number", step: "any", inputmode: "decimal" })),
+        field("Unit", h("input", { name: "unit", required: true, placeholder: "mAh, V, GB…" })),
+        field("Source", select("source", SOURCES, "manual")),
+        h("button", { type: "submit" }, "Add measurement"),
+      ),
+      root,
+      (v) => post("measurements")({ ...v, value: Number(v.value) }),
+      "Measurement added.",
+    ),
+  );
+
+  const faults = section(
+    "Faults",
+    item.faults.length
+      ? h("ul", { class: "faults" }, item.faults.map((f) => h("li", {}, badge(f.severity, `sev-${f.severity}`), " ", f.text)))
+      : h("p", { class: "empty" }, "No known fault."),
+    onSubmit(
+      h(
+        "form",
+        { class: "inline-form", "aria-label": "Add a fault" },
+        h("h3", {}, "Add a fault"),
+        field("Fault", h("input", { name: "text", required: true, placeholder: "what is wrong" })),
+        field("Severity", select("severity", SEVERITIES, "minor")),
+        h("button", { type: "submit" }, "Add fault"),
+      ),
+      root,
+      post("faults"),
+      "Fault recorded.",
+    ),
+  );
+
+  const tests = section(
+    "Tests",
+    item.tests_done.length
+      ? h(
+          "div",
+          { class: "table-wrap" },
+          h(
+            "table",
+            {},
+            h("thead", {}, h("tr", {}, ["Test", "Result", "Value", "Note", "When"].map((c) => h("th", { scope: "col" }, c)))),
+            h(
+              "tbody",
+              {},
+              item.tests_done.map((t) =>
+                h(
+                  "tr",
+                  {},
+                  h("td", {}, t.name),
+                  h("td", {}, badge(t.result)),
+                  h("td", {}, t.value ? quantity(t.value) : ""),
+                  h("td", {}, t.note || ""),
+                  h("td", {}, date(t.at)),
+                ),
+              ),
+            ),
+          ),
+        )
+      : h("p", { class: "empty" }, "No test recorded."),
+    onSubmit(
+      h(
+        "form",
+        { class: "inline-form", "aria-label": "Add a test" },
+        h("h3", {}, "Add a test"),
+        field("Test", h("input", { name: "name", required: true, placeholder: "boots, holds charge…" })),
+        field("Result", select("result", ["pass", "fail"], "pass")),
+        field("Test value (optional)", h("input", { name: "value", type: "number", step: "any", inputmode: "decimal" })),
+        field("Test unit", h("input", { name: "unit", placeholder: "V" })),
+        field("Test note", h("input", { name: "note" })),
+        h("button", { type: "submit" }, "Add test"),
+      ),
+      root,
+      (v) => post("tests")(v.value !== undefined ? { ...v, value: Number(v.value) } : v),
+      "Test recorded.",
+    ),
+  );
+
+  const accessoryInput = h("input", { name: "accessory", required: true, placeholder: "USB-C cable" });
+  const accessories = section(
+    "Accessories",
+    item.accessories.length ? h("ul", {}, item.accessories.map((a) => h("li", {}, a))) : h("p", { class: "empty" }, "None."),
+    onSubmit(
+      h("form", { class: "inline-form", "aria-label": "Add an accessory" }, field("Accessory", accessoryInput), h("button", { type: "submit" }, "Add accessory")),
+      root,
+      (v) => api(`/items/${id}`, { method: "PATCH", body: { accessories: [...item.accessories, v.accessory] } }),
+      "Accessory added.",
+    ),
+  );
+
+  const components = section(
+    "Components",
+    item.components.length
+      ? h("ul", {}, item.components.map((c) => h("li", {}, itemLink(c))))
+      : h("p", { class: "empty" }, "Not made of other items."),
+  );
+
+  const change = section(
+    "Change",
+    onSubmit(
+      h(
+        "form",
+        { class: "inline-form", "aria-label": "Change intent, condition, location" },
+        field("Intent", select("intent", INTENTS, item.intent)),
+        field("Condition", select("condition", CONDITIONS, item.condition)),
+        field(
+          "Availability",
+          select("availability", ["available", "lent"].includes(item.availability) ? ["available", "lent"] : [item.availability], item.availability, {
+            disabled: !["available", "lent"].includes(item.availability),
+          }),
+          "Reserving and building go through projects.",
+        ),
+        field("Location", h("input", { name: "location", value: item.location || "" })),
+        h("button", { type: "submit", class: "primary" }, "Save changes"),
+      ),
+      root,
+      (v) => {
+        const body = { intent: v.intent, condition: v.condition };
+        if (v.availability) body.availability = v.availability;
+        if (v.location && v.location !== (item.location || "")) body.location = v.location;
+        return api(`/items/${id}`, { method: "PATCH", body });
+      },
+      "Saved.",
+    ),
+  );
+
+  const gone = item.gone
+    ? null
+    : section(
+        "Mark gone",
+        h("p", {}, "A gone item stays as history and is never used again."),
+        onSubmit(
+          h(
+            "form",
+            { class: "inline-form", "aria-label": "Mark gone" },
+            field("Reason", select("reason", GONE_REASONS, item.intent === "give" ? "given" : "sold")),
+            field("Note", h("input", { name: "note" })),
+            h("button", { type: "submit", class: "danger" }, "Mark gone"),
+          ),
+          root,
+          post("gone"),
+          "Marked gone.",
+        ),
+      );
+
+  const sellLink =
+    item.intent === "keep"
+      ? null
+      : h("a", { class: "button", href: `#/items/${id}/sell` }, item.intent === "sell" ? "Price and draft the listing" : "Give-away post");
+
+  root.replaceChildren(
+    ...[
+    h("p", { class: "crumbs" }, h("a", { href: "#/items" }, "← Inventory")),
+    h("div", { class: "title-row" }, h("h1", { tabindex: "-1" }, item.name), sellLink),
+    item.gone ? h("p", { class: "message info" }, `This item is gone (${human(item.gone.reason)}).`) : null,
+    h("div", { class: "grid" }, section("Details", details), current, change),
+    h("div", { class: "grid" }, faults, tests),
+    history,
+    h("div", { class: "grid" }, accessories, components, gone),
+    ].filter(Boolean),
+  );
+}

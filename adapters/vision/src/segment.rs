@@ -1,0 +1,631 @@
+//! The segmentation pipeline over decoded pixels (see the crate's documentation for the steps).
+
+use image::{GrayImage, Luma, RgbImage};
+use imageproc::distance_transform::Norm;
+use imageproc::region_labelling::{Connectivity, connected_components};
+use std::collections::VecDeque;
+use trove_application::ports::Segmentation;
+use trove_domain::measure::Region;
+
+/// The longest side of the working copy: a 4000 x 3000 photo is worked on at 1000 x 750.
+pub const WORKING_SIDE: u32 = 1024;
+
+/// Relative deviations are quantised to 0..=255 with this factor (a deviation of 0.8 and more is 255).
+const QUANT: f32 = 320.0;
+/// The lowest threshold, as a relative deviation from the background: fainter differences are lighting.
+const MIN_CONTRAST: f32 = 0.06;
+/// The highest threshold: an object differing this much from the background is always an object, whatever Otsu
+/// says (Otsu may otherwise cut between dark and light objects).
+const MAX_CONTRAST: f32 = 0.30;
+/// Share of strongly deviating pixels on one side (darker or lighter) that makes that side the objects' polarity.
+const POLARITY_SHARE: f64 = 0.85;
+/// Specks smaller than this share of the image are dropped.
+const MIN_AREA_SHARE: f64 = 0.0002;
+/// Regions larger than this share of the image are background (a cloth, a shadowed half).
+const MAX_AREA_SHARE: f64 = 0.6;
+/// A region that runs along a border it touches for this share of that border is background (a table edge).
+const BORDER_RUN_SHARE: f64 = 0.6;
+/// A core of the distance transform is a separate object when the neck joining it to the rest is at most this
+/// share of its own inscribed radius.
+const NECK_SHARE: f32 = 0.7;
+/// The levels (shares of a component's largest inscribed radius) at which cores are looked for.
+const CORE_LEVELS: [f32; 3] = [0.15, 0.3, 0.5];
+/// The smallest inscribed radius, in working pixels, of a core that may be an object of its own.
+const MIN_CORE_RADIUS: u16 = 3;
+
+/// The working copy: channel planes of the photo averaged over `k x k` blocks.
+struct Working {
+    width: u32,
+    height: u32,
+    /// The block side: one working pixel is `k x k` photo pixels.
+    k: u32,
+    planes: [Vec<f32>; 3],
+}
+
+/// Averages `k x k` blocks (the remainder at the right and bottom edges, under `k` pixels, is left out).
+fn shrink(rgb: &RgbImage) -> Working {
+    let (w, h) = rgb.dimensions();
+    let k = w.max(h).div_ceil(WORKING_SIDE).max(1);
+    let (ww, wh) = ((w / k).max(1), (h / k).max(1));
+    let (k_x, k_y) = (k.min(w) as usize, k.min(h) as usize);
+    let raw = rgb.as_raw();
+    let stride = w as usize * 3;
+    let n = ww as usize * wh as usize;
+    let mut planes = [vec![0f32; n], vec![0f32; n], vec![0f32; n]];
+    let mut sums = vec![0u32; ww as usize * 3];
+    let scale = 1.0 / (k_x * k_y) as f32;
+    for by in 0..wh as usize {
+        sums.fill(0);
+        for y in by * k_y..(by + 1) * k_y {
+            let row = &raw[y * stride..y * stride + ww as usize * k_x * 3];
+            for (block, sum) in row.chunks_exact(k_x * 3).zip(sums.chunks_exact_mut(3)) {
+                let (mut r, mut g, mut b) = (0u32, 0u32, 0u32);
+                for px in block.chunks_exact(3) {
+                    r += u32::from(px[0]);
+                    g += u32::from(px[1]);
+                    b += u32::from(px[2]);
+                }
+                sum[0] += r;
+                sum[1] += g;
+                sum[2] += b;
+            }
+        }
+        let base = by * ww as usize;
+        for (bx, sum) in sums.chunks_exact(3).enumerate() {
+            for c in 0..3 {
+                planes[c][base + bx] = sum[c] as f32 * scale;
+            }
+        }
+    }
+    Working { width: ww, height: wh, k, planes }
+}
+
+/// A quadratic surface `a0 + a1 x + a2 y + a3 x² + a4 xy + a5 y²` over coordinates scaled to -1..1.
+#[derive(Debug, Clone, Copy)]
+struct Surface([f64; 6]);
+
+fn basis(x: f64, y: f64) -> [f64; 6] {
+    [1.0, x, y, x * x, x * y, y * y]
+}
+
+impl Surface {
+    fn flat(level: f64) -> Self {
+        Surface([level, 0.0, 0.0, 0.0, 0.0, 0.0])
+    }
+
+    /// Least squares over `points` (x, y, value); `None` when they do not determine a surface.
+    fn fit(points: &[(f64, f64, f64)]) -> Option<Self> {
+        if points.len() < 6 {
+            return None;
+        }
+        let mut a = [[0f64; 7]; 6];
+        for &(x, y, v) in points {
+            let b = basis(x, y);
+            for i in 0..6 {
+                for j in 0..6 {
+                    a[i][j] += b[i] * b[j];
+                }
+                a[i][6] += b[i] * v;
+            }
+        }
+        // Gaussian elimination with partial pivoting.
+        for col in 0..6 {
+            let pivot = (col..6).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
+            if a[pivot][col].abs() < 1e-9 {
+                return None;
+            }
+            a.swap(col, pivot);
+            for row in 0..6 {
+                if row != col {
+                    let f = a[row][col] / a[col][col];
+                    for k in col..7 {
+                        a[row][k] -= f * a[col][k];
+                    }
+                }
+            }
+        }
+        let mut c = [0f64; 6];
+        for i in 0..6 {
+            c[i] = a[i][6] / a[i][i];
+        }
+        Some(Surface(c))
+    }
+
+    fn at(&self, x: f64, y: f64) -> f64 {
+        basis(x, y).iter().zip(self.0).map(|(b, c)| b * c).sum()
+    }
+}
+
+/// The background's lighting, one surface per channel.
+struct Background {
+    surfaces: [Surface; 3],
+}
+
+/// The photo cut into cells, each with its mean colour, to fit the background on.
+struct Cells {
+    side: u32,
+    cols: u32,
+    rows: u32,
+    /// Per cell: centre (scaled to -1..1) and mean of each channel.
+    means: Vec<(f64, f64, [f64; 3])>,
+}
+
+fn scaled(v: f64, len: u32) -> f64 {
+    2.0 * v / f64::from(len.max(2) - 1) - 1.0
+}
+
+fn cells(work: &Working) -> Cells {
+    let side = (work.width.max(work.height) / 48).max(4);
+    let (cols, rows) = (work.width.div_ceil(side), work.height.div_ceil(side));
+    let mut sums = vec![([0f64; 3], 0u32); (cols * rows) as usize];
+    for y in 0..work.height {
+        for x in 0..work.width {
+            let i = (y * work.width + x) as usize;
+            let cell = &mut sums[((y / side) * cols + x / side) as usize];
+            for c in 0..3 {
+                cell.0[c] += f64::from(work.planes[c][i]);
+            }
+            cell.1 += 1;
+        }
+    }
+    let means = sums
+        .iter()
+        .enumerate()
+        .map(|(i, (s, n))| {
+            let (cx, cy) = (i as u32 % cols, i as u32 / cols);
+            let centre_x = f64::from(cx * side) + f64::from(side.min(work.width - cx * side)) / 2.0;
+            let centre_y = f64::from(cy * side) + f64::from(side.min(work.height - cy * side)) / 2.0;
+            let n = f64::from((*n).max(1));
+            (scaled(centre_x, work.width), scaled(centre_y, work.height), [s[0] / n, s[1] / n, s[2] / n])
+        })
+        .collect();
+    Cells { side, cols, rows, means }
+}
+
+impl Background {
+    /// Fits the surfaces on the cells `use_cell` selects; a flat median where too few cells are left.
+    fn fit(cells: &Cells, use_cell: &[bool]) -> Self {
+        let surfaces = [0, 1, 2].map(|c| {
+            let points: Vec<(f64, f64, f64)> =
+                cells.means.iter().zip(use_cell).filter(|(_, u)| **u).map(|(m, _)| (m.0, m.1, m.2[c])).collect();
+            Surface::fit(&points).unwrap_or_else(|| {
+                let mut values: Vec<f64> = cells.means.iter().map(|m| m.2[c]).collect();
+                values.sort_by(f64::total_cmp);
+                Surface::flat(values.get(values.len() / 2).copied().unwrap_or(128.0))
+            })
+        });
+        Background { surfaces }
+    }
+
+    /// The largest relative deviation of a cell's mean from the background, over the channels.
+    fn cell_deviation(&self, m: &(f64, f64, [f64; 3])) -> f64 {
+        (0..3)
+            .map(|c| {
+                let b = self.surfaces[c].at(m.0, m.1);
+                (m.2[c] - b).abs() / b.max(16.0)
+            })
+            .fold(0.0, f64::max)
+    }
+
+    /// Refits on the selected cells, twice dropping those far off the fit (robustly: three deviations' median).
+    fn robust(cells: &Cells, mut selected: Vec<bool>) -> Self {
+        let mut bg = Background::fit(cells, &selected);
+        for _ in 0..3 {
+            let mut devs: Vec<f64> =
+                cells.means.iter().zip(&selected).filter(|(_, s)| **s).map(|(m, _)| bg.cell_deviation(m)).collect();
+            if devs.len() < 6 {
+                break;
+            }
+            devs.sort_by(f64::total_cmp);
+            let tolerance = (3.0 * devs[devs.len() / 2]).max(0.03);
+            for (m, s) in cells.means.iter().zip(selected.iter_mut()) {
+                *s = *s && bg.cell_deviation(m) <= tolerance;
+            }
+            bg = Background::fit(cells, &selected);
+        }
+        bg
+    }
+
+    /// The background: fitted on the border cells, then on every cell near that fit, then refined.
+    fn estimate(cells: &Cells) -> Self {
+        let border: Vec<bool> = (0..cells.cols * cells.rows)
+            .map(|i| {
+                let (x, y) = (i % cells.cols, i / cells.cols);
+                x == 0 || y == 0 || x + 1 == cells.cols || y + 1 == cells.rows
+            })
+            .collect();
+        let mut bg = Background::robust(cells, border);
+        for _ in 0..2 {
+            let near: Vec<bool> = cells.means.iter().map(|m| bg.cell_deviation(m) <= 0.08).collect();
+            bg = Background::robust(cells, near);
+        }
+        bg
+    }
+
+    /// Each pixel's signed relative deviation: that of the channel deviating most.
+    fn deviations(&self, work: &Working) -> Vec<f32> {
+        let (w, h) = (work.width, work.height);
+        let mut out = vec![0f32; (w * h) as usize];
+        for y in 0..h {
+            let sy = scaled(f64::from(y), h);
+            // Along a row the surface is a quadratic in x.
+            let row_coefficients = self.surfaces.map(|s| {
+                let c = s.0;
+                (c[0] + c[2] * sy + c[5] * sy * sy, c[1] + c[4] * sy, c[3])
+            });
+            let base = (y * w) as usize;
+            for x in 0..w {
+                let sx = scaled(f64::from(x), w);
+                let i = base + x as usize;
+                let mut best = 0f32;
+                for (c, (a, b, q)) in row_coefficients.iter().enumerate() {
+                    let bg = (a + b * sx + q * sx * sx).max(16.0) as f32;
+                    let d = (work.planes[c][i] - bg) / bg;
+                    if d.abs() > best.abs() {
+                        best = d;
+                    }
+                }
+                out[i] = best;
+            }
+        }
+        out
+    }
+}
+
+/// Which deviations count: darker, lighter or both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Polarity {
+    Darker,
+    Lighter,
+    Both,
+}
+
+/// Otsu's level over a histogram.
+fn otsu(histogram: &[u64; 256]) -> u8 {
+    let total: u64 = histogram.iter().sum();
+    let sum_all: f64 = histogram.iter().enumerate().map(|(i, n)| i as f64 * *n as f64).sum();
+    let (mut weight_below, mut sum_below) = (0f64, 0f64);
+    let (mut best, mut level) = (0f64, 0u8);
+    for (i, n) in histogram.iter().enumerate() {
+        weight_below += *n as f64;
+        sum_below += i as f64 * *n as f64;
+        let weight_above = total as f64 - weight_below;
+        if weight_below == 0.0 || weight_above == 0.0 {
+            continue;
+        }
+        let mean_below = sum_below / weight_below;
+        let mean_above = (sum_all - sum_below) / weight_above;
+        let between = weight_below * weight_above * (mean_below - mean_above).powi(2);
+        if between > best {
+            best = between;
+            level = i as u8;
+        }
+    }
+    level
+}
+
+fn quantise(d: f32) -> u8 {
+    (d * QUANT).clamp(0.0, 255.0) as u8
+}
+
+/// Thresholds the deviations: Otsu's level on their magnitudes, kept between a noise floor measured on the
+/// border and [`MAX_CONTRAST`]; then the polarity, from the pixels over that level.
+fn threshold(dev: &[f32], w: u32, h: u32) -> GrayImage {
+    let mut histogram = [0u64; 256];
+    for d in dev {
+        histogram[quantise(d.abs()) as usize] += 1;
+    }
+    // The noise on the border ring (mostly background): its median magnitude.
+    let ring = (w.min(h) / 50).max(1);
+    let mut border = [0u64; 256];
+    for y in 0..h {
+        for x in 0..w {
+            if x < ring || y < ring || x + ring >= w || y + ring >= h {
+                border[quantise(dev[(y * w + x) as usize].abs()) as usize] += 1;
+            }
+        }
+    }
+    let half = border.iter().sum::<u64>() / 2;
+    let mut seen = 0;
+    let median = border
+        .iter()
+        .position(|n| {
+            seen += n;
+            seen > half
+        })
+        .unwrap_or(0);
+    let floor = (5 * median as u32).max(quantise(MIN_CONTRAST) as u32).min(250) as u8;
+    let level = otsu(&histogram).clamp(floor, quantise(MAX_CONTRAST).max(floor));
+    let (mut darker, mut lighter) = (0u64, 0u64);
+    for d in dev {
+        if quantise(d.abs()) >= level {
+            if *d < 0.0 {
+                darker += 1;
+            } else {
+                lighter += 1;
+            }
+        }
+    }
+    let strong = (darker + lighter).max(1) as f64;
+    let polarity = if darker as f64 / strong >= POLARITY_SHARE {
+        Polarity::Darker
+    } else if lighter as f64 / strong >= POLARITY_SHARE {
+        Polarity::Lighter
+    } else {
+        Polarity::Both
+    };
+    let mask = dev
+        .iter()
+        .map(|&d| {
+            let d = match polarity {
+                Polarity::Darker => -d,
+                Polarity::Lighter => d,
+                Polarity::Both => d.abs(),
+            };
+            if quantise(d) >= level { 255 } else { 0 }
+        })
+        .collect();
+    GrayImage::from_raw(w, h, mask).unwrap_or_else(|| GrayImage::new(w, h))
+}
+
+/// Fills holes: background pixels enclosed by foreground (a label on a box, glare on a phone).
+fn fill_holes(mask: &mut GrayImage) {
+    let (w, h) = mask.dimensions();
+    let gaps = connected_components(mask, Connectivity::Four, Luma([255u8]));
+    let mut open = vec![false; 1];
+    let mut mark = |label: u32| {
+        let l = label as usize;
+        if l >= open.len() {
+            open.resize(l + 1, false);
+        }
+        open[l] = true;
+    };
+    for x in 0..w {
+        mark(gaps.get_pixel(x, 0)[0]);
+        mark(gaps.get_pixel(x, h - 1)[0]);
+    }
+    for y in 0..h {
+        mark(gaps.get_pixel(0, y)[0]);
+        mark(gaps.get_pixel(w - 1, y)[0]);
+    }
+    for (m, g) in mask.iter_mut().zip(gaps.iter()) {
+        if *g != 0 && !open.get(*g as usize).copied().unwrap_or(false) {
+            *m = 255;
+        }
+    }
+}
+
+/// A chamfer (3-4) distance transform of the foreground: each foreground pixel's distance to the background, in
+/// thirds of a pixel.
+fn chamfer(mask: &GrayImage) -> Vec<u16> {
+    let (w, h) = (mask.width() as usize, mask.height() as usize);
+    let far = u16::MAX / 2;
+    let mut d: Vec<u16> = mask.iter().map(|&m| if m == 0 { 0 } else { far }).collect();
+    let at = |d: &Vec<u16>, x: isize, y: isize| -> u16 {
+        if x < 0 || y < 0 || x >= w as isize || y >= h as isize { 0 } else { d[y as usize * w + x as usize] }
+    };
+    for y in 0..h as isize {
+        for x in 0..w as isize {
+            let i = y as usize * w + x as usize;
+            if d[i] == 0 {
+                continue;
+            }
+            let v = d[i]
+                .min(at(&d, x - 1, y) + 3)
+                .min(at(&d, x, y - 1) + 3)
+                .min(at(&d, x - 1, y - 1) + 4)
+                .min(at(&d, x + 1, y - 1) + 4);
+            d[i] = v;
+        }
+    }
+    for y in (0..h as isize).rev() {
+        for x in (0..w as isize).rev() {
+            let i = y as usize * w + x as usize;
+            if d[i] == 0 {
+                continue;
+            }
+            let v = d[i]
+                .min(at(&d, x + 1, y) + 3)
+                .min(at(&d, x, y + 1) + 3)
+                .min(at(&d, x + 1, y + 1) + 4)
+                .min(at(&d, x - 1, y + 1) + 4);
+            d[i] = v;
+        }
+    }
+    d
+}
+
+/// Splits components joined by a narrow neck (touching objects): at the level that finds most, the cores of the
+/// distance transform whose neck is narrow against their own radius become seeds, and the component's pixels
+/// are grown back to the nearest seed. Answers the new label image and the number of labels.
+fn split_touching(mask: &GrayImage, labels: Vec<u32>, count: u32) -> (Vec<u32>, u32) {
+    let (w, h) = mask.dimensions();
+    let dist = chamfer(mask);
+    let mut peak = vec![0u16; count as usize + 1];
+    for (l, d) in labels.iter().zip(&dist) {
+        let p = &mut peak[*l as usize];
+        *p = (*p).max(*d);
+    }
+    // Per component: the most significant cores found at any level (their seeds, as core labels of that level).
+    let mut best: Vec<(usize, Vec<u32>)> = vec![(0, Vec::new()); count as usize + 1];
+    let mut best_cores: Vec<Option<Vec<u32>>> = vec![None; CORE_LEVELS.len()];
+    for (level_index, share) in CORE_LEVELS.iter().enumerate() {
+        let core_mask: Vec<u8> = labels
+            .iter()
+            .zip(&dist)
+            .map(|(l, d)| {
+                let p = peak[*l as usize];
+                if *l != 0 && p >= 3 * MIN_CORE_RADIUS && f32::from(*d) > share * f32::from(p) { 255 } else { 0 }
+            })
+            .collect();
+        let core_mask = GrayImage::from_raw(w, h, core_mask).unwrap_or_else(|| GrayImage::new(w, h));
+        let cores = connected_components(&core_mask, Connectivity::Eight, Luma([0u8])).into_raw();
+        let core_count = cores.iter().copied().max().unwrap_or(0) as usize;
+        let mut core_peak = vec![0u16; core_count + 1];
+        let mut core_parent = vec![0u32; core_count + 1];
+        for ((c, d), l) in cores.iter().zip(&dist).zip(&labels) {
+            if *c != 0 {
+                core_peak[*c as usize] = core_peak[*c as usize].max(*d);
+                core_parent[*c as usize] = *l;
+            }
+        }
+        let mut significant: Vec<Vec<u32>> = vec![Vec::new(); count as usize + 1];
+        for c in 1..=core_count {
+            let parent = core_parent[c] as usize;
+            let neck = share * f32::from(peak[parent]);
+            if core_peak[c] >= 3 * MIN_CORE_RADIUS && neck <= NECK_SHARE * f32::from(core_peak[c]) {
+                significant[parent].push(c as u32);
+            }
+        }
+        let mut used = false;
+        for (parent, cores_of) in significant.into_iter().enumerate() {
+            if cores_of.len() >= 2 && cores_of.len() > best[parent].0 {
+                best[parent] = (cores_of.len(), cores_of.iter().map(|c| *c | ((level_index as u32) << 28)).collect());
+                used = true;
+            }
+        }
+        if used {
+            best_cores[level_index] = Some(cores);
+        }
+    }
+    if best.iter().all(|(n, _)| *n < 2) {
+        return (labels, count);
+    }
+    // Seeds: a new label per significant core of the chosen level; pixels of split components start unassigned.
+    let mut out = labels.clone();
+    let mut next = count;
+    let mut seed_label = std::collections::HashMap::new();
+    for (_, seeds) in best.iter().filter(|(n, _)| *n >= 2) {
+        for s in seeds {
+            next += 1;
+            seed_label.insert(*s, next);
+        }
+    }
+    let split: Vec<bool> = best.iter().map(|(n, _)| *n >= 2).collect();
+    let mut queue = VecDeque::new();
+    for (i, l) in labels.iter().enumerate() {
+        if split[*l as usize] {
+            out[i] = 0;
+            for (level_index, cores) in best_cores.iter().enumerate() {
+                if let Some(cores) = cores
+                    && let Some(new) = seed_label.get(&(cores[i] | ((level_index as u32) << 28)))
+                    && cores[i] != 0
+                {
+                    out[i] = *new;
+                    queue.push_back(i);
+                    break;
+                }
+            }
+        }
+    }
+    let (w, h) = (w as isize, h as isize);
+    while let Some(i) = queue.pop_front() {
+        let (x, y) = ((i as isize) % w, (i as isize) / w);
+        for (dx, dy) in [(-1, 0), (1, 0), (0, -1), (0, 1), (-1, -1), (1, -1), (-1, 1), (1, 1)] {
+            let (nx, ny) = (x + dx, y + dy);
+            if nx < 0 || ny < 0 || nx >= w || ny >= h {
+                continue;
+            }
+            let j = (ny * w + nx) as usize;
+            if out[j] == 0 && labels[j] == labels[i] {
+                out[j] = out[i];
+                queue.push_back(j);
+            }
+        }
+    }
+    (out, next)
+}
+
+/// The statistics of one label.
+#[derive(Debug, Clone, Copy)]
+struct Stats {
+    min_x: u32,
+    min_y: u32,
+    max_x: u32,
+    max_y: u32,
+    area: u64,
+}
+
+fn stats(labels: &[u32], count: u32, w: u32) -> Vec<Stats> {
+    let mut out = vec![Stats { min_x: u32::MAX, min_y: u32::MAX, max_x: 0, max_y: 0, area: 0 }; count as usize + 1];
+    for (i, l) in labels.iter().enumerate() {
+        if *l == 0 {
+            continue;
+        }
+        let (x, y) = (i as u32 % w, i as u32 / w);
+        let s = &mut out[*l as usize];
+        s.min_x = s.min_x.min(x);
+        s.min_y = s.min_y.min(y);
+        s.max_x = s.max_x.max(x);
+        s.max_y = s.max_y.max(y);
+        s.area += 1;
+    }
+    out
+}
+
+/// Whether a region is background by its place and size: most of the image, or a run along a border it touches.
+fn is_background(s: &Stats, w: u32, h: u32) -> bool {
+    let area = f64::from(w) * f64::from(h);
+    if s.area as f64 > MAX_AREA_SHARE * area {
+        return true;
+    }
+    let (span_x, span_y) = (f64::from(s.max_x - s.min_x + 1), f64::from(s.max_y - s.min_y + 1));
+    let touches_top_or_bottom = s.min_y == 0 || s.max_y + 1 == h;
+    let touches_left_or_right = s.min_x == 0 || s.max_x + 1 == w;
+    (touches_top_or_bottom && span_x >= BORDER_RUN_SHARE * f64::from(w))
+        || (touches_left_or_right && span_y >= BORDER_RUN_SHARE * f64::from(h))
+}
+
+/// Segments decoded pixels: one region per item, in the photo's pixels, in reading order (top to bottom, then
+/// left to right).
+pub fn segment_rgb(rgb: &RgbImage) -> Segmentation {
+    let (width, height) = rgb.dimensions();
+    if width == 0 || height == 0 {
+        return Segmentation { width, height, regions: Vec::new() };
+    }
+    let work = shrink(rgb);
+    let (w, h) = (work.width, work.height);
+    let grid = cells(&work);
+    let mut background = Background::estimate(&grid);
+    let mut mask = threshold(&background.deviations(&work), w, h);
+    // Refit on the cells that hold no foreground pixel, now that the objects are known, and threshold again.
+    let clear: Vec<bool> = {
+        let mut busy = vec![false; grid.means.len()];
+        for (i, m) in mask.iter().enumerate() {
+            if *m != 0 {
+                let (x, y) = (i as u32 % w, i as u32 / w);
+                busy[((y / grid.side) * grid.cols + x / grid.side) as usize] = true;
+            }
+        }
+        busy.iter().map(|b| !b).collect()
+    };
+    if clear.iter().filter(|c| **c).count() >= 12 {
+        background = Background::robust(&grid, clear);
+        mask = threshold(&background.deviations(&work), w, h);
+    }
+    imageproc::morphology::open_mut(&mut mask, Norm::LInf, 1);
+    imageproc::morphology::close_mut(&mut mask, Norm::LInf, 2);
+    fill_holes(&mut mask);
+    let labels = connected_components(&mask, Connectivity::Eight, Luma([0u8])).into_raw();
+    let count = labels.iter().copied().max().unwrap_or(0);
+    let (labels, count) = split_touching(&mask, labels, count);
+    let min_area = (MIN_AREA_SHARE * f64::from(w) * f64::from(h)).max(24.0) as u64;
+    let k = work.k;
+    let mut regions: Vec<Region> = stats(&labels, count, w)
+        .iter()
+        .skip(1)
+        .filter(|s| s.area >= min_area && !is_background(s, w, h))
+        .map(|s| {
+            let (x, y) = (s.min_x * k, s.min_y * k);
+            Region {
+                x,
+                y,
+                width: ((s.max_x + 1) * k).min(width) - x,
+                height: ((s.max_y + 1) * k).min(height) - y,
+                area_px: s.area * u64::from(k) * u64::from(k),
+            }
+        })
+        .collect();
+    regions.sort_by_key(|r| (r.y, r.x));
+    Segmentation { width, height, regions }
+}

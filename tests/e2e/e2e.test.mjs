@@ -1,0 +1,685 @@
+// End-to-end tests of Trove's web page: headless Chromium (Debian's /usr/bin/chromium, driven by playwright-core)
+// against a real `trove serve --demo` on a fresh data directory, with a fake Model API.
+//
+// Run with tests/e2e/run.sh (builds the binary if needed). TROVE_BIN overrides the binary, CHROMIUM the browser.
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import net from "node:net";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+import { startFakeModel } from "./fake-model.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, "../..");
+const BIN = process.env.TROVE_BIN || path.join(root, "target/debug/trove");
+const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
+const SHOTS = path.join(root, "target/screenshots");
+const DOCS = process.env.E2E_DOCS === "1" ? path.join(root, "docs") : null;
+const DEADLINE = 15_000;
+
+let fake;
+let server;
+let dataDir;
+let browser;
+let context;
+let page;
+let base;
+let signInUrl;
+let paths = {};
+const consoleErrors = [];
+
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.unref();
+    s.on("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts `trove serve --demo` and answers the sign-in URL it prints. */
+async function startTrove(env) {
+  dataDir = mkdtempSync(path.join(tmpdir(), "trove-e2e-"));
+  const started = await spawnTrove(dataDir, env);
+  server = started.child;
+  return started.url;
+}
+
+/** A second server of its own (other settings, other data directory); answers its sign-in URL and a stop. */
+async function startSecondTrove(env) {
+  const dir = mkdtempSync(path.join(tmpdir(), "trove-e2e-"));
+  const clean = { ...process.env };
+  delete clean.MODEL_API_KEY;
+  delete clean.MODEL_API_URL;
+  const { child, url } = await spawnTrove(dir, env, clean);
+  extraServers.push(child);
+  return {
+    url,
+    stop: async () => {
+      child.kill("SIGTERM");
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const extraServers = [];
+
+async function spawnTrove(dir, env, baseEnv = process.env) {
+  const port = await freePort();
+  const child = spawn(BIN, ["serve", "--demo"], {
+    env: { ...baseEnv, TROVE_DATA_DIR: dir, TROVE_BIND: `127.0.0.1:${port}`, RUST_LOG: "warn", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let log = "";
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`trove did not print a sign-in URL within 30 s:\n${log}`)), 30_000);
+    const onData = (chunk) => {
+      log += chunk.toString();
+      const m = log.match(/sign in: (http:\/\/\S+#token=\S+)/);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1] });
+      }
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`trove exited with ${code}:\n${log}`));
+    });
+  });
+}
+
+async function shot(name) {
+  const file = path.join(SHOTS, `${name}.png`);
+  // From the top, so the sticky header sits where it belongs in a full-page picture.
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: file, fullPage: true });
+  // The README's pictures: what a laptop shows, not the whole scrolled page.
+  if (DOCS && ["inventory", "proposals"].includes(name)) {
+    if (name === "proposals") await page.locator("section.run").evaluate((el) => el.scrollIntoView());
+    await page.screenshot({ path: path.join(DOCS, `${name}.png`) });
+    await page.evaluate(() => window.scrollTo(0, 0));
+  }
+}
+
+/** Every input, select, textarea and button on the page has an accessible name: answers those that do not. */
+async function unnamedControls() {
+  return page.evaluate(() => {
+    const named = (el) => {
+      if (el.type === "hidden" || el.closest("[hidden]")) return true;
+      if (el.getAttribute("aria-label")?.trim()) return true;
+      const by = el.getAttribute("aria-labelledby");
+      if (by && by.split(/\s+/).some((id) => document.getElementById(id)?.textContent.trim())) return true;
+      if (el.labels && [...el.labels].some((l) => l.textContent.trim())) return true;
+      if (el.tagName === "BUTTON" && el.textContent.trim()) return true;
+      if (el.getAttribute("title")?.trim()) return true;
+      return false;
+    };
+    return [...document.querySelectorAll("input, select, textarea, button")]
+      .filter((el) => !named(el))
+      .map((el) => el.outerHTML.slice(0, 120));
+  });
+}
+
+async function checkAccessible(where) {
+  const missing = await unnamedControls();
+  assert.deepEqual(missing, [], `controls without an accessible name on ${where}`);
+}
+
+/** The API's path list, from its OpenAPI document (the intake endpoints may not exist yet). */
+async function apiPaths() {
+  const res = await fetch(`${base}/api/openapi.json`);
+  const doc = await res.json();
+  return doc.paths || {};
+}
+
+/** Calls the API as the demo household (for looking things up that the page is then checked against). */
+async function apiGet(p) {
+  const token = decodeURIComponent(signInUrl.split("#token=")[1]);
+  const res = await fetch(`${base}/api${p}`, { headers: { Authorization: `Bearer ${token}` } });
+  return res.json();
+}
+
+/**
+ * The intake endpoints are built alongside the page. While `endpoint` is not in the API yet, the page is tested
+ * against a stub answering the contract's shape (issue 5), and the test says so; once it exists, against the real one.
+ */
+async function realOrStub(t, endpoint, stub) {
+  if (paths[endpoint]) return async () => {};
+  t.diagnostic(`POST /api${endpoint} is not in the API yet: the page is tested against a stub of the contract`);
+  const pattern = `**/api${endpoint}*`;
+  await page.route(pattern, async (route) => route.fulfill({ json: await stub(route.request()) }));
+  return () => page.unroute(pattern);
+}
+
+/** A reading's answer as the contract shapes it. */
+function stubReading(matches = []) {
+  return {
+    candidates: [
+      {
+        item: {
+          name: "Anker PowerCore 10000",
+          item_type: "power_bank",
+          profile: "Anker PowerCore 10000, A1263, 10000 mAh",
+          condition: "good",
+          intent: "keep",
+          accessories: ["USB-C cable"],
+          fields: { capacity: { value: 10000, unit: "mAh" } },
+          faults: [{ text: "one USB port is loose", severity: "minor" }],
+          source: "listing",
+        },
+        matches,
+        notes: [],
+      },
+    ],
+    notes: [],
+    spend: { calls: 1, input_tokens: 800, cached_tokens: 0, output_tokens: 150, searches: 0, cost_micro_usd: 1638, cost_usd: "0.0016" },
+  };
+}
+
+/** Waits until the page shows the content of the current address (the router marks it when rendered). */
+async function settled(p = page) {
+  await p.waitForFunction(() => {
+    const main = document.getElementById("main");
+    return main.dataset.view === location.hash && !main.hasAttribute("aria-busy");
+  });
+}
+
+/** Goes to a page of the app by its hash and waits for it and its heading. */
+async function open(hash, heading) {
+  const target = `${base}/${hash}`;
+  // The same address again fires no hashchange: reload for a fresh page.
+  if (page.url() === target) await page.reload();
+  else await page.goto(target);
+  await settled();
+  await page.getByRole("heading", { level: 1, name: heading }).waitFor({ timeout: DEADLINE });
+}
+
+// Should the runner die before `after` runs, the server still goes with it.
+process.on("exit", () => {
+  server?.kill("SIGTERM");
+  for (const c of extraServers) c.kill("SIGTERM");
+});
+
+before(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  if (DOCS) mkdirSync(DOCS, { recursive: true });
+  fake = await startFakeModel();
+  signInUrl = await startTrove({ MODEL_API_URL: fake.url, MODEL_API_KEY: "test", SPEND_MONTHLY_LIMIT_USD: "5" });
+  base = new URL(signInUrl).origin;
+  paths = await apiPaths();
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--no-first-run",
+      "--disable-component-update",
+      "--disable-sync",
+      "--use-fake-ui-for-media-stream",
+      "--use-fake-device-for-media-stream",
+    ],
+  });
+  context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: "light" });
+  await context.grantPermissions(["clipboard-read", "clipboard-write", "microphone"], { origin: base });
+  page = await context.newPage();
+  page.setDefaultTimeout(DEADLINE);
+  page.on("console", (m) => m.type() === "error" && consoleErrors.push(m.text()));
+  page.on("pageerror", (e) => consoleErrors.push(`page error: ${e.message}`));
+});
+
+after(async () => {
+  await browser?.close().catch(() => {});
+  server?.kill("SIGTERM");
+  await fake?.close().catch(() => {});
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+test("the sign-in URL signs in, removes the token from the address and shows the demo inventory", async () => {
+  await page.goto(signInUrl);
+  await page.getByRole("heading", { level: 1, name: "Inventory" }).waitFor();
+  assert.ok(!page.url().includes("token="), `the token is still in the address: ${page.url()}`);
+  const stored = await page.evaluate(() => localStorage.getItem("trove.token"));
+  assert.ok(stored?.startsWith("trove_"), "the token is kept in local storage");
+  const rows = page.locator("table.items tbody tr");
+  assert.ok((await rows.count()) >= 40, `the demo inventory shows: ${await rows.count()} rows`);
+  assert.match(await page.locator("#page-status").textContent(), /1–\d+ of \d+/);
+  await checkAccessible("the inventory");
+  await shot("inventory");
+});
+
+/** Waits until every cell of column `col` in the inventory table passes `pattern`, and answers those cells. */
+async function columnWhenAll(col, pattern) {
+  const handle = await page.waitForFunction(
+    ([col, source, flags]) => {
+      const re = new RegExp(source, flags);
+      const cells = [...document.querySelectorAll(`table.items tbody tr td:nth-child(${col})`)].map((td) => td.textContent);
+      return cells.length > 0 && cells.every((c) => re.test(c)) && cells;
+    },
+    [col, pattern.source, pattern.flags],
+  );
+  return handle.jsonValue();
+}
+
+test("the inventory filters by intent, search and type, and pages", async () => {
+  await page.getByLabel("Intent").selectOption("sell");
+  await page.waitForURL(/intent=sell/);
+  const intents = await columnWhenAll(4, /^sell$/);
+  assert.ok(intents.length >= 2, `items to sell: ${intents}`);
+
+  await open("#/items", "Inventory");
+  await page.getByLabel("Search").fill("Raspberry Pi");
+  await page.getByLabel("Search").press("Enter");
+  await page.waitForURL(/q=Raspberry/);
+  const names = await columnWhenAll(1, /raspberry pi/i);
+  assert.ok(names.length >= 3, `search results: ${names}`);
+
+  await open("#/items?item_type=single_board_computer", "Inventory");
+  await columnWhenAll(2, /^single board computer$/);
+
+  await open("#/items?limit=25", "Inventory");
+  await page.locator("#page-status", { hasText: "1–25 of" }).waitFor();
+  await page.getByRole("button", { name: "Next →" }).click();
+  await page.locator("#page-status", { hasText: "26–" }).waitFor();
+  await page.getByRole("button", { name: "← Previous" }).click();
+  await page.locator("#page-status", { hasText: "1–25 of" }).waitFor();
+
+  await open("#/items", "Inventory");
+  const without = await page.locator("#page-status").textContent();
+  await page.getByLabel("Include gone").check();
+  await page.waitForURL(/include_gone=true/);
+  await page.waitForFunction((before) => document.querySelector("#page-status")?.textContent !== before, without);
+  assert.ok((await page.locator("table.items tbody tr.gone").count()) >= 1, "gone items show when asked for");
+});
+
+test("an item page shows its fields and history, and records a fault", async () => {
+  await open("#/items?q=Raspberry%20Pi%204", "Inventory");
+  await page.getByRole("link", { name: "Raspberry Pi 4 Model B 4GB" }).click();
+  await page.getByRole("heading", { level: 1, name: "Raspberry Pi 4 Model B 4GB" }).waitFor();
+  for (const h of ["Current fields", "Measurement history", "Faults", "Tests", "Accessories", "Components", "Mark gone"]) {
+    await page.getByRole("heading", { level: 2, name: h }).waitFor();
+  }
+  assert.match(await page.locator("dl.fields").textContent(), /ram/);
+
+  await page.getByLabel("Fault", { exact: true }).fill("HDMI port 1 gives no picture");
+  await page.getByLabel("Severity").selectOption("minor");
+  await page.getByRole("button", { name: "Add fault" }).click();
+  await page.locator("ul.faults li", { hasText: "HDMI port 1 gives no picture" }).waitFor();
+
+  await page.getByLabel("Key").fill("temperature_idle");
+  await page.getByLabel("Value", { exact: true }).fill("48");
+  await page.getByLabel("Unit", { exact: true }).fill("C");
+  await page.getByRole("button", { name: "Add measurement" }).click();
+  await page.locator(".message.ok, .message.error").first().waitFor();
+
+  await page.getByLabel("Test", { exact: true }).fill("runs stress test");
+  await page.getByRole("button", { name: "Add test" }).click();
+  await page.getByRole("cell", { name: "runs stress test" }).waitFor();
+  await checkAccessible("an item page");
+  await shot("item");
+});
+
+test("the keyboard reaches the navigation and opens a page", async () => {
+  await open("#/items", "Inventory");
+  // Start from the top of the document, as a keyboard user arriving on the page does.
+  await page.reload();
+  await page.getByRole("heading", { level: 1, name: "Inventory" }).waitFor();
+  const seen = [];
+  let reached = false;
+  for (let i = 0; i < 12 && !reached; i += 1) {
+    await page.keyboard.press("Tab");
+    const focused = await page.evaluate(() => document.activeElement?.textContent?.trim() ?? "");
+    seen.push(focused);
+    reached = focused === "Projects";
+  }
+  assert.ok(reached, `Tab reaches the Projects link; focus went through ${JSON.stringify(seen)}`);
+  assert.equal(seen[0], "Skip to content", "the first stop is the skip link");
+  await page.keyboard.press("Enter");
+  await page.getByRole("heading", { level: 1, name: "Projects" }).waitFor();
+});
+
+let projectTitle;
+
+test("what can I build: a proposal with allocations and dropped reasons, accepted", async () => {
+  await open("#/projects", "Projects");
+  await page.getByLabel("Wish (optional)").fill("something to play games on");
+  await page.getByRole("button", { name: "What can I build?" }).click();
+  await page.locator(".progress progress").waitFor();
+  assert.equal(await page.getByRole("button", { name: "What can I build?" }).isDisabled(), true, "no second run meanwhile");
+  const run = page.locator("section.run");
+  await run.waitFor();
+  assert.match(await run.locator("h2").textContent(), /proposed 2 projects/);
+  const dropped = await run.locator("ul.dropped").textContent();
+  assert.match(dropped, /no such item/);
+  assert.match(dropped, /used twice/);
+  const calls = fake.requests.filter((r) => r.body?.tools?.some((t) => t.name === "list_inventory"));
+  assert.equal(calls.length, 2, "two steps of the loop reached the fake model");
+  assert.match(JSON.stringify(calls[0].body.input), /something to play games on/);
+
+  const card = page.locator("article.project.proposed", { hasText: "Living-room retro console" });
+  projectTitle = await card.locator("h3").textContent();
+  assert.equal(projectTitle, "Living-room retro console");
+  const allocations = card.locator("ul.allocations li a");
+  assert.ok((await allocations.count()) >= 3, "allocations are listed");
+  await page.waitForFunction(() => [...document.querySelectorAll("ul.allocations li a")].every((a) => !/^item \d+$/.test(a.textContent)));
+  assert.match(await allocations.first().getAttribute("href"), /^#\/items\/\d+$/);
+  await checkAccessible("the projects page");
+  await shot("proposals");
+
+  await card.getByRole("button", { name: "Accept" }).click();
+  await page.locator("article.project.accepted", { hasText: projectTitle }).waitFor();
+  await page.locator(".message.ok", { hasText: "accepted" }).waitFor();
+});
+
+test("a model failure is explained and writes nothing", async () => {
+  await open("#/projects", "Projects");
+  const before = await page.locator("article.project").count();
+  await page.getByLabel("Wish (optional)").fill("please make it fail");
+  await page.getByRole("button", { name: "What can I build?" }).click();
+  const err = page.locator("form.propose .message.error");
+  await err.waitFor();
+  assert.match(await err.textContent(), /The model failed: .*Nothing was written/);
+  await open("#/projects", "Projects");
+  assert.equal(await page.locator("article.project").count(), before);
+});
+
+test("a reserved item cannot be marked gone, and the page says why", async () => {
+  await open("#/projects", "Projects");
+  const href = await page.locator("article.project.accepted ul.allocations li a").first().getAttribute("href");
+  await open(href, "");
+  await page.getByRole("heading", { level: 2, name: "Mark gone" }).waitFor();
+  await page.getByRole("button", { name: "Mark gone" }).click();
+  const err = page.locator(".message.error");
+  await err.waitFor();
+  assert.match(await err.textContent(), /Conflict: .*project/);
+});
+
+test("the build pack is a printable page", async () => {
+  await open("#/projects", "Projects");
+  await page.locator("article.project.accepted").first().getByRole("link", { name: "Build pack" }).click();
+  await page.getByRole("heading", { level: 1, name: projectTitle }).waitFor();
+  await page.getByRole("heading", { level: 2, name: "Checklist" }).waitFor();
+  assert.ok((await page.locator(".pack ul.checklist input[type=checkbox]").count()) >= 3);
+  await page.getByRole("button", { name: "Print" }).waitFor();
+  await checkAccessible("the build pack");
+  await shot("build-pack");
+  await page.emulateMedia({ media: "print" });
+  assert.equal(await page.locator("header.top").isVisible(), false, "the header is not printed");
+  await page.screenshot({ path: path.join(SHOTS, "build-pack-print.png"), fullPage: true });
+  await page.emulateMedia({ media: "screen" });
+});
+
+test("pricing shows grounded comparables, greys the dropped one, and the draft copies", async () => {
+  await open("#/sell", "Sell & give");
+  await page.locator("section", { hasText: "To sell" }).locator("ul.plain-list a").first().click();
+  await page.getByRole("button", { name: "Price it" }).click();
+  const report = page.locator("section.report");
+  await report.waitFor();
+  assert.equal(await report.locator("table.comparables tbody tr").count(), 2, "two comparables kept");
+  assert.equal(await report.locator("table.comparables a").first().getAttribute("href"), "https://www.ebay.co.uk/itm/111/");
+  const dropped = report.locator("li.dropped");
+  assert.equal(await dropped.count(), 1);
+  assert.match(await dropped.textContent(), /Invented listing.*page not among search results or citations/);
+  assert.match(await report.locator(".estimate .typical").textContent(), /£/);
+
+  await page.getByRole("heading", { level: 2, name: "Listing draft" }).waitFor();
+  const title = await page.locator(".draft-title").textContent();
+  await page.getByRole("button", { name: "Copy whole listing" }).click();
+  await page.getByRole("button", { name: "Copied" }).waitFor();
+  const copied = await page.evaluate(() => navigator.clipboard.readText());
+  assert.ok(copied.startsWith(title), `the clipboard holds the draft: ${copied.slice(0, 80)}`);
+  assert.match(copied, /Price: £/);
+  await checkAccessible("the price page");
+  await shot("price");
+});
+
+test("a give-away item has its share text with a copy button", async () => {
+  await open("#/sell", "Sell & give");
+  await page.locator("section", { hasText: "To give away" }).locator("ul.plain-list a").first().click();
+  await page.getByRole("heading", { level: 2, name: "Give-away post" }).waitFor();
+  const text = await page.locator(".share-text").textContent();
+  assert.ok(text.length > 20 && text.length <= 500);
+  await page.getByRole("button", { name: "Copy post" }).click();
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), text);
+});
+
+test("spend shows totals by month and kind and a bar chart", async () => {
+  await open("#/spend", "Spend");
+  assert.ok((await page.locator(".chart svg rect").count()) >= 2, "bars for propose and price");
+  const byKind = await page.locator("section", { hasText: "By kind" }).locator("tbody").textContent();
+  assert.match(byKind, /propose/);
+  assert.match(byKind, /price/);
+  assert.match(await page.locator("label[for=budget-meter]").textContent(), /of a \$5\.00 budget/);
+  await checkAccessible("the spend page");
+  await shot("spend");
+});
+
+test("intake: a recorded voice note becomes a 16-bit mono WAV in the browser, then a candidate", async (t) => {
+  await open("#/intake", "Intake");
+  const record = page.getByRole("button", { name: "● Record" });
+  await record.click();
+  await page.getByRole("button", { name: "■ Stop" }).waitFor();
+  await page.waitForTimeout(800); // Recording needs some audio: the one wait that is about time itself.
+  await page.getByRole("button", { name: "■ Stop" }).click();
+  await page.getByText(/KB of 16-bit mono WAV/).waitFor();
+  const header = await page.evaluate(async () => {
+    const src = document.querySelector(".intake audio").src;
+    const buf = await (await fetch(src)).arrayBuffer();
+    const v = new DataView(buf);
+    const s = (o, n) => String.fromCharCode(...new Uint8Array(buf, o, n));
+    return { riff: s(0, 4), wave: s(8, 4), format: v.getUint16(20, true), channels: v.getUint16(22, true), rate: v.getUint32(24, true), bits: v.getUint16(34, true) };
+  });
+  assert.deepEqual(header, { riff: "RIFF", wave: "WAVE", format: 1, channels: 1, rate: 16000, bits: 16 });
+  await checkAccessible("the intake page");
+  await shot("intake");
+
+  const restore = await realOrStub(t, "/intake/voice", () => ({ ...stubReading(), transcript: "An Anker power bank." }));
+  try {
+    const before = fake.requests.filter((r) => r.path.endsWith("/asr/transcribe")).length;
+    await page.getByRole("button", { name: "Read voice note" }).click();
+    await page.locator("article.candidate").first().waitFor();
+    if (paths["/intake/voice"]) {
+      const sent = fake.requests.filter((r) => r.path.endsWith("/asr/transcribe"));
+      assert.equal(sent.length, before + 1, "the WAV went to the transcription endpoint");
+    }
+  } finally {
+    await restore();
+  }
+});
+
+test("intake: a label photo is read into a candidate", async (t) => {
+  const restore = await realOrStub(t, "/intake/label", () => stubReading());
+  try {
+    await open("#/intake", "Intake");
+    const dataUrl = await page.evaluate(() => {
+      const c = document.createElement("canvas");
+      c.width = 320;
+      c.height = 120;
+      const g = c.getContext("2d");
+      g.fillStyle = "#fff";
+      g.fillRect(0, 0, 320, 120);
+      g.fillStyle = "#000";
+      g.font = "20px sans-serif";
+      g.fillText("Anker PowerCore 10000", 10, 40);
+      g.fillText("10000mAh 5V 2A", 10, 80);
+      return c.toDataURL("image/png");
+    });
+    await page.getByLabel("Label photo (JPEG, PNG or WebP)").setInputFiles({ name: "label.png", mimeType: "image/png", buffer: Buffer.from(dataUrl.split(",")[1], "base64") });
+    await page.locator(".preview img").waitFor();
+    await page.getByRole("button", { name: "Read label" }).click();
+    const card = page.locator("article.candidate").first();
+    await card.waitFor();
+    assert.match(await page.locator("#candidates-title").textContent(), /from the label/);
+    if (paths["/intake/label"]) {
+      const last = fake.requests.at(-1).body;
+      assert.match(JSON.stringify(last.input), /data:image\/png;base64,/, "the photo went to the model as a data URL");
+    }
+  } finally {
+    await restore();
+  }
+});
+
+test("intake: a pasted listing gives a candidate that is saved as a new item", async (t) => {
+  const restore = await realOrStub(t, "/intake/listing", () => stubReading());
+  try {
+    await open("#/intake", "Intake");
+    await page.getByLabel("Listing text").fill("Anker PowerCore 10000 power bank, 10Ah, good condition, one USB port is a bit loose. Comes with a USB-C cable.");
+    await page.getByRole("button", { name: "Read listing" }).click();
+    const card = page.locator("article.candidate").first();
+    await card.waitFor();
+    assert.equal(await card.getByLabel("Name (candidate 1)").inputValue(), "Anker PowerCore 10000");
+    assert.match(await card.textContent(), /10000 mAh/, "the reading is normalised to mAh");
+    await checkAccessible("the intake candidates");
+    await shot("intake-candidates");
+    await card.getByRole("button", { name: "Save as new item" }).click();
+    const saved = card.locator(".message.ok a");
+    await saved.waitFor();
+    await saved.click();
+    await page.getByRole("heading", { level: 1, name: "Anker PowerCore 10000" }).waitFor();
+    assert.match(await page.locator("dl.fields").textContent(), /10000 mAh/);
+    assert.match(await page.locator("ul.faults").textContent(), /loose/);
+  } finally {
+    await restore();
+  }
+});
+
+test("intake: a candidate merges into the item it matches", async (t) => {
+  const found = await apiGet("/items?q=PowerCore");
+  const target = found.items[0];
+  assert.ok(target, "the item saved by the previous test");
+  const restore = await realOrStub(t, "/intake/listing", () =>
+    stubReading([{ item_id: target.id, score: 0.9, why: "same brand and model" }]),
+  );
+  try {
+    await open("#/intake", "Intake");
+    await page.getByLabel("Listing text").fill("Anker PowerCore 10000 again, now with its travel pouch.");
+    await page.getByRole("button", { name: "Read listing" }).click();
+    const card = page.locator("article.candidate").first();
+    await card.waitFor();
+    const merge = card.getByRole("button", { name: `Merge candidate 1 into item ${target.id}` });
+    await merge.click();
+    await card.locator(".message.ok", { hasText: "Merged into" }).waitFor();
+    const after = await apiGet(`/items/${target.id}`);
+    assert.ok(after.measurements.length > target.measurements.length, "the reading's measurements were added");
+  } finally {
+    await restore();
+  }
+});
+
+test("intake: a photo of several items shows its regions over the picture, in mm", async (t) => {
+  const restore = await realOrStub(t, "/intake/photo", () => ({
+    image: { width: 640, height: 420 },
+    regions: [
+      { x: 60, y: 60, width: 171, height: 108, area_px: 18468, width_mm: 85.6, height_mm: 54.0, reference: true },
+      { x: 320, y: 80, width: 200, height: 90, area_px: 18000, width_mm: 100.1, height_mm: 45.0 },
+      { x: 120, y: 250, width: 120, height: 120, area_px: 14400, width_mm: 60.0, height_mm: 60.0 },
+    ],
+  }));
+  try {
+    await open("#/intake", "Intake");
+    // A plain light background with three dark objects, drawn in the page and uploaded as a PNG.
+    const dataUrl = await page.evaluate(() => {
+      const c = document.createElement("canvas");
+      c.width = 640;
+      c.height = 420;
+      const g = c.getContext("2d");
+      g.fillStyle = "#f2f2f2";
+      g.fillRect(0, 0, 640, 420);
+      g.fillStyle = "#202020";
+      g.fillRect(60, 60, 171, 108); // a card, 85.6 x 54 mm at 2 px/mm
+      g.fillRect(320, 80, 200, 90);
+      g.fillRect(120, 250, 120, 120);
+      return c.toDataURL("image/png");
+    });
+    const buffer = Buffer.from(dataUrl.split(",")[1], "base64");
+    await page.getByLabel("Photo of several items on a plain background").setInputFiles({ name: "items.png", mimeType: "image/png", buffer });
+    await page.getByLabel("Reference of known size").selectOption("card");
+    await page.getByRole("button", { name: "Find the items" }).click();
+    await page.locator(".regions svg .region").first().waitFor();
+    assert.equal(await page.locator(".regions svg .region").count(), 3);
+    assert.match(await page.locator(".regions figcaption").textContent(), /\d+(\.\d)? × \d+(\.\d)? mm/);
+    await shot("intake-photo");
+  } finally {
+    await restore();
+  }
+});
+
+test("intake: a typed voice transcript is read into a candidate", async (t) => {
+  const restore = await realOrStub(t, "/intake/voice", () => ({ ...stubReading(), transcript: "An Anker power bank." }));
+  try {
+    await open("#/intake", "Intake");
+    await page.getByLabel("Transcript (instead of audio)").fill("An Anker power bank, ten amp hours, one loose port.");
+    await page.getByRole("button", { name: "Read voice note" }).click();
+    await page.locator("article.candidate").first().waitFor();
+  } finally {
+    await restore();
+  }
+});
+
+test("without a Model API key, pricing names the setting that enables it", async () => {
+  const { url, stop } = await startSecondTrove({});
+  const other = await context.browser().newContext({ viewport: { width: 1280, height: 860 } });
+  const p = await other.newPage();
+  try {
+    await p.goto(url);
+    await p.getByRole("heading", { level: 1, name: "Inventory" }).waitFor({ timeout: DEADLINE });
+    const origin = new URL(url).origin;
+    await p.goto(`${origin}/#/sell`);
+    await p.locator("section", { hasText: "To sell" }).locator("ul.plain-list a").first().click({ timeout: DEADLINE });
+    await p.getByRole("button", { name: "Price it" }).click({ timeout: DEADLINE });
+    const err = p.locator(".message.error");
+    await err.waitFor({ timeout: DEADLINE });
+    const text = await err.textContent();
+    assert.match(text, /Not configured/);
+    assert.match(text, /MODEL_API_KEY/);
+    // The local planner still proposes projects, at no cost.
+    await p.goto(`${origin}/#/projects`);
+    await p.getByRole("button", { name: "What can I build?" }).click({ timeout: DEADLINE });
+    await p.locator("section.run", { hasText: "cost $0.00" }).waitFor({ timeout: DEADLINE });
+  } finally {
+    await other.close();
+    await stop();
+  }
+});
+
+test("signing out forgets the token; pasting one signs in again", async () => {
+  const stored = await page.evaluate(() => localStorage.getItem("trove.token"));
+  await open("#/items", "Inventory");
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.getByRole("heading", { level: 1, name: "Sign in to Trove" }).waitFor();
+  assert.equal(await page.evaluate(() => localStorage.getItem("trove.token")), null);
+  await checkAccessible("the sign-in page");
+  await page.getByLabel("Token").fill("trove_not_a_token");
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.locator(".message.error", { hasText: "token was refused" }).waitFor();
+  await page.getByLabel("Token").fill(stored);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("heading", { level: 1, name: "Inventory" }).waitFor();
+});
+
+test("the phone layout keeps the inventory usable", async () => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  await open("#/items", "Inventory");
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 1, `no sideways scrolling of the page: ${overflow}px`);
+  await page.screenshot({ path: path.join(SHOTS, "inventory-phone.png") });
+  await page.setViewportSize({ width: 1280, height: 860 });
+});
+
+test("the page logged no error in the browser console", () => {
+  // The 401, 409 and 502 answers the tests provoke on purpose show in the console as failed loads; anything else is a bug.
+  const unexpected = consoleErrors.filter((e) => !/status of (401|409|502)/.test(e));
+  assert.deepEqual(unexpected, []);
+});
