@@ -5,9 +5,10 @@
 //! once, and fields as `key=value unit`. The parsers below read the same format back; the local planner uses
 //! them, and tests use them to show nothing is lost.
 
+use std::fmt::Write as _;
 use trove_domain::item::{Condition, Item, Severity};
 use trove_domain::template::Template;
-use trove_domain::units::{self, Quantity};
+use trove_domain::units::{self, Quantity, Unit, format_number};
 
 /// Name of the tool listing every buildable item.
 pub const LIST_INVENTORY: &str = "list_inventory";
@@ -21,7 +22,8 @@ pub const NO_PARAMETERS: &str = r#"{"type":"object","properties":{},"required":[
 /// The JSON schema of `item_details` (strict).
 pub const ITEM_DETAILS_PARAMETERS: &str = r#"{"type":"object","properties":{"item_id":{"type":"integer","description":"the id of an item from list_inventory"}},"required":["item_id"],"additionalProperties":false}"#;
 
-const INVENTORY_HEADER: &str = "buildable items (all intent keep, availability available), grouped by #item_type; id|name|condition|profile|fields";
+const INVENTORY_HEADER: &str = "buildable items (intent keep, available). #type|field unit|... opens a type, \
+@condition a run; lines: id|name|profile|field values (empty: unmeasured)";
 const CATALOG_HEADER: &str = "templates; id|label|goal|effort|requirements as key: label (key? = optional)";
 
 /// Makes a free text safe for one column: no column separator, no line break.
@@ -29,40 +31,76 @@ fn cell(text: &str) -> String {
     text.replace(['|', '\n', '\r'], " ").trim().to_owned()
 }
 
-fn fields(item: &Item) -> String {
-    item.current_fields().iter().map(|(k, m)| format!("{k}={}", m.quantity())).collect::<Vec<_>>().join(";")
-}
-
 /// The output of `list_inventory` for `items` (the caller passes only buildable ones).
 ///
+/// Items are grouped by type, and within a type by condition, so the type, its field names and units, and the
+/// condition are written once per group instead of on every line:
+///
 /// ```text
-/// buildable items (...); id|name|condition|profile|fields
-/// #single_board_computer
-/// 12|Raspberry Pi 4 Model B 4GB|good|BCM2711, 4GB RAM|ram=4 GB
+/// buildable items (...)
+/// #lithium_cell|capacity mAh|voltage V
+/// @good
+/// 12|Samsung 25R 18650|2500 mAh, 20 A|2500|3.6
+/// 14|LG HG2||3000|
 /// ```
 pub fn inventory_output<'a>(items: impl IntoIterator<Item = &'a Item>) -> String {
     let mut sorted: Vec<&Item> = items.into_iter().collect();
-    sorted.sort_by(|a, b| a.item_type.cmp(&b.item_type).then(a.id.cmp(&b.id)));
-    let mut out = String::with_capacity(64 + sorted.len() * 80);
+    sorted.sort_by(|a, b| {
+        a.item_type.cmp(&b.item_type).then(a.condition.rank().cmp(&b.condition.rank())).then(a.id.cmp(&b.id))
+    });
+    let mut out = String::with_capacity(INVENTORY_HEADER.len() + sorted.len() * 64);
     out.push_str(INVENTORY_HEADER);
-    let mut current_type = "";
-    for item in sorted {
-        if item.item_type.as_str() != current_type {
-            current_type = item.item_type.as_str();
-            out.push_str("\n#");
-            out.push_str(current_type);
+    let mut start = 0;
+    while start < sorted.len() {
+        let item_type = &sorted[start].item_type;
+        let end = start + sorted[start..].iter().take_while(|i| &i.item_type == item_type).count();
+        let group = &sorted[start..end];
+        // The type's columns: every field key measured on any of its items, with its canonical unit.
+        let mut columns: Vec<(&str, Unit)> = Vec::new();
+        for item in group {
+            for (key, m) in item.current_fields() {
+                if !columns.iter().any(|(k, _)| *k == key.as_str()) {
+                    columns.push((key.as_str(), m.unit));
+                }
+            }
         }
-        out.push('\n');
-        out.push_str(&format!(
-            "{}|{}|{}|{}|{}",
-            item.id,
-            cell(item.name.as_str()),
-            item.condition,
-            cell(&item.profile),
-            fields(item)
-        ));
+        columns.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let _ = write!(out, "\n#{item_type}");
+        for (key, unit) in &columns {
+            let _ = write!(out, "|{key} {unit}");
+        }
+        let mut condition = None;
+        for item in group {
+            if condition != Some(item.condition) {
+                condition = Some(item.condition);
+                let _ = write!(out, "\n@{}", item.condition);
+            }
+            let _ = write!(out, "\n{}|", item.id);
+            push_cell(&mut out, item.name.as_str());
+            out.push('|');
+            push_cell(&mut out, &item.profile);
+            let fields = item.current_fields();
+            for (key, unit) in &columns {
+                out.push('|');
+                if let Some(m) = fields.iter().find(|(k, _)| k.as_str() == *key).map(|(_, m)| m)
+                    && m.unit == *unit
+                {
+                    out.push_str(&format_number(m.value));
+                }
+            }
+        }
+        start = end;
     }
     out
+}
+
+/// Appends a free text as one column: no column separator, no line break.
+fn push_cell(out: &mut String, text: &str) {
+    out.extend(text.trim().chars().map(|c| if matches!(c, '|' | '\n' | '\r') { ' ' } else { c }));
+}
+
+fn fields(item: &Item) -> String {
+    item.current_fields().iter().map(|(k, m)| format!("{k}={}", m.quantity())).collect::<Vec<_>>().join(";")
 }
 
 /// The output of `template_catalog`.
@@ -131,34 +169,43 @@ pub struct InventoryLine {
     pub fields: Vec<(String, Quantity)>,
 }
 
-fn parse_fields(raw: &str) -> Vec<(String, Quantity)> {
-    raw.split(';')
-        .filter_map(|f| {
-            let (k, v) = f.split_once('=')?;
-            Some((k.trim().to_owned(), units::parse(v).ok()?))
-        })
-        .collect()
-}
-
 /// Reads a `list_inventory` output back; lines that do not parse are skipped.
 pub fn parse_inventory(output: &str) -> Vec<InventoryLine> {
     let mut item_type = String::new();
+    let mut columns: Vec<(String, String)> = Vec::new();
+    let mut condition: Option<Condition> = None;
     let mut out = Vec::new();
     for line in output.lines().skip(1) {
-        if let Some(t) = line.strip_prefix('#') {
-            item_type = t.trim().to_owned();
+        if let Some(header) = line.strip_prefix('#') {
+            let mut parts = header.split('|');
+            item_type = parts.next().unwrap_or_default().trim().to_owned();
+            columns =
+                parts.filter_map(|c| c.trim().rsplit_once(' ').map(|(k, u)| (k.to_owned(), u.to_owned()))).collect();
+            condition = None;
             continue;
         }
-        let cols: Vec<&str> = line.splitn(5, '|').collect();
-        let [id, name, condition, profile, fields] = cols[..] else { continue };
-        let (Ok(id), Some(condition)) = (id.trim().parse(), Condition::parse(condition.trim())) else { continue };
+        if let Some(c) = line.strip_prefix('@') {
+            condition = Condition::parse(c.trim());
+            continue;
+        }
+        let cols: Vec<&str> = line.split('|').collect();
+        if cols.len() != 3 + columns.len() {
+            continue;
+        }
+        let (Ok(id), Some(condition)) = (cols[0].trim().parse(), condition) else { continue };
+        let fields = columns
+            .iter()
+            .zip(&cols[3..])
+            .filter(|(_, v)| !v.is_empty())
+            .filter_map(|((k, u), v)| Some((k.clone(), units::normalise(v.parse().ok()?, u).ok()?)))
+            .collect();
         out.push(InventoryLine {
             id,
-            name: name.to_owned(),
+            name: cols[1].to_owned(),
             item_type: item_type.clone(),
             condition,
-            profile: profile.to_owned(),
-            fields: parse_fields(fields),
+            profile: cols[2].to_owned(),
+            fields,
         });
     }
     out
@@ -254,31 +301,45 @@ mod tests {
     }
 
     #[test]
-    fn inventory_round_trips_and_groups_by_type() {
-        let items = [
-            item(2, "Cell B", "lithium_cell"),
-            item(1, "Pi", "single_board_computer"),
-            item(3, "Cell A", "lithium_cell"),
-        ];
+    fn inventory_round_trips_and_groups_by_type_and_condition() {
+        let mut pi = item(1, "Pi", "single_board_computer");
+        pi.measurements.clear();
+        let mut worn = item(4, "Cell D", "lithium_cell");
+        worn.condition = Condition::Fair;
+        worn.measurements.retain(|m| m.key.as_str() == "voltage");
+        let items = [item(3, "Cell A", "lithium_cell"), pi, worn, item(2, "Cell B", "lithium_cell")];
         let out = inventory_output(&items);
         assert_eq!(
             out.lines().skip(1).collect::<Vec<_>>(),
             vec![
-                "#lithium_cell",
-                "2|Cell B|like_new|Brand   Model line two|capacity=3400 mAh;voltage=3.7 V",
-                "3|Cell A|like_new|Brand   Model line two|capacity=3400 mAh;voltage=3.7 V",
+                "#lithium_cell|capacity mAh|voltage V",
+                "@like_new",
+                "2|Cell B|Brand   Model line two|3400|3.7",
+                "3|Cell A|Brand   Model line two|3400|3.7",
+                "@fair",
+                "4|Cell D|Brand   Model line two||3.7",
                 "#single_board_computer",
-                "1|Pi|like_new|Brand   Model line two|capacity=3400 mAh;voltage=3.7 V",
+                "@like_new",
+                "1|Pi|Brand   Model line two",
             ]
         );
         let back = parse_inventory(&out);
+        let summary: Vec<(i64, &str, Condition, usize)> =
+            back.iter().map(|l| (l.id, l.item_type.as_str(), l.condition, l.fields.len())).collect();
         assert_eq!(
-            back.iter().map(|l| (l.id, l.item_type.as_str())).collect::<Vec<_>>(),
-            vec![(2, "lithium_cell"), (3, "lithium_cell"), (1, "single_board_computer")]
+            summary,
+            vec![
+                (2, "lithium_cell", Condition::LikeNew, 2),
+                (3, "lithium_cell", Condition::LikeNew, 2),
+                (4, "lithium_cell", Condition::Fair, 1),
+                (1, "single_board_computer", Condition::LikeNew, 0),
+            ]
         );
         assert_eq!(back[0].fields[0].0, "capacity");
-        assert_eq!(back[0].fields[0].1.value, 3400.0);
-        assert_eq!(back[0].condition, Condition::LikeNew);
+        assert_eq!(back[0].fields[0].1, Quantity { value: 3400.0, unit: Unit::MilliampHour });
+        assert_eq!(back[2].fields, vec![("voltage".to_owned(), Quantity { value: 3.7, unit: Unit::Volt })]);
+        assert_eq!(back[0].name, "Cell B");
+        assert_eq!(back[0].profile, "Brand   Model line two");
     }
 
     #[test]

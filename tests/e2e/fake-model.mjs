@@ -48,13 +48,14 @@ function toolOutput(body, callId) {
   return body.input?.find((i) => i.type === "function_call_output" && i.call_id === callId)?.output;
 }
 
-/** Items of `list_inventory` by type: `#type` lines open a section, then `id|name|condition|profile|fields`. */
+/** Items of `list_inventory` by type: `#type|field unit|...` lines open a section, `@condition` lines a run,
+ * then `id|name|profile|values`. */
 function inventoryByType(output) {
   const byType = new Map();
   let type = "";
   for (const line of output.split("\n")) {
     if (line.startsWith("#")) {
-      type = line.slice(1).trim();
+      type = line.slice(1).split("|")[0].trim();
       continue;
     }
     const [id, name] = line.split("|");

@@ -108,7 +108,7 @@ pub fn write(items: &[Item]) -> anyhow::Result<Vec<u8>> {
         }
         out.write_record(&row)?;
     }
-    Ok(out.into_inner().map_err(|e| anyhow::anyhow!("finishing the csv: {e}"))?)
+    out.into_inner().map_err(|e| anyhow::anyhow!("finishing the csv: {e}"))
 }
 
 /// A list as a JSON array in one cell; empty for an empty list.

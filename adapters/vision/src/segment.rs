@@ -115,20 +115,17 @@ impl Surface {
                 return None;
             }
             a.swap(col, pivot);
-            for row in 0..6 {
+            let pivot_row = a[col];
+            for (row, values) in a.iter_mut().enumerate() {
                 if row != col {
-                    let f = a[row][col] / a[col][col];
-                    for k in col..7 {
-                        a[row][k] -= f * a[col][k];
+                    let f = values[col] / pivot_row[col];
+                    for (v, p) in values.iter_mut().zip(pivot_row).skip(col) {
+                        *v -= f * p;
                     }
                 }
             }
         }
-        let mut c = [0f64; 6];
-        for i in 0..6 {
-            c[i] = a[i][6] / a[i][i];
-        }
-        Some(Surface(c))
+        Some(Surface(std::array::from_fn(|i| a[i][6] / a[i][i])))
     }
 
     fn at(&self, x: f64, y: f64) -> f64 {
