@@ -23,7 +23,7 @@ pub const NO_PARAMETERS: &str = r#"{"type":"object","properties":{},"required":[
 pub const ITEM_DETAILS_PARAMETERS: &str = r#"{"type":"object","properties":{"item_id":{"type":"integer","description":"the id of an item from list_inventory"}},"required":["item_id"],"additionalProperties":false}"#;
 
 const INVENTORY_HEADER: &str = "buildable items (intent keep, available). #type|field unit|... opens a type, \
-@condition a run; lines: id|name|profile|field values (empty: unmeasured)";
+its items good unless an @condition line opens a run; lines: id|name|profile|field values (empty: unmeasured)";
 const CATALOG_HEADER: &str = "templates; id|label|goal|effort|requirements as key: label (key? = optional)";
 
 /// Makes a free text safe for one column: no column separator, no line break.
@@ -34,20 +34,20 @@ fn cell(text: &str) -> String {
 /// The output of `list_inventory` for `items` (the caller passes only buildable ones).
 ///
 /// Items are grouped by type, and within a type by condition, so the type, its field names and units, and the
-/// condition are written once per group instead of on every line:
+/// condition are written once per group instead of on every line; `good`, the most common condition, is implied:
 ///
 /// ```text
 /// buildable items (...)
 /// #lithium_cell|capacity mAh|voltage V
-/// @good
 /// 12|Samsung 25R 18650|2500 mAh, 20 A|2500|3.6
+/// @fair
 /// 14|LG HG2||3000|
 /// ```
 pub fn inventory_output<'a>(items: impl IntoIterator<Item = &'a Item>) -> String {
     let mut sorted: Vec<&Item> = items.into_iter().collect();
-    sorted.sort_by(|a, b| {
-        a.item_type.cmp(&b.item_type).then(a.condition.rank().cmp(&b.condition.rank())).then(a.id.cmp(&b.id))
-    });
+    // Within a type, the `good` items come first: they need no `@condition` line.
+    let order = |i: &Item| (i.condition != Condition::Good, i.condition.rank());
+    sorted.sort_by(|a, b| a.item_type.cmp(&b.item_type).then(order(a).cmp(&order(b))).then(a.id.cmp(&b.id)));
     let mut out = String::with_capacity(INVENTORY_HEADER.len() + sorted.len() * 64);
     out.push_str(INVENTORY_HEADER);
     let mut start = 0;
@@ -69,11 +69,11 @@ pub fn inventory_output<'a>(items: impl IntoIterator<Item = &'a Item>) -> String
         for (key, unit) in &columns {
             let _ = write!(out, "|{key} {unit}");
         }
-        let mut condition = None;
+        let mut condition = Condition::Good;
         for item in group {
-            if condition != Some(item.condition) {
-                condition = Some(item.condition);
-                let _ = write!(out, "\n@{}", item.condition);
+            if condition != item.condition {
+                condition = item.condition;
+                let _ = write!(out, "\n@{condition}");
             }
             let _ = write!(out, "\n{}|", item.id);
             push_cell(&mut out, item.name.as_str());
@@ -181,7 +181,7 @@ pub fn parse_inventory(output: &str) -> Vec<InventoryLine> {
             item_type = parts.next().unwrap_or_default().trim().to_owned();
             columns =
                 parts.filter_map(|c| c.trim().rsplit_once(' ').map(|(k, u)| (k.to_owned(), u.to_owned()))).collect();
-            condition = None;
+            condition = Some(Condition::Good);
             continue;
         }
         if let Some(c) = line.strip_prefix('@') {
@@ -307,15 +307,17 @@ mod tests {
         let mut worn = item(4, "Cell D", "lithium_cell");
         worn.condition = Condition::Fair;
         worn.measurements.retain(|m| m.key.as_str() == "voltage");
-        let items = [item(3, "Cell A", "lithium_cell"), pi, worn, item(2, "Cell B", "lithium_cell")];
+        let mut good = item(3, "Cell A", "lithium_cell");
+        good.condition = Condition::Good;
+        let items = [good, pi, worn, item(2, "Cell B", "lithium_cell")];
         let out = inventory_output(&items);
         assert_eq!(
             out.lines().skip(1).collect::<Vec<_>>(),
             vec![
                 "#lithium_cell|capacity mAh|voltage V",
+                "3|Cell A|Brand   Model line two|3400|3.7",
                 "@like_new",
                 "2|Cell B|Brand   Model line two|3400|3.7",
-                "3|Cell A|Brand   Model line two|3400|3.7",
                 "@fair",
                 "4|Cell D|Brand   Model line two||3.7",
                 "#single_board_computer",
@@ -329,8 +331,8 @@ mod tests {
         assert_eq!(
             summary,
             vec![
+                (3, "lithium_cell", Condition::Good, 2),
                 (2, "lithium_cell", Condition::LikeNew, 2),
-                (3, "lithium_cell", Condition::LikeNew, 2),
                 (4, "lithium_cell", Condition::Fair, 1),
                 (1, "single_board_computer", Condition::LikeNew, 0),
             ]
@@ -338,7 +340,7 @@ mod tests {
         assert_eq!(back[0].fields[0].0, "capacity");
         assert_eq!(back[0].fields[0].1, Quantity { value: 3400.0, unit: Unit::MilliampHour });
         assert_eq!(back[2].fields, vec![("voltage".to_owned(), Quantity { value: 3.7, unit: Unit::Volt })]);
-        assert_eq!(back[0].name, "Cell B");
+        assert_eq!(back[0].name, "Cell A");
         assert_eq!(back[0].profile, "Brand   Model line two");
     }
 
