@@ -24,7 +24,7 @@ impl Catalogue {
         Self { templates }
     }
 
-    /// Seeds the built-in catalogue on first start.
+    /// Seeds the built-in templates the store does not hold yet (all of them on first start).
     ///
     /// # Errors
     /// [`Error::Unexpected`] only.

@@ -6,6 +6,7 @@ use crate::Error;
 use crate::metered::{Metered, RunSpend};
 use crate::ports::model::{InputItem, ModelRequest, OutputSchema};
 use crate::ports::{Clock, InventoryRepo};
+use crate::stamped::StampedCache;
 use base64::Engine as _;
 use std::sync::Arc;
 use trove_domain::HouseholdId;
@@ -66,6 +67,8 @@ pub struct Intake {
     model: Metered,
     items: Arc<dyn InventoryRepo>,
     clock: Arc<dyn Clock>,
+    /// The household's match index, rebuilt only when the inventory changed.
+    indexes: Arc<StampedCache<MatchIndex>>,
 }
 
 impl std::fmt::Debug for Intake {
@@ -110,7 +113,17 @@ fn not_configured(what: &str) -> Error {
 
 impl Intake {
     pub fn new(model: Metered, items: Arc<dyn InventoryRepo>, clock: Arc<dyn Clock>) -> Self {
-        Self { model, items, clock }
+        Self { model, items, clock, indexes: Arc::default() }
+    }
+
+    /// The household's match index, rebuilt only when its inventory changed since it was built.
+    async fn index(&self, household: HouseholdId) -> Result<Arc<MatchIndex>, Error> {
+        let items = self.items.clone();
+        self.indexes
+            .get(self.items.as_ref(), household, || async move {
+                Ok(MatchIndex::build(&items.all_present(household).await?))
+            })
+            .await
     }
 
     /// Reads a label photo: one call with the image beside an instruction.
@@ -224,7 +237,7 @@ impl Intake {
         Ok(IntakeReading { candidates, notes, transcript, spend: *run })
     }
 
-    /// Matches candidates against the household's present items, through one index built for the request.
+    /// Matches candidates against the household's present items, through the household's match index.
     ///
     /// # Errors
     /// When the store fails.
@@ -236,8 +249,7 @@ impl Intake {
         if candidates.is_empty() {
             return Ok(Vec::new());
         }
-        let items = self.items.all_present(household).await?;
-        let index = MatchIndex::build(&items);
+        let index = self.index(household).await?;
         Ok(candidates
             .into_iter()
             .map(|candidate| {
@@ -273,6 +285,7 @@ mod tests {
         clock.expect_now().returning(chrono::Utc::now);
         let mut items = MockInventoryRepo::new();
         items.expect_all_present().returning(|_| Ok(Vec::new()));
+        items.expect_stamp().returning(|_| Ok(crate::ports::InventoryStamp::default()));
         let clock: Arc<dyn Clock> = Arc::new(clock);
         let metered = Metered::new(Arc::new(model), Arc::new(ledger), clock.clone(), SpendPolicy::default());
         Intake::new(metered, Arc::new(items), clock)

@@ -5,7 +5,7 @@ use crate::ports::{Clock, InventoryRepo, ItemPage, ItemQuery};
 use crate::{Error, RepoError};
 use std::sync::Arc;
 use trove_domain::item::{
-    Availability, Condition, Fault, Gone, GoneReason, Intent, Item, ItemName, ItemType, Measurement, NewItem, TestDone,
+    self, ChangeRefused, Fault, Gone, GoneReason, Item, ItemChanges, Measurement, NewItem, TestDone,
 };
 use trove_domain::{HouseholdId, ItemId};
 
@@ -14,20 +14,15 @@ pub const LIMIT_MAX: u32 = 500;
 /// How often a change is retried when another writer changed the item in between.
 const RETRIES: usize = 3;
 
-/// The fields a PATCH may change; `None` leaves a field as it is.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ItemPatch {
-    pub name: Option<ItemName>,
-    pub item_type: Option<ItemType>,
-    pub profile: Option<String>,
-    pub condition: Option<Condition>,
-    pub intent: Option<Intent>,
-    /// Only `available` and `lent`: reserving and building go through projects.
-    pub availability: Option<Availability>,
-    /// `Some(None)` clears the location.
-    pub location: Option<Option<String>>,
-    pub accessories: Option<Vec<String>>,
-    pub components: Option<Vec<ItemId>>,
+/// The fields a PATCH may change: the domain's [`ItemChanges`], whose rules decide what is allowed.
+pub type ItemPatch = ItemChanges;
+
+/// A refused change: a bad request, or a conflict with the item's state.
+fn refused(e: ChangeRefused) -> Error {
+    match e {
+        ChangeRefused::SetByProject(_) | ChangeRefused::SelfComponent(_) => Error::Invalid(e.to_string()),
+        ChangeRefused::Gone(_) | ChangeRefused::Held { .. } => Error::Conflict(e.to_string()),
+    }
 }
 
 /// The inventory use cases.
@@ -52,13 +47,9 @@ impl Inventory {
         Self { items, clock }
     }
 
-    /// Checks that every component exists in the household and is not the item itself.
-    async fn check_components(&self, household: HouseholdId, own: Option<ItemId>, ids: &[ItemId]) -> Result<(), Error> {
-        if let Some(own) = own
-            && ids.contains(&own)
-        {
-            return Err(Error::Invalid(format!("item {own} cannot be a component of itself")));
-        }
+    /// Checks that every component is an item of the household (the rule that an item is not its own component
+    /// is the domain's, applied with the change).
+    async fn check_components(&self, household: HouseholdId, ids: &[ItemId]) -> Result<(), Error> {
         let found = self.items.get_many(household, ids).await?;
         if let Some(missing) = ids.iter().find(|id| !found.iter().any(|i| i.id == **id)) {
             return Err(Error::Invalid(format!("component {missing} is not an item of this household")));
@@ -73,13 +64,8 @@ impl Inventory {
     pub async fn create(&self, household: HouseholdId, mut item: NewItem) -> Result<Item, Error> {
         item.components.sort_unstable();
         item.components.dedup();
-        self.check_components(household, None, &item.components).await?;
-        if matches!(item.availability, Availability::Reserved | Availability::InUse) {
-            return Err(Error::Invalid(format!(
-                "availability {} is set by accepting or building a project",
-                item.availability
-            )));
-        }
+        self.check_components(household, &item.components).await?;
+        item::check_manual_availability(item.availability).map_err(refused)?;
         Ok(self.items.insert(household, item, self.clock.now()).await?)
     }
 
@@ -130,59 +116,13 @@ impl Inventory {
     /// component; [`Error::Conflict`] when the change would take a reserved or in-use item away from its project,
     /// or touches a gone item.
     pub async fn patch(&self, household: HouseholdId, id: ItemId, patch: ItemPatch) -> Result<Item, Error> {
-        if let Some(a) = patch.availability
-            && !matches!(a, Availability::Available | Availability::Lent)
-        {
-            return Err(Error::Invalid(format!("availability {a} is set by accepting or building a project")));
+        if let Some(a) = patch.availability {
+            item::check_manual_availability(a).map_err(refused)?;
         }
         if let Some(components) = &patch.components {
-            self.check_components(household, Some(id), components).await?;
+            self.check_components(household, components).await?;
         }
-        self.modify(household, id, |item| {
-            if item.gone.is_some() {
-                return Err(Error::Conflict(format!("item {id} is gone; it is history and cannot change")));
-            }
-            let held = matches!(item.availability, Availability::Reserved | Availability::InUse);
-            let project = item.project.map(|p| p.to_string()).unwrap_or_else(|| "(unknown)".into());
-            if held && (patch.availability.is_some() || patch.intent.is_some_and(|i| i != Intent::Keep)) {
-                return Err(Error::Conflict(format!(
-                    "item {id} is {} by project {project}; drop the project first",
-                    if item.availability == Availability::Reserved { "reserved" } else { "in use" }
-                )));
-            }
-            if let Some(v) = &patch.name {
-                item.name = v.clone();
-            }
-            if let Some(v) = &patch.item_type {
-                item.item_type = v.clone();
-            }
-            if let Some(v) = &patch.profile {
-                item.profile = v.clone();
-            }
-            if let Some(v) = patch.condition {
-                item.condition = v;
-            }
-            if let Some(v) = patch.intent {
-                item.intent = v;
-            }
-            if let Some(v) = patch.availability {
-                item.availability = v;
-            }
-            if let Some(v) = &patch.location {
-                item.location = v.clone();
-            }
-            if let Some(v) = &patch.accessories {
-                item.accessories = v.clone();
-            }
-            if let Some(v) = &patch.components {
-                let mut v = v.clone();
-                v.sort_unstable();
-                v.dedup();
-                item.components = v;
-            }
-            Ok(())
-        })
-        .await
+        self.modify(household, id, |item| item.apply(&patch).map_err(refused)).await
     }
 
     /// Records a measurement; the current field of its key becomes this value when it is the latest.
@@ -244,8 +184,5 @@ impl Inventory {
 }
 
 fn refuse_gone(item: &Item) -> Result<(), Error> {
-    match item.gone {
-        Some(_) => Err(Error::Conflict(format!("item {} is gone; it is history and cannot change", item.id))),
-        None => Ok(()),
-    }
+    item.check_changeable().map_err(refused)
 }

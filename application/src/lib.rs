@@ -16,6 +16,7 @@ pub mod price;
 pub mod projects;
 pub mod propose;
 pub mod spend_report;
+pub mod stamped;
 pub mod tools;
 
 pub use error::{Error, RepoError};

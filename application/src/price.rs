@@ -136,9 +136,7 @@ impl Selling {
     /// API; [`Error::Budget`]; [`Error::ModelFailed`] (nothing stored but the spend).
     pub async fn price(&self, household: HouseholdId, id: ItemId) -> Result<Priced, Error> {
         let item = self.item(household, id).await?;
-        if item.gone.is_some() {
-            return Err(Error::Conflict(format!("item {id} is gone; there is nothing to price")));
-        }
+        pricing::check_priceable(&item).map_err(|e| Error::Conflict(e.to_string()))?;
         if !self.model.model.capabilities().web_search {
             return Err(Error::NotConfigured { what: "pricing with web search".into(), setting: "MODEL_API_KEY" });
         }
@@ -161,16 +159,14 @@ impl Selling {
             reason: format!("the model's answer is not a Comparables document: {e}"),
             spend: run,
         })?;
-        let (kept, dropped) = pricing::ground(&answer.comparables, &GroundingPages::new(pages));
-        let estimate = pricing::estimate(item.condition, &kept, self.settings.currency);
-        let report = PriceReport {
-            item_id: id,
-            at: self.clock.now(),
-            comparables: kept,
-            dropped,
-            estimate,
-            searches: response.usage.searches,
-        };
+        let report = pricing::price_report(
+            &item,
+            self.clock.now(),
+            &answer.comparables,
+            &GroundingPages::new(pages),
+            self.settings.currency,
+            response.usage.searches,
+        );
         self.prices.add(household, &report).await?;
         Ok(Priced { report, spend: run })
     }

@@ -8,6 +8,7 @@ use crate::Error;
 use crate::metered::{Metered, RunSpend};
 use crate::ports::model::{InputItem, ModelRequest, OutputSchema, OutputView, Tool};
 use crate::ports::{Clock, InventoryRepo, ProjectRepo, TemplateRepo};
+use crate::stamped::StampedCache;
 use crate::tools;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -83,6 +84,9 @@ pub struct ProposeProjects {
     templates: Arc<dyn TemplateRepo>,
     projects: Arc<dyn ProjectRepo>,
     clock: Arc<dyn Clock>,
+    /// The `list_inventory` output per household, rebuilt only when the inventory changed: reading and
+    /// formatting every item is most of a step's cost, and owners ask again and again.
+    listings: Arc<StampedCache<String>>,
 }
 
 impl std::fmt::Debug for ProposeProjects {
@@ -94,7 +98,7 @@ impl std::fmt::Debug for ProposeProjects {
 /// What the tools read, loaded at most once per run: tools only read, and a run is short.
 #[derive(Default)]
 struct ToolCache {
-    inventory: Option<String>,
+    inventory: Option<Arc<String>>,
 }
 
 impl ProposeProjects {
@@ -105,7 +109,7 @@ impl ProposeProjects {
         projects: Arc<dyn ProjectRepo>,
         clock: Arc<dyn Clock>,
     ) -> Self {
-        Self { model, items, templates, projects, clock }
+        Self { model, items, templates, projects, clock, listings: Arc::default() }
     }
 
     /// Runs the loop for `household` with the owner's optional wish, then writes what the rules keep.
@@ -183,10 +187,17 @@ impl ProposeProjects {
         Ok(match name {
             tools::LIST_INVENTORY => {
                 if cache.inventory.is_none() {
-                    let items = self.items.all_present(household).await?;
-                    cache.inventory = Some(tools::inventory_output(items.iter().filter(|i| i.is_buildable())));
+                    let items = self.items.clone();
+                    let listing = self
+                        .listings
+                        .get(self.items.as_ref(), household, || async move {
+                            let present = items.all_present(household).await?;
+                            Ok(tools::inventory_output(present.iter().filter(|i| i.is_buildable())))
+                        })
+                        .await?;
+                    cache.inventory = Some(listing);
                 }
-                cache.inventory.clone().unwrap_or_default()
+                cache.inventory.as_deref().cloned().unwrap_or_default()
             }
             tools::TEMPLATE_CATALOG => tools::catalog_output(&self.templates.list(household).await?),
             tools::ITEM_DETAILS => match item_id_argument(arguments) {

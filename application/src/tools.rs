@@ -1,12 +1,15 @@
 //! The function tools of the proposal loop and their compact outputs.
 //!
-//! Tool outputs are resent at every step of the loop, so their size is paid for again and again: one line per
-//! item, `|`-separated columns named once in a header, items grouped under their type so the type is written
-//! once, and fields as `key=value unit`. The parsers below read the same format back; the local planner uses
+//! Tool outputs are resent at every step of the loop, so their size is paid for again and again. The seed's
+//! `list_inventory` gives each buildable item's id, name, item_type, profile, condition, intent, availability and
+//! current fields as `value unit`; here each of those is written once for all the lines it applies to: intent and
+//! availability in the header (they are the same for every buildable item), the type and its fields' names and
+//! units in a `#type|key unit|...` line, the condition in an `@condition` line opening a run (`good` implied), and
+//! one `id|name|profile|values` line per item. The parsers below read the same format back; the local planner uses
 //! them, and tests use them to show nothing is lost.
 
 use std::fmt::Write as _;
-use trove_domain::item::{Condition, Item, Severity};
+use trove_domain::item::{Condition, Item, Measurement, Severity};
 use trove_domain::template::Template;
 use trove_domain::units::{self, Quantity, Unit, format_number};
 
@@ -28,7 +31,9 @@ const CATALOG_HEADER: &str = "templates; id|label|goal|effort|requirements as ke
 
 /// Makes a free text safe for one column: no column separator, no line break.
 fn cell(text: &str) -> String {
-    text.replace(['|', '\n', '\r'], " ").trim().to_owned()
+    let mut out = String::with_capacity(text.len());
+    push_cell(&mut out, text);
+    out
 }
 
 /// The output of `list_inventory` for `items` (the caller passes only buildable ones).
@@ -55,22 +60,26 @@ pub fn inventory_output<'a>(items: impl IntoIterator<Item = &'a Item>) -> String
         let item_type = &sorted[start].item_type;
         let end = start + sorted[start..].iter().take_while(|i| &i.item_type == item_type).count();
         let group = &sorted[start..end];
-        // The type's columns: every field key measured on any of its items, with its canonical unit.
+        // Each item's current fields, read once.
+        let fields: Vec<Vec<(&str, &Measurement)>> = group
+            .iter()
+            .map(|item| item.current_fields().into_iter().map(|(k, m)| (k.as_str(), m)).collect())
+            .collect();
+        // The type's columns: every (key, unit) measured on any of its items. A key measured in two dimensions
+        // (capacity in mAh and in Wh) gets two columns, so no value is lost.
         let mut columns: Vec<(&str, Unit)> = Vec::new();
-        for item in group {
-            for (key, m) in item.current_fields() {
-                if !columns.iter().any(|(k, _)| *k == key.as_str()) {
-                    columns.push((key.as_str(), m.unit));
-                }
+        for (key, m) in fields.iter().flatten() {
+            if !columns.contains(&(*key, m.unit)) {
+                columns.push((key, m.unit));
             }
         }
-        columns.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        columns.sort_unstable_by(|a, b| a.0.cmp(b.0).then(a.1.symbol().cmp(b.1.symbol())));
         let _ = write!(out, "\n#{item_type}");
         for (key, unit) in &columns {
             let _ = write!(out, "|{key} {unit}");
         }
         let mut condition = Condition::Good;
-        for item in group {
+        for (item, fields) in group.iter().zip(&fields) {
             if condition != item.condition {
                 condition = item.condition;
                 let _ = write!(out, "\n@{condition}");
@@ -79,12 +88,9 @@ pub fn inventory_output<'a>(items: impl IntoIterator<Item = &'a Item>) -> String
             push_cell(&mut out, item.name.as_str());
             out.push('|');
             push_cell(&mut out, &item.profile);
-            let fields = item.current_fields();
-            for (key, unit) in &columns {
+            for column in &columns {
                 out.push('|');
-                if let Some(m) = fields.iter().find(|(k, _)| k.as_str() == *key).map(|(_, m)| m)
-                    && m.unit == *unit
-                {
+                if let Some((_, m)) = fields.iter().find(|(k, m)| (*k, m.unit) == *column) {
                     out.push_str(&format_number(m.value));
                 }
             }
@@ -97,10 +103,6 @@ pub fn inventory_output<'a>(items: impl IntoIterator<Item = &'a Item>) -> String
 /// Appends a free text as one column: no column separator, no line break.
 fn push_cell(out: &mut String, text: &str) {
     out.extend(text.trim().chars().map(|c| if matches!(c, '|' | '\n' | '\r') { ' ' } else { c }));
-}
-
-fn fields(item: &Item) -> String {
-    item.current_fields().iter().map(|(k, m)| format!("{k}={}", m.quantity())).collect::<Vec<_>>().join(";")
 }
 
 /// The output of `template_catalog`.
@@ -130,7 +132,7 @@ pub fn details_output(item: &Item) -> String {
         item.intent,
         item.availability,
         cell(&item.profile),
-        fields(item)
+        item.fields_line()
     );
     if item.gone.is_some() {
         out.push_str("\ngone: yes");
@@ -342,6 +344,20 @@ mod tests {
         assert_eq!(back[2].fields, vec![("voltage".to_owned(), Quantity { value: 3.7, unit: Unit::Volt })]);
         assert_eq!(back[0].name, "Cell A");
         assert_eq!(back[0].profile, "Brand   Model line two");
+    }
+
+    #[test]
+    fn a_key_measured_in_two_dimensions_keeps_both_values() {
+        let mut pack = item(7, "Pack", "battery_pack");
+        pack.measurements.retain(|m| m.key.as_str() == "capacity");
+        let mut other = item(8, "Other pack", "battery_pack");
+        other.measurements =
+            vec![Measurement::new("capacity", 99.0, "Wh", pack.created_at, MeasurementSource::Label).unwrap()];
+        let out = inventory_output(&[pack, other]);
+        assert_eq!(out.lines().nth(1), Some("#battery_pack|capacity Wh|capacity mAh"), "{out}");
+        let back = parse_inventory(&out);
+        assert_eq!(back[0].fields, vec![("capacity".to_owned(), Quantity { value: 3400.0, unit: Unit::MilliampHour })]);
+        assert_eq!(back[1].fields, vec![("capacity".to_owned(), Quantity { value: 99.0, unit: Unit::WattHour })]);
     }
 
     #[test]

@@ -124,12 +124,11 @@ pub async fn issue_token(app: &App, household: &str, member: &str) -> anyhow::Re
 /// # Errors
 /// When the store fails.
 pub async fn seed_demo(app: &App) -> anyhow::Result<usize> {
-    let households: Arc<dyn HouseholdRepo> = app.store.clone();
-    let household = households
+    let household = app
+        .store
         .ensure_household(trove_application::auth::DEFAULT_HOUSEHOLD)
         .await
         .context("creating the default household")?;
     let items: Arc<dyn InventoryRepo> = app.store.clone();
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    trove_application::demo::seed(&items, &clock, household).await.context("seeding the demo inventory")
+    trove_application::demo::seed(&items, &app.services.clock, household).await.context("seeding the demo inventory")
 }

@@ -633,6 +633,123 @@ impl Item {
     }
 }
 
+/// The changes an owner may make to an item at once; `None` leaves a field as it is.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ItemChanges {
+    pub name: Option<ItemName>,
+    pub item_type: Option<ItemType>,
+    pub profile: Option<String>,
+    pub condition: Option<Condition>,
+    pub intent: Option<Intent>,
+    /// Only `available` and `lent`: reserving and building go through projects.
+    pub availability: Option<Availability>,
+    /// `Some(None)` clears the location.
+    pub location: Option<Option<String>>,
+    pub accessories: Option<Vec<String>>,
+    pub components: Option<Vec<ItemId>>,
+}
+
+/// Why a change to an item was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChangeRefused {
+    /// `reserved` and `in_use` are set by accepting and building projects, never by hand.
+    #[error("availability {0} is set by accepting or building a project")]
+    SetByProject(Availability),
+    /// A gone item is history.
+    #[error("item {0} is gone; it is history and cannot change")]
+    Gone(ItemId),
+    /// A reserved or in-use item cannot leave its project by a change of intent or availability.
+    #[error("item {item} is {} by project {project}; drop the project first", held_word(*.availability))]
+    Held { item: ItemId, project: ProjectIdOrUnknown, availability: Availability },
+    #[error("item {0} cannot be a component of itself")]
+    SelfComponent(ItemId),
+}
+
+fn held_word(a: Availability) -> &'static str {
+    if a == Availability::Reserved { "reserved" } else { "in use" }
+}
+
+/// The rule for an availability given by hand (on create or change): only `available` and `lent`.
+///
+/// # Errors
+/// [`ChangeRefused::SetByProject`] for `reserved` and `in_use`.
+pub fn check_manual_availability(a: Availability) -> Result<(), ChangeRefused> {
+    match a {
+        Availability::Available | Availability::Lent => Ok(()),
+        other => Err(ChangeRefused::SetByProject(other)),
+    }
+}
+
+impl Item {
+    /// The rule for recording anything on an item (a measurement, a fault, a test, a change): a gone item is
+    /// history.
+    ///
+    /// # Errors
+    /// [`ChangeRefused::Gone`].
+    pub fn check_changeable(&self) -> Result<(), ChangeRefused> {
+        match self.gone {
+            Some(_) => Err(ChangeRefused::Gone(self.id)),
+            None => Ok(()),
+        }
+    }
+
+    /// Applies an owner's changes. Refused, leaving the item as it was, when the item is gone, when an
+    /// availability other than `available`/`lent` is asked for, when a reserved or in-use item would leave its
+    /// project (a new availability, or an intent other than `keep`), or when the item would be its own component.
+    /// Components are kept sorted and without duplicates.
+    ///
+    /// # Errors
+    /// The [`ChangeRefused`] that applies first.
+    pub fn apply(&mut self, changes: &ItemChanges) -> Result<(), ChangeRefused> {
+        if let Some(a) = changes.availability {
+            check_manual_availability(a)?;
+        }
+        self.check_changeable()?;
+        let held = matches!(self.availability, Availability::Reserved | Availability::InUse);
+        if held && (changes.availability.is_some() || changes.intent.is_some_and(|i| i != Intent::Keep)) {
+            return Err(ChangeRefused::Held {
+                item: self.id,
+                project: ProjectIdOrUnknown(self.project),
+                availability: self.availability,
+            });
+        }
+        if changes.components.as_ref().is_some_and(|c| c.contains(&self.id)) {
+            return Err(ChangeRefused::SelfComponent(self.id));
+        }
+        if let Some(v) = &changes.name {
+            self.name = v.clone();
+        }
+        if let Some(v) = &changes.item_type {
+            self.item_type = v.clone();
+        }
+        if let Some(v) = &changes.profile {
+            self.profile = v.clone();
+        }
+        if let Some(v) = changes.condition {
+            self.condition = v;
+        }
+        if let Some(v) = changes.intent {
+            self.intent = v;
+        }
+        if let Some(v) = changes.availability {
+            self.availability = v;
+        }
+        if let Some(v) = &changes.location {
+            self.location = v.clone();
+        }
+        if let Some(v) = &changes.accessories {
+            self.accessories = v.clone();
+        }
+        if let Some(v) = &changes.components {
+            let mut v = v.clone();
+            v.sort_unstable();
+            v.dedup();
+            self.components = v;
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod fixtures {
     use super::*;
@@ -741,6 +858,58 @@ mod tests {
         i.availability = Availability::Available;
         i.mark_gone(gone.clone()).unwrap();
         assert_eq!(i.mark_gone(gone), Err(GoneRefused::AlreadyGone(ItemId(3))));
+    }
+
+    #[test]
+    fn changes_follow_the_rules() {
+        let base = item(3, "laptop", Condition::Good);
+        let check = |setup: &dyn Fn(&mut Item), changes: ItemChanges, want: Result<(), &str>| {
+            let mut i = base.clone();
+            setup(&mut i);
+            let before = i.clone();
+            let got = i.apply(&changes).map_err(|e| e.to_string());
+            assert_eq!(got, want.map_err(str::to_owned));
+            if got.is_err() {
+                assert_eq!(i, before, "a refused change leaves the item as it was");
+            }
+        };
+        let reserve = |i: &mut Item| {
+            i.availability = Availability::Reserved;
+            i.project = Some(ProjectId(8));
+        };
+        let sell = ItemChanges { intent: Some(Intent::Sell), ..ItemChanges::default() };
+        check(&|_| {}, sell.clone(), Ok(()));
+        check(&reserve, sell, Err("item 3 is reserved by project 8; drop the project first"));
+        check(&reserve, ItemChanges { intent: Some(Intent::Keep), ..ItemChanges::default() }, Ok(()));
+        check(
+            &|i| i.availability = Availability::InUse,
+            ItemChanges { availability: Some(Availability::Lent), ..ItemChanges::default() },
+            Err("item 3 is in use by project (unknown); drop the project first"),
+        );
+        check(
+            &|_| {},
+            ItemChanges { availability: Some(Availability::Reserved), ..ItemChanges::default() },
+            Err("availability reserved is set by accepting or building a project"),
+        );
+        check(
+            &|i| i.gone = Some(Gone { reason: GoneReason::Lost, at: at(2), note: None }),
+            ItemChanges { profile: Some("x".into()), ..ItemChanges::default() },
+            Err("item 3 is gone; it is history and cannot change"),
+        );
+        check(
+            &|_| {},
+            ItemChanges { components: Some(vec![ItemId(3)]), ..ItemChanges::default() },
+            Err("item 3 cannot be a component of itself"),
+        );
+        let mut i = base.clone();
+        i.apply(&ItemChanges {
+            components: Some(vec![ItemId(9), ItemId(4), ItemId(9)]),
+            location: Some(None),
+            availability: Some(Availability::Lent),
+            ..ItemChanges::default()
+        })
+        .unwrap();
+        assert_eq!((i.components, i.location, i.availability), (vec![ItemId(4), ItemId(9)], None, Availability::Lent));
     }
 
     #[test]

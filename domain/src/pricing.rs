@@ -435,6 +435,25 @@ fn percentile(sorted: &[i64], p: i64) -> i64 {
     below + i64::try_from(step).unwrap_or(0)
 }
 
+/// Why an item cannot be priced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NotPriceable {
+    #[error("item {0} is gone; there is nothing to price")]
+    Gone(ItemId),
+}
+
+/// The rule for pricing: an item that is gone is history, not something to sell; anything else may be priced
+/// (an owner may want to know what a kept item is worth).
+///
+/// # Errors
+/// [`NotPriceable::Gone`] for a gone item.
+pub fn check_priceable(item: &Item) -> Result<(), NotPriceable> {
+    match item.gone {
+        Some(_) => Err(NotPriceable::Gone(item.id)),
+        None => Ok(()),
+    }
+}
+
 /// Grounds a model's answer and estimates from what was kept: the whole price report for `item`, as stored in
 /// its price history.
 pub fn price_report(
@@ -454,6 +473,18 @@ pub fn price_report(
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_gone_item_is_not_priced() {
+        let mut item = crate::item::fixtures::item(5, "laptop", Good);
+        assert_eq!(check_priceable(&item), Ok(()));
+        item.gone = Some(crate::item::Gone {
+            reason: crate::item::GoneReason::Sold,
+            at: crate::item::fixtures::at(2),
+            note: None,
+        });
+        assert_eq!(check_priceable(&item).unwrap_err().to_string(), "item 5 is gone; there is nothing to price");
+    }
 
     #[test]
     fn urls_are_normalised() {

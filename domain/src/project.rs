@@ -34,7 +34,39 @@ pub struct ProposedAllocation {
     pub item_id: i64,
 }
 
-word_status!();
+/// Where a project is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProjectStatus {
+    Proposed,
+    Accepted,
+    Built,
+    Dropped,
+}
+
+impl ProjectStatus {
+    pub const ALL: [ProjectStatus; 4] =
+        [ProjectStatus::Proposed, ProjectStatus::Accepted, ProjectStatus::Built, ProjectStatus::Dropped];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProjectStatus::Proposed => "proposed",
+            ProjectStatus::Accepted => "accepted",
+            ProjectStatus::Built => "built",
+            ProjectStatus::Dropped => "dropped",
+        }
+    }
+
+    pub fn parse(word: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == word)
+    }
+}
+
+impl fmt::Display for ProjectStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// A written allocation: this item fills this requirement.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -236,45 +268,6 @@ pub fn check_drop(project: &Project) -> Result<(), LifecycleError> {
         status => Err(LifecycleError::WrongStatus { project: project.id, status, expected: "proposed or accepted" }),
     }
 }
-
-macro_rules! word_status {
-    () => {
-        /// Where a project is in its life.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-        #[serde(rename_all = "snake_case")]
-        pub enum ProjectStatus {
-            Proposed,
-            Accepted,
-            Built,
-            Dropped,
-        }
-
-        impl ProjectStatus {
-            pub const ALL: [ProjectStatus; 4] =
-                [ProjectStatus::Proposed, ProjectStatus::Accepted, ProjectStatus::Built, ProjectStatus::Dropped];
-
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    ProjectStatus::Proposed => "proposed",
-                    ProjectStatus::Accepted => "accepted",
-                    ProjectStatus::Built => "built",
-                    ProjectStatus::Dropped => "dropped",
-                }
-            }
-
-            pub fn parse(word: &str) -> Option<Self> {
-                Self::ALL.into_iter().find(|s| s.as_str() == word)
-            }
-        }
-
-        impl fmt::Display for ProjectStatus {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-    };
-}
-use word_status;
 
 #[cfg(test)]
 mod tests {

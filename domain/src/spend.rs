@@ -66,17 +66,6 @@ pub struct Usage {
     pub audio_ms: u64,
 }
 
-impl Usage {
-    /// Adds another call's usage to this one.
-    pub fn add(&mut self, other: &Usage) {
-        self.input_tokens += other.input_tokens;
-        self.cached_tokens += other.cached_tokens;
-        self.output_tokens += other.output_tokens;
-        self.searches += other.searches;
-        self.audio_ms += other.audio_ms;
-    }
-}
-
 /// Spend rates, in micro-USD per unit of what is counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rates {

@@ -231,6 +231,13 @@ async fn wrong_media_types_and_empty_texts_are_refused(db: Db) {
     assert_error(s, &b, StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type");
     let (s, b) = app.post_form("/api/intake/voice", image_form("audio", MP3, "audio/mpeg")).await;
     assert_error(s, &b, StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type");
+    // An empty file is a bad request, not an unknown type.
+    let (s, b) = app.post_form("/api/intake/label", image_form("image", b"", "image/png")).await;
+    assert_error(s, &b, StatusCode::BAD_REQUEST, "invalid");
+    assert_eq!(b["error"]["message"], "the image is empty");
+    let (s, b) = app.post_form("/api/intake/voice", image_form("audio", b"", "audio/wav")).await;
+    assert_error(s, &b, StatusCode::BAD_REQUEST, "invalid");
+    assert_eq!(b["error"]["message"], "the audio is empty");
     let (s, b) = app.post_form("/api/intake/label", image_form("photo", PNG, "image/png")).await;
     assert_error(s, &b, StatusCode::BAD_REQUEST, "invalid");
     let (s, b) = app.post("/api/intake/listing", json!({"text": "  "})).await;

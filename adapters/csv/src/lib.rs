@@ -516,7 +516,7 @@ mod tests {
         refused(&format!("{head}1,Pi,sbc,shiny,\n"), 2, "condition \"shiny\"");
         refused(&format!("{head}1,\"Pi\nB\",sbc,good,\n2,Cell,cell,good,3 parsecs\n"), 4, "unknown unit");
         refused("what,ever\n1,2\n", 1, "neither our export");
-        refused(&format!("{head}1,Pi,sbc,good,\"unterminated\n"), 2, "");
+        refused(&format!("{head}1,Pi,sbc,good,\"unterminated\n"), 2, "field.capacity: no number in \"unterminated");
     }
 
     #[test]

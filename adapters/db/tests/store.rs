@@ -8,7 +8,8 @@ use std::collections::BTreeSet;
 use trove_application::RepoError;
 use trove_application::ports::idempotency::StoredAnswer;
 use trove_application::ports::{
-    HouseholdRepo, IdempotencyStore, InventoryRepo, ItemQuery, PriceRepo, ProjectRepo, SpendLedger, TemplateRepo,
+    HouseholdRepo, IdempotencyStore, InventoryRepo, InventoryStamp, ItemQuery, PriceRepo, ProjectRepo, SpendLedger,
+    TemplateRepo,
 };
 use trove_db::{Store, testing};
 use trove_domain::item::{
@@ -94,6 +95,7 @@ on_both_backends!(
     search_words_are_literal_and_case_insensitive,
     households_never_see_each_other,
     update_is_conditional_on_the_version,
+    the_stamp_changes_with_every_write,
     accept_reserves_every_item_or_none,
     accept_needs_a_proposed_project,
     build_and_drop_move_the_held_items,
@@ -419,6 +421,28 @@ async fn update_is_conditional_on_the_version(ctx: Ctx) {
     assert!(matches!(s.update(h, &missing).await, Err(RepoError::NotFound)));
 }
 
+async fn the_stamp_changes_with_every_write(ctx: Ctx) {
+    let s = &ctx.store;
+    let h = household(s, "home").await;
+    let other = household(s, "away").await;
+    assert_eq!(s.stamp(h).await.unwrap(), InventoryStamp { items: 0, versions: 0 });
+    let a = add(s, h, "a").await;
+    let b = add(s, h, "b").await;
+    add(s, other, "theirs").await;
+    let two = s.stamp(h).await.unwrap();
+    assert_eq!(two, InventoryStamp { items: 2, versions: 2 });
+    let mut changed = a.clone();
+    changed.profile = "measured".into();
+    s.update(h, &changed).await.unwrap();
+    let updated = s.stamp(h).await.unwrap();
+    assert_eq!(updated, InventoryStamp { items: 2, versions: 3 });
+    let t = a_template(s, h).await;
+    let project = propose(s, h, t, &[&b]).await;
+    s.accept(h, project.id, &versions(&[&b]), day(3)).await.unwrap();
+    assert_eq!(s.stamp(h).await.unwrap(), InventoryStamp { items: 2, versions: 4 });
+    assert_eq!(s.stamp(other).await.unwrap(), InventoryStamp { items: 1, versions: 1 });
+}
+
 async fn accept_reserves_every_item_or_none(ctx: Ctx) {
     let s = &ctx.store;
     let h = household(s, "home").await;
@@ -565,7 +589,6 @@ async fn templates_seed_once_and_stay_in_their_household(ctx: Ctx) {
     );
     r1.unwrap().unwrap();
     r2.unwrap().unwrap();
-    s.seed_builtin(vec![template("Weather station")]).await.unwrap();
     let builtins = TemplateRepo::list(s, mine).await.unwrap();
     assert_eq!(builtins.iter().map(|t| t.label.as_str()).collect::<Vec<_>>(), vec!["Retro console", "Home NAS"]);
     assert_eq!(builtins[0], catalogue[0].clone().with_id(builtins[0].id));
@@ -584,6 +607,16 @@ async fn templates_seed_once_and_stay_in_their_household(ctx: Ctx) {
     assert_eq!(s.get_any(own.id).await.unwrap(), own);
     assert_eq!(s.get_any(builtins[0].id).await.unwrap(), builtins[0]);
     assert!(matches!(s.get_any(TemplateId(31_337)).await, Err(RepoError::NotFound)));
+
+    // A later release's catalogue adds exactly its new template, also next to a household's own template of
+    // that label; seeding it again adds nothing.
+    TemplateRepo::insert(s, theirs, template("Weather station")).await.unwrap();
+    let later = [catalogue.clone(), vec![template("Weather station")]].concat();
+    s.seed_builtin(later.clone()).await.unwrap();
+    s.seed_builtin(later).await.unwrap();
+    let now = TemplateRepo::list(s, mine).await.unwrap();
+    assert_eq!(now[..2], builtins[..]);
+    assert_eq!(labels(now), vec!["Retro console", "Home NAS", "Bench supply", "Weather station"]);
 }
 
 fn spend(at: Timestamp, kind: CallKind, cost: i64) -> SpendEntry {

@@ -220,14 +220,17 @@ pub struct IntakeApi(pub Services);
 
 #[OpenApi]
 impl IntakeApi {
-    /// Read a label photo (multipart field `image`: JPEG, PNG or WebP, at most 20 MB; 415 for anything else)
-    /// into candidate items with their matches. One model call without tools; nothing is written.
+    /// Read a label photo (multipart field `image`: JPEG, PNG or WebP, at most 20 MB; 400 when empty, 415 for
+    /// anything else) into candidate items with their matches. One model call without tools; nothing is written.
     #[oai(path = "/intake/label", method = "post", tag = "IntakeTag::Intake")]
     async fn label(&self, Member(h): Member, body: LabelUpload) -> ApiResult<Json<IntakeAnswer>> {
         if body.image.size() > IMAGE_MAX {
             return Err(too_large("image", IMAGE_MAX));
         }
         let bytes = bytes_of(body.image, "image").await?;
+        if bytes.is_empty() {
+            return Err(ApiError::bad_request("the image is empty").into());
+        }
         let Some(format) = ImageFormat::sniff(&bytes) else {
             return Err(unsupported("the image must be a JPEG, PNG or WebP"));
         };
@@ -243,9 +246,9 @@ impl IntakeApi {
         Ok(Json(answer(&reading, MeasurementSource::Listing)))
     }
 
-    /// Read a voice note into candidate items with their matches: WAV audio as multipart field `audio` (415
-    /// for other formats; transcribed first, a `transcribe` spend entry) or JSON `{"transcript"}`. Then one
-    /// model call without tools; nothing is written.
+    /// Read a voice note into candidate items with their matches: WAV audio as multipart field `audio` (400
+    /// when empty, 415 for other formats; transcribed first, a `transcribe` spend entry) or JSON
+    /// `{"transcript"}`. Then one model call without tools; nothing is written.
     #[oai(path = "/intake/voice", method = "post", tag = "IntakeTag::Intake")]
     async fn voice(&self, Member(h): Member, body: VoiceNote) -> ApiResult<Json<IntakeAnswer>> {
         let reading = match body {
@@ -254,6 +257,9 @@ impl IntakeApi {
                     return Err(too_large("audio", trove_application::intake::AUDIO_MAX));
                 }
                 let bytes = bytes_of(upload.audio, "audio").await?;
+                if bytes.is_empty() {
+                    return Err(ApiError::bad_request("the audio is empty").into());
+                }
                 if !reading::is_wav(&bytes) {
                     return Err(unsupported("the audio must be a WAV file"));
                 }

@@ -533,7 +533,9 @@ async fn a_retry_after_beyond_the_cap_is_cut_to_the_cap() {
     let started = Instant::now();
     api(config).respond(&proposal_request(vec![])).await.unwrap();
 
-    assert!(started.elapsed() < Duration::from_secs(5), "waited {:?}", started.elapsed());
+    // Waiting the hour asked for would never get here; the capped wait did happen.
+    assert!(started.elapsed() >= ms(10), "retried after {:?}", started.elapsed());
+    assert_eq!(sent(&server).await.len(), 2);
 }
 
 #[tokio::test]
@@ -618,28 +620,28 @@ async fn other_client_errors_are_never_retried() {
 async fn timeouts_are_retried_then_unreachable() {
     let server = MockServer::start().await;
     responses()
-        .respond_with(json_answer(&completed(json!([message("late")]))).set_delay(Duration::from_secs(2)))
+        .respond_with(json_answer(&completed(json!([message("late")]))).set_delay(Duration::from_secs(3)))
         .expect(3)
         .mount(&server)
         .await;
-    let config = ModelApiConfig { request_timeout: ms(100), max_attempts: 3, ..config(&server) };
+    let config = ModelApiConfig { request_timeout: Duration::from_secs(1), max_attempts: 3, ..config(&server) };
 
     let err = api(config).respond(&proposal_request(vec![])).await.unwrap_err();
 
-    assert_eq!(err, ModelError::Unreachable("no answer within 100ms (after 3 attempts)".into()));
+    assert_eq!(err, ModelError::Unreachable("no answer within 1s (after 3 attempts)".into()));
 }
 
 #[tokio::test]
 async fn a_timeout_then_an_answer_succeeds() {
     let server = MockServer::start().await;
     responses()
-        .respond_with(json_answer(&completed(json!([message("late")]))).set_delay(Duration::from_secs(2)))
+        .respond_with(json_answer(&completed(json!([message("late")]))).set_delay(Duration::from_secs(3)))
         .up_to_n_times(1)
         .expect(1)
         .mount(&server)
         .await;
     responses().respond_with(json_answer(&completed(json!([message("ok")])))).expect(1).mount(&server).await;
-    let config = ModelApiConfig { request_timeout: ms(300), ..config(&server) };
+    let config = ModelApiConfig { request_timeout: Duration::from_secs(1), ..config(&server) };
 
     let answer = api(config).respond(&proposal_request(vec![])).await.unwrap();
 

@@ -25,6 +25,7 @@ use trove_application::ports::TemplateRepo;
 use trove_application::ports::model::{
     Capabilities, ModelError, ModelPort, ModelRequest, ModelResponse, OutputItem, OutputView, RawJson, Transcript,
 };
+use trove_application::propose::MAX_STEPS;
 use trove_application::tools::{ITEM_DETAILS, LIST_INVENTORY, TEMPLATE_CATALOG, parse_catalog, parse_inventory};
 use trove_domain::TemplateId;
 use trove_domain::project::ProposalSet;
@@ -38,9 +39,6 @@ pub const MODEL_NAME: &str = "local-planner";
 
 /// The setting that enables what the local planner cannot do.
 pub const ENABLING_SETTING: &str = "MODEL_API_KEY";
-
-/// The last step of the loop: its answer must call no tool, so the planner answers with what it knows by then.
-const LAST_STEP: u32 = 4;
 
 /// The local planner. Holds only the template store, to read the machine checks of the templates
 /// `template_catalog` showed it (the catalogue's text gives keys and labels, not the checks).
@@ -168,7 +166,8 @@ impl ModelPort for LocalPlanner {
         }
         let templates = self.load_templates(catalog.iter().map(|c| c.id)).await?;
         let details = steps.details();
-        let last = step >= LAST_STEP;
+        // The loop's last step must call no tool, so the planner answers with what it knows by then.
+        let last = step >= MAX_STEPS;
         let items = assignment::candidates(&lines, &details, last);
         let chosen = assignment::assign(&templates, &items);
 

@@ -29,6 +29,16 @@ pub struct ItemPage {
     pub total: u64,
 }
 
+/// A fingerprint of a household's inventory that changes with every write: an insert changes the count, and
+/// every update (changes, reservations, gone, re-imports) bumps one item's version, so their sum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct InventoryStamp {
+    /// Items of the household, gone ones included.
+    pub items: u64,
+    /// The sum of their versions.
+    pub versions: i64,
+}
+
 /// The items of each household. Every method is scoped to one household: another household's item is never
 /// read nor written, and looks exactly like a missing one.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
@@ -77,6 +87,13 @@ pub trait InventoryRepo: Send + Sync {
     /// # Errors
     /// `Unexpected` only.
     async fn all_present(&self, household: HouseholdId) -> Result<Vec<Item>, RepoError>;
+
+    /// The household's [`InventoryStamp`]: one cheap aggregate query, so a cache built from the inventory (the
+    /// match index) can tell whether it is still current, also across processes sharing one database.
+    ///
+    /// # Errors
+    /// `Unexpected` only.
+    async fn stamp(&self, household: HouseholdId) -> Result<InventoryStamp, RepoError>;
 
     /// Writes every field of `item` (the one read earlier and then changed), conditional on the stored version
     /// still being `item.version`; bumps the version and returns the item as stored.

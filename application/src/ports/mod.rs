@@ -16,7 +16,7 @@ pub mod vision;
 pub use clock::Clock;
 pub use households::HouseholdRepo;
 pub use idempotency::IdempotencyStore;
-pub use inventory::{InventoryRepo, ItemPage, ItemQuery};
+pub use inventory::{InventoryRepo, InventoryStamp, ItemPage, ItemQuery};
 pub use model::ModelPort;
 pub use prices::PriceRepo;
 pub use projects::ProjectRepo;

@@ -34,8 +34,9 @@ pub trait TemplateRepo: Send + Sync {
     /// `Unexpected` only.
     async fn insert(&self, household: HouseholdId, template: NewTemplate) -> Result<Template, RepoError>;
 
-    /// Seeds the built-in catalogue once: when the store holds no built-in template yet, inserts `catalogue`
-    /// in one transaction; otherwise does nothing. Safe to call at every start, also from several processes.
+    /// Seeds the built-in catalogue: inserts, in one transaction, every template of `catalogue` whose label no
+    /// built-in template has yet, so templates added by a later release reach existing stores; built-ins
+    /// already there are left as they are. Safe to call at every start, also from several processes.
     ///
     /// # Errors
     /// `Unexpected` only.

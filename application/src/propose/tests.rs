@@ -8,6 +8,7 @@
 use super::*;
 use crate::RepoError;
 use crate::metered::SpendPolicy;
+use crate::ports::InventoryStamp;
 use crate::ports::clock::MockClock;
 use crate::ports::inventory::MockInventoryRepo;
 use crate::ports::model::{MockModelPort, ModelError, ModelResponse, OutputItem, RawJson};
@@ -23,7 +24,7 @@ use trove_domain::item::{
 };
 use trove_domain::money::MicroUsd;
 use trove_domain::project::{Allocation, NewProject, ProjectStatus};
-use trove_domain::spend::{BudgetReached, Rates, SpendEntry, Usage};
+use trove_domain::spend::{BudgetReached, SpendEntry, Usage};
 use trove_domain::template::{NewTemplate, Template, requirement};
 use trove_domain::{ProjectId, TemplateId, Timestamp};
 
@@ -277,6 +278,10 @@ impl Harness {
             .times(self.all_present_calls.clone())
             .withf(|h| *h == HOUSEHOLD)
             .returning(|_| Ok(inventory()));
+        self.items
+            .expect_stamp()
+            .withf(|h| *h == HOUSEHOLD)
+            .returning(|_| Ok(InventoryStamp { items: 5, versions: 5 }));
         let gets = self.gets.clone();
         self.items.expect_get().times(self.get_calls.clone()).withf(|h, _| *h == HOUSEHOLD).returning(move |_, id| {
             gets.lock().unwrap().push(id);
@@ -866,11 +871,4 @@ async fn a_failing_inventory_read_fails_the_run_without_writing() {
 
     assert!(matches!(&result, Err(Error::Unexpected(e)) if e.to_string() == "database down"), "{result:?}");
     assert_eq!(entries.lock().unwrap().len(), 1);
-}
-
-#[test]
-fn default_rates_are_the_published_ones() {
-    // The spend entries above are costed at these rates; a change here must show in those numbers.
-    assert_eq!(Rates::default().input_per_mtok, MicroUsd(1_250_000));
-    assert_eq!(Rates::default().output_per_mtok, MicroUsd(4_250_000));
 }

@@ -13,7 +13,7 @@ use sea_orm::{
 };
 use std::collections::HashMap;
 use trove_application::RepoError;
-use trove_application::ports::{InventoryRepo, ItemPage, ItemQuery};
+use trove_application::ports::{InventoryRepo, InventoryStamp, ItemPage, ItemQuery};
 use trove_domain::item::{Item, NewItem};
 use trove_domain::{HouseholdId, ItemId, Timestamp};
 
@@ -239,6 +239,7 @@ impl InventoryRepo for Store {
                 .set(changes)
                 .col_expr(items::Column::Version, Expr::col(items::Column::Version).add(1))
                 .filter(items::Column::Id.eq(id))
+                .filter(items::Column::HouseholdId.eq(household.0))
                 .exec(&txn)
                 .await
                 .with_context(|| format!("update item {id} from the import"))?;
@@ -305,6 +306,21 @@ impl InventoryRepo for Store {
             .await
             .context("read present items")?;
         Ok(mapping::item_list(rows)?)
+    }
+
+    async fn stamp(&self, household: HouseholdId) -> Result<InventoryStamp, RepoError> {
+        // SUM over a BIGINT is NUMERIC on PostgreSQL: cast it back so both backends answer a 64-bit integer.
+        let row: Option<(i64, i64)> = items::Entity::find()
+            .select_only()
+            .column_as(Expr::col(items::Column::Id).count(), "items")
+            .column_as(Expr::cust("CAST(COALESCE(SUM(version), 0) AS BIGINT)"), "versions")
+            .filter(items::Column::HouseholdId.eq(household.0))
+            .into_tuple()
+            .one(&self.db)
+            .await
+            .context("read the inventory stamp")?;
+        let (items, versions) = row.unwrap_or_default();
+        Ok(InventoryStamp { items: u64::try_from(items).unwrap_or_default(), versions })
     }
 
     async fn update(&self, household: HouseholdId, item: &Item) -> Result<Item, RepoError> {

@@ -6,9 +6,10 @@ use crate::mapping::{self, to_json};
 use anyhow::Context as _;
 use async_trait::async_trait;
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, PaginatorTrait,
-    QueryFilter, QueryOrder,
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect,
 };
+use std::collections::HashSet;
 use trove_application::RepoError;
 use trove_application::ports::TemplateRepo;
 use trove_domain::template::{NewTemplate, Template};
@@ -68,20 +69,29 @@ impl TemplateRepo for Store {
     async fn seed_builtin(&self, catalogue: Vec<NewTemplate>) -> Result<(), RepoError> {
         let txn = self.begin_write().await.context("begin the catalogue seeding")?;
         // On PostgreSQL, seeders in several processes take turns (the lock conflicts with itself but not with
-        // readers), so only the first one sees an empty catalogue. On SQLite the write lock does the same.
+        // readers), so each one sees the labels the one before it wrote. On SQLite the write lock does the same.
         if txn.get_database_backend() == DbBackend::Postgres {
             txn.execute_unprepared("LOCK TABLE templates IN SHARE ROW EXCLUSIVE MODE")
                 .await
                 .context("lock the templates table")?;
         }
-        let builtin = templates::Entity::find()
+        let mut labels: HashSet<String> = templates::Entity::find()
+            .select_only()
+            .column(templates::Column::Label)
             .filter(templates::Column::HouseholdId.is_null())
-            .count(&txn)
+            .into_tuple()
+            .all(&txn)
             .await
-            .context("count built-in templates")?;
-        if builtin == 0 && !catalogue.is_empty() {
-            let rows = catalogue.iter().map(|t| row(None, t)).collect::<anyhow::Result<Vec<_>>>()?;
-            templates::Entity::insert_many(rows).exec(&txn).await.context("insert the built-in catalogue")?;
+            .context("read the built-in labels")?
+            .into_iter()
+            .collect();
+        let rows = catalogue
+            .iter()
+            .filter(|t| labels.insert(t.label.clone()))
+            .map(|t| row(None, t))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        if !rows.is_empty() {
+            templates::Entity::insert_many(rows).exec(&txn).await.context("insert the new built-in templates")?;
         }
         txn.commit().await.context("commit the catalogue seeding")?;
         Ok(())

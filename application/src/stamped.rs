@@ -1,0 +1,106 @@
+//! A per-household cache of something built from the whole inventory (the match index, the `list_inventory`
+//! listing), kept while the inventory's [`InventoryStamp`] is unchanged: one cheap aggregate query instead of
+//! reading every item. Correct across processes sharing one database, since the stamp is read from the store.
+
+use crate::Error;
+use crate::ports::{InventoryRepo, InventoryStamp};
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use trove_domain::HouseholdId;
+
+/// Households kept; past this the cache starts over (a household's next request rebuilds).
+const HOUSEHOLDS: usize = 32;
+
+/// The cache.
+pub struct StampedCache<T> {
+    entries: Mutex<HashMap<HouseholdId, (InventoryStamp, Arc<T>)>>,
+}
+
+impl<T> Default for StampedCache<T> {
+    fn default() -> Self {
+        Self { entries: Mutex::new(HashMap::new()) }
+    }
+}
+
+impl<T> std::fmt::Debug for StampedCache<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.entries.lock().map(|e| e.len()).unwrap_or_default();
+        f.debug_struct("StampedCache").field("households", &n).finish()
+    }
+}
+
+impl<T> StampedCache<T> {
+    /// The household's value: the cached one while the inventory's stamp is unchanged, else `build()`'s.
+    ///
+    /// # Errors
+    /// When the store fails, or `build` does.
+    pub async fn get<F, Fut>(
+        &self,
+        items: &dyn InventoryRepo,
+        household: HouseholdId,
+        build: F,
+    ) -> Result<Arc<T>, Error>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, Error>>,
+    {
+        let stamp = items.stamp(household).await?;
+        let poisoned = || Error::Unexpected(anyhow::anyhow!("the inventory cache is poisoned"));
+        if let Some((at, value)) = self.entries.lock().map_err(|_| poisoned())?.get(&household)
+            && *at == stamp
+        {
+            return Ok(value.clone());
+        }
+        let value = Arc::new(build().await?);
+        let mut entries = self.entries.lock().map_err(|_| poisoned())?;
+        if entries.len() >= HOUSEHOLDS && !entries.contains_key(&household) {
+            entries.clear();
+        }
+        // Keyed by the stamp read before building: a write in between makes the next request rebuild, never
+        // serve a stale value.
+        entries.insert(household, (stamp, value.clone()));
+        Ok(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ports::inventory::MockInventoryRepo;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    #[tokio::test]
+    async fn rebuilds_only_when_the_stamp_changes() {
+        let stamps = Mutex::new(vec![
+            InventoryStamp { items: 2, versions: 3 },
+            InventoryStamp { items: 1, versions: 1 },
+            InventoryStamp { items: 1, versions: 1 },
+        ]);
+        let mut items = MockInventoryRepo::new();
+        items.expect_stamp().times(3).returning(move |_| Ok(stamps.lock().unwrap().pop().unwrap()));
+        let cache = StampedCache::<u32>::default();
+        let builds = AtomicU32::new(0);
+        let mut got = Vec::new();
+        for _ in 0..3 {
+            let v = cache
+                .get(&items, HouseholdId(1), || async { Ok(builds.fetch_add(1, Ordering::SeqCst) + 10) })
+                .await
+                .unwrap();
+            got.push(*v);
+        }
+        assert_eq!(got, vec![10, 10, 11], "built, reused for the same stamp, rebuilt for a new one");
+        assert_eq!(builds.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn households_are_kept_apart() {
+        let mut items = MockInventoryRepo::new();
+        items.expect_stamp().returning(|_| Ok(InventoryStamp { items: 1, versions: 1 }));
+        let cache = StampedCache::<i64>::default();
+        for h in [1, 2, 1, 2] {
+            let v = cache.get(&items, HouseholdId(h), || async move { Ok(h * 100) }).await.unwrap();
+            assert_eq!(*v, h * 100);
+        }
+    }
+}
