@@ -107,6 +107,12 @@ async fn pricing_keeps_only_grounded_comparables_and_records_history_and_spend(d
     assert_eq!(spend["totals"]["all"]["cost_micro_usd"], cost);
     let month = spend["totals"]["by_month"].as_object().unwrap();
     assert_eq!(month.len(), 1);
+    let (_, later) = app.get("/api/spend?from=2099-01-01T00:00:00Z").await;
+    assert_eq!((later["entries"].as_array().unwrap().len(), &later["totals"]["all"]["calls"]), (0, &json!(0)));
+    let (_, earlier) = app.get("/api/spend?from=2000-01-01T00:00:00Z&to=2099-01-01T00:00:00Z").await;
+    assert_eq!(earlier["entries"].as_array().unwrap().len(), 1);
+    let (status, body) = app.get("/api/spend?from=2099-01-01T00:00:00Z&to=2000-01-01T00:00:00Z").await;
+    assert_error(status, &body, StatusCode::BAD_REQUEST, "invalid");
 
     let (status, draft) = app.get(&format!("/api/items/{id}/draft")).await;
     assert_eq!(status, StatusCode::OK, "{draft}");
