@@ -11,6 +11,7 @@ pub mod exchange;
 pub mod intake;
 pub mod items;
 pub mod metered;
+pub mod photo;
 pub mod ports;
 pub mod price;
 pub mod projects;

@@ -13,6 +13,7 @@ use trove_application::exchange::Exchange;
 use trove_application::intake::Intake;
 use trove_application::items::Inventory;
 use trove_application::metered::Metered;
+use trove_application::photo::Photos;
 use trove_application::ports::{
     Clock, HouseholdRepo, IdempotencyStore, InventoryRepo, ItemSheet, ModelPort, PriceRepo, ProjectRepo, SpendLedger,
     TemplateRepo,
@@ -94,7 +95,7 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         auth: Auth::new(households),
         idempotency,
         clock,
-        segmenter: Arc::new(trove_vision::Segmenter::new()),
+        photos: Photos::new(Arc::new(trove_vision::Segmenter::new())),
     };
     Ok(App { store, services, model_name })
 }

@@ -53,6 +53,14 @@ async fn items_round_trip_with_normalised_fields(db: Db) {
     let (status, spec) = app.get("/api/openapi.json").await;
     assert_eq!(status, StatusCode::OK);
     assert!(spec["paths"]["/items"].is_object() || spec["paths"]["/api/items"].is_object(), "{spec}");
+    // The build pack's one 200 lists both of its media types: JSON (typed) and Markdown.
+    let pack = &spec["paths"]["/projects/{id}/pack"]["get"]["responses"]["200"]["content"];
+    let media: Vec<&String> = pack.as_object().map(|m| m.keys().collect()).unwrap_or_default();
+    assert_eq!(media.len(), 2, "{pack}");
+    assert!(
+        media.iter().any(|m| m.starts_with("application/json")) && media.iter().any(|m| m.starts_with("text/markdown"))
+    );
+    assert!(pack.to_string().contains("BuildPack"), "{pack}");
     let docs = app.client.get(app.url("/api/docs")).send().await.unwrap();
     assert_eq!(docs.status(), StatusCode::OK);
 }

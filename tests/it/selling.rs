@@ -6,12 +6,16 @@ use crate::fake_model::{fake_api, message, response, settings, web_search};
 use crate::on_both;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+use std::time::{Duration, Instant};
 use wiremock::ResponseTemplate;
 
 on_both!(
     pricing_keeps_only_grounded_comparables_and_records_history_and_spend,
     a_spent_budget_refuses_before_anything_is_sent,
     an_idempotency_key_replays_without_calling_the_model,
+    a_key_in_use_by_a_running_request_is_refused,
+    a_key_reused_for_another_request_is_refused,
+    a_failed_request_frees_its_key_for_a_retry,
     drafts_and_share_texts_follow_intent,
     pricing_needs_the_model_api,
 );
@@ -171,6 +175,75 @@ async fn an_idempotency_key_replays_without_calling_the_model(db: Db) {
     assert_eq!(history["prices"].as_array().unwrap().len(), 2);
     let (status, body) = app.post_with_key(&path, json!({}), "").await;
     assert_error(status, &body, StatusCode::BAD_REQUEST, "invalid");
+}
+
+/// How long a test waits for the fake Model API to have received a request.
+const SEEN_DEADLINE: Duration = Duration::from_secs(30);
+
+async fn a_key_in_use_by_a_running_request_is_refused(db: Db) {
+    // The fake holds its answer, so the first request is still running while the second arrives.
+    let (server, seen) = fake_api(|_, _| price_answer().set_delay(Duration::from_secs(1))).await;
+    let app = TestApp::spawn(db, &settings(&server)).await;
+    let id = for_sale(&app).await;
+    let path = format!("/api/items/{id}/price");
+    let first = app.post_with_key(&path, json!({}), "price-busy");
+    let second = async {
+        let deadline = Instant::now() + SEEN_DEADLINE;
+        while seen.bodies().is_empty() {
+            assert!(Instant::now() < deadline, "the first request never reached the model");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        app.post_with_key(&path, json!({}), "price-busy").await
+    };
+    let ((s1, first), (s2, second)) = tokio::join!(first, second);
+    assert_eq!(s1, StatusCode::OK, "{first}");
+    assert_error(s2, &second, StatusCode::CONFLICT, "conflict");
+    assert!(second["error"]["message"].as_str().unwrap().contains("still running"), "{second}");
+    assert_eq!(seen.bodies().len(), 1, "only one request reached the model");
+    // Once the first has answered, the key replays its answer.
+    let (s3, third) = app.post_with_key(&path, json!({}), "price-busy").await;
+    assert_eq!((s3, &third), (StatusCode::OK, &first));
+    assert_eq!(seen.bodies().len(), 1);
+}
+
+async fn a_key_reused_for_another_request_is_refused(db: Db) {
+    // The local planner proposes without a model: this is about the key alone.
+    let app = TestApp::spawn(db, &[]).await;
+    app.create_item(item("Spare Pi", "single_board_computer")).await;
+    let (s1, first) = app.post_with_key("/api/projects/propose", json!({"brief": "a game console"}), "plan-1").await;
+    assert_eq!(s1, StatusCode::OK, "{first}");
+    let (status, body) =
+        app.post_with_key("/api/projects/propose", json!({"brief": "a weather station"}), "plan-1").await;
+    assert_error(status, &body, StatusCode::UNPROCESSABLE_ENTITY, "rule");
+    assert!(body["error"]["message"].as_str().unwrap().contains("different request"), "{body}");
+    let (s2, again) = app.post_with_key("/api/projects/propose", json!({"brief": "a game console"}), "plan-1").await;
+    assert_eq!((s2, &again), (StatusCode::OK, &first), "the same request replays");
+    let (_, list) = app.get("/api/projects").await;
+    assert_eq!(list["projects"].as_array().unwrap().len(), first["projects"].as_array().unwrap().len());
+}
+
+async fn a_failed_request_frees_its_key_for_a_retry(db: Db) {
+    // The provider refuses the first call (a 400 is never retried by the adapter, so the request fails at
+    // once), then answers.
+    let (server, seen) = fake_api(|_, n| {
+        if n == 0 {
+            ResponseTemplate::new(400).set_body_json(json!({"error": {"message": "try later",
+                "type": "invalid_request_error", "param": null, "code": null}}))
+        } else {
+            price_answer()
+        }
+    })
+    .await;
+    let app = TestApp::spawn(db, &settings(&server)).await;
+    let id = for_sale(&app).await;
+    let path = format!("/api/items/{id}/price");
+    let (status, body) = app.post_with_key(&path, json!({}), "price-retry").await;
+    assert_error(status, &body, StatusCode::BAD_GATEWAY, "model_failed");
+    let (s2, retried) = app.post_with_key(&path, json!({}), "price-retry").await;
+    assert_eq!(s2, StatusCode::OK, "{retried}");
+    let (s3, replayed) = app.post_with_key(&path, json!({}), "price-retry").await;
+    assert_eq!((s3, &replayed), (StatusCode::OK, &retried));
+    assert_eq!(seen.bodies().len(), 2, "the failed call and the retry; the replay sent nothing");
 }
 
 async fn drafts_and_share_texts_follow_intent(db: Db) {

@@ -6,7 +6,9 @@ use chrono::{TimeZone, Utc};
 use sea_orm::{ConnectionTrait, Database};
 use std::collections::BTreeSet;
 use trove_application::RepoError;
-use trove_application::ports::idempotency::StoredAnswer;
+use trove_application::ports::idempotency::{
+    ANSWER_KEPT_FOR, Fingerprint, PENDING_HELD_FOR, Reservation, Reserve, StoredAnswer,
+};
 use trove_application::ports::{
     HouseholdRepo, IdempotencyStore, InventoryRepo, InventoryStamp, ItemQuery, PriceRepo, ProjectRepo, SpendLedger,
     TemplateRepo,
@@ -102,7 +104,9 @@ on_both_backends!(
     concurrent_accepts_sharing_an_item_have_one_winner,
     templates_seed_once_and_stay_in_their_household,
     spend_ledger_ranges_and_totals,
-    idempotent_answers_are_kept_and_expire,
+    idempotency_keys_are_reserved_replayed_and_refused,
+    idempotency_reservations_are_released_taken_over_and_expire,
+    idempotency_concurrent_reservations_have_one_winner,
     price_history_is_newest_first,
     import_upserts_by_reference,
     import_is_all_or_nothing,
@@ -658,27 +662,120 @@ async fn spend_ledger_ranges_and_totals(ctx: Ctx) {
     assert_eq!(s.total_since(other, day(1)).await.unwrap(), MicroUsd(50_000));
 }
 
-async fn idempotent_answers_are_kept_and_expire(ctx: Ctx) {
+fn fingerprint(body: &str) -> Fingerprint {
+    Fingerprint::of("price:1", body.as_bytes())
+}
+
+fn answer(body: &str, at: Timestamp) -> StoredAnswer {
+    StoredAnswer { status: 200, body: body.into(), at }
+}
+
+/// The reservation a `reserve` answered, or a panic naming what it answered instead.
+fn reserved(found: Reserve) -> Reservation {
+    match found {
+        Reserve::Reserved(r) => r,
+        other => panic!("want a reservation, got {other:?}"),
+    }
+}
+
+async fn idempotency_keys_are_reserved_replayed_and_refused(ctx: Ctx) {
     let s = &ctx.store;
     let h = household(s, "home").await;
     let other = household(s, "other").await;
-    assert_eq!(s.find(h, "price:1", "k1", day(1)).await.unwrap(), None);
-    let first = StoredAnswer { status: 200, body: r#"{"ok":true}"#.into(), at: day(3) };
-    s.keep(h, "price:1", "k1", &first).await.unwrap();
-    assert_eq!(s.find(h, "price:1", "k1", day(2)).await.unwrap(), Some(first.clone()));
-    assert_eq!(s.find(h, "price:1", "k1", day(3)).await.unwrap(), Some(first.clone()));
-    assert_eq!(s.find(h, "price:1", "k1", day(4)).await.unwrap(), None);
-    assert_eq!(s.find(h, "price:2", "k1", day(1)).await.unwrap(), None);
-    assert_eq!(s.find(h, "price:1", "k2", day(1)).await.unwrap(), None);
-    assert_eq!(s.find(other, "price:1", "k1", day(1)).await.unwrap(), None);
+    let (mine, theirs) = (fingerprint("{}"), fingerprint(r#"{"other":true}"#));
 
-    let later = StoredAnswer { status: 502, body: "model failed".into(), at: day(5) };
-    s.keep(h, "price:1", "k1", &later).await.unwrap();
-    assert_eq!(s.find(h, "price:1", "k1", day(4)).await.unwrap(), Some(later));
-    let theirs = StoredAnswer { status: 201, body: "theirs".into(), at: day(5) };
-    s.keep(other, "price:1", "k1", &theirs).await.unwrap();
-    assert_eq!(s.find(other, "price:1", "k1", day(1)).await.unwrap(), Some(theirs));
-    assert_eq!(s.find(h, "price:1", "k1", day(1)).await.unwrap().unwrap().status, 502);
+    let r = reserved(s.reserve(h, "price:1", "k1", &mine, day(3)).await.unwrap());
+    // While it runs, the key is held against the same request and any other.
+    assert_eq!(s.reserve(h, "price:1", "k1", &mine, day(3)).await.unwrap(), Reserve::Running);
+    assert_eq!(s.reserve(h, "price:1", "k1", &theirs, day(3)).await.unwrap(), Reserve::Running);
+    // Other keys, scopes and households are not.
+    reserved(s.reserve(h, "price:1", "k2", &mine, day(3)).await.unwrap());
+    reserved(s.reserve(h, "price:2", "k1", &mine, day(3)).await.unwrap());
+    reserved(s.reserve(other, "price:1", "k1", &mine, day(3)).await.unwrap());
+
+    let first = answer(r#"{"ok":true}"#, day(3));
+    s.complete(h, r, &first).await.unwrap();
+    assert_eq!(s.reserve(h, "price:1", "k1", &mine, day(3)).await.unwrap(), Reserve::Replay(first.clone()));
+    assert_eq!(s.reserve(h, "price:1", "k1", &theirs, day(3)).await.unwrap(), Reserve::OtherRequest);
+    // A completed reservation is settled: it can be neither completed again nor released.
+    assert!(matches!(s.complete(h, r, &answer("again", day(3))).await, Err(RepoError::Conflict(_))));
+    assert!(matches!(s.release(h, r).await, Err(RepoError::Conflict(_))));
+    assert_eq!(s.reserve(h, "price:1", "k1", &mine, day(3)).await.unwrap(), Reserve::Replay(first.clone()));
+    // Another household cannot settle it either.
+    assert!(matches!(s.release(other, r).await, Err(RepoError::Conflict(_))));
+
+    // An answer kept before fingerprints (copied by migration m0002) replays for any request until it expires.
+    let db = Database::connect(ctx.url.as_str()).await.unwrap();
+    let at =
+        if ctx.store.backend_name() == "sqlite" { "'2026-03-03 12:00:00+00:00'" } else { "'2026-03-03T12:00:00Z'" };
+    db.execute_unprepared(&format!(
+        "INSERT INTO idempotency_keys (household_id, scope, \"key\", fingerprint, state, attempt, reserved_at, \
+         status, body, completed_at) VALUES ({}, 'propose', 'legacy', NULL, 'completed', 1, {at}, 200, 'old', {at})",
+        h.0
+    ))
+    .await
+    .unwrap();
+    let old = answer("old", day(3));
+    assert_eq!(s.reserve(h, "propose", "legacy", &mine, day(3)).await.unwrap(), Reserve::Replay(old.clone()));
+    assert_eq!(s.reserve(h, "propose", "legacy", &theirs, day(4)).await.unwrap(), Reserve::Replay(old));
+}
+
+async fn idempotency_reservations_are_released_taken_over_and_expire(ctx: Ctx) {
+    let s = &ctx.store;
+    let h = household(s, "home").await;
+    let (mine, theirs) = (fingerprint("{}"), fingerprint(r#"{"other":true}"#));
+    let minute = chrono::TimeDelta::minutes(1);
+
+    // A failed request releases its key: the next one with it is reserved at once.
+    let failed = reserved(s.reserve(h, "price:1", "k", &mine, day(3)).await.unwrap());
+    s.release(h, failed).await.unwrap();
+    assert!(matches!(s.release(h, failed).await, Err(RepoError::Conflict(_))));
+    let crashed = reserved(s.reserve(h, "price:1", "k", &mine, day(3)).await.unwrap());
+    assert_ne!(crashed, failed);
+
+    // A pending reservation holds its key for ten minutes, then a new request takes it over.
+    let held_until = day(3) + PENDING_HELD_FOR;
+    assert_eq!(s.reserve(h, "price:1", "k", &mine, held_until).await.unwrap(), Reserve::Running);
+    let taker = reserved(s.reserve(h, "price:1", "k", &theirs, held_until + minute).await.unwrap());
+    assert_ne!(taker, crashed);
+    assert_eq!(s.reserve(h, "price:1", "k", &theirs, held_until + minute).await.unwrap(), Reserve::Running);
+    // The crashed request, should it come back, can no longer settle the key.
+    assert!(matches!(s.complete(h, crashed, &answer("late", day(3))).await, Err(RepoError::Conflict(_))));
+    assert!(matches!(s.release(h, crashed).await, Err(RepoError::Conflict(_))));
+    let kept = answer(r#"{"theirs":true}"#, held_until + minute);
+    s.complete(h, taker, &kept).await.unwrap();
+    assert_eq!(s.reserve(h, "price:1", "k", &theirs, day(4)).await.unwrap(), Reserve::Replay(kept.clone()));
+    assert_eq!(s.reserve(h, "price:1", "k", &mine, day(4)).await.unwrap(), Reserve::OtherRequest);
+
+    // The answer is kept for 24 hours; after that the key is reserved anew, for any request.
+    let expires = kept.at + ANSWER_KEPT_FOR;
+    assert_eq!(s.reserve(h, "price:1", "k", &theirs, expires).await.unwrap(), Reserve::Replay(kept));
+    let renewed = reserved(s.reserve(h, "price:1", "k", &mine, expires + minute).await.unwrap());
+    assert_eq!(s.reserve(h, "price:1", "k", &mine, expires + minute).await.unwrap(), Reserve::Running);
+    let fresh = answer(r#"{"fresh":true}"#, expires + minute);
+    s.complete(h, renewed, &fresh).await.unwrap();
+    assert_eq!(s.reserve(h, "price:1", "k", &mine, expires + minute).await.unwrap(), Reserve::Replay(fresh));
+}
+
+async fn idempotency_concurrent_reservations_have_one_winner(ctx: Ctx) {
+    let s = &ctx.store;
+    let h = household(s, "home").await;
+    for round in 0..20 {
+        let key = format!("k{round}");
+        let tries: Vec<_> = (0..4)
+            .map(|_| {
+                let (s, key) = (s.clone(), key.clone());
+                tokio::spawn(async move { s.reserve(h, "price:1", &key, &fingerprint("{}"), day(3)).await.unwrap() })
+            })
+            .collect();
+        let mut found = Vec::new();
+        for t in tries {
+            found.push(t.await.unwrap());
+        }
+        let winners = found.iter().filter(|f| matches!(f, Reserve::Reserved(_))).count();
+        let running = found.iter().filter(|f| **f == Reserve::Running).count();
+        assert_eq!((winners, running), (1, 3), "round {round}: {found:?}");
+    }
 }
 
 fn report(item: ItemId, at: Timestamp, typical: i64) -> PriceReport {

@@ -4,15 +4,16 @@ use crate::Services;
 use crate::dto::*;
 use crate::error::ApiError;
 use crate::selling_dto::*;
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use poem::Request;
 use poem_openapi::auth::Bearer;
 use poem_openapi::param::{Header, Path, Query};
 use poem_openapi::payload::{Json, PlainText};
 use poem_openapi::types::{ParseFromJSON, ToJSON};
 use poem_openapi::{ApiResponse, OpenApi, SecurityScheme, Tags};
-use trove_application::ports::ItemQuery;
-use trove_application::ports::idempotency::StoredAnswer;
+use std::sync::Arc;
+use trove_application::ports::idempotency::{Fingerprint, Reservation, Reserve, StoredAnswer};
+use trove_application::ports::{IdempotencyStore, ItemQuery};
 use trove_domain::item::{ItemType, Measurement, MeasurementSource};
 use trove_domain::{HouseholdId, ItemId, ProjectId, TemplateId};
 
@@ -218,14 +219,47 @@ impl TemplatesApi {
 }
 
 /// The build pack, as JSON or as printable Markdown.
-#[derive(ApiResponse)]
 pub enum PackAnswer {
     /// The pack as JSON.
-    #[oai(status = 200)]
-    Json(Json<serde_json::Value>),
+    Json(Json<Box<crate::pack_dto::BuildPackDto>>),
     /// The pack as Markdown (`Accept: text/markdown`).
-    #[oai(status = 200, content_type = "text/markdown; charset=utf-8")]
     Markdown(PlainText<String>),
+}
+
+/// The media type of the Markdown pack.
+const MARKDOWN: &str = "text/markdown; charset=utf-8";
+
+/// Written by hand rather than derived: both answers are the one `200` of the route, told apart by `Accept`, and
+/// the document must list them as two media types of a single response (a derived enum would repeat the `200`
+/// key).
+impl ApiResponse for PackAnswer {
+    fn meta() -> poem_openapi::registry::MetaResponses {
+        let mut json = <Json<Box<crate::pack_dto::BuildPackDto>> as ApiResponse>::meta();
+        let markdown = <PlainText<String> as ApiResponse>::meta();
+        let mut answer = json.responses.remove(0);
+        answer.description = "The build pack: JSON, or printable Markdown with `Accept: text/markdown`";
+        for mut media in markdown.responses.into_iter().flat_map(|r| r.content) {
+            media.content_type = MARKDOWN;
+            answer.content.push(media);
+        }
+        poem_openapi::registry::MetaResponses { responses: vec![answer] }
+    }
+
+    fn register(registry: &mut poem_openapi::registry::Registry) {
+        <Json<Box<crate::pack_dto::BuildPackDto>> as ApiResponse>::register(registry);
+        <PlainText<String> as ApiResponse>::register(registry);
+    }
+}
+
+impl poem::IntoResponse for PackAnswer {
+    fn into_response(self) -> poem::Response {
+        match self {
+            PackAnswer::Json(json) => json.into_response(),
+            PackAnswer::Markdown(PlainText(text)) => {
+                poem::IntoResponse::with_content_type(text, MARKDOWN).into_response()
+            }
+        }
+    }
 }
 
 /// Checks an `Idempotency-Key`: 1 to 200 visible ASCII characters.
@@ -237,26 +271,98 @@ fn idempotency_key(raw: Option<String>) -> ApiResult<Option<String>> {
     }
 }
 
-/// How long an answer is kept for a repeated `Idempotency-Key`.
-const IDEMPOTENCY_WINDOW_HOURS: i64 = 24;
+/// What a request's `Idempotency-Key` lets it do.
+enum Begun<T> {
+    /// Run, holding the key if the request has one.
+    Run(Option<HeldKey>),
+    /// Answer the answer kept for the same request; run nothing.
+    Replay(T),
+}
+
+/// A key reserved for one running request, to be settled when it ends: completed with its answer or released.
+struct HeldKey {
+    /// Where the reservation is, cloned so that a release may outlive the request.
+    store: Arc<dyn IdempotencyStore>,
+    household: HouseholdId,
+    reservation: Reservation,
+    /// Set once completed or released, so that dropping does not release again.
+    settled: bool,
+}
+
+impl HeldKey {
+    /// Keeps the answer for replays. A failure is only logged: the answer stands, and the key stays pending
+    /// until it may be taken over.
+    async fn complete(mut self, answer: StoredAnswer) {
+        if let Err(e) = self.store.complete(self.household, self.reservation, &answer).await {
+            tracing::warn!(error = %e, "could not keep the answer of an Idempotency-Key");
+        }
+        self.settled = true;
+    }
+
+    /// Frees the key of a failed request so that the client may retry with it. A failure is only logged.
+    async fn release(mut self) {
+        if let Err(e) = self.store.release(self.household, self.reservation).await {
+            tracing::warn!(error = %e, "could not release an Idempotency-Key");
+        }
+        self.settled = true;
+    }
+}
+
+impl Drop for HeldKey {
+    /// A key dropped unsettled belongs to a request that was cancelled (its client went away) or panicked: it
+    /// is released in the background, so a retry is not refused as still running for the takeover timeout.
+    fn drop(&mut self) {
+        if self.settled {
+            return;
+        }
+        let (store, household, reservation) = (self.store.clone(), self.household, self.reservation);
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Err(e) = store.release(household, reservation).await {
+                    tracing::warn!(error = %e, "could not release the Idempotency-Key of a cancelled request");
+                }
+            });
+        }
+    }
+}
 
 impl Services {
-    /// The answer kept for this key in the last 24 hours, read back into its DTO.
-    async fn replay<T: ParseFromJSON>(&self, h: HouseholdId, scope: &str, key: Option<&str>) -> ApiResult<Option<T>> {
-        let Some(key) = key else { return Ok(None) };
-        let since = self.clock.now() - Duration::hours(IDEMPOTENCY_WINDOW_HOURS);
-        let Some(found) = self
+    /// Reserves the request's key, if it has one, for a request to `scope` whose body is `request`: run it, or
+    /// answer the kept answer of the same request (read back into its DTO). A key answered for a different
+    /// request is refused (422), as is one whose request is still running (409).
+    async fn begin<T: ParseFromJSON>(
+        &self,
+        h: HouseholdId,
+        scope: &str,
+        key: Option<&str>,
+        request: &[u8],
+    ) -> ApiResult<Begun<T>> {
+        let Some(key) = key else { return Ok(Begun::Run(None)) };
+        let fingerprint = Fingerprint::of(scope, request);
+        let found = self
             .idempotency
-            .find(h, scope, key, since)
+            .reserve(h, scope, key, &fingerprint, self.clock.now())
             .await
-            .map_err(|e| ApiError::from(trove_application::Error::from(e)))?
-        else {
-            return Ok(None);
+            .map_err(|e| ApiError::from(trove_application::Error::from(e)))?;
+        let found = match found {
+            Reserve::Reserved(reservation) => {
+                let store = self.idempotency.clone();
+                return Ok(Begun::Run(Some(HeldKey { store, household: h, reservation, settled: false })));
+            }
+            Reserve::Replay(found) => found,
+            Reserve::OtherRequest => {
+                let refused = "this Idempotency-Key was used for a different request";
+                return Err(ApiError::from(trove_application::Error::Rule(refused.into())).into());
+            }
+            Reserve::Running => {
+                let refused = "a request with this Idempotency-Key is still running";
+                return Err(ApiError::from(trove_application::Error::Conflict(refused.into())).into());
+            }
         };
         let value: serde_json::Value = serde_json::from_str(&found.body).map_err(|e| {
             ApiError::from(trove_application::Error::Unexpected(anyhow::anyhow!("stored answer is not JSON: {e}")))
         })?;
-        Ok(Some(T::parse_from_json(Some(value)).map_err(|e| {
+        Ok(Begun::Replay(T::parse_from_json(Some(value)).map_err(|e| {
             ApiError::from(trove_application::Error::Unexpected(anyhow::anyhow!(
                 "stored answer does not parse: {}",
                 e.into_message()
@@ -264,17 +370,28 @@ impl Services {
         })?))
     }
 
-    /// Keeps a successful answer for its key.
-    async fn keep<T: ToJSON>(&self, h: HouseholdId, scope: &str, key: Option<&str>, answer: &T) -> ApiResult<()> {
-        let Some(key) = key else { return Ok(()) };
-        let body = answer.to_json().map(|v| v.to_string()).unwrap_or_default();
-        let stored = StoredAnswer { status: 200, body, at: self.clock.now() };
-        self.idempotency
-            .keep(h, scope, key, &stored)
-            .await
-            .map_err(|e| ApiError::from(trove_application::Error::from(e)))?;
-        Ok(())
+    /// Settles the key after the run and answers the run's outcome unchanged: a successful answer is kept for
+    /// replays, any failure releases the key so that the client may retry with it.
+    async fn settle<T: ToJSON>(&self, held: Option<HeldKey>, outcome: ApiResult<T>) -> ApiResult<T> {
+        let Some(held) = held else { return outcome };
+        match outcome.as_ref().map(ToJSON::to_json) {
+            Ok(Some(answer)) => {
+                held.complete(StoredAnswer { status: 200, body: answer.to_string(), at: self.clock.now() }).await;
+            }
+            Ok(None) => {
+                tracing::warn!("an answer to keep for its Idempotency-Key has no JSON form; the key is released");
+                held.release().await;
+            }
+            Err(_) => held.release().await,
+        }
+        outcome
     }
+}
+
+/// The body of a request as its fingerprint reads it: its DTO as JSON, so that spacing and the order of the
+/// members do not make a repeated request a different one.
+fn request_json<T: ToJSON>(body: &T) -> Vec<u8> {
+    body.to_json().map(|v| v.to_string().into_bytes()).unwrap_or_default()
 }
 
 pub struct ProjectsApi(Services);
@@ -290,18 +407,21 @@ impl ProjectsApi {
         body: Json<ProposeRequest>,
     ) -> ApiResult<Json<ProposeResult>> {
         let key = idempotency_key(key.0)?;
-        if let Some(done) = self.0.replay::<ProposeResult>(h, "propose", key.as_deref()).await? {
-            return Ok(Json(done));
-        }
-        let out = self.0.propose.run(h, body.0.brief.as_deref()).await.map_err(ApiError::from)?;
-        let answer = ProposeResult {
-            projects: out.projects.iter().map(Into::into).collect(),
-            dropped: out.dropped.iter().map(Into::into).collect(),
-            steps: out.steps,
-            spend: (&out.spend).into(),
+        let held = match self.0.begin(h, "propose", key.as_deref(), &request_json(&body.0)).await? {
+            Begun::Replay(done) => return Ok(Json(done)),
+            Begun::Run(held) => held,
         };
-        self.0.keep(h, "propose", key.as_deref(), &answer).await?;
-        Ok(Json(answer))
+        let outcome = async {
+            let out = self.0.propose.run(h, body.0.brief.as_deref()).await.map_err(ApiError::from)?;
+            Ok(ProposeResult {
+                projects: out.projects.iter().map(Into::into).collect(),
+                dropped: out.dropped.iter().map(Into::into).collect(),
+                steps: out.steps,
+                spend: (&out.spend).into(),
+            })
+        }
+        .await;
+        self.0.settle(held, outcome).await.map(Json)
     }
 
     /// The household's projects, newest first.
@@ -347,10 +467,7 @@ impl ProjectsApi {
         if accept.0.as_deref().is_some_and(|a| a.contains("text/markdown")) {
             return Ok(PackAnswer::Markdown(PlainText(pack.to_markdown())));
         }
-        let value = serde_json::to_value(&pack).map_err(|e| {
-            ApiError::from(trove_application::Error::Unexpected(anyhow::anyhow!("build pack to JSON: {e}")))
-        })?;
-        Ok(PackAnswer::Json(Json(value)))
+        Ok(PackAnswer::Json(Json(Box::new((&pack).into()))))
     }
 }
 
@@ -368,14 +485,19 @@ impl SellingApi {
     ) -> ApiResult<Json<PriceReportDto>> {
         let key = idempotency_key(key.0)?;
         let scope = format!("price:{}", id.0);
-        if let Some(done) = self.0.replay::<PriceReportDto>(h, &scope, key.as_deref()).await? {
-            return Ok(Json(done));
+        // The request has no body: the scope names all it asks.
+        let held = match self.0.begin(h, &scope, key.as_deref(), b"").await? {
+            Begun::Replay(done) => return Ok(Json(done)),
+            Begun::Run(held) => held,
+        };
+        let outcome = async {
+            let priced = self.0.selling.price(h, ItemId(id.0)).await.map_err(ApiError::from)?;
+            let mut answer = PriceReportDto::from(&priced.report);
+            answer.spend = Some((&priced.spend).into());
+            Ok(answer)
         }
-        let priced = self.0.selling.price(h, ItemId(id.0)).await.map_err(ApiError::from)?;
-        let mut answer = PriceReportDto::from(&priced.report);
-        answer.spend = Some((&priced.spend).into());
-        self.0.keep(h, &scope, key.as_deref(), &answer).await?;
-        Ok(Json(answer))
+        .await;
+        self.0.settle(held, outcome).await.map(Json)
     }
 
     /// The item's price history, newest first.

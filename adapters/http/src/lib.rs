@@ -5,6 +5,7 @@ pub mod api;
 pub mod dto;
 pub mod error;
 pub mod intake;
+pub mod pack_dto;
 pub mod photo;
 pub mod selling_dto;
 pub mod web;
@@ -20,7 +21,8 @@ use trove_application::catalogue::Catalogue;
 use trove_application::exchange::Exchange;
 use trove_application::intake::Intake;
 use trove_application::items::Inventory;
-use trove_application::ports::{Clock, IdempotencyStore, PhotoSegmenter};
+use trove_application::photo::Photos;
+use trove_application::ports::{Clock, IdempotencyStore};
 use trove_application::price::Selling;
 use trove_application::projects::Projects;
 use trove_application::propose::ProposeProjects;
@@ -61,8 +63,8 @@ pub struct Services {
     /// Answers kept for `Idempotency-Key` replays.
     pub idempotency: Arc<dyn IdempotencyStore>,
     pub clock: Arc<dyn Clock>,
-    /// Splits intake photos into regions (CPU work, run on a blocking thread).
-    pub segmenter: Arc<dyn PhotoSegmenter>,
+    /// Splits intake photos into regions and measures them (CPU work, run on a blocking thread).
+    pub photos: Photos,
 }
 
 impl std::fmt::Debug for Services {

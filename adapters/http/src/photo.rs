@@ -9,8 +9,8 @@ use poem_openapi::param::Query;
 use poem_openapi::payload::Json;
 use poem_openapi::types::multipart::Upload;
 use poem_openapi::{Multipart, Object, OpenApi, Tags};
-use trove_application::ports::VisionError;
-use trove_domain::measure::{MeasureError, Measured, Reference, measure};
+use trove_application::photo::{MeasuredPhoto, PhotoError};
+use trove_domain::measure::Reference;
 
 type ApiResult<T> = poem::Result<T>;
 
@@ -72,22 +72,15 @@ pub struct PhotoAnswer {
     pub note: Option<String>,
 }
 
-impl From<VisionError> for ApiError {
-    fn from(e: VisionError) -> Self {
+impl From<PhotoError> for ApiError {
+    fn from(e: PhotoError) -> Self {
         match e {
-            e @ VisionError::Unsupported => {
+            e @ PhotoError::Unsupported => {
                 Self::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type", e.to_string())
             }
-            e @ VisionError::Undecodable(_) => Self::bad_request(e.to_string()),
-            e @ VisionError::TooLarge { .. } => Self::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", e.to_string()),
-            VisionError::Unexpected(e) => trove_application::Error::Unexpected(e).into(),
+            e @ PhotoError::TooLarge { .. } => Self::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", e.to_string()),
+            PhotoError::Failed(e) => e.into(),
         }
-    }
-}
-
-impl From<MeasureError> for ApiError {
-    fn from(e: MeasureError) -> Self {
-        Self::bad_request(e.to_string())
     }
 }
 
@@ -105,7 +98,8 @@ fn reference_of(mm: Option<f64>, kind: Option<&str>) -> ApiResult<Option<Referen
     }
 }
 
-fn answer(width: u32, height: u32, measured: Measured, reference: Option<Reference>) -> PhotoAnswer {
+fn answer(photo: MeasuredPhoto, reference: Option<Reference>) -> PhotoAnswer {
+    let MeasuredPhoto { width, height, measured } = photo;
     let note = match (reference, measured.scale_mm_per_px) {
         (Some(r), None) => Some(format!("no region is shaped like {r}; the regions have no mm")),
         _ => None,
@@ -164,17 +158,15 @@ impl PhotoApi {
             .into_vec()
             .await
             .map_err(|e| ApiError::bad_request(format!("the image could not be read: {e}")))?;
-        let segmenter = self.0.segmenter.clone();
-        let segmentation = tokio::task::spawn_blocking(move || segmenter.segment(&bytes))
+        let photos = self.0.photos.clone();
+        let marked = body.reference_region.map(|i| i as usize);
+        let photo = tokio::task::spawn_blocking(move || photos.measure(&bytes, reference, marked))
             .await
             .map_err(|e| {
                 ApiError::from(trove_application::Error::Unexpected(anyhow::anyhow!("segmentation task: {e}")))
             })?
             .map_err(ApiError::from)?;
-        let marked = body.reference_region.map(|i| i as usize);
-        let measured = measure(&segmentation.regions, reference, marked.filter(|_| reference.is_some()))
-            .map_err(ApiError::from)?;
-        Ok(Json(answer(segmentation.width, segmentation.height, measured, reference)))
+        Ok(Json(answer(photo, reference)))
     }
 }
 

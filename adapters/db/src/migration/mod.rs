@@ -3,6 +3,7 @@
 use sea_orm_migration::prelude::*;
 
 mod m0001_initial;
+mod m0002_idempotency_reservations;
 
 /// Every migration, in order.
 #[derive(Debug)]
@@ -11,6 +12,6 @@ pub(crate) struct Migrator;
 #[async_trait::async_trait]
 impl MigratorTrait for Migrator {
     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
-        vec![Box::new(m0001_initial::Migration)]
+        vec![Box::new(m0001_initial::Migration), Box::new(m0002_idempotency_reservations::Migration)]
     }
 }
