@@ -182,7 +182,8 @@ const SEEN_DEADLINE: Duration = Duration::from_secs(30);
 
 async fn a_key_in_use_by_a_running_request_is_refused(db: Db) {
     // The fake holds its answer, so the first request is still running while the second arrives.
-    let (server, seen) = fake_api(|_, _| price_answer().set_delay(Duration::from_secs(1))).await;
+    // The model is slow enough that the second request surely arrives while the first is still running.
+    let (server, seen) = fake_api(|_, _| price_answer().set_delay(Duration::from_secs(3))).await;
     let app = TestApp::spawn(db, &settings(&server)).await;
     let id = for_sale(&app).await;
     let path = format!("/api/items/{id}/price");
