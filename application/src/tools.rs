@@ -11,7 +11,7 @@
 use std::fmt::Write as _;
 use trove_domain::item::{Condition, Item, Measurement, Severity};
 use trove_domain::template::Template;
-use trove_domain::units::{self, Quantity, Unit, format_number};
+use trove_domain::units::{self, Quantity, Unit, write_number};
 
 /// Name of the tool listing every buildable item.
 pub const LIST_INVENTORY: &str = "list_inventory";
@@ -61,10 +61,7 @@ pub fn inventory_output<'a>(items: impl IntoIterator<Item = &'a Item>) -> String
         let end = start + sorted[start..].iter().take_while(|i| &i.item_type == item_type).count();
         let group = &sorted[start..end];
         // Each item's current fields, read once.
-        let fields: Vec<Vec<(&str, &Measurement)>> = group
-            .iter()
-            .map(|item| item.current_fields().into_iter().map(|(k, m)| (k.as_str(), m)).collect())
-            .collect();
+        let fields: Vec<Vec<(&str, &Measurement)>> = group.iter().map(|item| latest_fields(item)).collect();
         // The type's columns: every (key, unit) measured on any of its items. A key measured in two dimensions
         // (capacity in mAh and in Wh) gets two columns, so no value is lost.
         let mut columns: Vec<(&str, Unit)> = Vec::new();
@@ -91,11 +88,26 @@ pub fn inventory_output<'a>(items: impl IntoIterator<Item = &'a Item>) -> String
             for column in &columns {
                 out.push('|');
                 if let Some((_, m)) = fields.iter().find(|(k, m)| (*k, m.unit) == *column) {
-                    out.push_str(&format_number(m.value));
+                    write_number(&mut out, m.value);
                 }
             }
         }
         start = end;
+    }
+    out
+}
+
+/// The item's current fields as [`Item::current_fields`] decides them (the latest measurement per key, the later
+/// recorded one on a tie), in a small vector: an item has a handful of fields, and a listing has thousands of
+/// items.
+fn latest_fields(item: &Item) -> Vec<(&str, &Measurement)> {
+    let mut out: Vec<(&str, &Measurement)> = Vec::with_capacity(item.measurements.len());
+    for m in &item.measurements {
+        match out.iter_mut().find(|(k, _)| *k == m.key.as_str()) {
+            Some(slot) if slot.1.at > m.at => {}
+            Some(slot) => slot.1 = m,
+            None => out.push((m.key.as_str(), m)),
+        }
     }
     out
 }
@@ -358,6 +370,21 @@ mod tests {
         let back = parse_inventory(&out);
         assert_eq!(back[0].fields, vec![("capacity".to_owned(), Quantity { value: 3400.0, unit: Unit::MilliampHour })]);
         assert_eq!(back[1].fields, vec![("capacity".to_owned(), Quantity { value: 99.0, unit: Unit::WattHour })]);
+    }
+
+    #[test]
+    fn the_listing_shows_the_current_fields() {
+        let mut cell = item(9, "Cell", "lithium_cell");
+        let at = |d: u32| Utc.with_ymd_and_hms(2026, 2, d, 0, 0, 0).unwrap();
+        cell.measurements = [(3400.0, 2), (3100.0, 5), (2900.0, 3), (3000.0, 5), (2500.0, 1)]
+            .iter()
+            .map(|(v, d)| Measurement::new("capacity", *v, "mAh", at(*d), MeasurementSource::Test).unwrap())
+            .collect();
+        let current: Vec<(&str, f64)> = cell.current_fields().iter().map(|(k, m)| (k.as_str(), m.value)).collect();
+        assert_eq!(current, vec![("capacity", 3000.0)], "the later recorded of two at the same time");
+        let listed: Vec<(&str, f64)> = latest_fields(&cell).iter().map(|(k, m)| (*k, m.value)).collect();
+        assert_eq!(listed, current);
+        assert!(inventory_output([&cell]).ends_with("|3000"));
     }
 
     #[test]

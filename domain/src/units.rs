@@ -123,12 +123,23 @@ impl fmt::Display for Quantity {
 
 /// Writes a number without a trailing ".0" and without float noise ("3400", "19.5", "0.25").
 pub fn format_number(value: f64) -> String {
+    let mut out = String::new();
+    write_number(&mut out, value);
+    out
+}
+
+/// Appends a number as [`format_number`] writes it, without allocating for whole numbers (the common case of
+/// long listings).
+pub fn write_number(out: &mut String, value: f64) {
+    use std::fmt::Write as _;
     let rounded = round_canonical(value);
     if rounded.fract() == 0.0 && rounded.abs() < 1e15 {
-        format!("{}", rounded as i64)
+        let _ = write!(out, "{}", rounded as i64);
     } else {
-        let s = format!("{rounded:.6}");
-        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+        let start = out.len();
+        let _ = write!(out, "{rounded:.6}");
+        let trimmed = out[start..].trim_end_matches('0').trim_end_matches('.').len();
+        out.truncate(start + trimmed);
     }
 }
 
