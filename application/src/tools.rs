@@ -4,8 +4,8 @@
 //! `list_inventory` gives each buildable item's id, name, item_type, profile, condition, intent, availability and
 //! current fields as `value unit`; here each of those is written once for all the lines it applies to: intent and
 //! availability in the header (they are the same for every buildable item), the type and its fields' names and
-//! units in a `#type|key unit|...` line, the condition in an `@condition` line opening a run (`good` implied), and
-//! one `id|name|profile|values` line per item. The parsers below read the same format back; the local planner uses
+//! units in a `#type|key unit|...` line, and one `id+condition name|profile|values` line per item, the condition a
+//! letter after the id (none for `good`) and the values space-separated in the type's order. The parsers below read the same format back; the local planner uses
 //! them, and tests use them to show nothing is lost.
 
 use std::fmt::Write as _;
@@ -25,8 +25,8 @@ pub const NO_PARAMETERS: &str = r#"{"type":"object","properties":{},"required":[
 /// The JSON schema of `item_details` (strict).
 pub const ITEM_DETAILS_PARAMETERS: &str = r#"{"type":"object","properties":{"item_id":{"type":"integer","description":"the id of an item from list_inventory"}},"required":["item_id"],"additionalProperties":false}"#;
 
-const INVENTORY_HEADER: &str = "buildable items (intent keep, available). #type|field unit|... opens a type, \
-its items good unless an @condition line opens a run; lines: id|name|profile|field values (empty: unmeasured)";
+const INVENTORY_HEADER: &str = "buildable items (intent keep, available): #type|field unit|... then per item \
+id+condition name|profile|values (- unmeasured); condition N new, L like_new, F fair, P poor, X for_parts, else good";
 const CATALOG_HEADER: &str = "templates; id|label|goal|effort|requirements as key: label (key? = optional)";
 
 /// Makes a free text safe for one column: no column separator, no line break.
@@ -38,21 +38,18 @@ fn cell(text: &str) -> String {
 
 /// The output of `list_inventory` for `items` (the caller passes only buildable ones).
 ///
-/// Items are grouped by type, and within a type by condition, so the type, its field names and units, and the
-/// condition are written once per group instead of on every line; `good`, the most common condition, is implied:
+/// Items are grouped by type, so the type and its fields' names and units are written once per type; each item
+/// line carries its id with its condition's letter (none for `good`), its name, its profile and its values:
 ///
 /// ```text
 /// buildable items (...)
 /// #lithium_cell|capacity mAh|voltage V
-/// 12|Samsung 25R 18650|2500 mAh, 20 A|2500|3.6
-/// @fair
-/// 14|LG HG2||3000|
+/// 12 Samsung 25R 18650|2500 mAh, 20 A|2500 3.6
+/// 14F LG HG2||3000 -
 /// ```
 pub fn inventory_output<'a>(items: impl IntoIterator<Item = &'a Item>) -> String {
     let mut sorted: Vec<&Item> = items.into_iter().collect();
-    // Within a type, the `good` items come first: they need no `@condition` line.
-    let order = |i: &Item| (i.condition != Condition::Good, i.condition.rank());
-    sorted.sort_by(|a, b| a.item_type.cmp(&b.item_type).then(order(a).cmp(&order(b))).then(a.id.cmp(&b.id)));
+    sorted.sort_by(|a, b| a.item_type.cmp(&b.item_type).then(a.id.cmp(&b.id)));
     let mut out = String::with_capacity(INVENTORY_HEADER.len() + sorted.len() * 64);
     out.push_str(INVENTORY_HEADER);
     let mut start = 0;
@@ -75,26 +72,41 @@ pub fn inventory_output<'a>(items: impl IntoIterator<Item = &'a Item>) -> String
         for (key, unit) in &columns {
             let _ = write!(out, "|{key} {unit}");
         }
-        let mut condition = Condition::Good;
         for (item, fields) in group.iter().zip(&fields) {
-            if condition != item.condition {
-                condition = item.condition;
-                let _ = write!(out, "\n@{condition}");
-            }
-            let _ = write!(out, "\n{}|", item.id);
+            // `id name`: a space costs nothing (the name's first word takes it), a separator a token per line;
+            // the condition is one letter after the id, none for `good`.
+            let _ = write!(out, "\n{}{} ", item.id, condition_code(item.condition));
             push_cell(&mut out, item.name.as_str());
             out.push('|');
             push_cell(&mut out, &item.profile);
-            for column in &columns {
+            if !columns.is_empty() {
                 out.push('|');
-                if let Some((_, m)) = fields.iter().find(|(k, m)| (*k, m.unit) == *column) {
-                    write_number(&mut out, m.value);
+            }
+            for (i, column) in columns.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                match fields.iter().find(|(k, m)| (*k, m.unit) == *column) {
+                    Some((_, m)) => write_number(&mut out, m.value),
+                    None => out.push('-'),
                 }
             }
         }
         start = end;
     }
     out
+}
+
+/// The condition's letter in the listing; `good`, the most common, has none.
+fn condition_code(c: Condition) -> &'static str {
+    match c {
+        Condition::New => "N",
+        Condition::LikeNew => "L",
+        Condition::Good => "",
+        Condition::Fair => "F",
+        Condition::Poor => "P",
+        Condition::ForParts => "X",
+    }
 }
 
 /// The item's current fields as [`Item::current_fields`] decides them (the latest measurement per key, the later
@@ -187,7 +199,6 @@ pub struct InventoryLine {
 pub fn parse_inventory(output: &str) -> Vec<InventoryLine> {
     let mut item_type = String::new();
     let mut columns: Vec<(String, String)> = Vec::new();
-    let mut condition: Option<Condition> = None;
     let mut out = Vec::new();
     for line in output.lines().skip(1) {
         if let Some(header) = line.strip_prefix('#') {
@@ -195,30 +206,33 @@ pub fn parse_inventory(output: &str) -> Vec<InventoryLine> {
             item_type = parts.next().unwrap_or_default().trim().to_owned();
             columns =
                 parts.filter_map(|c| c.trim().rsplit_once(' ').map(|(k, u)| (k.to_owned(), u.to_owned()))).collect();
-            condition = Some(Condition::Good);
-            continue;
-        }
-        if let Some(c) = line.strip_prefix('@') {
-            condition = Condition::parse(c.trim());
             continue;
         }
         let cols: Vec<&str> = line.split('|').collect();
-        if cols.len() != 3 + columns.len() {
+        let values: Vec<&str> = match (cols.len(), columns.len()) {
+            (2, 0) => Vec::new(),
+            (3, n) if n > 0 => cols[2].split(' ').collect(),
+            _ => continue,
+        };
+        let Some((id, name)) = cols[0].split_once(' ') else { continue };
+        if values.len() != columns.len() {
             continue;
         }
-        let (Ok(id), Some(condition)) = (cols[0].trim().parse(), condition) else { continue };
+        let digits = id.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+        let condition = Condition::ALL.iter().copied().find(|c| condition_code(*c) == &id[digits.len()..]);
+        let (Ok(id), Some(condition)) = (digits.parse(), condition) else { continue };
         let fields = columns
             .iter()
-            .zip(&cols[3..])
-            .filter(|(_, v)| !v.is_empty())
+            .zip(values)
+            .filter(|(_, v)| *v != "-")
             .filter_map(|((k, u), v)| Some((k.clone(), units::normalise(v.parse().ok()?, u).ok()?)))
             .collect();
         out.push(InventoryLine {
             id,
-            name: cols[1].to_owned(),
+            name: name.to_owned(),
             item_type: item_type.clone(),
             condition,
-            profile: cols[2].to_owned(),
+            profile: cols[1].to_owned(),
             fields,
         });
     }
@@ -329,14 +343,11 @@ mod tests {
             out.lines().skip(1).collect::<Vec<_>>(),
             vec![
                 "#lithium_cell|capacity mAh|voltage V",
-                "3|Cell A|Brand   Model line two|3400|3.7",
-                "@like_new",
-                "2|Cell B|Brand   Model line two|3400|3.7",
-                "@fair",
-                "4|Cell D|Brand   Model line two||3.7",
+                "2L Cell B|Brand   Model line two|3400 3.7",
+                "3 Cell A|Brand   Model line two|3400 3.7",
+                "4F Cell D|Brand   Model line two|- 3.7",
                 "#single_board_computer",
-                "@like_new",
-                "1|Pi|Brand   Model line two",
+                "1L Pi|Brand   Model line two",
             ]
         );
         let back = parse_inventory(&out);
@@ -345,8 +356,8 @@ mod tests {
         assert_eq!(
             summary,
             vec![
-                (3, "lithium_cell", Condition::Good, 2),
                 (2, "lithium_cell", Condition::LikeNew, 2),
+                (3, "lithium_cell", Condition::Good, 2),
                 (4, "lithium_cell", Condition::Fair, 1),
                 (1, "single_board_computer", Condition::LikeNew, 0),
             ]
@@ -354,7 +365,7 @@ mod tests {
         assert_eq!(back[0].fields[0].0, "capacity");
         assert_eq!(back[0].fields[0].1, Quantity { value: 3400.0, unit: Unit::MilliampHour });
         assert_eq!(back[2].fields, vec![("voltage".to_owned(), Quantity { value: 3.7, unit: Unit::Volt })]);
-        assert_eq!(back[0].name, "Cell A");
+        assert_eq!(back[0].name, "Cell B");
         assert_eq!(back[0].profile, "Brand   Model line two");
     }
 

@@ -48,8 +48,8 @@ function toolOutput(body, callId) {
   return body.input?.find((i) => i.type === "function_call_output" && i.call_id === callId)?.output;
 }
 
-/** Items of `list_inventory` by type: `#type|field unit|...` lines open a section, `@condition` lines a run,
- * then `id|name|profile|values`. */
+/** Items of `list_inventory` by type: `#type|field unit|...` lines open a section, then
+ * `id+condition name|profile|values` per item. */
 function inventoryByType(output) {
   const byType = new Map();
   let type = "";
@@ -58,8 +58,9 @@ function inventoryByType(output) {
       type = line.slice(1).split("|")[0].trim();
       continue;
     }
-    const [id, name] = line.split("|");
-    if (!/^\d+$/.test(id || "")) continue;
+    const m = /^(\d+)[A-Z]? (.*)$/.exec(line.split("|")[0] || "");
+    if (!m) continue;
+    const [, id, name] = m;
     if (!byType.has(type)) byType.set(type, []);
     byType.get(type).push({ id: Number(id), name });
   }

@@ -121,9 +121,12 @@ async fn accept_refuses_an_item_that_is_no_longer_buildable(db: Db) {
     }
 }
 
-/// The inventory line of the item called `name` in a `list_inventory` output, as its id.
+/// The id of the item called `name` in a `list_inventory` output (lines `id+condition name|profile|values`).
 fn id_in_inventory(output: &str, name: &str) -> Option<i64> {
-    output.lines().find(|l| l.split('|').nth(1) == Some(name))?.split('|').next()?.parse().ok()
+    output.lines().find_map(|l| {
+        let (id, rest) = l.split('|').next()?.split_once(' ')?;
+        (rest == name).then(|| id.trim_end_matches(|c: char| c.is_ascii_alphabetic()).parse().ok())?
+    })
 }
 
 async fn the_loop_against_a_fake_model_writes_only_what_the_rules_keep(db: Db) {
