@@ -7,9 +7,10 @@
 //! and two items already gone.
 
 use crate::Timestamp;
+use crate::ids::ItemId;
 use crate::item::{
-    Condition, Fault, GoneReason, Intent, ItemName, ItemType, Measurement, MeasurementSource, NewItem, Severity,
-    TestDone, TestResult,
+    Condition, Fault, Gone, GoneReason, Intent, Item, ItemName, ItemType, Measurement, MeasurementSource, NewItem,
+    Severity, TestDone, TestResult,
 };
 use crate::units;
 use chrono::TimeDelta;
@@ -616,12 +617,41 @@ pub fn inventory(at: Timestamp) -> Vec<DemoItem> {
     d.items
 }
 
+/// The demo inventory as a store would hold it after seeding an empty household: ids 1, 2, ... in list order,
+/// components and gone records resolved. For tests of the rules and of the planner against realistic data.
+pub fn stored(at: Timestamp) -> Vec<Item> {
+    inventory(at)
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| Item {
+            id: ItemId(i as i64 + 1),
+            name: d.item.name,
+            item_type: d.item.item_type,
+            profile: d.item.profile,
+            condition: d.item.condition,
+            intent: d.item.intent,
+            availability: d.item.availability,
+            project: None,
+            gone: d.gone.map(|(reason, note)| Gone { reason, at, note: Some(note) }),
+            measurements: d.item.measurements,
+            faults: d.item.faults,
+            tests_done: d.item.tests_done,
+            accessories: d.item.accessories,
+            components: d.components.iter().map(|c| ItemId(*c as i64 + 1)).collect(),
+            location: d.item.location,
+            created_at: at,
+            updated_at: at,
+            version: 1,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::catalogue;
-    use crate::ids::{ItemId, TemplateId};
-    use crate::item::{Availability, Gone, Item};
+    use crate::ids::TemplateId;
+    use crate::item::Availability;
     use crate::template::Template;
     use chrono::{TimeZone, Utc};
     use std::collections::HashSet;
@@ -633,32 +663,8 @@ mod tests {
         Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0).unwrap()
     }
 
-    /// The demo inventory as a store would hold it, with ids 1, 2, ... in list order.
     fn stored() -> Vec<Item> {
-        inventory(at())
-            .into_iter()
-            .enumerate()
-            .map(|(i, d)| Item {
-                id: ItemId(i as i64 + 1),
-                name: d.item.name,
-                item_type: d.item.item_type,
-                profile: d.item.profile,
-                condition: d.item.condition,
-                intent: d.item.intent,
-                availability: d.item.availability,
-                project: None,
-                gone: d.gone.map(|(reason, note)| Gone { reason, at: at(), note: Some(note) }),
-                measurements: d.item.measurements,
-                faults: d.item.faults,
-                tests_done: d.item.tests_done,
-                accessories: d.item.accessories,
-                components: d.components.iter().map(|c| ItemId(*c as i64 + 1)).collect(),
-                location: d.item.location,
-                created_at: at(),
-                updated_at: at(),
-                version: 1,
-            })
-            .collect()
+        super::stored(at())
     }
 
     fn templates() -> Vec<Template> {

@@ -9,7 +9,7 @@ use trove_application::ports::templates::MockTemplateRepo;
 use trove_application::tools::{catalog_output, details_output, error_output, inventory_output};
 use trove_domain::ItemId;
 use trove_domain::item::{
-    Availability, Condition, Fault, Gone, Intent, Item, ItemName, ItemType, Measurement, MeasurementSource, Severity,
+    Availability, Condition, Fault, Intent, Item, ItemName, ItemType, Measurement, MeasurementSource, Severity,
 };
 use trove_domain::project::decide;
 use trove_domain::{catalogue, demo};
@@ -24,30 +24,7 @@ fn builtin_templates() -> Vec<Template> {
 
 /// The demo inventory as the store would hold it, with ids 1, 2, ... in list order.
 fn demo_items() -> Vec<Item> {
-    demo::inventory(at())
-        .into_iter()
-        .enumerate()
-        .map(|(i, d)| Item {
-            id: ItemId(i as i64 + 1),
-            name: d.item.name,
-            item_type: d.item.item_type,
-            profile: d.item.profile,
-            condition: d.item.condition,
-            intent: d.item.intent,
-            availability: d.item.availability,
-            project: None,
-            gone: d.gone.map(|(reason, note)| Gone { reason, at: at(), note: Some(note) }),
-            measurements: d.item.measurements,
-            faults: d.item.faults,
-            tests_done: d.item.tests_done,
-            accessories: d.item.accessories,
-            components: d.components.iter().map(|c| ItemId(*c as i64 + 1)).collect(),
-            location: d.item.location,
-            created_at: at(),
-            updated_at: at(),
-            version: 1,
-        })
-        .collect()
+    demo::stored(at())
 }
 
 fn item(id: i64, name: &str, item_type: &str, condition: Condition, fields: &[(&str, f64, &str)]) -> Item {
