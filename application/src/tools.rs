@@ -58,13 +58,13 @@ pub fn inventory_output<'a>(items: impl IntoIterator<Item = &'a Item>) -> String
         let end = start + sorted[start..].iter().take_while(|i| &i.item_type == item_type).count();
         let group = &sorted[start..end];
         // Each item's current fields, read once.
-        let fields: Vec<Vec<(&str, &Measurement)>> = group.iter().map(|item| latest_fields(item)).collect();
+        let fields: Vec<Vec<&Measurement>> = group.iter().map(|item| item.current_measurements()).collect();
         // The type's columns: every (key, unit) measured on any of its items. A key measured in two dimensions
         // (capacity in mAh and in Wh) gets two columns, so no value is lost.
         let mut columns: Vec<(&str, Unit)> = Vec::new();
-        for (key, m) in fields.iter().flatten() {
-            if !columns.contains(&(*key, m.unit)) {
-                columns.push((key, m.unit));
+        for m in fields.iter().flatten() {
+            if !columns.contains(&(m.key.as_str(), m.unit)) {
+                columns.push((m.key.as_str(), m.unit));
             }
         }
         columns.sort_unstable_by(|a, b| a.0.cmp(b.0).then(a.1.symbol().cmp(b.1.symbol())));
@@ -86,8 +86,8 @@ pub fn inventory_output<'a>(items: impl IntoIterator<Item = &'a Item>) -> String
                 if i > 0 {
                     out.push(' ');
                 }
-                match fields.iter().find(|(k, m)| (*k, m.unit) == *column) {
-                    Some((_, m)) => write_number(&mut out, m.value),
+                match fields.iter().find(|m| (m.key.as_str(), m.unit) == *column) {
+                    Some(m) => write_number(&mut out, m.value),
                     None => out.push('-'),
                 }
             }
@@ -107,21 +107,6 @@ fn condition_code(c: Condition) -> &'static str {
         Condition::Poor => "P",
         Condition::ForParts => "X",
     }
-}
-
-/// The item's current fields as [`Item::current_fields`] decides them (the latest measurement per key, the later
-/// recorded one on a tie), in a small vector: an item has a handful of fields, and a listing has thousands of
-/// items.
-fn latest_fields(item: &Item) -> Vec<(&str, &Measurement)> {
-    let mut out: Vec<(&str, &Measurement)> = Vec::with_capacity(item.measurements.len());
-    for m in &item.measurements {
-        match out.iter_mut().find(|(k, _)| *k == m.key.as_str()) {
-            Some(slot) if slot.1.at > m.at => {}
-            Some(slot) => slot.1 = m,
-            None => out.push((m.key.as_str(), m)),
-        }
-    }
-    out
 }
 
 /// Appends a free text as one column: no column separator, no line break.
@@ -393,7 +378,7 @@ mod tests {
             .collect();
         let current: Vec<(&str, f64)> = cell.current_fields().iter().map(|(k, m)| (k.as_str(), m.value)).collect();
         assert_eq!(current, vec![("capacity", 3000.0)], "the later recorded of two at the same time");
-        let listed: Vec<(&str, f64)> = latest_fields(&cell).iter().map(|(k, m)| (*k, m.value)).collect();
+        let listed: Vec<(&str, f64)> = cell.current_measurements().iter().map(|m| (m.key.as_str(), m.value)).collect();
         assert_eq!(listed, current);
         assert!(inventory_output([&cell]).ends_with("|3000"));
     }

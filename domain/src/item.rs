@@ -488,30 +488,29 @@ impl Item {
         self.buildable().is_ok()
     }
 
-    /// The current fields: the latest measurement per key (by time, then by order of recording).
-    pub fn current_fields(&self) -> BTreeMap<&FieldKey, &Measurement> {
-        let mut out: BTreeMap<&FieldKey, &Measurement> = BTreeMap::new();
+    /// **The** current-field rule: the latest measurement per key (by time; on a tie, the later recorded), in
+    /// the order the keys were first measured. A small vector, since an item has a handful of fields and listings
+    /// call this for thousands of items.
+    pub fn current_measurements(&self) -> Vec<&Measurement> {
+        let mut out: Vec<&Measurement> = Vec::with_capacity(self.measurements.len());
         for m in &self.measurements {
-            match out.get(&m.key) {
-                Some(prev) if prev.at > m.at => {}
-                _ => {
-                    out.insert(&m.key, m);
-                }
+            match out.iter_mut().find(|slot| slot.key == m.key) {
+                Some(slot) if slot.at > m.at => {}
+                Some(slot) => *slot = m,
+                None => out.push(m),
             }
         }
         out
     }
 
+    /// The current fields by key ([`Item::current_measurements`], ordered by key).
+    pub fn current_fields(&self) -> BTreeMap<&FieldKey, &Measurement> {
+        self.current_measurements().into_iter().map(|m| (&m.key, m)).collect()
+    }
+
     /// The current value of one field.
     pub fn field(&self, key: &str) -> Option<Quantity> {
-        self.measurements
-            .iter()
-            .filter(|m| m.key.as_str() == key)
-            .fold(None::<&Measurement>, |best, m| match best {
-                Some(b) if b.at > m.at => Some(b),
-                _ => Some(m),
-            })
-            .map(Measurement::quantity)
+        self.current_measurements().into_iter().find(|m| m.key.as_str() == key).map(Measurement::quantity)
     }
 
     /// The current fields as `key: value unit`, comma-separated ("capacity: 3400 mAh, voltage: 3.7 V").
