@@ -12,6 +12,7 @@ on_both!(
     bad_input_is_refused_and_changes_nothing,
     households_never_see_each_other,
     measurements_faults_tests_and_gone,
+    oversized_bodies_get_the_json_413_even_while_still_being_sent,
 );
 
 async fn items_round_trip_with_normalised_fields(db: Db) {
@@ -232,4 +233,49 @@ async fn measurements_faults_tests_and_gone(db: Db) {
     assert_error(status, &body, StatusCode::CONFLICT, "conflict");
     let (status, body) = app.post(&format!("/api/items/{id}/faults"), json!({"text": "y", "severity": "major"})).await;
     assert_error(status, &body, StatusCode::CONFLICT, "conflict");
+}
+
+/// A client that writes its whole body before reading the answer (as browsers and most HTTP clients do) must see
+/// the 413, not a broken pipe: the server reads the refused body to its end before answering. Written over a raw
+/// socket so both an announced length and a chunked body can be sent, each larger than loopback buffers hold.
+async fn oversized_bodies_get_the_json_413_even_while_still_being_sent(db: Db) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = TestApp::spawn(db, &[]).await;
+    let before = app.all_items().await;
+    let addr = app.base.trim_start_matches("http://").to_owned();
+    let payload = vec![b'y'; 16 << 20];
+
+    let announced = format!(
+        "POST /api/items HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
+        app.token,
+        payload.len()
+    );
+    let mut chunked = Vec::new();
+    for chunk in payload.chunks(64 << 10) {
+        chunked.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+        chunked.extend_from_slice(chunk);
+        chunked.extend_from_slice(b"\r\n");
+    }
+    chunked.extend_from_slice(b"0\r\n\r\n");
+    let chunked_head = format!(
+        "POST /api/items HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\n\
+         Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+        app.token
+    );
+
+    for (what, head, body) in [("announced", announced, &payload), ("chunked", chunked_head, &chunked)] {
+        let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        stream.write_all(head.as_bytes()).await.unwrap();
+        stream.write_all(body).await.unwrap_or_else(|e| panic!("{what}: the server stopped reading: {e}"));
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).await.unwrap();
+        let (head, json) = answer.split_once("\r\n\r\n").unwrap_or_else(|| panic!("{what}: {answer}"));
+        assert!(head.starts_with("HTTP/1.1 413"), "{what}: {head}");
+        // The body may come chunked: the JSON is everything from the first brace to the last.
+        let json = &json[json.find('{').unwrap_or(0)..=json.rfind('}').unwrap_or(0)];
+        let json: serde_json::Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("{what}: {e}: {json}"));
+        assert_eq!(json["error"]["code"], "too_large", "{what}: {json}");
+    }
+    assert_eq!(app.all_items().await, before, "nothing was written");
 }

@@ -91,10 +91,17 @@ pub fn app(services: Services) -> impl poem::Endpoint {
         .catch_all_error(|err| async move { error::render(err) })
 }
 
+/// How much of a refused body is still read (and thrown away) before the 413 is sent. A server that answers
+/// and closes while the client is still writing makes most clients (browsers included) report a broken
+/// connection instead of the answer; reading the rest first lets them see the JSON error. Past this, the
+/// connection is closed without reading further.
+pub const DRAIN_LIMIT: u64 = 64 << 20;
+
 /// Refuses a request body over its limit ([`body_limit`]: [`JSON_BODY_LIMIT`] unless it is an upload or a CSV)
-/// with 413, whether its size is announced (`Content-Length`) or not (a chunked body is read up to the limit,
-/// never further).
+/// with 413, whether its size is announced (`Content-Length`) or not (a chunked body is kept up to the limit,
+/// never further). Either way the rest of the body, up to [`DRAIN_LIMIT`], is read and discarded first.
 async fn limit_body<E: poem::Endpoint>(next: Arc<E>, mut req: poem::Request) -> poem::Result<poem::Response> {
+    use tokio::io::AsyncReadExt as _;
     let limit = body_limit(req.content_type());
     let too_large = || {
         error::ApiError::new(
@@ -109,15 +116,32 @@ async fn limit_body<E: poem::Endpoint>(next: Arc<E>, mut req: poem::Request) -> 
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     match announced {
-        Some(n) if n > limit as u64 => return Err(too_large().into()),
+        Some(n) if n > limit as u64 => {
+            if n <= DRAIN_LIMIT {
+                drain(req.take_body().into_async_read().take(n)).await;
+            }
+            return Err(too_large().into());
+        }
         Some(_) => {}
         None if req.headers().contains_key(poem::http::header::TRANSFER_ENCODING) => {
-            let body = req.take_body().into_bytes_limit(limit).await.map_err(|_| too_large())?;
-            req.set_body(body);
+            let mut reader = req.take_body().into_async_read();
+            let mut kept = Vec::new();
+            // A read error is a broken request: what was kept goes on and the route reports it as it would.
+            let _ = (&mut reader).take(limit as u64 + 1).read_to_end(&mut kept).await;
+            if kept.len() > limit {
+                drain(reader.take(DRAIN_LIMIT)).await;
+                return Err(too_large().into());
+            }
+            req.set_body(kept);
         }
         None => {}
     }
     next.call(req).await.map(poem::IntoResponse::into_response)
+}
+
+/// Reads `body` to its end and throws it away; a read error ends it early (the answer is a refusal anyway).
+async fn drain(mut body: impl tokio::io::AsyncRead + Unpin) {
+    let _ = tokio::io::copy(&mut body, &mut tokio::io::sink()).await;
 }
 
 /// Serves `app(services)` on `acceptor` until `shutdown` completes. Tests pass a listener bound to port 0.
