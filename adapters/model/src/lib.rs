@@ -159,7 +159,7 @@ impl ModelPort for ModelApi {
 
     async fn respond(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         let body = serde_json::to_vec(&request::build(&self.config, request)?)
-            .map_err(|e| ModelError::BadResponse(format!("the request could not be written: {e}")))?;
+            .map_err(|e| ModelError::bad_response(format!("the request could not be written: {e}")))?;
         let url = self.config.url("responses");
         tracing::debug!(kind = %request.kind, model = %self.config.model, bytes = body.len(), "calling the model api");
         let answer = self
@@ -190,7 +190,7 @@ impl ModelPort for ModelApi {
             })
             .await?;
         let wire: WireTranscript = serde_json::from_slice(&answer)
-            .map_err(|e| ModelError::BadResponse(format!("the transcription is not the expected json: {e}")))?;
+            .map_err(|e| ModelError::bad_response(format!("the transcription is not the expected json: {e}")))?;
         if wire.audio_duration_ms.is_none() {
             tracing::warn!("the transcription gave no audioDurationMs; its spend is recorded as no audio");
         }

@@ -136,7 +136,7 @@ fn input_item(item: &InputItem) -> Result<Option<WireInput<'_>>, ModelError> {
         }
         InputItem::Replay(raw) => Some(WireInput::Replay(
             RawValue::from_string(raw.0.clone())
-                .map_err(|e| ModelError::BadResponse(format!("a replayed output item is not json: {e}")))?,
+                .map_err(|e| ModelError::bad_response(format!("a replayed output item is not json: {e}")))?,
         )),
         InputItem::FunctionCallOutput { call_id, output } => {
             Some(WireInput::FunctionCallOutput { kind: "function_call_output", call_id, output })
@@ -192,7 +192,7 @@ fn wire_text(schema: &OutputSchema) -> Result<WireText<'_>, ModelError> {
 
 fn json_text(text: &str, what: impl FnOnce() -> String) -> Result<Box<RawValue>, ModelError> {
     RawValue::from_string(text.trim().to_owned())
-        .map_err(|e| ModelError::BadResponse(format!("{} is not json: {e}", what())))
+        .map_err(|e| ModelError::bad_response(format!("{} is not json: {e}", what())))
 }
 
 #[cfg(test)]
@@ -253,11 +253,15 @@ mod tests {
         r.input = vec![InputItem::Replay(trove_application::ports::model::RawJson("{\"type\":".into()))];
         let config = ModelApiConfig::new("k");
         let err = build(&config, &r).unwrap_err();
-        assert!(matches!(&err, ModelError::BadResponse(m) if m.starts_with("a replayed output item is not json")));
+        assert!(
+            matches!(&err, ModelError::BadResponse { message: m, .. } if m.starts_with("a replayed output item is not json"))
+        );
 
         let mut r = request();
         r.output_schema = Some(OutputSchema { name: "Reading".into(), schema: "nope".into() });
         let err = build(&config, &r).unwrap_err();
-        assert!(matches!(&err, ModelError::BadResponse(m) if m.starts_with("the output schema Reading is not json")));
+        assert!(
+            matches!(&err, ModelError::BadResponse { message: m, .. } if m.starts_with("the output schema Reading is not json"))
+        );
     }
 }

@@ -69,20 +69,29 @@ struct WireErrorBody {
 ///
 /// # Errors
 /// `Incomplete`, `Failed` or `Refused` (with the usage) for a response of that status or with a refusal part;
-/// `BadResponse` for a body that is not a response.
+/// `BadResponse` for a body that is not a response, with the usage it still reports (it was billed).
 pub(crate) fn parse(body: &[u8]) -> Result<ModelResponse, ModelError> {
+    read(body).map_err(|e| match e {
+        ModelError::BadResponse { message, usage: None } => ModelError::BadResponse { message, usage: billed(body) },
+        other => other,
+    })
+}
+
+fn read(body: &[u8]) -> Result<ModelResponse, ModelError> {
     let wire: WireResponse = serde_json::from_slice(body)
-        .map_err(|e| ModelError::BadResponse(format!("the response is not the expected json: {e}")))?;
+        .map_err(|e| ModelError::bad_response(format!("the response is not the expected json: {e}")))?;
     let mut output = Vec::new();
     let mut refusal = None;
+    let mut searches = 0;
     for raw in wire.output.unwrap_or_default() {
         let value: Value = serde_json::from_str(raw.get())
-            .map_err(|e| ModelError::BadResponse(format!("an output item is not json: {e}")))?;
+            .map_err(|e| ModelError::bad_response(format!("an output item is not json: {e}")))?;
         let view = view(&value)?;
         refusal = refusal.or_else(|| refusal_of(&value));
+        searches += usize::from(is_search(&value));
         output.push(OutputItem { raw: RawJson(raw.get().to_owned()), view });
     }
-    let usage = usage(wire.usage.unwrap_or_default(), &output);
+    let usage = usage(wire.usage.unwrap_or_default(), searches);
 
     match wire.status.as_deref() {
         Some("incomplete") => {
@@ -96,7 +105,7 @@ pub(crate) fn parse(body: &[u8]) -> Result<ModelResponse, ModelError> {
         // A missing status is read as completed: the output decides.
         Some("completed") | None => {}
         Some(other) => {
-            return Err(ModelError::BadResponse(format!("unexpected response status {other}")));
+            return Err(ModelError::bad_response(format!("unexpected response status {other}")));
         }
     }
     if let Some(refusal) = refusal {
@@ -136,15 +145,22 @@ fn failure_message(error: &WireError) -> String {
     }
 }
 
-fn usage(wire: WireUsage, output: &[OutputItem]) -> Usage {
-    let searches = output
-        .iter()
-        .filter(|item| match &item.view {
-            // Opening or reading a page is not a query; a call that does not say what it did is counted.
-            OutputView::WebSearchCall { action, .. } => action.as_deref().is_none_or(|a| a == "search"),
-            _ => false,
-        })
-        .count();
+/// The usage an unreadable `200` body still reports, read as leniently as it can be: its `usage` member and its
+/// searches. `None` when the body is not JSON or has no readable `usage`.
+fn billed(body: &[u8]) -> Option<Usage> {
+    let value: Value = serde_json::from_slice(body).ok()?;
+    let wire = WireUsage::deserialize(value.get("usage")?).ok()?;
+    Some(usage(wire, items(value.get("output")).iter().filter(|item| is_search(item)).count()))
+}
+
+/// Whether an output item is a web search query the provider bills. Opening or reading a page is not a query; a
+/// call that does not say what it did is counted.
+fn is_search(item: &Value) -> bool {
+    text(item, "type") == Some("web_search_call")
+        && item.get("action").and_then(|a| text(a, "type")).is_none_or(|a| a == "search")
+}
+
+fn usage(wire: WireUsage, searches: usize) -> Usage {
     Usage {
         input_tokens: wire.input_tokens,
         cached_tokens: wire.input_tokens_details.map_or(0, |d| d.cached_tokens),
@@ -171,9 +187,9 @@ fn view(item: &Value) -> Result<OutputView, ModelError> {
         "function_call" => {
             let call_id = text(item, "call_id")
                 .filter(|c| !c.is_empty())
-                .ok_or_else(|| ModelError::BadResponse("a function call has no call_id".into()))?;
+                .ok_or_else(|| ModelError::bad_response("a function call has no call_id"))?;
             let name = text(item, "name")
-                .ok_or_else(|| ModelError::BadResponse(format!("function call {call_id} has no name")))?;
+                .ok_or_else(|| ModelError::bad_response(format!("function call {call_id} has no name")))?;
             // `arguments` is a JSON string; should it come as an object, its JSON text is what the caller parses.
             let arguments = match item.get("arguments") {
                 Some(Value::String(s)) => s.clone(),
@@ -295,13 +311,38 @@ mod tests {
     #[test]
     fn unreadable_bodies() {
         let check = |body: &[u8], want: &str| match parse(body) {
-            Err(ModelError::BadResponse(m)) => assert!(m.starts_with(want), "{m}"),
+            Err(ModelError::BadResponse { message: m, .. }) => assert!(m.starts_with(want), "{m}"),
             other => panic!("{other:?}"),
         };
         check(b"<html>", "the response is not the expected json");
         check(b"{\"output\": 3}", "the response is not the expected json");
         check(b"{\"output\": [{\"type\": \"function_call\", \"name\": \"x\"}]}", "a function call has no call_id");
         check(b"{\"status\": \"queued\", \"output\": []}", "unexpected response status queued");
+    }
+
+    #[test]
+    fn an_unreadable_answer_keeps_the_usage_it_reports() {
+        let body = json!({
+            "status": "completed",
+            "output": [
+                {"type": "web_search_call", "action": {"type": "search", "query": "q"}},
+                {"type": "web_search_call", "action": {"type": "open_page", "url": "https://a.example"}},
+                {"type": "function_call", "name": "list_inventory", "arguments": "{}"}
+            ],
+            "usage": {"input_tokens": 1200, "input_tokens_details": {"cached_tokens": 200}, "output_tokens": 80}
+        });
+        match parse(body.to_string().as_bytes()) {
+            Err(e @ ModelError::BadResponse { .. }) => assert_eq!(
+                e.usage(),
+                Some(Usage { input_tokens: 1200, cached_tokens: 200, output_tokens: 80, searches: 1, audio_ms: 0 })
+            ),
+            other => panic!("{other:?}"),
+        }
+        let queued = json!({"status": "queued", "output": [], "usage": {"input_tokens": 7, "output_tokens": 0}});
+        assert_eq!(parse(queued.to_string().as_bytes()).unwrap_err().usage().map(|u| u.input_tokens), Some(7));
+        // Nothing readable about the cost: no usage rather than a made-up zero.
+        assert_eq!(parse(b"<html>").unwrap_err().usage(), None);
+        assert_eq!(parse(b"{\"output\": 3}").unwrap_err().usage(), None);
     }
 
     #[test]

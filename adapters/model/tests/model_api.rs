@@ -486,7 +486,7 @@ async fn an_unreadable_answer_is_a_bad_response() {
     let err = api(config(&server)).respond(&proposal_request(vec![])).await.unwrap_err();
 
     assert!(
-        matches!(&err, ModelError::BadResponse(m) if m.starts_with("the response is not the expected json")),
+        matches!(&err, ModelError::BadResponse { message: m, .. } if m.starts_with("the response is not the expected json")),
         "{err:?}"
     );
 }
@@ -782,7 +782,7 @@ async fn an_unreadable_transcription_is_a_bad_response() {
     let err = api(config(&server)).transcribe(WAV).await.unwrap_err();
 
     assert!(
-        matches!(&err, ModelError::BadResponse(m) if m.starts_with("the transcription is not the expected json")),
+        matches!(&err, ModelError::BadResponse { message: m, .. } if m.starts_with("the transcription is not the expected json")),
         "{err:?}"
     );
 }

@@ -132,7 +132,7 @@ fn response(output: Vec<OutputItem>) -> ModelResponse {
 
 fn answer(step: u32, set: &ProposalSet) -> Result<ModelResponse, ModelError> {
     let text = serde_json::to_string(set)
-        .map_err(|e| ModelError::BadResponse(format!("the local planner could not write its answer: {e}")))?;
+        .map_err(|e| ModelError::bad_response(format!("the local planner could not write its answer: {e}")))?;
     Ok(response(vec![message(step, text)]))
 }
 

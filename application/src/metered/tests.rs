@@ -125,7 +125,7 @@ async fn a_failed_call_without_usage_still_writes_an_entry_with_zero_tokens() {
     let cases = [
         (ModelError::Http { status: 503, message: "overloaded".into() }, "the Model API answered 503: overloaded"),
         (ModelError::Unreachable("timed out".into()), "the Model API could not be reached: timed out"),
-        (ModelError::BadResponse("no output".into()), "the Model API's answer could not be read: no output"),
+        (ModelError::bad_response("no output"), "the Model API's answer could not be read: no output"),
     ];
     for (error, want) in cases {
         let mut model = model();

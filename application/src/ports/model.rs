@@ -202,17 +202,24 @@ pub enum ModelError {
     #[error("the Model API could not be reached: {0}")]
     Unreachable(String),
     /// The provider's answer is not the shape the reference gives.
-    #[error("the Model API's answer could not be read: {0}")]
-    BadResponse(String),
+    /// `usage` is what the answer still says was billed (a `200` whose output cannot be read), when it says so.
+    #[error("the Model API's answer could not be read: {message}")]
+    BadResponse { message: String, usage: Option<Usage> },
 }
 
 impl ModelError {
+    /// An answer that could not be read, with nothing known about its cost.
+    pub fn bad_response(message: impl Into<String>) -> Self {
+        ModelError::BadResponse { message: message.into(), usage: None }
+    }
+
     /// The usage billed for a failed call, when the provider reported one.
     pub fn usage(&self) -> Option<Usage> {
         match self {
             ModelError::Incomplete { usage, .. }
             | ModelError::Failed { usage, .. }
             | ModelError::Refused { usage, .. } => Some(*usage),
+            ModelError::BadResponse { usage, .. } => *usage,
             _ => None,
         }
     }
