@@ -130,9 +130,66 @@ async function unnamedControls() {
   });
 }
 
+/**
+ * Text whose contrast with what is behind it is under WCAG AA (4.5:1, or 3:1 for large text): answers each with
+ * its ratio. The background is the first opaque one among the element and its ancestors, with translucent ones
+ * blended over it; disabled controls are exempt, as WCAG has it.
+ */
+async function lowContrastText() {
+  return page.evaluate(() => {
+    const rgba = (css) => {
+      const m = css.match(/rgba?\(([^)]+)\)/);
+      if (!m) return null;
+      const [r, g, b, a = 1] = m[1].split(/[ ,\/]+/).filter(Boolean).map(Number);
+      return { r, g, b, a };
+    };
+    const over = (top, under) => ({
+      r: top.r * top.a + under.r * (1 - top.a),
+      g: top.g * top.a + under.g * (1 - top.a),
+      b: top.b * top.a + under.b * (1 - top.a),
+      a: 1,
+    });
+    const background = (el) => {
+      const layers = [];
+      for (let e = el; e; e = e.parentElement) {
+        const c = rgba(getComputedStyle(e).backgroundColor);
+        if (c && c.a > 0) {
+          layers.push(c);
+          if (c.a >= 1) break;
+        }
+      }
+      let bg = { r: 255, g: 255, b: 255, a: 1 };
+      for (const layer of layers.reverse()) bg = over(layer, bg);
+      return bg;
+    };
+    const luminance = ({ r, g, b }) => {
+      const lin = (v) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+      return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+    };
+    const out = [];
+    for (const el of document.querySelectorAll("body *")) {
+      const own = [...el.childNodes].some((n) => n.nodeType === Node.TEXT_NODE && n.textContent.trim());
+      if (!own || el.closest("[hidden], svg, :disabled") || !el.checkVisibility({ opacityProperty: true })) continue;
+      const style = getComputedStyle(el);
+      const bg = background(el);
+      const fg = over(rgba(style.color), bg);
+      const [hi, lo] = [luminance(fg), luminance(bg)].sort((a, b) => b - a);
+      const ratio = (hi + 0.05) / (lo + 0.05);
+      const size = parseFloat(style.fontSize);
+      const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700);
+      if (ratio < (large ? 3 : 4.5)) {
+        out.push(`${ratio.toFixed(2)}:1 ${el.tagName.toLowerCase()}.${el.className} "${el.textContent.trim().slice(0, 40)}"`);
+      }
+    }
+    return out;
+  });
+}
+
 async function checkAccessible(where) {
   const missing = await unnamedControls();
   assert.deepEqual(missing, [], `controls without an accessible name on ${where}`);
+  const faint = await lowContrastText();
+  assert.deepEqual(faint, [], `text under WCAG AA contrast on ${where}`);
 }
 
 /** The API's path list, from its OpenAPI document (the intake endpoints may not exist yet). */
@@ -676,6 +733,37 @@ test("the phone layout keeps the inventory usable", async () => {
   assert.ok(overflow <= 1, `no sideways scrolling of the page: ${overflow}px`);
   await page.screenshot({ path: path.join(SHOTS, "inventory-phone.png") });
   await page.setViewportSize({ width: 1280, height: 860 });
+});
+
+test("the dark colour scheme keeps every page readable", async () => {
+  await page.emulateMedia({ colorScheme: "dark" });
+  try {
+    for (const [hash, heading] of [
+      ["#/items", "Inventory"],
+      ["#/projects", "Projects"],
+      ["#/sell", "Sell & give"],
+      ["#/spend", "Spend"],
+      ["#/intake", "Intake"],
+    ]) {
+      await open(hash, heading);
+      assert.deepEqual(await lowContrastText(), [], `text under WCAG AA contrast on ${hash} in the dark scheme`);
+      await page.screenshot({ path: path.join(SHOTS, `${hash.slice(2)}-dark.png`) });
+    }
+    // The check itself finds faint text: grey on grey is reported, and goes away with the probe.
+    await page.evaluate(() => {
+      const probe = document.createElement("p");
+      probe.id = "contrast-probe";
+      probe.style.cssText = "color: #8a8a8a; background: #999";
+      probe.textContent = "faint probe";
+      document.getElementById("main").append(probe);
+    });
+    const found = await lowContrastText();
+    await page.evaluate(() => document.getElementById("contrast-probe").remove());
+    assert.equal(found.length, 1, found.join("; "));
+    assert.match(found[0], /^1\.\d\d:1 p\. "faint probe"$/);
+  } finally {
+    await page.emulateMedia({ colorScheme: "light" });
+  }
 });
 
 test("the page logged no error in the browser console", () => {
