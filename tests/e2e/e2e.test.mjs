@@ -185,7 +185,21 @@ async function lowContrastText() {
   });
 }
 
+/** Text a page should never show: a value the script failed to render ("null", "undefined", "NaN", ...). */
+async function strayValues() {
+  return page.evaluate(() => {
+    const out = [];
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const t = n.textContent.trim();
+      if (/^(null|undefined|NaN)$|\b(undefined|NaN)\b|\[object Object\]/.test(t)) out.push(`${n.parentElement.tagName.toLowerCase()}: "${t.slice(0, 60)}"`);
+    }
+    return out;
+  });
+}
+
 async function checkAccessible(where) {
+  assert.deepEqual(await strayValues(), [], `values rendered as text on ${where}`);
   const missing = await unnamedControls();
   assert.deepEqual(missing, [], `controls without an accessible name on ${where}`);
   const faint = await lowContrastText();
@@ -711,6 +725,36 @@ test("without a Model API key, pricing names the setting that enables it", async
   }
 });
 
+test("a spent budget is explained, and nothing reaches the model", async () => {
+  // A budget of nothing is spent from the start: every model call is refused before it is sent.
+  const { url, stop } = await startSecondTrove({ MODEL_API_URL: fake.url, MODEL_API_KEY: "test", SPEND_MONTHLY_LIMIT_USD: "0" });
+  const other = await context.browser().newContext({ viewport: { width: 1280, height: 860 } });
+  const p = await other.newPage();
+  const sent = fake.requests.length;
+  try {
+    await p.goto(url);
+    await p.getByRole("heading", { level: 1, name: "Inventory" }).waitFor({ timeout: DEADLINE });
+    const origin = new URL(url).origin;
+    await p.goto(`${origin}/#/sell`);
+    await p.locator("section", { hasText: "To sell" }).locator("ul.plain-list a").first().click({ timeout: DEADLINE });
+    await p.getByRole("button", { name: "Price it" }).click({ timeout: DEADLINE });
+    const err = p.locator(".message.error");
+    await err.waitFor({ timeout: DEADLINE });
+    const text = await err.textContent();
+    assert.match(text, /^Budget reached: the monthly model budget is spent/);
+    assert.match(text, /SPEND_MONTHLY_LIMIT_USD/);
+    assert.match(text, /Nothing was sent to the model\./);
+    await p.goto(`${origin}/#/projects`);
+    await p.getByRole("button", { name: "What can I build?" }).click({ timeout: DEADLINE });
+    await p.locator(".message.error", { hasText: "Budget reached" }).waitFor({ timeout: DEADLINE });
+    await p.screenshot({ path: path.join(SHOTS, "budget-reached.png") });
+    assert.equal(fake.requests.length, sent, "no request reached the Model API");
+  } finally {
+    await other.close();
+    await stop();
+  }
+});
+
 test("signing out forgets the token; pasting one signs in again", async () => {
   const stored = await page.evaluate(() => localStorage.getItem("trove.token"));
   await open("#/items", "Inventory");
@@ -747,6 +791,7 @@ test("the dark colour scheme keeps every page readable", async () => {
     ]) {
       await open(hash, heading);
       assert.deepEqual(await lowContrastText(), [], `text under WCAG AA contrast on ${hash} in the dark scheme`);
+      assert.deepEqual(await strayValues(), [], `values rendered as text on ${hash}`);
       await page.screenshot({ path: path.join(SHOTS, `${hash.slice(2)}-dark.png`) });
     }
     // The check itself finds faint text: grey on grey is reported, and goes away with the probe.

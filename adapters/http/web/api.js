@@ -34,7 +34,7 @@ export class ApiError extends Error {
       case 401:
         return "The token was refused. Sign in again with a token from `trove token new`.";
       case 402:
-        return `The monthly spending budget is reached: ${m}. Nothing was sent to the model. Raise SPEND_MONTHLY_LIMIT_USD or wait for next month.`;
+        return `Budget reached: ${m}. Nothing was sent to the model.`;
       case 404:
         return `Not found: ${m}.`;
       case 409:

@@ -59,7 +59,8 @@ export async function projectsView() {
   root.append(
     h("h1", {}, "Projects"),
     form,
-    lastRun ? runSummary(lastRun, tpl) : null,
+    // `Element.append` writes a null as the text "null": only what there is goes in.
+    ...(lastRun ? [runSummary(lastRun, tpl)] : []),
     group("Proposed", "proposed", "No open proposal. Ask what you can build."),
     group("Accepted", "accepted", "Nothing accepted yet."),
     group("Built", "built", "Nothing built yet."),
