@@ -18,6 +18,14 @@ use trove_domain::spend::CallKind;
 use trove_domain::text::clip;
 use trove_domain::{HouseholdId, ItemId};
 
+/// How the owner's wish opens the first input message; [`wish_of`] reads it back.
+pub const WISH_PREFIX: &str = "The owner's wish: ";
+
+/// The owner's wish in a run's first input message, as [`ProposeProjects::run`] writes it.
+pub fn wish_of(first_message: &str) -> Option<&str> {
+    first_message.strip_prefix(WISH_PREFIX).map(str::trim).filter(|w| !w.is_empty())
+}
+
 /// The most steps (model calls) a run may take.
 pub const MAX_STEPS: u32 = 4;
 /// Longest owner's wish accepted, in characters.
@@ -124,7 +132,7 @@ impl ProposeProjects {
             return Err(Error::Invalid(format!("brief is longer than {BRIEF_MAX} characters")));
         }
         let first = match wish {
-            Some(w) => format!("The owner's wish: {w}"),
+            Some(w) => format!("{WISH_PREFIX}{w}"),
             None => "Propose projects I can build from my inventory.".to_owned(),
         };
         let mut input = vec![InputItem::UserText(first)];

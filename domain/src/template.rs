@@ -193,6 +193,87 @@ impl Template {
     pub fn requirement(&self, key: &str) -> Option<&Requirement> {
         self.requirements.iter().find(|r| r.key.as_str() == key)
     }
+
+    /// How well the template answers an owner's wish, by the words they share: 0 when none. A wish word found in
+    /// the label counts 3, one found only in the goal, the steps or a requirement (label, key, item types) counts
+    /// 1; each wish word counts once. Words are compared lower-case and singular ("stations" is "station"), and
+    /// the words any wish has ("build", "something", "want") count for nothing. Lexical only: the Model API
+    /// reads a wish for its meaning; this is what a planner without a model can honestly do with it.
+    ///
+    /// ```
+    /// use trove_domain::catalogue;
+    /// let weather = catalogue::builtin().into_iter().find(|t| t.label == "Weather station").unwrap();
+    /// let weather = weather.with_id(trove_domain::TemplateId(1));
+    /// assert_eq!(weather.relevance("I want to build a weather station for the garden"), 6);
+    /// assert_eq!(weather.relevance("something for the kids"), 0);
+    /// ```
+    pub fn relevance(&self, wish: &str) -> u32 {
+        let label = wish_words(&self.label);
+        let mut rest = wish_words(&self.goal);
+        for step in &self.steps {
+            rest.extend(wish_words(step));
+        }
+        for r in &self.requirements {
+            rest.extend(wish_words(&r.label));
+            rest.extend(wish_words(&r.key.as_str().replace('_', " ")));
+            for t in &r.item_types {
+                rest.extend(wish_words(&t.as_str().replace('_', " ")));
+            }
+        }
+        let mut asked = wish_words(wish);
+        asked.sort_unstable();
+        asked.dedup();
+        asked.iter().map(|w| if label.contains(w) { 3 } else { u32::from(rest.contains(w)) }).sum()
+    }
+}
+
+/// Words every wish may hold that say nothing about which project: compared as [`wish_words`] gives them.
+const WISH_FILLER: [&str; 24] = [
+    "build",
+    "make",
+    "project",
+    "something",
+    "thing",
+    "want",
+    "would",
+    "like",
+    "need",
+    "use",
+    "my",
+    "me",
+    "some",
+    "can",
+    "could",
+    "what",
+    "which",
+    "new",
+    "old",
+    "spare",
+    "it",
+    "is",
+    "be",
+    "that",
+];
+
+/// The words of a text as a wish is compared: [`crate::matching::words`], singular, without [`WISH_FILLER`].
+fn wish_words(text: &str) -> Vec<String> {
+    crate::matching::words(text)
+        .into_iter()
+        .map(|w| singular(&w))
+        .filter(|w| !WISH_FILLER.contains(&w.as_str()))
+        .collect()
+}
+
+/// A crude singular of an English word: "batteries" is "battery", "stations" is "station"; "glass" and short
+/// words stay.
+fn singular(word: &str) -> String {
+    if let Some(stem) = word.strip_suffix("ies").filter(|s| s.chars().count() >= 2) {
+        return format!("{stem}y");
+    }
+    match word.strip_suffix('s') {
+        Some(stem) if stem.chars().count() >= 3 && !stem.ends_with('s') && !stem.ends_with('u') => stem.to_owned(),
+        _ => word.to_owned(),
+    }
 }
 
 /// A template before the store gives it an id, validated.
@@ -295,6 +376,51 @@ pub fn requirement(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn relevance_counts_shared_words_label_first() {
+        let t = NewTemplate::new(
+            "Retro game console",
+            "Play classic games on the TV with two pads.",
+            "an evening",
+            &["Flash RetroPie onto the card.".to_owned()],
+            vec![
+                requirement(
+                    "board",
+                    "a single-board computer with HDMI",
+                    &["single_board_computer"],
+                    None,
+                    false,
+                    vec![],
+                )
+                .unwrap(),
+            ],
+        )
+        .unwrap()
+        .with_id(TemplateId(7));
+        assert_eq!(t.relevance("retro games"), 6, "both words in the label, 'games' as 'game'");
+        assert_eq!(t.relevance("something on the TV"), 1, "a goal word counts 1; filler counts nothing");
+        assert_eq!(t.relevance("a single board computer project"), 3, "requirement words and item types count 1");
+        assert_eq!(t.relevance("game game GAME"), 3, "each wish word once");
+        assert_eq!(t.relevance("I want to build something"), 0);
+        assert_eq!(t.relevance(""), 0);
+    }
+
+    #[test]
+    fn singular_forms() {
+        for (word, want) in [
+            ("stations", "station"),
+            ("batteries", "battery"),
+            ("glass", "glass"),
+            ("gps", "gps"),
+            ("bus", "bus"),
+            ("pis", "pis"),
+            ("games", "game"),
+        ] {
+            assert_eq!(singular(word), want, "{word}");
+        }
+    }
+
     use super::*;
     use crate::item::Fault;
     use crate::item::fixtures::{item, measure};

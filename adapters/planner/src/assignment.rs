@@ -8,6 +8,7 @@
 //! is never used twice. Optional requirements are filled last, from what is left.
 
 use crate::transcript::Detail;
+use std::cmp::Reverse;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use trove_application::tools::InventoryLine;
 use trove_domain::item::{Availability, Intent, Item, ItemName, ItemType, Measurement, MeasurementSource};
@@ -277,8 +278,10 @@ fn take(free: &mut [bool], filled: &[Option<usize>]) {
     }
 }
 
-/// Chooses the templates to propose and their items (see the module's documentation).
-pub(crate) fn assign(templates: &[Template], items: &[Item]) -> Vec<Chosen> {
+/// Chooses the templates to propose and their items (see the module's documentation). `relevance` gives each
+/// template's fit to the owner's wish (all 0 without one).
+pub(crate) fn assign(templates: &[Template], items: &[Item], relevance: &[u32]) -> Vec<Chosen> {
+    let wished = |t: usize| relevance.get(t).copied().unwrap_or(0);
     let options: Vec<Options<'_>> = templates.iter().map(|t| Options::new(t, items)).collect();
     let mut free = vec![true; items.len()];
     let mut left: Vec<usize> = (0..templates.len()).collect();
@@ -286,8 +289,8 @@ pub(crate) fn assign(templates: &[Template], items: &[Item]) -> Vec<Chosen> {
 
     // Complete templates. Items are not fixed to a template until the end: a joint matching over the
     // requirements of every template chosen so far proves they can all be complete at once. Each round adds the
-    // template that leaves the most other templates still addable, then the one putting more items to use, then
-    // the more particular one.
+    // template that fits the wish best, then the one leaving the most other templates still addable, then the one
+    // putting more items to use, then the more particular one.
     let mut joint = Joint::new(items.len());
     while chosen_templates(&joint).len() < MAX_PROPOSALS {
         let addable: Vec<(usize, Joint)> = left
@@ -301,7 +304,13 @@ pub(crate) fn assign(templates: &[Template], items: &[Item]) -> Vec<Chosen> {
             .iter()
             .map(|(t, with)| {
                 let spoiled = addable.iter().filter(|(o, _)| o != t && !with.clone().add(&options, *o)).count();
-                let key = (spoiled, usize::MAX - options[*t].required_count(), options[*t].choice(&free), *t);
+                let key = (
+                    Reverse(wished(*t)),
+                    spoiled,
+                    usize::MAX - options[*t].required_count(),
+                    options[*t].choice(&free),
+                    *t,
+                );
                 (key, with)
             })
             .min_by_key(|(key, _)| *key);
@@ -318,6 +327,20 @@ pub(crate) fn assign(templates: &[Template], items: &[Item]) -> Vec<Chosen> {
         }
         take(&mut free, &filled);
         chosen.push(Chosen { template: t, filled });
+    }
+
+    // The templates that fit the wish best but cannot be complete: proposed with what there is, so the owner sees
+    // what is missing for what they asked.
+    let best_fit = left.iter().map(|&t| wished(t)).max().unwrap_or(0);
+    if best_fit > 0 && chosen.iter().all(|c| wished(c.template) < best_fit) {
+        for t in left.clone().into_iter().filter(|&t| wished(t) == best_fit) {
+            let filled = options[t].matching(&free);
+            if covered(&filled) > 0 {
+                take(&mut free, &filled);
+                chosen.push(Chosen { template: t, filled });
+                left.retain(|&l| l != t);
+            }
+        }
     }
 
     // Too few complete ones: the best partial ones too, with at least half their requirements covered.
@@ -341,6 +364,10 @@ pub(crate) fn assign(templates: &[Template], items: &[Item]) -> Vec<Chosen> {
             left.retain(|&l| l != t);
         }
     }
+
+    // What fits the wish comes first; the rest keeps its order.
+    chosen.sort_by_key(|c| Reverse(wished(c.template)));
+    chosen.truncate(MAX_PROPOSALS);
 
     // Optional requirements, from what is left, in the order the templates were chosen.
     for c in &mut chosen {
@@ -380,8 +407,13 @@ fn list(parts: &[String]) -> String {
 }
 
 /// The ProposalSet for the chosen templates: a title naming the main item, a reason naming what it uses and
-/// what is still missing, and one allocation per covered requirement.
-pub(crate) fn proposal_set(templates: &[Template], items: &[Item], chosen: &[Chosen]) -> ProposalSet {
+/// what is still missing (and that it fits the wish, when it does), and one allocation per covered requirement.
+pub(crate) fn proposal_set(
+    templates: &[Template],
+    items: &[Item],
+    chosen: &[Chosen],
+    relevance: &[u32],
+) -> ProposalSet {
     let proposals = chosen
         .iter()
         .map(|c| {
@@ -409,7 +441,14 @@ pub(crate) fn proposal_set(templates: &[Template], items: &[Item], chosen: &[Cho
             Proposal {
                 template_id: template.id.0,
                 title: clip(&title, TITLE_MAX),
-                reason: clip(&format!("Uses your spare {}; {tail}.", list(&parts)), REASON_MAX),
+                reason: clip(
+                    &format!(
+                        "{}Uses your spare {}; {tail}.",
+                        if relevance.get(c.template).copied().unwrap_or(0) > 0 { "Fits your wish. " } else { "" },
+                        list(&parts)
+                    ),
+                    REASON_MAX,
+                ),
                 allocations: used
                     .iter()
                     .map(|(r, i)| ProposedAllocation { requirement: r.key.to_string(), item_id: i.id.0 })
@@ -452,9 +491,48 @@ mod tests {
     }
 
     fn run(templates: &[Template], lines: &[InventoryLine]) -> ProposalSet {
+        run_wished(templates, lines, &vec![0; templates.len()])
+    }
+
+    fn run_wished(templates: &[Template], lines: &[InventoryLine], relevance: &[u32]) -> ProposalSet {
         let items = candidates(lines, &BTreeMap::new(), false);
-        let chosen = assign(templates, &items);
-        proposal_set(templates, &items, &chosen)
+        let chosen = assign(templates, &items, relevance);
+        proposal_set(templates, &items, &chosen, relevance)
+    }
+
+    #[test]
+    fn the_wished_template_comes_first_and_gets_the_item_it_competes_for() {
+        // Both templates want the one board; without a wish template 1 (the lower id) takes it.
+        let t1 = template(1, &[("board", "single_board_computer", false)]);
+        let t2 = template(2, &[("board", "single_board_computer", false)]);
+        let lines = [line(10, "single_board_computer", Condition::Good, &[])];
+        let templates = [t1, t2];
+        assert_eq!(allocations(&run(&templates, &lines)), vec![(1, vec![("board".into(), 10)])]);
+        let set = run_wished(&templates, &lines, &[0, 3]);
+        assert_eq!(allocations(&set), vec![(2, vec![("board".into(), 10)])]);
+        assert!(
+            set.proposals[0].reason.starts_with("Fits your wish. Uses your spare item 10"),
+            "{}",
+            set.proposals[0].reason
+        );
+    }
+
+    #[test]
+    fn a_wished_template_that_cannot_be_complete_is_proposed_with_what_is_missing() {
+        let t1 = template(1, &[("a", "gamepad", false)]);
+        let t2 = template(2, &[("a", "gamepad", false)]);
+        let t3 = template(3, &[("b", "monitor", false), ("c", "sensor", false), ("d", "cable", false)]);
+        let lines = [
+            line(1, "gamepad", Condition::Good, &[]),
+            line(2, "gamepad", Condition::Good, &[]),
+            line(3, "monitor", Condition::Good, &[]),
+        ];
+        let templates = [t1, t2, t3];
+        // Two complete ones: without a wish, the third (a third covered) is left out.
+        assert_eq!(run(&templates, &lines).proposals.iter().map(|p| p.template_id).collect::<Vec<_>>(), vec![1, 2]);
+        let set = run_wished(&templates, &lines, &[0, 1, 3]);
+        assert_eq!(set.proposals.iter().map(|p| p.template_id).collect::<Vec<_>>(), vec![3, 2, 1]);
+        assert_eq!(set.proposals[0].reason, "Fits your wish. Uses your spare item 3 as b; still needed: c, d.");
     }
 
     #[test]

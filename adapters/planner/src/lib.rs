@@ -169,7 +169,8 @@ impl ModelPort for LocalPlanner {
         // The loop's last step must call no tool, so the planner answers with what it knows by then.
         let last = step >= MAX_STEPS;
         let items = assignment::candidates(&lines, &details, last);
-        let chosen = assignment::assign(&templates, &items);
+        let relevance: Vec<u32> = templates.iter().map(|t| steps.wish().map_or(0, |wish| t.relevance(wish))).collect();
+        let chosen = assignment::assign(&templates, &items, &relevance);
 
         let undetailed = assignment::undetailed(&chosen, &items, &details);
         if !undetailed.is_empty() && !last {
@@ -180,7 +181,7 @@ impl ModelPort for LocalPlanner {
                 .collect();
             return Ok(response(calls));
         }
-        let set = assignment::proposal_set(&templates, &items, &chosen);
+        let set = assignment::proposal_set(&templates, &items, &chosen, &relevance);
         tracing::debug!(step, proposals = set.proposals.len(), "local planner answers");
         answer(step, &set)
     }

@@ -84,7 +84,12 @@ struct Run {
 /// Drives the planner as the proposal loop does: replays every output item verbatim and answers each call with
 /// the loop's tool output, matched by `call_id`, for at most four steps.
 async fn run(planner: &LocalPlanner, items: &[Item], templates: &[Template]) -> Run {
-    let mut input = vec![InputItem::UserText("something for the living room".into())];
+    run_from(planner, items, templates, "Propose projects I can build from my inventory.").await
+}
+
+/// [`run`], opening with `first` as the loop's first message.
+async fn run_from(planner: &LocalPlanner, items: &[Item], templates: &[Template], first: &str) -> Run {
+    let mut input = vec![InputItem::UserText(first.into())];
     let mut calls = Vec::new();
     for _ in 0..4 {
         let response = planner.respond(&request(CallKind::Propose, input.clone())).await.unwrap();
@@ -154,6 +159,34 @@ async fn the_demo_inventory_gives_several_sound_projects() {
         assert!(p.title.starts_with(&format!("{label} from your ")), "{}", p.title);
         assert!(p.reason.starts_with("Uses your spare "), "{}", p.reason);
     }
+}
+
+#[tokio::test]
+async fn a_wish_puts_what_fits_it_first() {
+    let templates = builtin_templates();
+    let items = demo_items();
+    let p = planner(&templates);
+    let label = |set: &ProposalSet, n: usize| {
+        templates.iter().find(|t| t.id.0 == set.proposals[n].template_id).unwrap().label.clone()
+    };
+    let plain = parse(&run(&p, &items, &templates).await.text);
+    for (wish, want) in [
+        ("something for the kids", "Old-laptop kids' PC"),
+        ("a weather station for the garden", "Weather station"),
+        ("retro games on the TV", "Retro game console"),
+    ] {
+        let first = format!("{}{wish}", trove_application::propose::WISH_PREFIX);
+        let set = parse(&run_from(&p, &items, &templates, &first).await.text);
+        assert_eq!(label(&set, 0), want, "{wish}: {set:#?}");
+        assert!(set.proposals[0].reason.starts_with("Fits your wish. Uses your spare "), "{}", set.proposals[0].reason);
+        // Still sound: the rules keep every allocation, and the other proposals carry on as without a wish.
+        let decision = decide(&set, &by_id(&templates, |t| t.id), &by_id(&items, |i| i.id));
+        assert!(decision.dropped.is_empty(), "{wish}: {:?}", decision.dropped);
+        assert!(set.proposals.len() >= plain.proposals.len() - 1, "{wish}: {set:#?}");
+    }
+    // A wish that fits nothing changes nothing.
+    let first = format!("{}a hovercraft", trove_application::propose::WISH_PREFIX);
+    assert_eq!(run_from(&p, &items, &templates, &first).await.text, run(&p, &items, &templates).await.text);
 }
 
 #[tokio::test]

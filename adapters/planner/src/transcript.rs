@@ -56,6 +56,8 @@ pub(crate) struct Transcript {
     calls: Vec<Call>,
     /// The tool outputs, by `call_id`.
     outputs: HashMap<String, String>,
+    /// The owner's wish, when the run has one.
+    wish: Option<String>,
 }
 
 impl Transcript {
@@ -74,10 +76,20 @@ impl Transcript {
                 InputItem::FunctionCallOutput { call_id, output } => {
                     t.outputs.insert(call_id.clone(), output.clone());
                 }
-                InputItem::UserText(_) | InputItem::UserImage { .. } => {}
+                InputItem::UserText(text) => {
+                    if t.wish.is_none() {
+                        t.wish = trove_application::propose::wish_of(text).map(str::to_owned);
+                    }
+                }
+                InputItem::UserImage { .. } => {}
             }
         }
         t
+    }
+
+    /// The owner's wish, when the run has one.
+    pub fn wish(&self) -> Option<&str> {
+        self.wish.as_deref()
     }
 
     /// Which step of the loop this is, from 1. Step 1 has no tool output yet. Later steps are counted from the
