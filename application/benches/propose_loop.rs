@@ -124,7 +124,7 @@ impl ScriptedModel {
 
 #[async_trait]
 impl ModelPort for ScriptedModel {
-    fn model_name(&self) -> String {
+    fn model_name(&self, _kind: trove_domain::spend::CallKind) -> String {
         "scripted".into()
     }
 

@@ -51,7 +51,10 @@ pub struct Metered {
 
 impl std::fmt::Debug for Metered {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Metered").field("model", &self.model.model_name()).field("policy", &self.policy).finish()
+        f.debug_struct("Metered")
+            .field("model", &self.model.model_name(CallKind::Propose))
+            .field("policy", &self.policy)
+            .finish()
     }
 }
 
@@ -87,7 +90,7 @@ impl Metered {
         usage: &Usage,
         run: &mut RunSpend,
     ) -> Result<(), Error> {
-        let entry = SpendEntry::new(self.clock.now(), kind, &self.model.model_name(), usage, &self.policy.rates);
+        let entry = SpendEntry::new(self.clock.now(), kind, &self.model.model_name(kind), usage, &self.policy.rates);
         run.add(&entry);
         self.ledger.record(household, &entry).await?;
         Ok(())
@@ -120,7 +123,8 @@ impl Metered {
         }
     }
 
-    /// Speech to text, metered as a `transcribe` entry costed per second of audio.
+    /// Speech to text, metered as a `transcribe` entry costed per second of audio: the duration the provider
+    /// billed, or the WAV's own when its answer does not say.
     ///
     /// # Errors
     /// As [`Metered::respond`].
@@ -133,7 +137,8 @@ impl Metered {
         self.check_budget(household).await?;
         match self.model.transcribe(wav).await {
             Ok(t) => {
-                let usage = Usage { audio_ms: t.audio_ms, ..Usage::default() };
+                let played = || trove_domain::wav::Wav::read(wav).ok().map(|w| w.duration_ms());
+                let usage = Usage { audio_ms: t.audio_ms.or_else(played).unwrap_or(0), ..Usage::default() };
                 self.record(household, CallKind::Transcribe, &usage, run).await?;
                 Ok(t)
             }

@@ -79,7 +79,7 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         }
         None => Arc::new(trove_planner::LocalPlanner::new(templates.clone())),
     };
-    let model_name = model.model_name();
+    let model_name = model.model_name(trove_domain::spend::CallKind::Propose);
     let metered = Metered::new(model, ledger.clone(), clock.clone(), config.spend);
     let sheet: Arc<dyn ItemSheet> = Arc::new(trove_csv::CsvSheet);
 

@@ -15,6 +15,7 @@ on_both!(
     a_label_is_read_from_a_data_url_and_matched_by_serial,
     a_listing_is_read_and_matched_by_name,
     a_wav_voice_note_is_transcribed_then_read,
+    a_stereo_voice_note_is_converted_and_costed_by_its_length,
     a_transcript_is_read_without_transcription,
     wrong_media_types_and_empty_texts_are_refused,
     readings_need_the_model_api,
@@ -209,6 +210,75 @@ async fn a_wav_voice_note_is_transcribed_then_read(db: Db) {
     assert_eq!(kinds, vec!["transcribe", "read_voice"]);
     // Half a minute at the default 0.006 USD per minute.
     assert_eq!(entries[0]["cost_micro_usd"], 3000);
+}
+
+/// A WAV of `seconds` of a quiet tone, 16-bit PCM, `channels` channels at `rate` Hz, with the format tag `tag`.
+fn tone_wav(tag: u16, channels: u16, rate: u32, seconds: u32) -> Vec<u8> {
+    let frames = rate * seconds;
+    let data_len = frames * u32::from(channels) * 2;
+    let mut w = Vec::with_capacity(44 + data_len as usize);
+    w.extend_from_slice(b"RIFF");
+    w.extend_from_slice(&(36 + data_len).to_le_bytes());
+    w.extend_from_slice(b"WAVEfmt ");
+    w.extend_from_slice(&16u32.to_le_bytes());
+    w.extend_from_slice(&tag.to_le_bytes());
+    w.extend_from_slice(&channels.to_le_bytes());
+    w.extend_from_slice(&rate.to_le_bytes());
+    w.extend_from_slice(&(rate * u32::from(channels) * 2).to_le_bytes());
+    w.extend_from_slice(&(channels * 2).to_le_bytes());
+    w.extend_from_slice(&16u16.to_le_bytes());
+    w.extend_from_slice(b"data");
+    w.extend_from_slice(&data_len.to_le_bytes());
+    for n in 0..frames {
+        let v = (3000.0 * (f64::from(n) * 0.06).sin()) as i16;
+        for _ in 0..channels {
+            w.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    w
+}
+
+async fn a_stereo_voice_note_is_converted_and_costed_by_its_length(db: Db) {
+    let (server, seen) = fake_api(|_, _| reading(power_bank())).await;
+    // This provider's answer leaves the duration out: the note's own length is what is costed.
+    Mock::given(method("POST"))
+        .and(path("/asr/transcribe"))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_json(json!({"sessionId": "s2", "transcript": "a power bank"})),
+        )
+        .expect(1)
+        .mount(&server)
+        .await;
+    let app = TestApp::spawn(db, &settings(&server)).await;
+
+    // A compressed WAV is refused before anything is sent, saying what to do.
+    let (s, b) =
+        app.post_form("/api/intake/voice", image_form("audio", &tone_wav(0x11, 1, 16_000, 1), "audio/wav")).await;
+    assert_error(s, &b, StatusCode::BAD_REQUEST, "invalid");
+    assert!(b["error"]["message"].as_str().unwrap().contains("uncompressed PCM WAV"), "{b}");
+    assert!(app.spend_kinds().await.is_empty());
+
+    // Two seconds of CD-rate stereo, as a phone or a desktop recorder saves it.
+    let (status, body) =
+        app.post_form("/api/intake/voice", image_form("audio", &tone_wav(1, 2, 44_100, 2), "audio/wav")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(seen.bodies().len(), 1, "the reading call");
+
+    let requests = server.received_requests().await.unwrap();
+    let upload = &requests.iter().find(|r| r.url.path() == "/asr/transcribe").unwrap().body;
+    let at = upload.windows(4).position(|w| w == b"RIFF").expect("the audio part");
+    let sent = trove_domain::wav::Wav::read(&upload[at..]).expect("a WAV went out");
+    assert!(sent.is_transcribable(), "{sent:?}");
+    assert_eq!((sent.channels, sent.sample_rate, sent.duration_ms()), (1, 16_000, 2000));
+
+    let (_, spend) = app.get("/api/spend").await;
+    let transcribe = &spend["entries"][0];
+    assert_eq!(
+        (transcribe["kind"].as_str(), transcribe["model"].as_str()),
+        (Some("transcribe"), Some("muse-voice-transcribe-1.0"))
+    );
+    // Two seconds at the default 0.006 USD per minute: 200 micro-USD.
+    assert_eq!(transcribe["cost_micro_usd"], 200, "{spend}");
 }
 
 async fn a_transcript_is_read_without_transcription(db: Db) {

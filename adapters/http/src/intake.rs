@@ -246,8 +246,9 @@ impl IntakeApi {
         Ok(Json(answer(&reading, MeasurementSource::Listing)))
     }
 
-    /// Read a voice note into candidate items with their matches: WAV audio as multipart field `audio` (400
-    /// when empty, 415 for other formats; transcribed first, a `transcribe` spend entry) or JSON
+    /// Read a voice note into candidate items with their matches: WAV audio as multipart field `audio` (415 for
+    /// other formats; 400 when empty, compressed, damaged or over ten minutes; any uncompressed WAV is converted
+    /// to mono 16-bit PCM as the transcription takes it, which is its own `transcribe` spend entry) or JSON
     /// `{"transcript"}`. Then one model call without tools; nothing is written.
     #[oai(path = "/intake/voice", method = "post", tag = "IntakeTag::Intake")]
     async fn voice(&self, Member(h): Member, body: VoiceNote) -> ApiResult<Json<IntakeAnswer>> {

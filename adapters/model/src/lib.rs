@@ -20,6 +20,7 @@ use serde::Deserialize;
 use std::error::Error as _;
 use std::time::Duration;
 use trove_application::ports::model::{Capabilities, ModelError, ModelPort, ModelRequest, ModelResponse, Transcript};
+use trove_domain::spend::CallKind;
 
 /// The remote Model API as a [`ModelPort`]: the backend used whenever `MODEL_API_KEY` is set.
 #[derive(Debug, Clone)]
@@ -149,8 +150,11 @@ fn describe(error: &reqwest::Error, config: &ModelApiConfig) -> String {
 
 #[async_trait]
 impl ModelPort for ModelApi {
-    fn model_name(&self) -> String {
-        self.config.model.clone()
+    fn model_name(&self, kind: CallKind) -> String {
+        match kind {
+            CallKind::Transcribe => self.config.transcribe_model.clone(),
+            _ => self.config.model.clone(),
+        }
     }
 
     fn capabilities(&self) -> Capabilities {
@@ -192,9 +196,11 @@ impl ModelPort for ModelApi {
         let wire: WireTranscript = serde_json::from_slice(&answer)
             .map_err(|e| ModelError::bad_response(format!("the transcription is not the expected json: {e}")))?;
         if wire.audio_duration_ms.is_none() {
-            tracing::warn!("the transcription gave no audioDurationMs; its spend is recorded as no audio");
+            tracing::warn!(
+                "the transcription gave no audioDurationMs; its spend is costed from the audio's own length"
+            );
         }
-        Ok(Transcript { text: wire.transcript, audio_ms: wire.audio_duration_ms.unwrap_or(0) })
+        Ok(Transcript { text: wire.transcript, audio_ms: wire.audio_duration_ms })
     }
 }
 

@@ -145,7 +145,8 @@ async fn the_proposal_request_is_exactly_the_reference_shape() {
     assert_eq!(sent_bodies(&server).await, vec![want]);
     assert_eq!(answer.final_text(), Some("{\"proposals\":[]}"));
     assert_eq!(answer.usage, USAGE);
-    assert_eq!(api.model_name(), "muse-spark-1.3");
+    assert_eq!(api.model_name(CallKind::Propose), "muse-spark-1.3");
+    assert_eq!(api.model_name(CallKind::Transcribe), "muse-voice-transcribe-1.0");
     assert_eq!(api.capabilities(), Capabilities { web_search: true, images: true, audio: true });
 }
 
@@ -716,7 +717,7 @@ async fn transcription_sends_both_parts_and_reads_the_transcript() {
 
     let transcript = api(config(&server)).transcribe(WAV).await.unwrap();
 
-    assert_eq!(transcript, Transcript { text: "a ten amp hour battery".into(), audio_ms: 4250 });
+    assert_eq!(transcript, Transcript { text: "a ten amp hour battery".into(), audio_ms: Some(4250) });
     let requests = sent(&server).await;
     assert!(
         requests[0]
@@ -767,7 +768,7 @@ async fn transcription_is_retried_with_the_whole_audio_and_errors_are_mapped() {
     let transcript = api.transcribe(WAV).await.unwrap();
     let err = api.transcribe(WAV).await.unwrap_err();
 
-    assert_eq!(transcript, Transcript { text: String::new(), audio_ms: 0 });
+    assert_eq!(transcript, Transcript { text: String::new(), audio_ms: None });
     assert_eq!(err, ModelError::Http { status: 413, message: "invalid_request_error: audio too long".into() });
     let requests = sent(&server).await;
     assert_eq!(requests.len(), 3);

@@ -138,7 +138,7 @@ fn answer(step: u32, set: &ProposalSet) -> Result<ModelResponse, ModelError> {
 
 #[async_trait]
 impl ModelPort for LocalPlanner {
-    fn model_name(&self) -> String {
+    fn model_name(&self, _kind: CallKind) -> String {
         MODEL_NAME.to_owned()
     }
 

@@ -231,7 +231,7 @@ async fn only_proposing_is_served() {
     assert_eq!(err.to_string(), "pricing with web search needs the Model API: set MODEL_API_KEY");
     let err = p.transcribe(b"RIFF").await.unwrap_err();
     assert!(matches!(err, ModelError::NotConfigured { setting: "MODEL_API_KEY", .. }), "{err:?}");
-    assert_eq!(p.model_name(), "local-planner");
+    assert_eq!(p.model_name(CallKind::Propose), "local-planner");
     assert_eq!(p.capabilities(), Capabilities { web_search: false, images: false, audio: false });
 }
 

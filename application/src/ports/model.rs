@@ -169,7 +169,8 @@ impl ModelResponse {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Transcript {
     pub text: String,
-    pub audio_ms: u64,
+    /// How long the audio was, as the provider billed it; `None` when its answer does not say.
+    pub audio_ms: Option<u64>,
 }
 
 /// What a backend can do besides function tools and text.
@@ -229,8 +230,9 @@ impl ModelError {
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait ModelPort: Send + Sync {
-    /// The model id spend is recorded under ("muse-spark-1.3", "local-planner").
-    fn model_name(&self) -> String;
+    /// The model id a call of `kind` is made with and its spend recorded under ("muse-spark-1.3",
+    /// "muse-voice-transcribe-1.0" for a transcription, "local-planner").
+    fn model_name(&self, kind: CallKind) -> String;
 
     /// What this backend can do.
     fn capabilities(&self) -> Capabilities;
