@@ -17,10 +17,10 @@ const RETRIES: usize = 3;
 /// The fields a PATCH may change: the domain's [`ItemChanges`], whose rules decide what is allowed.
 pub type ItemPatch = ItemChanges;
 
-/// A refused change: a bad request, or a conflict with the item's state.
+/// A refused change: a rule of the inventory (422), or a conflict with the item's state (409).
 fn refused(e: ChangeRefused) -> Error {
     match e {
-        ChangeRefused::SetByProject(_) | ChangeRefused::SelfComponent(_) => Error::Invalid(e.to_string()),
+        ChangeRefused::SetByProject(_) | ChangeRefused::SelfComponent(_) => Error::Rule(e.to_string()),
         ChangeRefused::Gone(_) | ChangeRefused::Held { .. } => Error::Conflict(e.to_string()),
     }
 }
@@ -52,7 +52,7 @@ impl Inventory {
     async fn check_components(&self, household: HouseholdId, ids: &[ItemId]) -> Result<(), Error> {
         let found = self.items.get_many(household, ids).await?;
         if let Some(missing) = ids.iter().find(|id| !found.iter().any(|i| i.id == **id)) {
-            return Err(Error::Invalid(format!("component {missing} is not an item of this household")));
+            return Err(Error::Rule(format!("component {missing} is not an item of this household")));
         }
         Ok(())
     }
@@ -60,7 +60,8 @@ impl Inventory {
     /// Stores a new item.
     ///
     /// # Errors
-    /// [`Error::Invalid`] when a component does not exist; nothing is written then.
+    /// [`Error::Rule`] when a component is not an item of the household or the availability is one only a
+    /// project sets; nothing is written then.
     pub async fn create(&self, household: HouseholdId, mut item: NewItem) -> Result<Item, Error> {
         item.components.sort_unstable();
         item.components.dedup();
@@ -112,8 +113,8 @@ impl Inventory {
     /// Changes the fields given.
     ///
     /// # Errors
-    /// [`Error::NotFound`]; [`Error::Invalid`] for an availability other than available/lent or a bad
-    /// component; [`Error::Conflict`] when the change would take a reserved or in-use item away from its project,
+    /// [`Error::NotFound`]; [`Error::Rule`] for an availability other than available/lent or a component that
+    /// is not an item of the household (or the item itself); [`Error::Conflict`] when the change would take a reserved or in-use item away from its project,
     /// or touches a gone item.
     pub async fn patch(&self, household: HouseholdId, id: ItemId, patch: ItemPatch) -> Result<Item, Error> {
         if let Some(a) = patch.availability {

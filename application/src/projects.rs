@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use trove_domain::item::Item;
 use trove_domain::pack::{self, BuildPack};
-use trove_domain::project::{self, Project};
+use trove_domain::project::{self, Project, ProjectStatus};
 use trove_domain::{HouseholdId, ItemId, ProjectId};
 
 /// The lifecycle use cases.
@@ -39,12 +39,16 @@ impl Projects {
         Self { projects, items, templates, clock }
     }
 
-    /// Every project of the household, newest first.
+    /// The household's projects, newest first: every one, or those in `status`.
     ///
     /// # Errors
     /// [`Error::Unexpected`] only.
-    pub async fn list(&self, household: HouseholdId) -> Result<Vec<Project>, Error> {
-        Ok(self.projects.list(household).await?)
+    pub async fn list(&self, household: HouseholdId, status: Option<ProjectStatus>) -> Result<Vec<Project>, Error> {
+        let mut projects = self.projects.list(household).await?;
+        if let Some(status) = status {
+            projects.retain(|p| p.status == status);
+        }
+        Ok(projects)
     }
 
     /// One project.

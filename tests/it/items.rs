@@ -121,27 +121,36 @@ async fn bad_input_is_refused_and_changes_nothing(db: Db) {
     let body: serde_json::Value = resp.json().await.unwrap();
     assert_error(status, &body, StatusCode::BAD_REQUEST, "invalid");
 
+    let wrong_value = json!({"name": "x", "item_type": "laptop", "profile": "", "condition": "good", "intent": "keep",
+                             "fields": {"capacity": {"value": "3", "unit": "Ah"}}, "accessories": ["a"]});
+    let (status, body) = app.post("/api/items", wrong_value).await;
+    assert_error(status, &body, StatusCode::BAD_REQUEST, "invalid");
+    assert_eq!(body["error"]["message"], "fields.capacity.value must be a number, not \"3\"");
     for (body, why) in [
-        (json!({"name": "x", "item_type": "laptop", "condition": "mint", "intent": "keep"}), "unknown condition"),
-        (json!({"name": "  ", "item_type": "laptop", "condition": "good", "intent": "keep"}), "empty name"),
-        (json!({"name": "x", "item_type": "Lap Top", "condition": "good", "intent": "keep"}), "bad item_type"),
         (
-            json!({"name": "x", "item_type": "laptop", "condition": "good", "intent": "keep",
+            json!({"name": "x", "item_type": "laptop", "profile": "", "condition": "mint", "intent": "keep"}),
+            "condition must be one of new, like_new, good, fair, poor, for_parts, not \"mint\"",
+        ),
+        (json!({"name": "  ", "item_type": "laptop", "profile": "", "condition": "good", "intent": "keep"}), "name"),
+        (
+            json!({"name": "x", "item_type": "Lap Top", "profile": "", "condition": "good", "intent": "keep"}),
+            "item_type",
+        ),
+        (
+            json!({"name": "x", "item_type": "laptop", "profile": "", "condition": "good", "intent": "keep",
                    "fields": {"capacity": {"value": 3, "unit": "furlongs"}}}),
-            "unknown unit",
+            "furlongs",
         ),
         (
-            json!({"name": "x", "item_type": "laptop", "condition": "good", "intent": "keep", "colour": "red"}),
-            "unknown field",
+            json!({"name": "x", "item_type": "laptop", "profile": "", "condition": "good", "intent": "keep", "colour": "red"}),
+            "colour",
         ),
-        (
-            json!({"name": "x", "item_type": "laptop", "condition": "good", "intent": "keep", "components": [999]}),
-            "missing component",
-        ),
+        (json!({"name": "x", "item_type": "laptop", "condition": "good", "intent": "keep"}), "profile is required"),
     ] {
         let (status, body) = app.post("/api/items", body).await;
         assert_error(status, &body, StatusCode::BAD_REQUEST, "invalid");
-        assert!(!why.is_empty());
+        // The message names the field and the problem.
+        assert!(body["error"]["message"].as_str().unwrap().contains(why), "{why}: {body}");
     }
     for path in [
         "/api/items?limit=0",
@@ -153,8 +162,19 @@ async fn bad_input_is_refused_and_changes_nothing(db: Db) {
         let (status, body) = app.get(path).await;
         assert_error(status, &body, StatusCode::BAD_REQUEST, "invalid");
     }
+    // Well-formed, but refused by a rule of the inventory: 422.
     let (status, body) = app.patch(&format!("/api/items/{id}"), json!({"availability": "reserved"})).await;
-    assert_error(status, &body, StatusCode::BAD_REQUEST, "invalid");
+    assert_error(status, &body, StatusCode::UNPROCESSABLE_ENTITY, "rule");
+    let (status, body) = app.patch(&format!("/api/items/{id}"), json!({"components": [id]})).await;
+    assert_error(status, &body, StatusCode::UNPROCESSABLE_ENTITY, "rule");
+    let (status, body) = app
+        .post(
+            "/api/items",
+            json!({"name": "x", "item_type": "laptop", "profile": "", "condition": "good", "intent": "keep", "components": [999]}),
+        )
+        .await;
+    assert_error(status, &body, StatusCode::UNPROCESSABLE_ENTITY, "rule");
+    assert!(body["error"]["message"].as_str().unwrap().contains("component 999"), "{body}");
 
     let (status, body) = app.get("/api/items/424242").await;
     assert_error(status, &body, StatusCode::NOT_FOUND, "not_found");

@@ -10,6 +10,7 @@ use wiremock::ResponseTemplate;
 
 on_both!(
     local_planner_proposes_and_the_lifecycle_moves_items,
+    a_post_without_a_body_proposes_and_actions_need_none,
     accept_refuses_an_item_that_is_no_longer_buildable,
     the_loop_against_a_fake_model_writes_only_what_the_rules_keep,
     a_model_failure_writes_nothing_but_the_spend,
@@ -93,13 +94,47 @@ async fn local_planner_proposes_and_the_lifecycle_moves_items(db: Db) {
     }
     let (status, list) = app.get("/api/projects").await;
     assert_eq!(status, StatusCode::OK);
-    assert!(list["projects"].as_array().unwrap().len() >= projects.len());
+    let all = list["projects"].as_array().unwrap();
+    assert!(all.len() >= projects.len());
+    // The status filter keeps exactly the projects in that status, and together they are all of them.
+    let mut filtered = 0;
+    for status in ["proposed", "accepted", "built", "dropped"] {
+        let (code, list) = app.get(&format!("/api/projects?status={status}")).await;
+        assert_eq!(code, StatusCode::OK, "{list}");
+        let these = list["projects"].as_array().unwrap();
+        assert!(these.iter().all(|p| p["status"] == status), "{status}: {list}");
+        filtered += these.len();
+    }
+    assert_eq!(filtered, all.len());
+    let (_, built) = app.get("/api/projects?status=built").await;
+    assert_eq!(built["projects"][0]["id"].as_i64(), Some(first));
+    let (status, body) = app.get("/api/projects?status=finished").await;
+    assert_error(status, &body, StatusCode::BAD_REQUEST, "invalid");
 
     let other = app.token_of("strangers").await;
     let (status, body) = app.get_as(&other, &format!("/api/projects/{first}")).await;
     assert_error(status, &body, StatusCode::NOT_FOUND, "not_found");
     let (status, body) = app.post_as(&other, &format!("/api/projects/{second}/accept"), json!({})).await;
     assert_error(status, &body, StatusCode::NOT_FOUND, "not_found");
+}
+
+/// `curl -X POST` sends no body and no media type: propose and the lifecycle actions take that; a route that
+/// needs a body says it is missing.
+async fn a_post_without_a_body_proposes_and_actions_need_none(db: Db) {
+    let app = TestApp::demo(db).await;
+    let bare = |path: &str| app.client.post(app.url(path)).bearer_auth(&app.token).send();
+    let resp = bare("/api/projects/propose").await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let out: Value = resp.json().await.unwrap();
+    let id = out["projects"][0]["id"].as_i64().expect("a project");
+    for action in ["accept", "build"] {
+        let resp = bare(&format!("/api/projects/{id}/{action}")).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK, "{action}");
+    }
+    let resp = bare("/api/items").await.unwrap();
+    let status = resp.status();
+    let body: Value = resp.json().await.unwrap();
+    assert_error(status, &body, StatusCode::BAD_REQUEST, "invalid");
 }
 
 async fn accept_refuses_an_item_that_is_no_longer_buildable(db: Db) {

@@ -398,14 +398,15 @@ pub struct ProjectsApi(Services);
 
 #[OpenApi(tag = "Tag::Projects")]
 impl ProjectsApi {
-    /// Run the proposal loop and write what the rules keep.
+    /// Run the proposal loop and write what the rules keep. The body (`{"brief"}`) may be left out.
     #[oai(path = "/projects/propose", method = "post")]
     async fn propose(
         &self,
         Member(h): Member,
         #[oai(name = "Idempotency-Key")] key: Header<Option<String>>,
-        body: Json<ProposeRequest>,
+        body: Json<Option<ProposeRequest>>,
     ) -> ApiResult<Json<ProposeResult>> {
+        let body = Json(body.0.unwrap_or_default());
         let key = idempotency_key(key.0)?;
         let held = match self.0.begin(h, "propose", key.as_deref(), &request_json(&body.0)).await? {
             Begun::Replay(done) => return Ok(Json(done)),
@@ -424,10 +425,10 @@ impl ProjectsApi {
         self.0.settle(held, outcome).await.map(Json)
     }
 
-    /// The household's projects, newest first.
+    /// The household's projects, newest first; `status` keeps those in that status.
     #[oai(path = "/projects", method = "get")]
-    async fn list(&self, Member(h): Member) -> ApiResult<Json<ProjectList>> {
-        let projects = self.0.projects.list(h).await.map_err(ApiError::from)?;
+    async fn list(&self, Member(h): Member, status: Query<Option<ProjectStatus>>) -> ApiResult<Json<ProjectList>> {
+        let projects = self.0.projects.list(h, status.0.map(Into::into)).await.map_err(ApiError::from)?;
         Ok(Json(ProjectList { projects: projects.iter().map(Into::into).collect() }))
     }
 

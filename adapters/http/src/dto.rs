@@ -207,7 +207,7 @@ pub struct CreateItem {
     pub name: String,
     /// lower_snake_case, e.g. `power_supply`.
     pub item_type: String,
-    #[oai(default)]
+    /// One line of identifying facts: brand, model, key specs, serial if known (may be empty, never left out).
     pub profile: String,
     pub condition: Condition,
     pub intent: Intent,
@@ -524,7 +524,7 @@ pub struct ProjectList {
 }
 
 /// Asking for proposals.
-#[derive(Debug, Clone, PartialEq, Object)]
+#[derive(Debug, Clone, Default, PartialEq, Object)]
 #[oai(deny_unknown_fields)]
 pub struct ProposeRequest {
     /// The owner's wish, optional.

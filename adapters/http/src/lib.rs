@@ -4,6 +4,7 @@
 pub mod api;
 pub mod dto;
 pub mod error;
+pub mod explain;
 pub mod intake;
 pub mod pack_dto;
 pub mod photo;
@@ -78,13 +79,14 @@ pub fn app(services: Services) -> impl poem::Endpoint {
     let api = OpenApiService::new(api::apis(services.clone()), "Trove", env!("CARGO_PKG_VERSION"))
         .server("/api")
         .description("Trove keeps the inventory of what you own and, with a model behind strict rules, proposes what to build, prices what to sell and drafts the posts.");
+    let explainer = Arc::new(explain::Explainer::new(&api.spec()));
     let spec = api.spec_endpoint();
     let docs = api.swagger_ui();
     Route::new()
         .at("/health", poem::get(api::health))
         .nest("/api/openapi.json", spec)
         .nest("/api/docs", docs)
-        .nest("/api", api.around(limit_body))
+        .nest("/api", api.around(move |next, req| explain_body(next, req, explainer.clone())).around(limit_body))
         .nest("/", web::site())
         .data(services.auth.clone())
         .with(Tracing)
@@ -115,6 +117,16 @@ async fn limit_body<E: poem::Endpoint>(next: Arc<E>, mut req: poem::Request) -> 
         .get(poem::http::header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
+    let chunked = req.headers().contains_key(poem::http::header::TRANSFER_ENCODING);
+    // A POST without a body (`curl -X POST .../propose`) is an empty JSON body: routes whose body is optional
+    // take it, the others refuse it as a missing body (400) rather than as a missing media type.
+    if req.method() == poem::http::Method::POST
+        && req.content_type().is_none()
+        && (announced == Some(0) || (announced.is_none() && !chunked))
+    {
+        req.headers_mut()
+            .insert(poem::http::header::CONTENT_TYPE, poem::http::HeaderValue::from_static("application/json"));
+    }
     match announced {
         Some(n) if n > limit as u64 => {
             if n <= DRAIN_LIMIT {
@@ -123,7 +135,7 @@ async fn limit_body<E: poem::Endpoint>(next: Arc<E>, mut req: poem::Request) -> 
             return Err(too_large().into());
         }
         Some(_) => {}
-        None if req.headers().contains_key(poem::http::header::TRANSFER_ENCODING) => {
+        None if chunked => {
             let mut reader = req.take_body().into_async_read();
             let mut kept = Vec::new();
             // A read error is a broken request: what was kept goes on and the route reports it as it would.
@@ -137,6 +149,37 @@ async fn limit_body<E: poem::Endpoint>(next: Arc<E>, mut req: poem::Request) -> 
         None => {}
     }
     next.call(req).await.map(poem::IntoResponse::into_response)
+}
+
+/// Replaces poem-openapi's message for a JSON body it could not parse with one naming the field and the problem
+/// ([`explain::Explainer`]), when the body's own schema shows one.
+async fn explain_body<E: poem::Endpoint>(
+    next: Arc<E>,
+    mut req: poem::Request,
+    explainer: Arc<explain::Explainer>,
+) -> poem::Result<poem::Response> {
+    let json = req
+        .content_type()
+        .and_then(|c| c.split(';').next())
+        .is_some_and(|e| e.trim().eq_ignore_ascii_case("application/json"));
+    if !json {
+        return next.call(req).await.map(poem::IntoResponse::into_response);
+    }
+    // Its size is already checked ([`limit_body`]): kept to be read again should the route refuse it.
+    let body = req.take_body().into_bytes().await?;
+    req.set_body(body.clone());
+    let (method, path) = (req.method().clone(), req.uri().path().to_owned());
+    match next.call(req).await {
+        Err(e) if e.is::<poem_openapi::error::ParseRequestPayloadError>() => {
+            match explainer.explain(&method, path.strip_prefix("/api").unwrap_or(&path), &body) {
+                Some(message) => {
+                    Err(error::ApiError::new(poem::http::StatusCode::BAD_REQUEST, "invalid", message).into())
+                }
+                None => Err(e),
+            }
+        }
+        other => other.map(poem::IntoResponse::into_response),
+    }
 }
 
 /// Reads `body` to its end and throws it away; a read error ends it early (the answer is a refusal anyway).
