@@ -699,48 +699,48 @@ test("intake: a typed voice transcript is read into a candidate", async (t) => {
   }
 });
 
-test("without a Model API key, pricing names the setting that enables it", async () => {
-  const { url, stop } = await startSecondTrove({});
+/** Runs `body(page, origin)` against a second, signed-in server with `env`; stops it afterwards. */
+async function withSecondTrove(env, body) {
+  const { url, stop } = await startSecondTrove(env);
   const other = await context.browser().newContext({ viewport: { width: 1280, height: 860 } });
   const p = await other.newPage();
   try {
     await p.goto(url);
     await p.getByRole("heading", { level: 1, name: "Inventory" }).waitFor({ timeout: DEADLINE });
-    const origin = new URL(url).origin;
-    await p.goto(`${origin}/#/sell`);
-    await p.locator("section", { hasText: "To sell" }).locator("ul.plain-list a").first().click({ timeout: DEADLINE });
-    await p.getByRole("button", { name: "Price it" }).click({ timeout: DEADLINE });
-    const err = p.locator(".message.error");
-    await err.waitFor({ timeout: DEADLINE });
-    const text = await err.textContent();
+    await body(p, new URL(url).origin);
+  } finally {
+    await other.close();
+    await stop();
+  }
+}
+
+/** Prices the first item for sale on `p` and answers the error message the page shows. */
+async function priceErrorOn(p, origin) {
+  await p.goto(`${origin}/#/sell`);
+  await p.locator("section", { hasText: "To sell" }).locator("ul.plain-list a").first().click({ timeout: DEADLINE });
+  await p.getByRole("button", { name: "Price it" }).click({ timeout: DEADLINE });
+  const err = p.locator(".message.error");
+  await err.waitFor({ timeout: DEADLINE });
+  return err.textContent();
+}
+
+test("without a Model API key, pricing names the setting that enables it", async () => {
+  await withSecondTrove({}, async (p, origin) => {
+    const text = await priceErrorOn(p, origin);
     assert.match(text, /Not configured/);
     assert.match(text, /MODEL_API_KEY/);
     // The local planner still proposes projects, at no cost.
     await p.goto(`${origin}/#/projects`);
     await p.getByRole("button", { name: "What can I build?" }).click({ timeout: DEADLINE });
     await p.locator("section.run", { hasText: "cost $0.00" }).waitFor({ timeout: DEADLINE });
-  } finally {
-    await other.close();
-    await stop();
-  }
+  });
 });
 
 test("a spent budget is explained, and nothing reaches the model", async () => {
   // A budget of nothing is spent from the start: every model call is refused before it is sent.
-  const { url, stop } = await startSecondTrove({ MODEL_API_URL: fake.url, MODEL_API_KEY: "test", SPEND_MONTHLY_LIMIT_USD: "0" });
-  const other = await context.browser().newContext({ viewport: { width: 1280, height: 860 } });
-  const p = await other.newPage();
   const sent = fake.requests.length;
-  try {
-    await p.goto(url);
-    await p.getByRole("heading", { level: 1, name: "Inventory" }).waitFor({ timeout: DEADLINE });
-    const origin = new URL(url).origin;
-    await p.goto(`${origin}/#/sell`);
-    await p.locator("section", { hasText: "To sell" }).locator("ul.plain-list a").first().click({ timeout: DEADLINE });
-    await p.getByRole("button", { name: "Price it" }).click({ timeout: DEADLINE });
-    const err = p.locator(".message.error");
-    await err.waitFor({ timeout: DEADLINE });
-    const text = await err.textContent();
+  await withSecondTrove({ MODEL_API_URL: fake.url, MODEL_API_KEY: "test", SPEND_MONTHLY_LIMIT_USD: "0" }, async (p, origin) => {
+    const text = await priceErrorOn(p, origin);
     assert.match(text, /^Budget reached: the monthly model budget is spent/);
     assert.match(text, /SPEND_MONTHLY_LIMIT_USD/);
     assert.match(text, /Nothing was sent to the model\./);
@@ -748,11 +748,8 @@ test("a spent budget is explained, and nothing reaches the model", async () => {
     await p.getByRole("button", { name: "What can I build?" }).click({ timeout: DEADLINE });
     await p.locator(".message.error", { hasText: "Budget reached" }).waitFor({ timeout: DEADLINE });
     await p.screenshot({ path: path.join(SHOTS, "budget-reached.png") });
-    assert.equal(fake.requests.length, sent, "no request reached the Model API");
-  } finally {
-    await other.close();
-    await stop();
-  }
+  });
+  assert.equal(fake.requests.length, sent, "no request reached the Model API");
 });
 
 test("signing out forgets the token; pasting one signs in again", async () => {
