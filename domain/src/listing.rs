@@ -127,7 +127,7 @@ fn title_facts(item: &Item) -> Vec<String> {
     }
     for m in item.current_fields().values() {
         if TITLE_UNITS.contains(&m.unit) {
-            facts.push(m.quantity().to_string());
+            facts.push(m.quantity().for_people());
         }
     }
     facts
@@ -168,7 +168,9 @@ fn description(item: &Item) -> String {
     if !fields.is_empty() {
         lines.push(String::new());
         lines.push("Measurements:".to_owned());
-        lines.extend(fields.iter().map(|(k, m)| format!("- {}: {}", k.as_str().replace('_', " "), m.quantity())));
+        lines.extend(
+            fields.iter().map(|(k, m)| format!("- {}: {}", k.as_str().replace('_', " "), m.quantity().for_people())),
+        );
     }
     lines.push(String::new());
     if item.accessories.is_empty() {
@@ -391,6 +393,18 @@ mod tests {
              - pouch"
         );
         assert_eq!(draft(&power_bank(), Some(&gbp_estimate())).unwrap(), d, "the same item gives the same text");
+    }
+
+    #[test]
+    fn sizes_read_as_people_write_them() {
+        let mut i = item(11, "single_board_computer", Condition::Good);
+        i.name = ItemName::new("Raspberry Pi Zero W").unwrap();
+        i.intent = Intent::Sell;
+        measure(&mut i, "ram", 512.0, "MB", 1);
+        measure(&mut i, "storage", 2.0, "TB", 1);
+        let d = draft(&i, None).unwrap();
+        assert!(d.description.contains("- ram: 512 MB\n- storage: 2 TB"), "{}", d.description);
+        assert_eq!(d.title, "Raspberry Pi Zero W, 512 MB, 2 TB");
     }
 
     #[test]

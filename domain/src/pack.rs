@@ -233,7 +233,7 @@ fn pack_item(item: &Item) -> PackItem {
         item_type: item.item_type.to_string(),
         location: item.location.clone(),
         condition: item.condition,
-        fields: item.current_fields().iter().map(|(k, m)| format!("{k}: {}", m.quantity())).collect(),
+        fields: item.current_fields().iter().map(|(k, m)| format!("{k}: {}", m.quantity().for_people())).collect(),
         accessories: item.accessories.clone(),
         faults: item.faults.iter().map(|f| format!("{} ({})", f.text, f.severity)).collect(),
         tests_done: item.tests_done.iter().map(test_in_words).collect(),

@@ -121,6 +121,33 @@ impl fmt::Display for Quantity {
     }
 }
 
+impl Quantity {
+    /// As people write it, for texts people read (listing drafts, share texts, build packs): a storage size under
+    /// 1 GB in MB and from 1000 GB in TB, a mass from 1 kg in kg, a length from 1 m in m, a frequency from 1 GHz
+    /// in GHz, a volume from 1 l in l; anything else as its canonical `value unit`. What the API and the model
+    /// read stays canonical.
+    ///
+    /// ```
+    /// use trove_domain::units::parse;
+    /// assert_eq!(parse("512MB").unwrap().for_people(), "512 MB");
+    /// assert_eq!(parse("2TB").unwrap().for_people(), "2 TB");
+    /// assert_eq!(parse("3.4Ah").unwrap().for_people(), "3400 mAh");
+    /// ```
+    pub fn for_people(&self) -> String {
+        let big = self.value.abs() >= 1000.0;
+        let (value, unit) = match self.unit {
+            Unit::Gigabyte if self.value != 0.0 && self.value.abs() < 1.0 => (self.value * 1000.0, "MB"),
+            Unit::Gigabyte if big => (self.value / 1000.0, "TB"),
+            Unit::Gram if big => (self.value / 1000.0, "kg"),
+            Unit::Millimetre if big => (self.value / 1000.0, "m"),
+            Unit::Megahertz if big => (self.value / 1000.0, "GHz"),
+            Unit::Millilitre if big => (self.value / 1000.0, "l"),
+            _ => return self.to_string(),
+        };
+        format!("{} {unit}", format_number(round_canonical(value)))
+    }
+}
+
 /// Writes a number without a trailing ".0" and without float noise ("3400", "19.5", "0.25").
 pub fn format_number(value: f64) -> String {
     let mut out = String::new();
@@ -373,6 +400,21 @@ mod tests {
         assert_eq!(parse("3.4Ah").unwrap().to_string(), "3400 mAh");
         assert_eq!(parse("19.5V").unwrap().to_string(), "19.5 V");
         assert_eq!(parse("512MB").unwrap().to_string(), "0.512 GB");
+        for (text, people) in [
+            ("512MB", "512 MB"),
+            ("0.25 TB", "250 GB"),
+            ("1500 GB", "1.5 TB"),
+            ("1.2 kg", "1.2 kg"),
+            ("850 g", "850 g"),
+            ("1650 mm", "1.65 m"),
+            ("2.4 GHz", "2.4 GHz"),
+            ("500 MHz", "500 MHz"),
+            ("1500 ml", "1.5 l"),
+            ("10 Ah", "10000 mAh"),
+            ("0 GB", "0 GB"),
+        ] {
+            assert_eq!(parse(text).unwrap().for_people(), people, "{text}");
+        }
     }
 
     #[test]
@@ -420,6 +462,15 @@ mod tests {
             let back = parse(&q.to_string()).unwrap();
             prop_assert_eq!(back.unit, q.unit);
             prop_assert!((back.value - q.value).abs() < 1e-5);
+        }
+
+        /// What people read says the same quantity: it parses back to it (to the precision written).
+        #[test]
+        fn the_form_for_people_reads_back(value in -1_000_000.0f64..1_000_000.0, idx in 0usize..16) {
+            let q = normalise(value, Unit::ALL[idx].symbol()).unwrap();
+            let back = parse(&q.for_people()).unwrap();
+            prop_assert_eq!(back.unit, q.unit);
+            prop_assert!((back.value - q.value).abs() <= 1e-3 * q.value.abs().max(1.0), "{} -> {}", q, q.for_people());
         }
     }
 }

@@ -382,7 +382,13 @@ test("an item page shows its fields and history, and records a fault", async () 
   for (const h of ["Current fields", "Measurement history", "Faults", "Tests", "Accessories", "Components", "Mark gone"]) {
     await page.getByRole("heading", { level: 2, name: h }).waitFor();
   }
-  assert.match(await page.locator("dl.fields").textContent(), /ram/);
+  assert.match(await page.locator("dl.fields").textContent(), /ram\s*4 GB/);
+  // The API keeps canonical units (0.5 GB); the page writes them as people do.
+  await page.getByLabel("Key").fill("storage");
+  await page.getByLabel("Value", { exact: true }).fill("0.5");
+  await page.getByLabel("Unit", { exact: true }).fill("GB");
+  await page.getByRole("button", { name: "Add measurement" }).click();
+  await page.locator("dl.fields", { hasText: "500 MB" }).waitFor();
 
   await page.getByLabel("Fault", { exact: true }).fill("HDMI port 1 gives no picture");
   await page.getByLabel("Severity").selectOption("minor");

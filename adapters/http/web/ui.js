@@ -190,8 +190,13 @@ export function day(iso) {
 /** `value unit`, with a number trimmed of float noise. */
 export function quantity(v) {
   if (!v) return "";
-  const n = Number(v.value);
-  return `${Number.isInteger(n) ? n : Number(n.toPrecision(6))} ${v.unit}`.trim();
+  let n = Number(v.value);
+  let unit = v.unit;
+  // As people write it (the API keeps canonical units): 0.512 GB is 512 MB, 2000 GB is 2 TB, 1500 g is 1.5 kg.
+  const bigger = { GB: "TB", g: "kg", mm: "m", MHz: "GHz", ml: "l" };
+  if (unit === "GB" && n !== 0 && Math.abs(n) < 1) [n, unit] = [n * 1000, "MB"];
+  else if (bigger[unit] && Math.abs(n) >= 1000) [n, unit] = [n / 1000, bigger[unit]];
+  return `${Number.isInteger(n) ? n : Number(n.toPrecision(6))} ${unit}`.trim();
 }
 
 /** A status badge. */
