@@ -177,13 +177,14 @@ impl Intake {
         self.read_transcript(household, text, &mut run).await
     }
 
-    /// Reads a voice note given as WAV audio: transcribed first (its own spend entry), then read. A WAV the
-    /// transcription does not take as it is (stereo, 44.1 kHz, float, ...) is converted to mono 16-bit PCM first
-    /// ([`trove_domain::wav::for_transcription`]).
+    /// Reads a voice note given as WAV audio: transcribed first (its own spend entry), then read. The model
+    /// backend prepares the audio as its transcription takes it (the Model API's converts any uncompressed WAV to
+    /// mono 16-bit PCM) or refuses it before sending.
     ///
     /// # Errors
-    /// [`Error::Invalid`] for an empty, too large, too long, damaged or compressed file; [`Error::Rule`] when the transcript holds no speech;
-    /// otherwise as [`Intake::read_label`].
+    /// [`Error::Invalid`] for an empty or too large file, or one the backend refuses to send (too long, damaged,
+    /// compressed); [`Error::NotConfigured`] before that without a backend that transcribes; [`Error::Rule`] when
+    /// the transcript holds no speech; otherwise as [`Intake::read_label`].
     pub async fn read_voice_audio(&self, household: HouseholdId, wav: &[u8]) -> Result<IntakeReading, Error> {
         if wav.is_empty() {
             return Err(Error::Invalid("the audio is empty".into()));
@@ -191,14 +192,11 @@ impl Intake {
         if wav.len() > AUDIO_MAX {
             return Err(Error::Invalid(format!("the audio is larger than {AUDIO_MAX} bytes")));
         }
-        // Checked and, where needed, converted before anything is sent: a file the transcription would refuse
-        // costs nothing and says why.
-        let audio = trove_domain::wav::for_transcription(wav).map_err(|e| Error::Invalid(e.to_string()))?;
         if !self.model.model.capabilities().audio {
             return Err(not_configured("reading a voice note"));
         }
         let mut run = RunSpend::default();
-        let transcript = self.model.transcribe(household, &audio, &mut run).await?;
+        let transcript = self.model.transcribe(household, wav, &mut run).await?;
         let text = match reading::text_to_read(&transcript.text, "transcript") {
             Ok(t) => t,
             Err(reading::TextError::Empty(_)) => {

@@ -115,6 +115,8 @@ impl Metered {
                 Ok(response)
             }
             Err(ModelError::NotConfigured { what, setting }) => Err(Error::NotConfigured { what, setting }),
+            // Refused before sending: nothing was billed.
+            Err(ModelError::BadInput(m)) => Err(Error::Invalid(m)),
             Err(e) => {
                 let usage = e.usage().unwrap_or_default();
                 self.record(household, request.kind, &usage, run).await?;
@@ -123,8 +125,7 @@ impl Metered {
         }
     }
 
-    /// Speech to text, metered as a `transcribe` entry costed per second of audio: the duration the provider
-    /// billed, or the WAV's own when its answer does not say.
+    /// Speech to text, metered as a `transcribe` entry costed per second of audio.
     ///
     /// # Errors
     /// As [`Metered::respond`].
@@ -137,12 +138,13 @@ impl Metered {
         self.check_budget(household).await?;
         match self.model.transcribe(wav).await {
             Ok(t) => {
-                let played = || trove_domain::wav::Wav::read(wav).ok().map(|w| w.duration_ms());
-                let usage = Usage { audio_ms: t.audio_ms.or_else(played).unwrap_or(0), ..Usage::default() };
+                let usage = Usage { audio_ms: t.audio_ms, ..Usage::default() };
                 self.record(household, CallKind::Transcribe, &usage, run).await?;
                 Ok(t)
             }
             Err(ModelError::NotConfigured { what, setting }) => Err(Error::NotConfigured { what, setting }),
+            // Refused before sending: nothing was billed.
+            Err(ModelError::BadInput(m)) => Err(Error::Invalid(m)),
             Err(e) => {
                 self.record(household, CallKind::Transcribe, &e.usage().unwrap_or_default(), run).await?;
                 Err(Error::ModelFailed { reason: e.to_string(), spend: *run })

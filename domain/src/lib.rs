@@ -20,7 +20,6 @@ pub mod spend;
 pub mod template;
 pub mod text;
 pub mod units;
-pub mod wav;
 
 pub use ids::{HouseholdId, ItemId, ProjectId, TemplateId};
 

@@ -122,10 +122,10 @@ impl fmt::Display for Quantity {
 }
 
 impl Quantity {
-    /// As people write it, for texts people read (listing drafts, share texts, build packs): a storage size under
-    /// 1 GB in MB and from 1000 GB in TB, a mass from 1 kg in kg, a length from 1 m in m, a frequency from 1 GHz
-    /// in GHz, a volume from 1 l in l; anything else as its canonical `value unit`. What the API and the model
-    /// read stays canonical.
+    /// As people write it, for texts people read (the listing draft, the build pack's lines, the web page): a
+    /// storage size under 1 GB in MB and from 1000 GB in TB, a mass from 1 kg in kg, a length from 1 m in m, a
+    /// frequency from 1 GHz in GHz, a volume from 1 l in l; anything else as its canonical `value unit`. Values
+    /// meant to be read back (an item's `fields`, CSV, the model's tool outputs) stay canonical.
     ///
     /// ```
     /// use trove_domain::units::parse;

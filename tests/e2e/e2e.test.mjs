@@ -138,8 +138,14 @@ async function unnamedControls() {
 async function lowContrastText() {
   return page.evaluate(() => {
     const rgba = (css) => {
+      // Chromium reports rgb()/rgba(), and color(srgb r g b / a) with 0..1 channels for color-mix() results.
+      const srgb = css.match(/color\(srgb ([^)]+)\)/);
+      if (srgb) {
+        const [r, g, b, a = 1] = srgb[1].split(/[ \/]+/).filter(Boolean).map(Number);
+        return { r: r * 255, g: g * 255, b: b * 255, a };
+      }
       const m = css.match(/rgba?\(([^)]+)\)/);
-      if (!m) return null;
+      if (!m) throw new Error(`a colour the contrast check cannot read: ${css}`);
       const [r, g, b, a = 1] = m[1].split(/[ ,\/]+/).filter(Boolean).map(Number);
       return { r, g, b, a };
     };

@@ -267,7 +267,7 @@ async fn a_stereo_voice_note_is_converted_and_costed_by_its_length(db: Db) {
     let requests = server.received_requests().await.unwrap();
     let upload = &requests.iter().find(|r| r.url.path() == "/asr/transcribe").unwrap().body;
     let at = upload.windows(4).position(|w| w == b"RIFF").expect("the audio part");
-    let sent = trove_domain::wav::Wav::read(&upload[at..]).expect("a WAV went out");
+    let sent = trove_model::wav::Wav::read(&upload[at..]).expect("a WAV went out");
     assert!(sent.is_transcribable(), "{sent:?}");
     assert_eq!((sent.channels, sent.sample_rate, sent.duration_ms()), (1, 16_000, 2000));
 

@@ -297,5 +297,22 @@ async fn oversized_bodies_get_the_json_413_even_while_still_being_sent(db: Db) {
         let json: serde_json::Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("{what}: {e}: {json}"));
         assert_eq!(json["error"]["code"], "too_large", "{what}: {json}");
     }
+
+    // A chunked CSV import that breaks off after a whole first line is refused, not imported in part.
+    let head = format!(
+        "POST /api/import HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\nContent-Type: text/csv\r\n\
+         Transfer-Encoding: chunked\r\n\r\n",
+        app.token
+    );
+    let part = "id,name,item_type,profile,condition,intent\n1,Half a file,laptop,,good,keep\n";
+    let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(format!("{:x}\r\n{part}\r\n", part.len()).as_bytes()).await.unwrap();
+    stream.write_all(b"400\r\nonly a few bytes of a 1 KiB chunk").await.unwrap();
+    stream.shutdown().await.unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(answer.contains("could not be read to its end"), "{answer}");
     assert_eq!(app.all_items().await, before, "nothing was written");
 }

@@ -34,12 +34,13 @@ impl Explainer {
     fn operation(&self, method: &Method, path: &str) -> Option<&Value> {
         let paths = self.spec.get("paths")?.as_object()?;
         let want: Vec<&str> = path.trim_end_matches('/').split('/').collect();
-        let (_, item) = paths.iter().find(|(template, _)| {
+        let method = method.as_str().to_ascii_lowercase();
+        paths.iter().find_map(|(template, item)| {
             let have: Vec<&str> = template.trim_end_matches('/').split('/').collect();
-            have.len() == want.len()
-                && have.iter().zip(&want).all(|(h, w)| h == w || (h.starts_with('{') && h.ends_with('}')))
-        })?;
-        item.get(method.as_str().to_ascii_lowercase())
+            let matches = have.len() == want.len()
+                && have.iter().zip(&want).all(|(h, w)| h == w || (h.starts_with('{') && h.ends_with('}')));
+            matches.then(|| item.get(&method)).flatten()
+        })
     }
 }
 

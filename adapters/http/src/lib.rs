@@ -138,8 +138,15 @@ async fn limit_body<E: poem::Endpoint>(next: Arc<E>, mut req: poem::Request) -> 
         None if chunked => {
             let mut reader = req.take_body().into_async_read();
             let mut kept = Vec::new();
-            // A read error is a broken request: what was kept goes on and the route reports it as it would.
-            let _ = (&mut reader).take(limit as u64 + 1).read_to_end(&mut kept).await;
+            // A body that breaks off is refused whole: half a CSV file must not import as if it were all of it.
+            if let Err(e) = (&mut reader).take(limit as u64 + 1).read_to_end(&mut kept).await {
+                return Err(error::ApiError::new(
+                    poem::http::StatusCode::BAD_REQUEST,
+                    "invalid",
+                    format!("the request body could not be read to its end: {e}"),
+                )
+                .into());
+            }
             if kept.len() > limit {
                 drain(reader.take(DRAIN_LIMIT)).await;
                 return Err(too_large().into());
@@ -183,8 +190,10 @@ async fn explain_body<E: poem::Endpoint>(
 }
 
 /// Reads `body` to its end and throws it away; a read error ends it early (the answer is a refusal anyway).
+/// A slow client is given this long, then the connection is closed without reading further.
 async fn drain(mut body: impl tokio::io::AsyncRead + Unpin) {
-    let _ = tokio::io::copy(&mut body, &mut tokio::io::sink()).await;
+    const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(30);
+    let _ = tokio::time::timeout(DRAIN_TIME, tokio::io::copy(&mut body, &mut tokio::io::sink())).await;
 }
 
 /// Serves `app(services)` on `acceptor` until `shutdown` completes. Tests pass a listener bound to port 0.

@@ -9,6 +9,7 @@ mod config;
 mod request;
 mod response;
 mod retry;
+pub mod wav;
 
 pub use config::{DEFAULT_BASE_URL, DEFAULT_MODEL, DEFAULT_TRANSCRIBE_MODEL, ModelApiConfig};
 
@@ -20,7 +21,7 @@ use serde::Deserialize;
 use std::error::Error as _;
 use std::time::Duration;
 use trove_application::ports::model::{Capabilities, ModelError, ModelPort, ModelRequest, ModelResponse, Transcript};
-use trove_domain::spend::CallKind;
+use trove_domain::spend::{CallKind, Usage};
 
 /// The remote Model API as a [`ModelPort`]: the backend used whenever `MODEL_API_KEY` is set.
 #[derive(Debug, Clone)]
@@ -175,6 +176,16 @@ impl ModelPort for ModelApi {
     }
 
     async fn transcribe(&self, wav: &[u8]) -> Result<Transcript, ModelError> {
+        // Checked and, where needed, converted (CPU work: on a blocking thread) before anything is sent.
+        let owned = wav.to_vec();
+        let audio = tokio::task::spawn_blocking(move || {
+            let audio = wav::for_transcription(&owned)?.into_owned();
+            let played = wav::Wav::read(&audio)?.duration_ms();
+            Ok::<_, wav::WavError>((audio, played))
+        })
+        .await
+        .map_err(|e| ModelError::bad_response(format!("the audio could not be prepared: {e}")))?;
+        let (audio, played) = audio.map_err(|e| ModelError::BadInput(e.to_string()))?;
         let settings = serde_json::json!({
             "model": self.config.transcribe_model,
             "audioEncoding": "WAV",
@@ -188,19 +199,23 @@ impl ModelPort for ModelApi {
                     .part("request", typed_part(multipart::Part::text(settings.clone()), "application/json"))
                     .part(
                         "audio",
-                        typed_part(multipart::Part::bytes(wav.to_vec()).file_name("audio.wav"), "audio/wav"),
+                        typed_part(multipart::Part::bytes(audio.clone()).file_name("audio.wav"), "audio/wav"),
                     );
                 self.client.post(&url).multipart(form)
             })
             .await?;
-        let wire: WireTranscript = serde_json::from_slice(&answer)
-            .map_err(|e| ModelError::bad_response(format!("the transcription is not the expected json: {e}")))?;
+        // The audio was billed whatever the answer says: when it does not say how long, its own length is costed.
+        let billed = Usage { audio_ms: played, ..Usage::default() };
+        let wire: WireTranscript = serde_json::from_slice(&answer).map_err(|e| ModelError::BadResponse {
+            message: format!("the transcription is not the expected json: {e}"),
+            usage: Some(billed),
+        })?;
         if wire.audio_duration_ms.is_none() {
             tracing::warn!(
                 "the transcription gave no audioDurationMs; its spend is costed from the audio's own length"
             );
         }
-        Ok(Transcript { text: wire.transcript, audio_ms: wire.audio_duration_ms })
+        Ok(Transcript { text: wire.transcript, audio_ms: wire.audio_duration_ms.unwrap_or(played) })
     }
 }
 

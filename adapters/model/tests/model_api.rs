@@ -702,7 +702,28 @@ fn multipart_parts(request: &Request) -> Vec<(String, Vec<u8>)> {
         .collect()
 }
 
-const WAV: &[u8] = b"RIFF\x24\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00\x80\x3e\x00\x00\x00\x7d\x00\x00\x02\x00\x10\x00data\x00\x00\x00\x00\xff\xfe";
+/// A WAV of `seconds` of silence: 16-bit PCM, `channels` channels at `rate` Hz, format tag `tag`.
+fn wav_of(tag: u16, channels: u16, rate: u32, seconds: u32) -> Vec<u8> {
+    let data_len = rate * seconds * u32::from(channels) * 2;
+    let mut w = b"RIFF".to_vec();
+    w.extend_from_slice(&(36 + data_len).to_le_bytes());
+    w.extend_from_slice(b"WAVEfmt \x10\x00\x00\x00");
+    w.extend_from_slice(&tag.to_le_bytes());
+    w.extend_from_slice(&channels.to_le_bytes());
+    w.extend_from_slice(&rate.to_le_bytes());
+    w.extend_from_slice(&(rate * u32::from(channels) * 2).to_le_bytes());
+    w.extend_from_slice(&(channels * 2).to_le_bytes());
+    w.extend_from_slice(&16u16.to_le_bytes());
+    w.extend_from_slice(b"data");
+    w.extend_from_slice(&data_len.to_le_bytes());
+    w.resize(w.len() + data_len as usize, 0);
+    w
+}
+
+/// One second of silence as the transcription takes it: sent as it is.
+fn wav() -> Vec<u8> {
+    wav_of(1, 1, 16_000, 1)
+}
 
 fn transcribe_mock() -> wiremock::MockBuilder {
     Mock::given(method("POST")).and(path("/v1/asr/transcribe")).and(header("authorization", format!("Bearer {KEY}")))
@@ -715,9 +736,9 @@ async fn transcription_sends_both_parts_and_reads_the_transcript() {
                         "turns": [{"text": "a ten amp hour battery"}]});
     transcribe_mock().respond_with(json_answer(&answer)).expect(1).mount(&server).await;
 
-    let transcript = api(config(&server)).transcribe(WAV).await.unwrap();
+    let transcript = api(config(&server)).transcribe(&wav()).await.unwrap();
 
-    assert_eq!(transcript, Transcript { text: "a ten amp hour battery".into(), audio_ms: Some(4250) });
+    assert_eq!(transcript, Transcript { text: "a ten amp hour battery".into(), audio_ms: 4250 });
     let requests = sent(&server).await;
     assert!(
         requests[0]
@@ -745,7 +766,33 @@ async fn transcription_sends_both_parts_and_reads_the_transcript() {
         "{audio_headers}"
     );
     assert!(audio_headers.contains("content-type: audio/wav"), "{audio_headers}");
-    assert_eq!(audio.as_slice(), WAV);
+    assert_eq!(audio.as_slice(), wav().as_slice());
+}
+
+#[tokio::test]
+async fn audio_the_transcription_does_not_take_is_converted_or_refused_before_sending() {
+    let server = MockServer::start().await;
+    let answer = json!({"sessionId": "s-4", "transcript": "a drill", "turns": []});
+    transcribe_mock().respond_with(json_answer(&answer)).expect(1).mount(&server).await;
+    let api = api(config(&server));
+
+    // Two seconds of CD-rate stereo go out as mono 16 kHz, and with no duration in the answer, its length counts.
+    let transcript = api.transcribe(&wav_of(1, 2, 44_100, 2)).await.unwrap();
+    assert_eq!(transcript, Transcript { text: "a drill".into(), audio_ms: 2000 });
+    let audio = multipart_parts(&sent(&server).await[0])[1].1.clone();
+    let out = trove_model::wav::Wav::read(&audio).unwrap();
+    assert!(out.is_sendable(), "{out:?}");
+    assert_eq!((out.channels, out.sample_rate, out.duration_ms()), (1, 16_000, 2000));
+
+    // A compressed WAV is refused with what to do; nothing more is sent.
+    let err = api.transcribe(&wav_of(0x55, 1, 16_000, 1)).await.unwrap_err();
+    assert_eq!(
+        err,
+        ModelError::BadInput(
+            "the WAV file is compressed (format 0x0055); save the voice note as uncompressed PCM WAV".into()
+        )
+    );
+    assert_eq!(sent(&server).await.len(), 1);
 }
 
 #[tokio::test]
@@ -765,14 +812,14 @@ async fn transcription_is_retried_with_the_whole_audio_and_errors_are_mapped() {
         .await;
     let api = api(config(&server));
 
-    let transcript = api.transcribe(WAV).await.unwrap();
-    let err = api.transcribe(WAV).await.unwrap_err();
+    let transcript = api.transcribe(&wav()).await.unwrap();
+    let err = api.transcribe(&wav()).await.unwrap_err();
 
-    assert_eq!(transcript, Transcript { text: String::new(), audio_ms: None });
+    assert_eq!(transcript, Transcript { text: String::new(), audio_ms: 1000 });
     assert_eq!(err, ModelError::Http { status: 413, message: "invalid_request_error: audio too long".into() });
     let requests = sent(&server).await;
     assert_eq!(requests.len(), 3);
-    assert_eq!(multipart_parts(&requests[1])[1].1.as_slice(), WAV);
+    assert_eq!(multipart_parts(&requests[1])[1].1.as_slice(), wav().as_slice());
 }
 
 #[tokio::test]
@@ -780,10 +827,12 @@ async fn an_unreadable_transcription_is_a_bad_response() {
     let server = MockServer::start().await;
     transcribe_mock().respond_with(json_answer(&json!({"sessionId": "s-3"}))).expect(1).mount(&server).await;
 
-    let err = api(config(&server)).transcribe(WAV).await.unwrap_err();
+    let err = api(config(&server)).transcribe(&wav()).await.unwrap_err();
 
     assert!(
         matches!(&err, ModelError::BadResponse { message: m, .. } if m.starts_with("the transcription is not the expected json")),
         "{err:?}"
     );
+    // The audio went out and was billed: its length is the usage.
+    assert_eq!(err.usage(), Some(Usage { audio_ms: 1000, ..Usage::default() }));
 }

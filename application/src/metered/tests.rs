@@ -196,12 +196,17 @@ async fn a_backend_that_cannot_serve_the_request_is_not_billed() {
 
 #[tokio::test]
 async fn transcribe_writes_a_transcribe_entry_costed_per_minute_of_audio() {
-    let mut model = model();
+    // Recorded under the model the call was made with: the speech model, not the text one.
+    let mut model = MockModelPort::new();
+    model
+        .expect_model_name()
+        .withf(|k| *k == CallKind::Transcribe)
+        .return_const("muse-voice-transcribe-1.0".to_owned());
     model
         .expect_transcribe()
         .times(1)
         .withf(|wav| wav == b"RIFF....WAVE")
-        .return_const(Ok(Transcript { text: "a drill, good".into(), audio_ms: Some(90_000) }));
+        .return_const(Ok(Transcript { text: "a drill, good".into(), audio_ms: 90_000 }));
     let (ledger, entries) = ledger();
     let metered = metered(model, ledger, policy());
     let mut run = RunSpend::default();
@@ -210,27 +215,25 @@ async fn transcribe_writes_a_transcribe_entry_costed_per_minute_of_audio() {
 
     assert_eq!(transcript.text, "a drill, good");
     // 90 seconds at 12000 micro-USD a minute.
-    assert_eq!(*entries.lock().unwrap(), vec![entry(CallKind::Transcribe, Usage::default(), 18_000)]);
+    let mut want = entry(CallKind::Transcribe, Usage::default(), 18_000);
+    want.model = "muse-voice-transcribe-1.0".into();
+    assert_eq!(*entries.lock().unwrap(), vec![want]);
     assert_eq!(run, RunSpend { calls: 1, cost: MicroUsd(18_000), ..RunSpend::default() });
 }
 
 #[tokio::test]
-async fn a_transcription_without_a_billed_duration_is_costed_by_the_audio_length() {
-    // Thirty seconds of silence: 16 kHz mono 16-bit PCM.
-    let frames: u32 = 16_000 * 30;
-    let mut wav = b"RIFF\0\0\0\0WAVEfmt \x10\0\0\0\x01\0\x01\0\x80\x3e\0\0\0\x7d\0\0\x02\0\x10\0data".to_vec();
-    wav.extend_from_slice(&(frames * 2).to_le_bytes());
-    wav.resize(wav.len() + frames as usize * 2, 0);
-    let mut model = model();
-    model.expect_transcribe().times(1).return_const(Ok(Transcript { text: "a drill".into(), audio_ms: None }));
-    let (ledger, entries) = ledger();
+async fn audio_refused_before_sending_is_a_bad_request_and_costs_nothing() {
+    let mut model = MockModelPort::new();
+    model.expect_transcribe().times(1).return_const(Err(ModelError::BadInput("the WAV file is compressed".into())));
+    let mut ledger = MockSpendLedger::new();
+    ledger.expect_record().times(0);
     let metered = metered(model, ledger, policy());
     let mut run = RunSpend::default();
 
-    metered.transcribe(HOUSEHOLD, &wav, &mut run).await.unwrap();
+    let result = metered.transcribe(HOUSEHOLD, b"RIFF", &mut run).await;
 
-    // Half a minute at 12000 micro-USD a minute.
-    assert_eq!(*entries.lock().unwrap(), vec![entry(CallKind::Transcribe, Usage::default(), 6_000)]);
+    assert!(matches!(&result, Err(Error::Invalid(m)) if m == "the WAV file is compressed"), "{result:?}");
+    assert_eq!(run, RunSpend::default());
 }
 
 #[tokio::test]

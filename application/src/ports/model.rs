@@ -169,8 +169,8 @@ impl ModelResponse {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Transcript {
     pub text: String,
-    /// How long the audio was, as the provider billed it; `None` when its answer does not say.
-    pub audio_ms: Option<u64>,
+    /// How long the audio was, as the provider billed it (or as long as it plays, when its answer does not say).
+    pub audio_ms: u64,
 }
 
 /// What a backend can do besides function tools and text.
@@ -203,6 +203,9 @@ pub enum ModelError {
     #[error("the Model API could not be reached: {0}")]
     Unreachable(String),
     /// The provider's answer is not the shape the reference gives.
+    /// The input cannot be sent as it is (an audio file the transcription does not take); nothing was sent.
+    #[error("{0}")]
+    BadInput(String),
     /// `usage` is what the answer still says was billed (a `200` whose output cannot be read), when it says so.
     #[error("the Model API's answer could not be read: {message}")]
     BadResponse { message: String, usage: Option<Usage> },

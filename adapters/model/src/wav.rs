@@ -1,6 +1,7 @@
-//! WAV audio as the transcription takes it: mono 16-bit PCM at 16 or 24 kHz, at most ten minutes (the Model API's
-//! `/asr/transcribe`). A voice note in another uncompressed WAV (stereo, 44.1 or 48 kHz, 8/24/32-bit PCM, float)
-//! is converted: mixed down to mono and resampled to 16 kHz. A compressed WAV is refused with what to do.
+//! WAV audio as the Model API's `/asr/transcribe` takes it: mono 16-bit PCM at 16 or 24 kHz, at most ten minutes.
+//! A voice note in another uncompressed WAV (stereo, 44.1 or 48 kHz, 8/24/32-bit PCM, float) is converted: mixed
+//! down to mono and resampled to 16 kHz. A compressed or damaged WAV is refused, saying what to do, before
+//! anything is sent.
 
 use std::borrow::Cow;
 
@@ -10,6 +11,9 @@ pub const MAX_DURATION_MS: u64 = 10 * 60 * 1000;
 pub const ACCEPTED_RATES: [u32; 2] = [16_000, 24_000];
 /// The sample rate audio at any other rate is converted to.
 pub const TARGET_RATE: u32 = 16_000;
+/// The sample rates read at all: what recorders write, and no more (a made-up rate would make a short file
+/// expand into a huge sample buffer).
+pub const READ_RATES: std::ops::RangeInclusive<u32> = 8_000..=192_000;
 
 /// How the samples are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,13 +44,29 @@ fn minutes_seconds(ms: u64) -> String {
 }
 
 /// A WAV file's format and samples, read without copying.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Wav<'a> {
     pub channels: u16,
     pub sample_rate: u32,
     pub encoding: Encoding,
     /// The sample data, cut to whole frames.
     data: &'a [u8],
+    /// A plain header (PCM tag, 16-byte format chunk) and a data size that matches the samples: such a file can
+    /// be sent as it is.
+    plain: bool,
+}
+
+impl std::fmt::Debug for Wav<'_> {
+    /// The format and the length, not the samples.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Wav")
+            .field("channels", &self.channels)
+            .field("sample_rate", &self.sample_rate)
+            .field("encoding", &self.encoding)
+            .field("frames", &self.frames())
+            .field("plain", &self.plain)
+            .finish()
+    }
 }
 
 fn u16_at(b: &[u8], at: usize) -> Option<u16> {
@@ -75,14 +95,15 @@ impl<'a> Wav<'a> {
             let body = at + 8;
             let end = body.saturating_add(size).min(bytes.len());
             match id {
-                b"fmt " => format = Some(Self::format(&bytes[body..end])?),
+                b"fmt " => format = Some((Self::format(&bytes[body..end])?, size == 16)),
                 b"data" => {
-                    let (channels, sample_rate, encoding) =
+                    let ((channels, sample_rate, encoding, tag), plain_format) =
                         format.ok_or(WavError::Malformed("the samples come before their format"))?;
                     let frame = usize::from(channels) * usize::from(bits(encoding) / 8);
                     let data = &bytes[body..end];
                     let whole = data.len() - data.len() % frame;
-                    return Ok(Wav { channels, sample_rate, encoding, data: &data[..whole] });
+                    let plain = plain_format && tag == 1 && whole == size && body + size == bytes.len();
+                    return Ok(Wav { channels, sample_rate, encoding, data: &data[..whole], plain });
                 }
                 _ => {}
             }
@@ -92,7 +113,7 @@ impl<'a> Wav<'a> {
         Err(WavError::Malformed("it has no samples (no data chunk)"))
     }
 
-    fn format(fmt: &[u8]) -> Result<(u16, u32, Encoding), WavError> {
+    fn format(fmt: &[u8]) -> Result<(u16, u32, Encoding, u16), WavError> {
         let short = WavError::Malformed("its format chunk is cut short");
         let mut tag = u16_at(fmt, 0).ok_or(short.clone())?;
         let channels = u16_at(fmt, 2).ok_or(short.clone())?;
@@ -105,13 +126,16 @@ impl<'a> Wav<'a> {
         if channels == 0 || sample_rate == 0 {
             return Err(WavError::Malformed("it has no channels or no sample rate"));
         }
+        if !READ_RATES.contains(&sample_rate) {
+            return Err(WavError::Unsupported(format!("recorded at {sample_rate} Hz")));
+        }
         let encoding = match (tag, bits) {
             (1, 8 | 16 | 24 | 32) => Encoding::Pcm { bits },
             (3, 32 | 64) => Encoding::Float { bits },
             (1 | 3, _) => return Err(WavError::Unsupported(format!("{bits}-bit audio"))),
             (other, _) => return Err(WavError::Unsupported(format!("compressed (format 0x{other:04X})"))),
         };
-        Ok((channels, sample_rate, encoding))
+        Ok((channels, sample_rate, encoding, tag))
     }
 
     /// Samples per channel.
@@ -124,9 +148,14 @@ impl<'a> Wav<'a> {
         self.frames() as u64 * 1000 / u64::from(self.sample_rate)
     }
 
-    /// Whether the transcription takes it as it is.
+    /// Whether the transcription takes its samples as they are.
     pub fn is_transcribable(&self) -> bool {
         self.channels == 1 && self.encoding == Encoding::Pcm { bits: 16 } && ACCEPTED_RATES.contains(&self.sample_rate)
+    }
+
+    /// Whether the file itself can be sent as it is: transcribable samples under a plain header, nothing after.
+    pub fn is_sendable(&self) -> bool {
+        self.plain && self.is_transcribable()
     }
 
     /// The samples mixed down to mono, from -1 to 1.
@@ -212,8 +241,8 @@ fn write(samples: &[f32], rate: u32) -> Vec<u8> {
     out
 }
 
-/// The voice note as the transcription takes it: the same bytes when they already are, else converted to mono
-/// 16-bit PCM (at 16 kHz unless the rate is already one the transcription takes).
+/// The voice note as the transcription takes it: the same bytes when they already are, else rewritten as mono
+/// 16-bit PCM under a plain header (at 16 kHz unless the rate is already one the transcription takes).
 ///
 /// # Errors
 /// What [`Wav::read`] refuses; [`WavError::Empty`] for no samples; [`WavError::TooLong`] past ten minutes.
@@ -226,7 +255,7 @@ pub fn for_transcription(bytes: &[u8]) -> Result<Cow<'_, [u8]>, WavError> {
     if ms > MAX_DURATION_MS {
         return Err(WavError::TooLong { ms });
     }
-    if wav.is_transcribable() {
+    if wav.is_sendable() {
         return Ok(Cow::Borrowed(bytes));
     }
     let rate = if ACCEPTED_RATES.contains(&wav.sample_rate) { wav.sample_rate } else { TARGET_RATE };
@@ -345,17 +374,27 @@ mod tests {
             for_transcription(&long).unwrap_err().to_string(),
             "the voice note is 10:01 long; at most 10 minutes are transcribed"
         );
+        let mut fast = tone(1, Encoding::Pcm { bits: 8 }, 1, 16_000, 100);
+        let at = fast.windows(4).position(|w| w == b"fmt ").unwrap() + 12;
+        fast[at..at + 4].copy_from_slice(&4_000_000_000u32.to_le_bytes());
+        assert_eq!(Wav::read(&fast), Err(WavError::Unsupported("recorded at 4000000000 Hz".into())));
         let header_only = &tone(1, Encoding::Pcm { bits: 16 }, 1, 16_000, 10)[..20];
         assert!(matches!(Wav::read(header_only), Err(WavError::Malformed(_))), "{:?}", Wav::read(header_only));
     }
 
     #[test]
-    fn a_data_size_past_the_end_reads_to_the_end() {
+    fn a_data_size_past_the_end_reads_to_the_end_and_is_rewritten() {
         let mut bytes = tone(1, Encoding::Pcm { bits: 16 }, 1, 16_000, 1600);
         let at = bytes.windows(4).position(|w| w == b"data").unwrap() + 4;
         bytes[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
         bytes.push(7); // half a frame: cut off
         let wav = Wav::read(&bytes).unwrap();
         assert_eq!((wav.frames(), wav.duration_ms()), (1600, 100));
+        assert!(wav.is_transcribable() && !wav.is_sendable());
+        let out = for_transcription(&bytes).unwrap();
+        assert!(matches!(out, Cow::Owned(_)), "a sloppy header is not sent as it is");
+        let clean = Wav::read(&out).unwrap();
+        assert!(clean.is_sendable());
+        assert_eq!(clean.data, wav.data, "the same samples");
     }
 }
