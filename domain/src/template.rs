@@ -255,10 +255,12 @@ const WISH_FILLER: [&str; 24] = [
     "that",
 ];
 
-/// The words of a text as a wish is compared: [`crate::matching::words`], singular, without [`WISH_FILLER`].
+/// The words of a text as a wish is compared: [`crate::matching::words`], singular, without [`WISH_FILLER`] and
+/// without bare numbers (a "5" or a "12" would match any template that mentions 5 V or 12 V).
 fn wish_words(text: &str) -> Vec<String> {
     crate::matching::words(text)
         .into_iter()
+        .filter(|w| !w.chars().all(|c| c.is_ascii_digit() || c == '.'))
         .map(|w| singular(&w))
         .filter(|w| !WISH_FILLER.contains(&w.as_str()))
         .collect()
@@ -381,7 +383,7 @@ mod tests {
     fn relevance_counts_shared_words_label_first() {
         let t = NewTemplate::new(
             "Retro game console",
-            "Play classic games on the TV with two pads.",
+            "Play classic games on the TV with 2 pads.",
             "an evening",
             &["Flash RetroPie onto the card.".to_owned()],
             vec![
@@ -403,6 +405,8 @@ mod tests {
         assert_eq!(t.relevance("a single board computer project"), 3, "requirement words and item types count 1");
         assert_eq!(t.relevance("game game GAME"), 3, "each wish word once");
         assert_eq!(t.relevance("I want to build something"), 0);
+        assert_eq!(t.relevance("2 5 12"), 0, "bare numbers say nothing");
+        assert_eq!(t.relevance("retro 2"), 3);
         assert_eq!(t.relevance(""), 0);
     }
 
