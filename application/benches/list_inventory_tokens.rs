@@ -8,6 +8,7 @@ mod generated_inventory;
 
 use generated_inventory::{new_items, plain_json, stored};
 use trove_application::tools::inventory_output;
+use trove_domain::item::ItemLine;
 
 /// The inventory sizes measured.
 const SIZES: [usize; 3] = [100, 1_000, 10_000];
@@ -23,7 +24,8 @@ fn main() {
     println!("|---:|---:|---:|---:|---:|---:|---:|");
     for n in SIZES {
         let items: Vec<_> = new_items(n).into_iter().zip(1..).map(|(item, id)| stored(item, id)).collect();
-        let compact = inventory_output(&items);
+        let lines: Vec<ItemLine> = items.iter().map(ItemLine::from).collect();
+        let compact = inventory_output(&lines);
         let plain = plain_json(&items);
         let compact_tokens = bpe.encode_ordinary(&compact).len();
         let plain_tokens = bpe.encode_ordinary(&plain).len();
@@ -38,6 +40,7 @@ fn main() {
         );
     }
     let sample: Vec<_> = new_items(6).into_iter().zip(1..).map(|(item, id)| stored(item, id)).collect();
-    println!("\nsample of the compact output:\n{}", inventory_output(&sample));
+    let sample_lines: Vec<ItemLine> = sample.iter().map(ItemLine::from).collect();
+    println!("\nsample of the compact output:\n{}", inventory_output(&sample_lines));
     println!("\nsample of the plain JSON:\n{}", plain_json(&sample[..2]));
 }

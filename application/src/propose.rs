@@ -199,7 +199,7 @@ impl ProposeProjects {
                     let listing = self
                         .listings
                         .get(self.items.as_ref(), household, || async move {
-                            let present = items.all_present(household).await?;
+                            let present = items.lines(household).await?;
                             Ok(tools::inventory_output(present.iter().filter(|i| i.is_buildable())))
                         })
                         .await?;

@@ -9,7 +9,7 @@
 //! them, and tests use them to show nothing is lost.
 
 use std::fmt::Write as _;
-use trove_domain::item::{Condition, Item, Measurement, Severity};
+use trove_domain::item::{Condition, Item, ItemLine, Measurement, Severity};
 use trove_domain::template::Template;
 use trove_domain::units::{self, Quantity, Unit, write_number};
 
@@ -47,8 +47,8 @@ fn cell(text: &str) -> String {
 /// 12 Samsung 25R 18650|2500 mAh, 20 A|2500 3.6
 /// 14F LG HG2||3000 -
 /// ```
-pub fn inventory_output<'a>(items: impl IntoIterator<Item = &'a Item>) -> String {
-    let mut sorted: Vec<&Item> = items.into_iter().collect();
+pub fn inventory_output<'a>(items: impl IntoIterator<Item = &'a ItemLine>) -> String {
+    let mut sorted: Vec<&ItemLine> = items.into_iter().collect();
     sorted.sort_by(|a, b| a.item_type.cmp(&b.item_type).then(a.id.cmp(&b.id)));
     let mut out = String::with_capacity(INVENTORY_HEADER.len() + sorted.len() * 64);
     out.push_str(INVENTORY_HEADER);
@@ -313,6 +313,10 @@ mod tests {
         }
     }
 
+    fn lines(items: &[Item]) -> Vec<ItemLine> {
+        items.iter().map(ItemLine::from).collect()
+    }
+
     #[test]
     fn inventory_round_trips_and_groups_by_type_and_condition() {
         let mut pi = item(1, "Pi", "single_board_computer");
@@ -323,7 +327,7 @@ mod tests {
         let mut good = item(3, "Cell A", "lithium_cell");
         good.condition = Condition::Good;
         let items = [good, pi, worn, item(2, "Cell B", "lithium_cell")];
-        let out = inventory_output(&items);
+        let out = inventory_output(&lines(&items));
         assert_eq!(
             out.lines().skip(1).collect::<Vec<_>>(),
             vec![
@@ -361,7 +365,7 @@ mod tests {
         let mut other = item(8, "Other pack", "battery_pack");
         other.measurements =
             vec![Measurement::new("capacity", 99.0, "Wh", pack.created_at, MeasurementSource::Label).unwrap()];
-        let out = inventory_output(&[pack, other]);
+        let out = inventory_output(&lines(&[pack, other]));
         assert_eq!(out.lines().nth(1), Some("#battery_pack|capacity Wh|capacity mAh"), "{out}");
         let back = parse_inventory(&out);
         assert_eq!(back[0].fields, vec![("capacity".to_owned(), Quantity { value: 3400.0, unit: Unit::MilliampHour })]);
@@ -380,7 +384,7 @@ mod tests {
         assert_eq!(current, vec![("capacity", 3000.0)], "the later recorded of two at the same time");
         let listed: Vec<(&str, f64)> = cell.current_measurements().iter().map(|m| (m.key.as_str(), m.value)).collect();
         assert_eq!(listed, current);
-        assert!(inventory_output([&cell]).ends_with("|3000"));
+        assert!(inventory_output(&lines(&[cell])).ends_with("|3000"));
     }
 
     #[test]

@@ -442,6 +442,85 @@ pub struct Item {
     pub version: i64,
 }
 
+/// The buildable rule over the state it reads (see [`Item::buildable`]).
+fn buildable(
+    gone: bool,
+    intent: Intent,
+    availability: Availability,
+    project: Option<ProjectId>,
+) -> Result<(), NotBuildable> {
+    if gone {
+        return Err(NotBuildable::Gone);
+    }
+    if intent != Intent::Keep {
+        return Err(NotBuildable::Intent(intent));
+    }
+    match availability {
+        Availability::Available => Ok(()),
+        Availability::Reserved => Err(NotBuildable::ReservedBy(project)),
+        Availability::InUse => Err(NotBuildable::InUse(project)),
+        Availability::Lent => Err(NotBuildable::Lent),
+    }
+}
+
+/// The current-field rule over a list of measurements (see [`Item::current_measurements`]).
+fn current_of(measurements: &[Measurement]) -> Vec<&Measurement> {
+    let mut out: Vec<&Measurement> = Vec::with_capacity(measurements.len());
+    for m in measurements {
+        match out.iter_mut().find(|slot| slot.key == m.key) {
+            Some(slot) if slot.at > m.at => {}
+            Some(slot) => *slot = m,
+            None => out.push(m),
+        }
+    }
+    out
+}
+
+/// What a listing of the inventory shows of an item (`list_inventory`): read without its faults, tests,
+/// accessories and components, so a store can read thousands at a time cheaply. The buildable and current-field
+/// rules are [`Item`]'s own.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ItemLine {
+    pub id: ItemId,
+    pub name: ItemName,
+    pub item_type: ItemType,
+    pub profile: String,
+    pub condition: Condition,
+    pub intent: Intent,
+    pub availability: Availability,
+    pub gone: bool,
+    /// Every measurement, as on the item.
+    pub measurements: Vec<Measurement>,
+}
+
+impl ItemLine {
+    /// [`Item::buildable`]'s answer for this item.
+    pub fn is_buildable(&self) -> bool {
+        buildable(self.gone, self.intent, self.availability, None).is_ok()
+    }
+
+    /// [`Item::current_measurements`] of this item.
+    pub fn current_measurements(&self) -> Vec<&Measurement> {
+        current_of(&self.measurements)
+    }
+}
+
+impl From<&Item> for ItemLine {
+    fn from(item: &Item) -> Self {
+        ItemLine {
+            id: item.id,
+            name: item.name.clone(),
+            item_type: item.item_type.clone(),
+            profile: item.profile.clone(),
+            condition: item.condition,
+            intent: item.intent,
+            availability: item.availability,
+            gone: item.gone.is_some(),
+            measurements: item.measurements.clone(),
+        }
+    }
+}
+
 /// Why an item may not be used in a build. Its `Display` is the reason reported for a dropped allocation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NotBuildable {
@@ -470,18 +549,7 @@ impl Item {
     /// **The** buildable rule, used by everything that needs it: not gone, intent `keep`, availability
     /// `available`. `Err` says why not.
     pub fn buildable(&self) -> Result<(), NotBuildable> {
-        if self.gone.is_some() {
-            return Err(NotBuildable::Gone);
-        }
-        if self.intent != Intent::Keep {
-            return Err(NotBuildable::Intent(self.intent));
-        }
-        match self.availability {
-            Availability::Available => Ok(()),
-            Availability::Reserved => Err(NotBuildable::ReservedBy(self.project)),
-            Availability::InUse => Err(NotBuildable::InUse(self.project)),
-            Availability::Lent => Err(NotBuildable::Lent),
-        }
+        buildable(self.gone.is_some(), self.intent, self.availability, self.project)
     }
 
     pub fn is_buildable(&self) -> bool {
@@ -492,15 +560,7 @@ impl Item {
     /// the order the keys were first measured. A small vector, since an item has a handful of fields and listings
     /// call this for thousands of items.
     pub fn current_measurements(&self) -> Vec<&Measurement> {
-        let mut out: Vec<&Measurement> = Vec::with_capacity(self.measurements.len());
-        for m in &self.measurements {
-            match out.iter_mut().find(|slot| slot.key == m.key) {
-                Some(slot) if slot.at > m.at => {}
-                Some(slot) => *slot = m,
-                None => out.push(m),
-            }
-        }
-        out
+        current_of(&self.measurements)
     }
 
     /// The current fields by key ([`Item::current_measurements`], ordered by key).
@@ -916,5 +976,27 @@ mod tests {
         let got = accessories(&["USB-C cable".into(), "usb-c cable".into(), " box ".into()]).unwrap();
         assert_eq!(got, vec!["USB-C cable".to_owned(), "box".to_owned()]);
         assert!(accessories(&[" ".into()]).is_err());
+    }
+
+    #[test]
+    fn a_line_answers_as_its_item() {
+        for gone in [false, true] {
+            for intent in [Intent::Keep, Intent::Sell, Intent::Give] {
+                for availability in
+                    [Availability::Available, Availability::Reserved, Availability::InUse, Availability::Lent]
+                {
+                    let mut i = item(3, "laptop", Condition::Good);
+                    i.intent = intent;
+                    i.availability = availability;
+                    i.gone = gone.then(|| Gone { reason: GoneReason::Sold, at: at(5), note: None });
+                    measure(&mut i, "ram", 4.0, "GB", 1);
+                    measure(&mut i, "ram", 8.0, "GB", 2);
+                    measure(&mut i, "storage", 128.0, "GB", 1);
+                    let line = ItemLine::from(&i);
+                    assert_eq!(line.is_buildable(), i.is_buildable(), "{gone} {intent:?} {availability:?}");
+                    assert_eq!(line.current_measurements(), i.current_measurements());
+                }
+            }
+        }
     }
 }

@@ -5,7 +5,7 @@ use crate::entity::{items, projects, templates};
 use anyhow::{Context as _, anyhow};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use trove_domain::item::{Availability, Condition, Gone, GoneReason, Intent, Item, ItemName, ItemType};
+use trove_domain::item::{Availability, Condition, Gone, GoneReason, Intent, Item, ItemLine, ItemName, ItemType};
 use trove_domain::project::{Project, ProjectStatus};
 use trove_domain::template::Template;
 use trove_domain::{ItemId, ProjectId, TemplateId};
@@ -52,6 +52,26 @@ pub(crate) fn item(m: items::Model) -> anyhow::Result<Item> {
         created_at: m.created_at,
         updated_at: m.updated_at,
         version: m.version,
+    })
+}
+
+/// The columns of an item's line, in the order [`item_line`] reads them: id, name, item_type, profile,
+/// condition, intent, availability, measurements.
+pub(crate) type LineRow = (i64, String, String, String, String, String, String, String);
+
+/// The line of a present item (the query reads only present ones).
+pub(crate) fn item_line(row: LineRow) -> anyhow::Result<ItemLine> {
+    let (id, name, item_type, profile, condition, intent, availability, measurements) = row;
+    Ok(ItemLine {
+        id: ItemId(id),
+        name: ItemName::new(&name).with_context(|| format!("name of item {id}"))?,
+        item_type: ItemType::new(&item_type).with_context(|| format!("item_type of item {id}"))?,
+        profile,
+        condition: word(Condition::parse, &condition, "condition", id)?,
+        intent: word(Intent::parse, &intent, "intent", id)?,
+        availability: word(Availability::parse, &availability, "availability", id)?,
+        gone: false,
+        measurements: from_json(&measurements, "measurements", id)?,
     })
 }
 

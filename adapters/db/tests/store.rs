@@ -15,8 +15,8 @@ use trove_application::ports::{
 };
 use trove_db::{Store, testing};
 use trove_domain::item::{
-    Availability, Condition, Fault, Gone, GoneReason, Intent, Item, ItemName, ItemType, Measurement, MeasurementSource,
-    NewItem, Severity, TestDone, TestResult,
+    Availability, Condition, Fault, Gone, GoneReason, Intent, Item, ItemLine, ItemName, ItemType, Measurement,
+    MeasurementSource, NewItem, Severity, TestDone, TestResult,
 };
 use trove_domain::money::{Currency, MicroUsd, Money};
 use trove_domain::pricing::{Comparable, DroppedComparable, Estimate, PriceReport};
@@ -237,6 +237,10 @@ async fn items_round_trip_every_field(ctx: Ctx) {
     assert_eq!(written, Item { version: 2, ..gone.clone() });
     assert_eq!(InventoryRepo::get(s, h, other.id).await.unwrap(), written);
     assert_eq!(ids(&s.all_present(h).await.unwrap()), vec![stored.id]);
+    // `lines` reads the same present items, as their lines: equal to the lines of the full items.
+    let present = s.all_present(h).await.unwrap();
+    assert_eq!(s.lines(h).await.unwrap(), present.iter().map(ItemLine::from).collect::<Vec<_>>());
+    assert!(!present[0].measurements.is_empty(), "the line carries the measurements");
 
     // `get_many` answers in id order, skipping missing ids and repeats.
     let got = s.get_many(h, &[other.id, ItemId(999_999), stored.id, other.id]).await.unwrap();
@@ -378,6 +382,7 @@ async fn households_never_see_each_other(ctx: Ctx) {
         .unwrap();
     assert_eq!((page.items.len(), page.total), (0, 0));
     assert!(s.all_present(theirs).await.unwrap().is_empty());
+    assert!(s.lines(theirs).await.unwrap().is_empty());
     let mut changed = item.clone();
     changed.profile = "stolen".into();
     assert!(matches!(s.update(theirs, &changed).await, Err(RepoError::NotFound)));

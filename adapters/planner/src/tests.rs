@@ -9,7 +9,8 @@ use trove_application::ports::templates::MockTemplateRepo;
 use trove_application::tools::{catalog_output, details_output, error_output, inventory_output};
 use trove_domain::ItemId;
 use trove_domain::item::{
-    Availability, Condition, Fault, Intent, Item, ItemName, ItemType, Measurement, MeasurementSource, Severity,
+    Availability, Condition, Fault, Intent, Item, ItemLine, ItemName, ItemType, Measurement, MeasurementSource,
+    Severity,
 };
 use trove_domain::project::decide;
 use trove_domain::{catalogue, demo};
@@ -102,7 +103,10 @@ async fn run_from(planner: &LocalPlanner, items: &[Item], templates: &[Template]
         input.extend(response.output.iter().map(|o| InputItem::Replay(o.raw.clone())));
         for (call_id, name, arguments) in &step {
             let output = match name.as_str() {
-                LIST_INVENTORY => inventory_output(items.iter().filter(|i| i.is_buildable())),
+                LIST_INVENTORY => {
+                    let lines: Vec<ItemLine> = items.iter().filter(|i| i.is_buildable()).map(ItemLine::from).collect();
+                    inventory_output(&lines)
+                }
                 TEMPLATE_CATALOG => catalog_output(templates),
                 ITEM_DETAILS => {
                     let args: serde_json::Value = serde_json::from_str(arguments).unwrap();
@@ -322,7 +326,7 @@ async fn details_showing_an_item_unusable_drop_it() {
     let mut input = vec![];
     let first = p.respond(&request(CallKind::Propose, input.clone())).await.unwrap();
     input.extend(first.output.iter().map(|o| InputItem::Replay(o.raw.clone())));
-    let outputs = [inventory_output([&drive, &dock]), catalog_output(&templates)];
+    let outputs = [inventory_output(&[ItemLine::from(&drive), ItemLine::from(&dock)]), catalog_output(&templates)];
     for ((call_id, _, _), output) in first.function_calls().zip(outputs) {
         input.push(InputItem::FunctionCallOutput { call_id: call_id.to_owned(), output });
     }
@@ -344,7 +348,7 @@ async fn details_showing_an_item_unusable_drop_it() {
     let mut input = vec![];
     let first = p.respond(&request(CallKind::Propose, input.clone())).await.unwrap();
     input.extend(first.output.iter().map(|o| InputItem::Replay(o.raw.clone())));
-    let outputs = [inventory_output([&drive, &dock]), catalog_output(&templates)];
+    let outputs = [inventory_output(&[ItemLine::from(&drive), ItemLine::from(&dock)]), catalog_output(&templates)];
     for ((call_id, _, _), output) in first.function_calls().zip(outputs) {
         input.push(InputItem::FunctionCallOutput { call_id: call_id.to_owned(), output });
     }

@@ -2,7 +2,7 @@
 
 use crate::RepoError;
 use async_trait::async_trait;
-use trove_domain::item::{Availability, Intent, Item, ItemType, NewItem};
+use trove_domain::item::{Availability, Intent, Item, ItemLine, ItemType, NewItem};
 use trove_domain::{HouseholdId, ItemId, Timestamp};
 
 /// Which items to list.
@@ -87,6 +87,13 @@ pub trait InventoryRepo: Send + Sync {
     /// # Errors
     /// `Unexpected` only.
     async fn all_present(&self, household: HouseholdId) -> Result<Vec<Item>, RepoError>;
+
+    /// The [`ItemLine`] of every item of the household that is not gone, ordered by id: what `list_inventory`
+    /// shows, read without the rest of each item (the rules decide what of it is buildable).
+    ///
+    /// # Errors
+    /// `Unexpected` only.
+    async fn lines(&self, household: HouseholdId) -> Result<Vec<ItemLine>, RepoError>;
 
     /// The household's [`InventoryStamp`]: one cheap aggregate query, so a cache built from the inventory (the
     /// match index) can tell whether it is still current, also across processes sharing one database.

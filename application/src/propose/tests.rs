@@ -19,6 +19,7 @@ use chrono::{TimeZone, Utc};
 use std::collections::VecDeque;
 use std::ops::Range;
 use std::sync::Mutex;
+use trove_domain::item::ItemLine;
 use trove_domain::item::{
     Availability, Condition, Fault, Intent, ItemName, ItemType, Measurement, MeasurementSource, Severity,
 };
@@ -216,7 +217,7 @@ struct Harness {
     ledger: MockSpendLedger,
     entries: Entries,
     policy: SpendPolicy,
-    all_present_calls: Range<usize>,
+    lines_calls: Range<usize>,
     get_calls: Range<usize>,
     get_many_calls: Range<usize>,
     /// The ids `InventoryRepo::get` was asked for, in order.
@@ -246,7 +247,7 @@ impl Harness {
             ledger,
             entries,
             policy: SpendPolicy::default(),
-            all_present_calls: 0..usize::MAX,
+            lines_calls: 0..usize::MAX,
             get_calls: 0..usize::MAX,
             get_many_calls: 0..usize::MAX,
             gets: Arc::default(),
@@ -274,10 +275,10 @@ impl Harness {
     fn use_case(mut self) -> (ProposeProjects, Requests, Entries) {
         // Added last: mockall tries expectations in the order they were set, so one a test set first wins.
         self.items
-            .expect_all_present()
-            .times(self.all_present_calls.clone())
+            .expect_lines()
+            .times(self.lines_calls.clone())
             .withf(|h| *h == HOUSEHOLD)
-            .returning(|_| Ok(inventory()));
+            .returning(|_| Ok(inventory().iter().map(ItemLine::from).collect()));
         self.items
             .expect_stamp()
             .withf(|h| *h == HOUSEHOLD)
@@ -375,7 +376,7 @@ async fn two_steps_replay_the_calls_answer_them_by_call_id_and_write_what_the_ru
         tool_step(vec![rs.clone(), fc_inventory.clone(), fc_catalog.clone()]),
         respond(vec![message(proposal)], usage(2600, 250)),
     ]);
-    h.all_present_calls = exactly(1);
+    h.lines_calls = exactly(1);
     h.get_many_calls = exactly(1);
     let get_manys = h.get_manys.clone();
     let inserted = h.expect_insert();
@@ -399,7 +400,7 @@ async fn two_steps_replay_the_calls_answer_them_by_call_id_and_write_what_the_ru
         assert!(!r.include_search_results);
     }
     assert_eq!(requests[0].input, vec![wish.clone()]);
-    let inventory_text = tools::inventory_output(&buildable_inventory());
+    let inventory_text = tools::inventory_output(&buildable_inventory().iter().map(ItemLine::from).collect::<Vec<_>>());
     // Not meant for sale, not reserved: items 13 and 15 are not shown to the model.
     assert!(!inventory_text.lines().any(|l| l.starts_with("13|") || l.starts_with("15|")), "{inventory_text}");
     assert_eq!(inventory_text.lines().skip(1).filter(|l| !l.starts_with(['#', '@'])).count(), 3, "{inventory_text}");
@@ -495,7 +496,10 @@ async fn a_reasoning_item_is_replayed_only_with_its_encrypted_content() {
     assert_eq!(requests[1].input, step_2);
     let mut step_3 = step_2;
     step_3.push(replay(&call_again));
-    step_3.push(output("call_b", tools::inventory_output(&buildable_inventory())));
+    step_3.push(output(
+        "call_b",
+        tools::inventory_output(&buildable_inventory().iter().map(ItemLine::from).collect::<Vec<_>>()),
+    ));
     assert_eq!(requests[2].input, step_3);
     assert!(
         !requests
@@ -590,7 +594,7 @@ async fn a_fourth_answer_that_still_calls_tools_fails_the_run_and_writes_nothing
         (1..=4).map(|n| function_call(&format!("fc_{n}"), &format!("call_{n}"), "list_inventory", "{}")).collect();
     let mut h = Harness::new(steps.iter().map(|c| tool_step(vec![c.clone()])).collect());
     // Tools only read, and a run is short: the inventory is loaded once and answered from then on.
-    h.all_present_calls = exactly(1);
+    h.lines_calls = exactly(1);
     h.get_many_calls = exactly(0);
     h.expect_no_insert();
     let (use_case, requests, entries) = h.use_case();
@@ -600,7 +604,7 @@ async fn a_fourth_answer_that_still_calls_tools_fails_the_run_and_writes_nothing
     assert_eq!(reason, "the model still called tools after 4 steps");
     let requests = requests.lock().unwrap().clone();
     assert_eq!(requests.len(), 4);
-    let inventory_text = tools::inventory_output(&buildable_inventory());
+    let inventory_text = tools::inventory_output(&buildable_inventory().iter().map(ItemLine::from).collect::<Vec<_>>());
     let mut want = vec![InputItem::UserText(DEFAULT_WISH.into())];
     for (n, call) in steps.iter().take(3).enumerate() {
         want.push(replay(call));
@@ -862,8 +866,8 @@ async fn tools_never_write() {
 async fn a_failing_inventory_read_fails_the_run_without_writing() {
     let call = function_call("fc_1", "call_a", "list_inventory", "{}");
     let mut h = Harness::new(vec![tool_step(vec![call])]);
-    h.items.expect_all_present().times(1).returning(|_| Err(RepoError::Unexpected(anyhow::anyhow!("database down"))));
-    h.all_present_calls = exactly(0);
+    h.items.expect_lines().times(1).returning(|_| Err(RepoError::Unexpected(anyhow::anyhow!("database down"))));
+    h.lines_calls = exactly(0);
     h.expect_no_insert();
     let (use_case, _, entries) = h.use_case();
 
