@@ -279,38 +279,25 @@ mod tests {
     use super::*;
     use chrono::{TimeZone, Utc};
     use trove_domain::item::{
-        Availability, Fault, Intent, ItemName, ItemType, Measurement, MeasurementSource, TestDone, TestResult,
+        Fault, Intent, ItemName, ItemType, Measurement, MeasurementSource, NewItem, TestDone, TestResult,
     };
     use trove_domain::template::{NewTemplate, requirement};
     use trove_domain::{ItemId, TemplateId};
 
     fn item(id: i64, name: &str, item_type: &str) -> Item {
         let at = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
-        Item {
-            id: ItemId(id),
-            name: ItemName::new(name).unwrap(),
-            item_type: ItemType::new(item_type).unwrap(),
-            profile: "Brand | Model\nline two".into(),
-            condition: Condition::LikeNew,
-            intent: Intent::Keep,
-            availability: Availability::Available,
-            project: None,
-            gone: None,
-            measurements: vec![
-                Measurement::new("capacity", 3.4, "Ah", at, MeasurementSource::Label).unwrap(),
-                Measurement::new("voltage", 3.7, "V", at, MeasurementSource::Label).unwrap(),
-            ],
-            faults: vec![Fault::new("dent", Severity::Minor).unwrap()],
-            tests_done: vec![
-                TestDone::new("capacity test", TestResult::Pass, units::parse("3300 mAh").ok(), at, None).unwrap(),
-            ],
-            accessories: vec!["case".into()],
-            components: vec![ItemId(4)],
-            location: None,
-            created_at: at,
-            updated_at: at,
-            version: 1,
-        }
+        let (name, item_type) = (ItemName::new(name).unwrap(), ItemType::new(item_type).unwrap());
+        let mut new = NewItem::new(name, item_type, "Brand | Model\nline two".into(), Condition::LikeNew, Intent::Keep);
+        new.measurements = vec![
+            Measurement::new("capacity", 3.4, "Ah", at, MeasurementSource::Label).unwrap(),
+            Measurement::new("voltage", 3.7, "V", at, MeasurementSource::Label).unwrap(),
+        ];
+        new.faults = vec![Fault::new("dent", Severity::Minor).unwrap()];
+        new.tests_done =
+            vec![TestDone::new("capacity test", TestResult::Pass, units::parse("3300 mAh").ok(), at, None).unwrap()];
+        new.accessories = vec!["case".into()];
+        new.components = vec![ItemId(4)];
+        new.stored(ItemId(id), at)
     }
 
     fn lines(items: &[Item]) -> Vec<ItemLine> {

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 use trove_domain::ItemId;
-use trove_domain::item::{Availability, Condition, Intent, Item, ItemName, ItemType, Measurement, MeasurementSource};
+use trove_domain::item::{Condition, Intent, Item, ItemName, ItemType, Measurement, MeasurementSource, NewItem};
 use trove_domain::matching::{DEFAULT_LIMIT, MatchIndex, Probe};
 
 const ITEMS: usize = 100_000;
@@ -55,28 +55,12 @@ fn items() -> Vec<Item> {
             let (kind, item_type) = KINDS[(n / 7) % KINDS.len()];
             let word = WORDS[(n / 3) % WORDS.len()];
             let model = format!("{}{}", &brand[..2].to_uppercase(), 1000 + n % 4999);
-            Item {
-                id: ItemId(n as i64 + 1),
-                name: ItemName::new(&format!("{brand} {kind} {word}")).unwrap(),
-                item_type: ItemType::new(item_type).unwrap(),
-                profile: format!("{brand} {model}, {} W, serial SN{n:08}", 5 + n % 200),
-                condition: Condition::Good,
-                intent: Intent::Keep,
-                availability: Availability::Available,
-                project: None,
-                gone: None,
-                measurements: vec![
-                    Measurement::new("power", (5 + n % 200) as f64, "W", at, MeasurementSource::Manual).unwrap(),
-                ],
-                faults: Vec::new(),
-                tests_done: Vec::new(),
-                accessories: Vec::new(),
-                components: Vec::new(),
-                location: None,
-                created_at: at,
-                updated_at: at,
-                version: 1,
-            }
+            let name = ItemName::new(&format!("{brand} {kind} {word}")).unwrap();
+            let profile = format!("{brand} {model}, {} W, serial SN{n:08}", 5 + n % 200);
+            let mut new = NewItem::new(name, ItemType::new(item_type).unwrap(), profile, Condition::Good, Intent::Keep);
+            new.measurements =
+                vec![Measurement::new("power", (5 + n % 200) as f64, "W", at, MeasurementSource::Manual).unwrap()];
+            new.stored(ItemId(n as i64 + 1), at)
         })
         .collect()
 }

@@ -624,24 +624,9 @@ pub fn stored(at: Timestamp) -> Vec<Item> {
         .into_iter()
         .enumerate()
         .map(|(i, d)| Item {
-            id: ItemId(i as i64 + 1),
-            name: d.item.name,
-            item_type: d.item.item_type,
-            profile: d.item.profile,
-            condition: d.item.condition,
-            intent: d.item.intent,
-            availability: d.item.availability,
-            project: None,
             gone: d.gone.map(|(reason, note)| Gone { reason, at, note: Some(note) }),
-            measurements: d.item.measurements,
-            faults: d.item.faults,
-            tests_done: d.item.tests_done,
-            accessories: d.item.accessories,
             components: d.components.iter().map(|c| ItemId(*c as i64 + 1)).collect(),
-            location: d.item.location,
-            created_at: at,
-            updated_at: at,
-            version: 1,
+            ..d.item.stored(ItemId(i as i64 + 1), at)
         })
         .collect()
 }

@@ -623,6 +623,30 @@ impl NewItem {
             import_ref: None,
         }
     }
+    /// The item a store holds right after taking this one in as `id` at `at`: not gone, held by no project,
+    /// version 1 (the import reference stays with the store).
+    pub fn stored(self, id: ItemId, at: Timestamp) -> Item {
+        Item {
+            id,
+            name: self.name,
+            item_type: self.item_type,
+            profile: self.profile,
+            condition: self.condition,
+            intent: self.intent,
+            availability: self.availability,
+            project: None,
+            gone: None,
+            measurements: self.measurements,
+            faults: self.faults,
+            tests_done: self.tests_done,
+            accessories: self.accessories,
+            components: self.components,
+            location: self.location,
+            created_at: at,
+            updated_at: at,
+            version: 1,
+        }
+    }
 }
 
 /// Checks a list of accessories: each a short text; duplicates (ignoring case) are kept once.
@@ -820,26 +844,9 @@ pub(crate) mod fixtures {
 
     /// A buildable item with the given id, type and condition.
     pub fn item(id: i64, item_type: &str, condition: Condition) -> Item {
-        Item {
-            id: ItemId(id),
-            name: ItemName::new(&format!("item {id}")).unwrap(),
-            item_type: ItemType::new(item_type).unwrap(),
-            profile: String::new(),
-            condition,
-            intent: Intent::Keep,
-            availability: Availability::Available,
-            project: None,
-            gone: None,
-            measurements: Vec::new(),
-            faults: Vec::new(),
-            tests_done: Vec::new(),
-            accessories: Vec::new(),
-            components: Vec::new(),
-            location: None,
-            created_at: at(1),
-            updated_at: at(1),
-            version: 1,
-        }
+        let name = ItemName::new(&format!("item {id}")).unwrap();
+        NewItem::new(name, ItemType::new(item_type).unwrap(), String::new(), condition, Intent::Keep)
+            .stored(ItemId(id), at(1))
     }
 
     pub fn measure(item: &mut Item, key: &str, value: f64, unit: &str, day: u32) {

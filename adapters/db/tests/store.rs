@@ -205,26 +205,8 @@ async fn items_round_trip_every_field(ctx: Ctx) {
     new.location = Some("shelf B2".into());
     new.import_ref = Some("HB-1".into());
     let stored = InventoryRepo::insert(s, h, new.clone(), day(1)).await.unwrap();
-    let want = Item {
-        id: stored.id,
-        name: new.name.clone(),
-        item_type: new.item_type.clone(),
-        profile: new.profile.clone(),
-        condition: Condition::LikeNew,
-        intent: Intent::Keep,
-        availability: Availability::Available,
-        project: None,
-        gone: None,
-        measurements: new.measurements.clone(),
-        faults: new.faults.clone(),
-        tests_done: new.tests_done.clone(),
-        accessories: new.accessories.clone(),
-        components: vec![ItemId(77)],
-        location: Some("shelf B2".into()),
-        created_at: day(1),
-        updated_at: day(1),
-        version: 1,
-    };
+    // Every field as given, not gone, held by no project, version 1, created and updated at the insert.
+    let want = new.clone().stored(stored.id, day(1));
     assert_eq!(stored, want);
     assert_eq!(InventoryRepo::get(s, h, stored.id).await.unwrap(), want);
 

@@ -167,7 +167,7 @@ impl Payload for CsvBody {
     const CONTENT_TYPE: &'static str = "text/csv";
 
     fn check_content_type(content_type: &str) -> bool {
-        content_type.split(';').next().is_some_and(|essence| essence.trim().eq_ignore_ascii_case("text/csv"))
+        crate::is_media(Some(content_type), "text/csv")
     }
 
     fn schema_ref() -> MetaSchemaRef {

@@ -39,12 +39,18 @@ pub const CSV_BODY_LIMIT: usize = 256 << 20;
 
 /// The body limit of a request by its content type: uploads and CSV imports may be larger than JSON.
 pub fn body_limit(content_type: Option<&str>) -> usize {
-    let essence = content_type.and_then(|c| c.split(';').next()).map(|e| e.trim().to_ascii_lowercase());
-    match essence.as_deref() {
-        Some("multipart/form-data") => UPLOAD_BODY_LIMIT,
-        Some("text/csv") => CSV_BODY_LIMIT,
-        _ => JSON_BODY_LIMIT,
+    if is_media(content_type, "multipart/form-data") {
+        UPLOAD_BODY_LIMIT
+    } else if is_media(content_type, "text/csv") {
+        CSV_BODY_LIMIT
+    } else {
+        JSON_BODY_LIMIT
     }
+}
+
+/// Whether a `Content-Type` is the media type `essence` (parameters such as `; charset=utf-8` aside, any case).
+pub(crate) fn is_media(content_type: Option<&str>, essence: &str) -> bool {
+    content_type.and_then(|c| c.split(';').next()).is_some_and(|e| e.trim().eq_ignore_ascii_case(essence))
 }
 
 /// The use cases the API serves, built by the composition root.
@@ -165,11 +171,7 @@ async fn explain_body<E: poem::Endpoint>(
     mut req: poem::Request,
     explainer: Arc<explain::Explainer>,
 ) -> poem::Result<poem::Response> {
-    let json = req
-        .content_type()
-        .and_then(|c| c.split(';').next())
-        .is_some_and(|e| e.trim().eq_ignore_ascii_case("application/json"));
-    if !json {
+    if !is_media(req.content_type(), "application/json") {
         return next.call(req).await.map(poem::IntoResponse::into_response);
     }
     // Its size is already checked ([`limit_body`]): kept to be read again should the route refuse it.

@@ -11,7 +11,7 @@ use crate::transcript::Detail;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use trove_application::tools::InventoryLine;
-use trove_domain::item::{Availability, Intent, Item, ItemName, ItemType, Measurement, MeasurementSource};
+use trove_domain::item::{Intent, Item, ItemName, ItemType, Measurement, MeasurementSource, NewItem};
 use trove_domain::project::{Proposal, ProposalSet, ProposedAllocation, REASON_MAX, TITLE_MAX};
 use trove_domain::template::{Requirement, Template};
 use trove_domain::text::clip;
@@ -34,26 +34,11 @@ fn rebuild(line: &InventoryLine) -> Option<Item> {
         .iter()
         .filter_map(|(key, q)| Measurement::new(key, q.value, q.unit.symbol(), at, MeasurementSource::Manual).ok())
         .collect();
-    Some(Item {
-        id: ItemId(line.id),
-        name: ItemName::new(&line.name).ok()?,
-        item_type: ItemType::new(&line.item_type).ok()?,
-        profile: line.profile.clone(),
-        condition: line.condition,
-        intent: Intent::Keep,
-        availability: Availability::Available,
-        project: None,
-        gone: None,
-        measurements,
-        faults: Vec::new(),
-        tests_done: Vec::new(),
-        accessories: Vec::new(),
-        components: Vec::new(),
-        location: None,
-        created_at: at,
-        updated_at: at,
-        version: 0,
-    })
+    let name = ItemName::new(&line.name).ok()?;
+    let item_type = ItemType::new(&line.item_type).ok()?;
+    let mut item = NewItem::new(name, item_type, line.profile.clone(), line.condition, Intent::Keep);
+    item.measurements = measurements;
+    Some(item.stored(ItemId(line.id), at))
 }
 
 /// The items the planner may choose from: every listed item, with its faults when `item_details` told them,

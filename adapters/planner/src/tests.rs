@@ -9,8 +9,7 @@ use trove_application::ports::templates::MockTemplateRepo;
 use trove_application::tools::{catalog_output, details_output, error_output, inventory_output};
 use trove_domain::ItemId;
 use trove_domain::item::{
-    Availability, Condition, Fault, Intent, Item, ItemLine, ItemName, ItemType, Measurement, MeasurementSource,
-    Severity,
+    Condition, Fault, Intent, Item, ItemLine, ItemName, ItemType, Measurement, MeasurementSource, NewItem, Severity,
 };
 use trove_domain::project::decide;
 use trove_domain::{catalogue, demo};
@@ -29,29 +28,11 @@ fn demo_items() -> Vec<Item> {
 }
 
 fn item(id: i64, name: &str, item_type: &str, condition: Condition, fields: &[(&str, f64, &str)]) -> Item {
-    Item {
-        id: ItemId(id),
-        name: ItemName::new(name).unwrap(),
-        item_type: ItemType::new(item_type).unwrap(),
-        profile: String::new(),
-        condition,
-        intent: Intent::Keep,
-        availability: Availability::Available,
-        project: None,
-        gone: None,
-        measurements: fields
-            .iter()
-            .map(|(k, v, u)| Measurement::new(k, *v, u, at(), MeasurementSource::Label).unwrap())
-            .collect(),
-        faults: Vec::new(),
-        tests_done: Vec::new(),
-        accessories: Vec::new(),
-        components: Vec::new(),
-        location: None,
-        created_at: at(),
-        updated_at: at(),
-        version: 1,
-    }
+    let (name, item_type) = (ItemName::new(name).unwrap(), ItemType::new(item_type).unwrap());
+    let mut new = NewItem::new(name, item_type, String::new(), condition, Intent::Keep);
+    new.measurements =
+        fields.iter().map(|(k, v, u)| Measurement::new(k, *v, u, at(), MeasurementSource::Label).unwrap()).collect();
+    new.stored(ItemId(id), at())
 }
 
 /// A planner over a mocked template store holding `templates`.

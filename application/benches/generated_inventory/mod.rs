@@ -8,9 +8,7 @@
 
 use chrono::{TimeZone, Utc};
 use serde_json::{Map, Value, json};
-use trove_domain::item::{
-    Availability, Condition, Intent, Item, ItemName, ItemType, Measurement, MeasurementSource, NewItem,
-};
+use trove_domain::item::{Condition, Intent, Item, ItemName, ItemType, Measurement, MeasurementSource, NewItem};
 use trove_domain::units::format_number;
 use trove_domain::{ItemId, Timestamp};
 
@@ -366,26 +364,7 @@ pub fn new_items(n: usize) -> Vec<NewItem> {
 
 /// The stored form of a new item, with an id, as the store would answer it.
 pub fn stored(item: NewItem, id: i64) -> Item {
-    Item {
-        id: ItemId(id),
-        name: item.name,
-        item_type: item.item_type,
-        profile: item.profile,
-        condition: item.condition,
-        intent: item.intent,
-        availability: Availability::Available,
-        project: None,
-        gone: None,
-        measurements: item.measurements,
-        faults: item.faults,
-        tests_done: item.tests_done,
-        accessories: item.accessories,
-        components: item.components,
-        location: item.location,
-        created_at: labelled_at(),
-        updated_at: labelled_at(),
-        version: 1,
-    }
+    item.stored(ItemId(id), labelled_at())
 }
 
 /// The items as plain `serde_json` objects, the baseline the compact tool output is measured against:

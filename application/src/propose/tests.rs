@@ -19,9 +19,9 @@ use chrono::{TimeZone, Utc};
 use std::collections::VecDeque;
 use std::ops::Range;
 use std::sync::Mutex;
-use trove_domain::item::ItemLine;
 use trove_domain::item::{
-    Availability, Condition, Fault, Intent, ItemName, ItemType, Measurement, MeasurementSource, Severity,
+    Availability, Condition, Fault, Intent, ItemLine, ItemName, ItemType, Measurement, MeasurementSource, NewItem,
+    Severity,
 };
 use trove_domain::money::MicroUsd;
 use trove_domain::project::{Allocation, NewProject, ProjectStatus};
@@ -44,26 +44,9 @@ fn now() -> Timestamp {
 /// A buildable item (intent keep, available, not gone).
 fn item(id: i64, item_type: &str, name: &str, condition: Condition) -> Item {
     let at = Utc.with_ymd_and_hms(2026, 1, 5, 12, 0, 0).unwrap();
-    Item {
-        id: ItemId(id),
-        name: ItemName::new(name).unwrap(),
-        item_type: ItemType::new(item_type).unwrap(),
-        profile: format!("{name}, serial {id}"),
-        condition,
-        intent: Intent::Keep,
-        availability: Availability::Available,
-        project: None,
-        gone: None,
-        measurements: Vec::new(),
-        faults: Vec::new(),
-        tests_done: Vec::new(),
-        accessories: Vec::new(),
-        components: Vec::new(),
-        location: None,
-        created_at: at,
-        updated_at: at,
-        version: 1,
-    }
+    let profile = format!("{name}, serial {id}");
+    NewItem::new(ItemName::new(name).unwrap(), ItemType::new(item_type).unwrap(), profile, condition, Intent::Keep)
+        .stored(ItemId(id), at)
 }
 
 /// Items 10, 12 and 14 are buildable; 13 is meant for sale and 15 is reserved by project 7.
