@@ -143,7 +143,7 @@ impl Intake {
         if image.len() > IMAGE_MAX {
             return Err(Error::Invalid(format!("the image is larger than {IMAGE_MAX} bytes")));
         }
-        if !self.model.model.capabilities().images {
+        if !self.model.capabilities().images {
             return Err(not_configured("reading a label photo"));
         }
         let input = InputItem::UserImage {
@@ -192,7 +192,7 @@ impl Intake {
         if wav.len() > AUDIO_MAX {
             return Err(Error::Invalid(format!("the audio is larger than {AUDIO_MAX} bytes")));
         }
-        if !self.model.model.capabilities().audio {
+        if !self.model.capabilities().audio {
             return Err(not_configured("reading a voice note"));
         }
         let mut run = RunSpend::default();

@@ -2,7 +2,7 @@
 //! one spend entry.
 
 use crate::Error;
-use crate::ports::model::{ModelError, ModelRequest, ModelResponse, Transcript};
+use crate::ports::model::{Capabilities, ModelError, ModelRequest, ModelResponse, Transcript};
 use crate::ports::{Clock, ModelPort, SpendLedger};
 use serde::Serialize;
 use std::sync::Arc;
@@ -43,7 +43,8 @@ pub struct SpendPolicy {
 /// The model, behind the budget and the ledger.
 #[derive(Clone)]
 pub struct Metered {
-    pub model: Arc<dyn ModelPort>,
+    /// The backend; only this wrapper calls it, so no call goes unmetered.
+    model: Arc<dyn ModelPort>,
     ledger: Arc<dyn SpendLedger>,
     clock: Arc<dyn Clock>,
     policy: SpendPolicy,
@@ -70,6 +71,11 @@ impl Metered {
 
     pub fn policy(&self) -> SpendPolicy {
         self.policy
+    }
+
+    /// What the backend can do (web search, images, audio), asked before a call that needs it.
+    pub fn capabilities(&self) -> Capabilities {
+        self.model.capabilities()
     }
 
     /// The budget rule, checked before a call is sent.

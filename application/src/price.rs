@@ -137,7 +137,7 @@ impl Selling {
     pub async fn price(&self, household: HouseholdId, id: ItemId) -> Result<Priced, Error> {
         let item = self.item(household, id).await?;
         pricing::check_priceable(&item).map_err(|e| Error::Conflict(e.to_string()))?;
-        if !self.model.model.capabilities().web_search {
+        if !self.model.capabilities().web_search {
             return Err(Error::NotConfigured { what: "pricing with web search".into(), setting: "MODEL_API_KEY" });
         }
         let mut run = RunSpend::default();

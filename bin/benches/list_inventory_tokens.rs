@@ -2,7 +2,7 @@
 //! o200k tokenizer (its vocabulary is compiled into `tiktoken-rs`: no network). The output is resent at every
 //! step of the proposal loop, so its size is paid for again and again. Target: at most 40% of the plain JSON.
 //!
-//! Run: `cargo bench -p trove-application --bench list_inventory_tokens`
+//! Run: `cargo bench -p trove --bench list_inventory_tokens`
 
 mod generated_inventory;
 

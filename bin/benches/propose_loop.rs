@@ -6,7 +6,7 @@
 //! reads behind each tool, the compact outputs, the request built and resent at each step, the spend entry of
 //! each call, the rules and the project writes. Target: under 60 ms per step at 10,000 items.
 //!
-//! Run: `cargo bench -p trove-application --bench propose_loop` (criterion reports the time of a whole run of
+//! Run: `cargo bench -p trove --bench propose_loop` (criterion reports the time of a whole run of
 //! three steps; divide by three for a step).
 
 mod generated_inventory;
