@@ -1,10 +1,18 @@
-//! Errors as the API answers them: `{"error": {"code": "...", "message": "..."}}` with a fitting status.
+//! Errors as the API answers them: `{"error": {"code": "...", "message": "..."}}` with a fitting status. The one
+//! place where a use case's error becomes a status and a code: [`From<Error>`](ApiError#impl-From<Error>-for-ApiError)
+//! for every variant, [`refusal_status`] for the rules that refuse.
 
+use crate::features::shared::RunSpendDto;
 use poem::http::StatusCode;
 use poem::{IntoResponse, Response};
 use serde_json::json;
-use trove_application::Error;
 use trove_application::metered::RunSpend;
+use trove_application::photo::PhotoError;
+use trove_application::{Error, Refusal};
+use trove_domain::item::ChangeRefused;
+
+/// What a route answers: its payload, or an error rendered in the API's shape.
+pub type ApiResult<T> = poem::Result<T>;
 
 /// An error the API answers. Built from a use case's error; the cause chain of an unexpected error is logged,
 /// never sent.
@@ -23,33 +31,81 @@ impl ApiError {
         Self { status, code, message: message.into(), spend: None }
     }
 
+    /// 400: the request is malformed; the message names the field.
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, "invalid", message)
     }
 
+    /// 401: no valid bearer token.
     pub fn unauthorized() -> Self {
         Self::new(StatusCode::UNAUTHORIZED, "unauthorized", "a valid bearer token is required (trove token new)")
+    }
+
+    /// 413: `what` (a body, an image, ...) is larger than `max` bytes.
+    pub fn too_large(what: &str, max: usize) -> Self {
+        Self::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", format!("the {what} is larger than {max} bytes"))
+    }
+
+    /// 415: the body or file is of a media type the route does not take.
+    pub fn unsupported(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type", message)
+    }
+
+    /// 500 for something that should not happen; `what` is logged, not sent.
+    pub fn unexpected(what: impl std::fmt::Display) -> Self {
+        Error::Unexpected(anyhow::anyhow!("{what}")).into()
     }
 }
 
 impl From<Error> for ApiError {
     fn from(e: Error) -> Self {
+        let message = e.to_string();
         match e {
-            Error::Invalid(m) => Self::new(StatusCode::BAD_REQUEST, "invalid", m),
-            Error::NotFound(m) => Self::new(StatusCode::NOT_FOUND, "not_found", m),
-            Error::Conflict(m) => Self::new(StatusCode::CONFLICT, "conflict", m),
-            Error::Rule(m) => Self::new(StatusCode::UNPROCESSABLE_ENTITY, "rule", m),
-            e @ Error::Budget(_) => Self::new(StatusCode::PAYMENT_REQUIRED, "budget_reached", e.to_string()),
-            e @ Error::NotConfigured { .. } => {
-                Self::new(StatusCode::SERVICE_UNAVAILABLE, "not_configured", e.to_string())
+            Error::Invalid(_) => Self::bad_request(message),
+            Error::NotFound { .. } => Self::new(StatusCode::NOT_FOUND, "not_found", message),
+            Error::Refused(refusal) => {
+                let (status, code) = refusal_status(&refusal);
+                Self::new(status, code, message)
             }
-            Error::ModelFailed { reason, spend } => {
-                Self { spend: Some(spend), ..Self::new(StatusCode::BAD_GATEWAY, "model_failed", reason) }
+            Error::Budget(_) => Self::new(StatusCode::PAYMENT_REQUIRED, "budget_reached", message),
+            Error::NotConfigured { .. } => Self::new(StatusCode::SERVICE_UNAVAILABLE, "not_configured", message),
+            Error::ModelFailed { spend, .. } => {
+                Self { spend: Some(spend), ..Self::new(StatusCode::BAD_GATEWAY, "model_failed", message) }
             }
             Error::Unexpected(e) => {
                 tracing::error!(error = ?e, "unexpected error");
                 Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error; see the server log")
             }
+        }
+    }
+}
+
+/// The status and code of a refusal: `409 conflict` when the state of an object stands in the way (the same
+/// request may succeed once it changes), `422 rule` when the rules never allow the request as it is.
+pub fn refusal_status(refusal: &Refusal) -> (StatusCode, &'static str) {
+    const CONFLICT: (StatusCode, &str) = (StatusCode::CONFLICT, "conflict");
+    const RULE: (StatusCode, &str) = (StatusCode::UNPROCESSABLE_ENTITY, "rule");
+    match refusal {
+        Refusal::Change(ChangeRefused::SetByProject(_) | ChangeRefused::SelfComponent(_)) => RULE,
+        Refusal::Change(ChangeRefused::Gone(_) | ChangeRefused::Held { .. }) => CONFLICT,
+        Refusal::ForeignComponent(_) | Refusal::NoSpeech | Refusal::KeyUsedElsewhere => RULE,
+        Refusal::Gone(_)
+        | Refusal::Lifecycle(_)
+        | Refusal::NotPriceable(_)
+        | Refusal::Listing(_)
+        | Refusal::ChangedWhileAccepting(_)
+        | Refusal::Stale(_)
+        | Refusal::StateChanged(_)
+        | Refusal::KeyRunning => CONFLICT,
+    }
+}
+
+impl From<PhotoError> for ApiError {
+    fn from(e: PhotoError) -> Self {
+        match e {
+            e @ PhotoError::Unsupported => Self::unsupported(e.to_string()),
+            e @ PhotoError::TooLarge { .. } => Self::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", e.to_string()),
+            PhotoError::Failed(e) => e.into(),
         }
     }
 }
@@ -74,7 +130,7 @@ impl poem::error::ResponseError for ApiError {
     fn as_response(&self) -> Response {
         let mut body = json!({ "error": { "code": self.code, "message": self.message } });
         if let Some(spend) = &self.spend {
-            body["error"]["spend"] = crate::dto::spend_json(spend);
+            body["error"]["spend"] = serde_json::to_value(RunSpendDto::from(spend)).unwrap_or_default();
         }
         poem::web::Json(body).with_status(self.status).into_response()
     }
