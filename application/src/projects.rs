@@ -78,9 +78,7 @@ impl Projects {
         let versions: Vec<(ItemId, i64)> = items.values().map(|i| (i.id, i.version)).collect();
         match self.projects.accept(household, id, &versions, self.clock.now()).await {
             Ok(p) => Ok(p),
-            Err(RepoError::Stale(item)) => {
-                Err(Refusal::ChangedWhileAccepting(item).into())
-            }
+            Err(RepoError::Stale(item)) => Err(Refusal::ChangedWhileAccepting(item).into()),
             Err(e) => Err(no_project(id)(e)),
         }
     }

@@ -38,11 +38,8 @@ pub const DRAIN_LIMIT: u64 = 64 << 20;
 pub async fn limit_body<E: poem::Endpoint>(next: Arc<E>, mut req: poem::Request) -> poem::Result<poem::Response> {
     let limit = body_limit(req.content_type());
     let too_large = || ApiError::too_large("request body", limit);
-    let announced = req
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
+    let announced =
+        req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
     let chunked = req.headers().contains_key(header::TRANSFER_ENCODING);
     // A POST without a body (`curl -X POST .../propose`) is an empty JSON body: routes whose body is optional
     // take it, the others refuse it as a missing body (400) rather than as a missing media type.

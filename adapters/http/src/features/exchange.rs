@@ -84,7 +84,8 @@ impl ExchangeApi {
     #[oai(path = "/export.csv", method = "get")]
     async fn export(&self, Member(h): Member) -> ApiResult<CsvExport> {
         let bytes = self.0.exchange.export(h).await.map_err(ApiError::from)?;
-        let text = String::from_utf8(bytes).map_err(|e| ApiError::unexpected(format!("the export is not UTF-8: {e}")))?;
+        let text =
+            String::from_utf8(bytes).map_err(|e| ApiError::unexpected(format!("the export is not UTF-8: {e}")))?;
         Ok(CsvExport::Csv(PlainText(text), "attachment; filename=\"trove-export.csv\"".into()))
     }
 

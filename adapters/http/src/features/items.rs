@@ -3,7 +3,9 @@
 
 use crate::auth::Member;
 use crate::error::{ApiError, ApiResult};
-use crate::features::shared::{Condition, Created, CreateItem, FieldValue, Intent, NewFault, Severity, Source, mirror_enum};
+use crate::features::shared::{
+    Condition, CreateItem, Created, FieldValue, Intent, NewFault, Severity, Source, mirror_enum,
+};
 use crate::services::Services;
 use chrono::{DateTime, Utc};
 use poem_openapi::param::{Path, Query};
@@ -360,4 +362,3 @@ impl ItemsApi {
         ))
     }
 }
-

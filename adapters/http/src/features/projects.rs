@@ -301,8 +301,7 @@ impl ProjectsApi {
                 spend: (&out.spend).into(),
             }))
         };
-        let Kept(answer) =
-            self.0.idempotency.once(h, "propose", key.0.as_deref(), &request_json(&body), run).await?;
+        let Kept(answer) = self.0.idempotency.once(h, "propose", key.0.as_deref(), &request_json(&body), run).await?;
         Ok(Json(answer))
     }
 
@@ -352,7 +351,6 @@ impl ProjectsApi {
         Ok(PackAnswer::Json(Json(Box::new((&pack).into()))))
     }
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -178,4 +178,3 @@ impl SellingApi {
         Ok(Json(ShareDto { text: self.0.selling.share(h, ItemId(id.0)).await.map_err(ApiError::from)? }))
     }
 }
-

@@ -172,4 +172,3 @@ impl TemplatesApi {
         Ok(Created::Created(Json((&t).into())))
     }
 }
-
