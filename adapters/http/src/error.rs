@@ -165,3 +165,87 @@ fn lower_first(s: &str) -> String {
         None => String::new(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trove_application::Object;
+    use trove_domain::item::{Availability, GoneRefused, ProjectIdOrUnknown};
+    use trove_domain::{ItemId, ProjectId};
+
+    fn check(error: Error, status: StatusCode, code: &str, message: &str) {
+        let api = ApiError::from(error);
+        assert_eq!((api.status, api.code, api.message.as_str()), (status, code, message));
+    }
+
+    /// Every kind of use-case error gets its status and code here, with the message the use case wrote.
+    #[test]
+    fn use_case_errors_map_to_statuses_and_codes() {
+        let held = ProjectIdOrUnknown(Some(ProjectId(3)));
+        let cases = [
+            (
+                Error::Invalid("limit must be between 1 and 500".into()),
+                400,
+                "invalid",
+                "limit must be between 1 and 500",
+            ),
+            (Error::NotFound { what: Object::Item, id: 42 }, 404, "not_found", "no such item 42"),
+            (Error::NotFound { what: Object::Template, id: 9 }, 404, "not_found", "no such template 9"),
+            (
+                Refusal::Change(ChangeRefused::SetByProject(Availability::Reserved)).into(),
+                422,
+                "rule",
+                "availability reserved is set by accepting or building a project",
+            ),
+            (
+                Refusal::Change(ChangeRefused::SelfComponent(ItemId(7))).into(),
+                422,
+                "rule",
+                "item 7 cannot be a component of itself",
+            ),
+            (
+                Refusal::Change(ChangeRefused::Gone(ItemId(7))).into(),
+                409,
+                "conflict",
+                "item 7 is gone; it is history and cannot change",
+            ),
+            (
+                Refusal::Gone(GoneRefused::Reserved { item: ItemId(7), project: held }).into(),
+                409,
+                "conflict",
+                "item 7 is reserved by project 3; drop or build the project first",
+            ),
+            (
+                Refusal::ForeignComponent(ItemId(999)).into(),
+                422,
+                "rule",
+                "component 999 is not an item of this household",
+            ),
+            (Refusal::NoSpeech.into(), 422, "rule", "the voice note holds no speech to read"),
+            (Refusal::KeyUsedElsewhere.into(), 422, "rule", "this Idempotency-Key was used for a different request"),
+            (Refusal::KeyRunning.into(), 409, "conflict", "a request with this Idempotency-Key is still running"),
+            (Refusal::Stale(ItemId(7)).into(), 409, "conflict", "item 7 changed while this request ran; try again"),
+            (
+                Refusal::ChangedWhileAccepting(ItemId(7)).into(),
+                409,
+                "conflict",
+                "item 7 is no longer buildable (it changed while accepting)",
+            ),
+            (
+                Error::NotConfigured { what: "pricing with web search".into(), setting: "MODEL_API_KEY" },
+                503,
+                "not_configured",
+                "pricing with web search needs the Model API: set MODEL_API_KEY",
+            ),
+            (
+                Error::Unexpected(anyhow::anyhow!("database down")),
+                500,
+                "internal",
+                "internal error; see the server log",
+            ),
+        ];
+        for (error, status, code, message) in cases {
+            check(error, StatusCode::from_u16(status).unwrap(), code, message);
+        }
+    }
+}
