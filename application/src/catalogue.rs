@@ -1,7 +1,7 @@
 //! The template catalogue's use cases.
 
 use crate::Error;
-use crate::error::named;
+use crate::error::{Object, named};
 use crate::ports::TemplateRepo;
 use std::sync::Arc;
 use trove_domain::template::{NewTemplate, Template};
@@ -45,7 +45,7 @@ impl Catalogue {
     /// # Errors
     /// [`Error::NotFound`] naming it.
     pub async fn get(&self, household: HouseholdId, id: TemplateId) -> Result<Template, Error> {
-        self.templates.get(household, id).await.map_err(named(|| format!("no such template {id}")))
+        self.templates.get(household, id).await.map_err(named(Object::Template, id.0))
     }
 
     /// Adds one of the household's own.

@@ -1,6 +1,10 @@
 //! The errors ports and use cases report.
 
 use trove_domain::ItemId;
+use trove_domain::item::{ChangeRefused, GoneRefused};
+use trove_domain::listing::ListingError;
+use trove_domain::pricing::NotPriceable;
+use trove_domain::project::LifecycleError;
 use trove_domain::spend::BudgetReached;
 
 use crate::metered::RunSpend;
@@ -22,22 +26,21 @@ pub enum RepoError {
     Unexpected(#[from] anyhow::Error),
 }
 
-/// What a use case reports besides success: the variants a caller (the HTTP adapter) branches on, and one
-/// opaque `Unexpected` for everything else.
+/// What a use case reports besides success: the variants a caller (the HTTP adapter) branches on, each with the
+/// data of what happened, and one opaque `Unexpected` for everything else. The messages are the ones clients
+/// read; the HTTP adapter decides the status of each variant (`adapters/http/src/error.rs`).
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The input is malformed or out of bounds; nothing was written.
+    /// The input is malformed or out of bounds; nothing was written. The message names the field.
     #[error("{0}")]
     Invalid(String),
     /// The object does not exist (or belongs to another household).
-    #[error("{0}")]
-    NotFound(String),
-    /// The object is not in a state that allows this (reserved, accepted twice, wrong intent).
-    #[error("{0}")]
-    Conflict(String),
-    /// A rule refused the request as a whole.
-    #[error("{0}")]
-    Rule(String),
+    #[error("no such {what} {id}")]
+    NotFound { what: Object, id: i64 },
+    /// A rule refused the request: the object is not in a state that allows it, or the request as a whole is
+    /// not allowed. Nothing was written.
+    #[error(transparent)]
+    Refused(#[from] Refusal),
     /// This month's model budget is spent; nothing was sent.
     #[error(transparent)]
     Budget(#[from] BudgetReached),
@@ -52,21 +55,85 @@ pub enum Error {
     Unexpected(#[from] anyhow::Error),
 }
 
+/// The kinds of objects a request names by id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Object {
+    Item,
+    Project,
+    Template,
+}
+
+impl std::fmt::Display for Object {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Object::Item => "item",
+            Object::Project => "project",
+            Object::Template => "template",
+        })
+    }
+}
+
+/// The rule that refused a request, with its data. The message is the rule's own.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// A change of an item (or anything recorded on it) the item's rules refuse.
+    #[error(transparent)]
+    Change(#[from] ChangeRefused),
+    /// Marking an item gone: it is reserved, or already gone.
+    #[error(transparent)]
+    Gone(#[from] GoneRefused),
+    /// A step of a project's lifecycle: the project is in another status, or an item no longer fits.
+    #[error(transparent)]
+    Lifecycle(#[from] LifecycleError),
+    /// Pricing an item that is gone.
+    #[error(transparent)]
+    NotPriceable(#[from] NotPriceable),
+    /// A listing draft or share text for an item meant for something else, or gone.
+    #[error(transparent)]
+    Listing(#[from] ListingError),
+    /// A component that is not an item of the household.
+    #[error("component {0} is not an item of this household")]
+    ForeignComponent(ItemId),
+    /// An item of a project being accepted changed between the check and the reservation.
+    #[error("item {0} is no longer buildable (it changed while accepting)")]
+    ChangedWhileAccepting(ItemId),
+    /// An item changed under every attempt of a conditional write.
+    #[error("item {0} changed while this request ran; try again")]
+    Stale(ItemId),
+    /// A conditional write found the object in another state than the one required, in the store's words
+    /// ([`RepoError::Conflict`]).
+    #[error("{0}")]
+    StateChanged(String),
+    /// A voice note whose transcript is empty.
+    #[error("the voice note holds no speech to read")]
+    NoSpeech,
+    /// An `Idempotency-Key` already answered for a request with another body or scope.
+    #[error("this Idempotency-Key was used for a different request")]
+    KeyUsedElsewhere,
+    /// An `Idempotency-Key` held by a request that is still running.
+    #[error("a request with this Idempotency-Key is still running")]
+    KeyRunning,
+}
+
 impl From<RepoError> for Error {
+    /// A repository's `NotFound` reaches a caller through [`named`], which says what was missing; one that
+    /// arrives unnamed is a port breaking its contract, and so unexpected.
     fn from(e: RepoError) -> Self {
         match e {
-            RepoError::NotFound => Error::NotFound("not found".into()),
-            RepoError::Stale(item) => Error::Conflict(format!("item {item} changed while this request ran; try again")),
-            RepoError::Conflict(m) => Error::Conflict(m),
+            RepoError::NotFound => {
+                Error::Unexpected(anyhow::anyhow!("a store answered not found for an object the use case did not name"))
+            }
+            RepoError::Stale(item) => Refusal::Stale(item).into(),
+            RepoError::Conflict(m) => Refusal::StateChanged(m).into(),
             RepoError::Unexpected(e) => Error::Unexpected(e),
         }
     }
 }
 
-/// Turns a repository `NotFound` into a use-case `NotFound` naming the thing.
-pub(crate) fn named(what: impl Fn() -> String) -> impl Fn(RepoError) -> Error {
+/// Turns a repository `NotFound` into a use-case `NotFound` naming the object.
+pub(crate) fn named(what: Object, id: i64) -> impl Fn(RepoError) -> Error {
     move |e| match e {
-        RepoError::NotFound => Error::NotFound(what()),
+        RepoError::NotFound => Error::NotFound { what, id },
         other => other.into(),
     }
 }

@@ -183,8 +183,8 @@ impl Intake {
     ///
     /// # Errors
     /// [`Error::Invalid`] for an empty or too large file, or one the backend refuses to send (too long, damaged,
-    /// compressed); [`Error::NotConfigured`] before that without a backend that transcribes; [`Error::Rule`] when
-    /// the transcript holds no speech; otherwise as [`Intake::read_label`].
+    /// compressed); [`Error::NotConfigured`] before that without a backend that transcribes;
+    /// [`Refusal::NoSpeech`](crate::error::Refusal::NoSpeech) when the transcript holds no speech; otherwise as [`Intake::read_label`].
     pub async fn read_voice_audio(&self, household: HouseholdId, wav: &[u8]) -> Result<IntakeReading, Error> {
         if wav.is_empty() {
             return Err(Error::Invalid("the audio is empty".into()));
@@ -200,7 +200,7 @@ impl Intake {
         let text = match reading::text_to_read(&transcript.text, "transcript") {
             Ok(t) => t,
             Err(reading::TextError::Empty(_)) => {
-                return Err(Error::Rule("the voice note holds no speech to read".into()));
+                return Err(crate::error::Refusal::NoSpeech.into());
             }
             Err(reading::TextError::TooLong(_)) => trove_domain::text::clip(&transcript.text, reading::TEXT_MAX),
         };

@@ -1,6 +1,6 @@
 //! The inventory's use cases: create, read, list, change, measure, record faults and tests, mark gone.
 
-use crate::error::named;
+use crate::error::{Object, Refusal, named};
 use crate::ports::{Clock, InventoryRepo, ItemPage, ItemQuery};
 use crate::{Error, RepoError};
 use std::sync::Arc;
@@ -17,12 +17,9 @@ const RETRIES: usize = 3;
 /// The fields a PATCH may change: the domain's [`ItemChanges`], whose rules decide what is allowed.
 pub type ItemPatch = ItemChanges;
 
-/// A refused change: a rule of the inventory (422), or a conflict with the item's state (409).
+/// A change the item's rules refused.
 fn refused(e: ChangeRefused) -> Error {
-    match e {
-        ChangeRefused::SetByProject(_) | ChangeRefused::SelfComponent(_) => Error::Rule(e.to_string()),
-        ChangeRefused::Gone(_) | ChangeRefused::Held { .. } => Error::Conflict(e.to_string()),
-    }
+    Refusal::Change(e).into()
 }
 
 /// The inventory use cases.
@@ -39,7 +36,7 @@ impl std::fmt::Debug for Inventory {
 }
 
 fn no_item(id: ItemId) -> impl Fn(RepoError) -> Error {
-    named(move || format!("no such item {id}"))
+    named(Object::Item, id.0)
 }
 
 impl Inventory {
@@ -52,7 +49,7 @@ impl Inventory {
     async fn check_components(&self, household: HouseholdId, ids: &[ItemId]) -> Result<(), Error> {
         let found = self.items.get_many(household, ids).await?;
         if let Some(missing) = ids.iter().find(|id| !found.iter().any(|i| i.id == **id)) {
-            return Err(Error::Rule(format!("component {missing} is not an item of this household")));
+            return Err(Refusal::ForeignComponent(*missing).into());
         }
         Ok(())
     }
@@ -60,8 +57,8 @@ impl Inventory {
     /// Stores a new item.
     ///
     /// # Errors
-    /// [`Error::Rule`] when a component is not an item of the household or the availability is one only a
-    /// project sets; nothing is written then.
+    /// [`Refusal::ForeignComponent`] when a component is not an item of the household, [`Refusal::Change`] when
+    /// the availability is one only a project sets; nothing is written then.
     pub async fn create(&self, household: HouseholdId, mut item: NewItem) -> Result<Item, Error> {
         item.components.sort_unstable();
         item.components.dedup();
@@ -113,9 +110,9 @@ impl Inventory {
     /// Changes the fields given.
     ///
     /// # Errors
-    /// [`Error::NotFound`]; [`Error::Rule`] for an availability other than available/lent or a component that
-    /// is not an item of the household (or the item itself); [`Error::Conflict`] when the change would take a reserved or in-use item away from its project,
-    /// or touches a gone item.
+    /// [`Error::NotFound`]; [`Refusal::ForeignComponent`] for a component that is not an item of the household;
+    /// [`Refusal::Change`] for an availability other than available/lent, the item as its own component, a
+    /// change that would take a reserved or in-use item away from its project, or one that touches a gone item.
     pub async fn patch(&self, household: HouseholdId, id: ItemId, patch: ItemPatch) -> Result<Item, Error> {
         if let Some(a) = patch.availability {
             item::check_manual_availability(a).map_err(refused)?;
@@ -129,7 +126,7 @@ impl Inventory {
     /// Records a measurement; the current field of its key becomes this value when it is the latest.
     ///
     /// # Errors
-    /// [`Error::NotFound`]; [`Error::Conflict`] for a gone item.
+    /// [`Error::NotFound`]; [`Refusal::Change`] for a gone item.
     pub async fn add_measurement(&self, household: HouseholdId, id: ItemId, m: Measurement) -> Result<Item, Error> {
         self.modify(household, id, |item| {
             refuse_gone(item)?;
@@ -142,7 +139,7 @@ impl Inventory {
     /// Records a fault.
     ///
     /// # Errors
-    /// [`Error::NotFound`]; [`Error::Conflict`] for a gone item.
+    /// [`Error::NotFound`]; [`Refusal::Change`] for a gone item.
     pub async fn add_fault(&self, household: HouseholdId, id: ItemId, fault: Fault) -> Result<Item, Error> {
         self.modify(household, id, |item| {
             refuse_gone(item)?;
@@ -155,7 +152,7 @@ impl Inventory {
     /// Records a test.
     ///
     /// # Errors
-    /// [`Error::NotFound`]; [`Error::Conflict`] for a gone item.
+    /// [`Error::NotFound`]; [`Refusal::Change`] for a gone item.
     pub async fn add_test(&self, household: HouseholdId, id: ItemId, test: TestDone) -> Result<Item, Error> {
         self.modify(household, id, |item| {
             refuse_gone(item)?;
@@ -168,7 +165,7 @@ impl Inventory {
     /// Marks an item gone. Releases nothing silently: refused while reserved.
     ///
     /// # Errors
-    /// [`Error::NotFound`]; [`Error::Conflict`] while reserved or when already gone.
+    /// [`Error::NotFound`]; [`Refusal::Gone`] while reserved or when already gone.
     pub async fn mark_gone(
         &self,
         household: HouseholdId,
@@ -178,7 +175,7 @@ impl Inventory {
     ) -> Result<Item, Error> {
         let at = self.clock.now();
         self.modify(household, id, |item| {
-            item.mark_gone(Gone { reason, at, note: note.clone() }).map_err(|e| Error::Conflict(e.to_string()))
+            item.mark_gone(Gone { reason, at, note: note.clone() }).map_err(|e| Refusal::Gone(e).into())
         })
         .await
     }

@@ -8,6 +8,7 @@ pub mod catalogue;
 pub mod demo;
 pub mod error;
 pub mod exchange;
+pub mod idempotency;
 pub mod intake;
 pub mod items;
 pub mod metered;
@@ -20,4 +21,4 @@ pub mod spend_report;
 pub mod stamped;
 pub mod tools;
 
-pub use error::{Error, RepoError};
+pub use error::{Error, Object, Refusal, RepoError};

@@ -1,7 +1,7 @@
 //! PriceItem: one model call with the web search tool, then the grounding rule and the estimate; plus the
 //! price history, the listing draft and the share text.
 
-use crate::error::named;
+use crate::error::{Object, Refusal, named};
 use crate::metered::{Metered, RunSpend};
 use crate::ports::model::{
     ApproximateLocation, InputItem, ModelRequest, OutputSchema, OutputView, SearchContextSize, Tool,
@@ -75,7 +75,7 @@ pub struct Priced {
 }
 
 fn no_item(id: ItemId) -> impl Fn(RepoError) -> Error {
-    named(move || format!("no such item {id}"))
+    named(Object::Item, id.0)
 }
 
 /// The item as the price call describes it: name, profile, condition, faults, accessories, current fields.
@@ -132,11 +132,11 @@ impl Selling {
     /// them; the report is stored as price history.
     ///
     /// # Errors
-    /// [`Error::NotFound`]; [`Error::Conflict`] for a gone item; [`Error::NotConfigured`] without the Model
+    /// [`Error::NotFound`]; [`Refusal::NotPriceable`] for a gone item; [`Error::NotConfigured`] without the Model
     /// API; [`Error::Budget`]; [`Error::ModelFailed`] (nothing stored but the spend).
     pub async fn price(&self, household: HouseholdId, id: ItemId) -> Result<Priced, Error> {
         let item = self.item(household, id).await?;
-        pricing::check_priceable(&item).map_err(|e| Error::Conflict(e.to_string()))?;
+        pricing::check_priceable(&item).map_err(Refusal::from)?;
         if !self.model.capabilities().web_search {
             return Err(Error::NotConfigured { what: "pricing with web search".into(), setting: "MODEL_API_KEY" });
         }
@@ -183,20 +183,20 @@ impl Selling {
     /// The listing draft of an item meant for sale, priced from its latest estimate.
     ///
     /// # Errors
-    /// [`Error::NotFound`]; [`Error::Conflict`] unless the intent is `sell`.
+    /// [`Error::NotFound`]; [`Refusal::Listing`] unless the intent is `sell`.
     pub async fn draft(&self, household: HouseholdId, id: ItemId) -> Result<ListingDraft, Error> {
         let item = self.item(household, id).await?;
         let history = self.prices.history(household, id).await?;
         let latest = history.iter().find_map(|r| r.estimate.as_ref());
-        listing::draft(&item, latest).map_err(|e| Error::Conflict(e.to_string()))
+        Ok(listing::draft(&item, latest).map_err(Refusal::from)?)
     }
 
     /// The give-away post of an item meant to be given.
     ///
     /// # Errors
-    /// [`Error::NotFound`]; [`Error::Conflict`] unless the intent is `give`.
+    /// [`Error::NotFound`]; [`Refusal::Listing`] unless the intent is `give`.
     pub async fn share(&self, household: HouseholdId, id: ItemId) -> Result<String, Error> {
         let item = self.item(household, id).await?;
-        listing::share_text(&item, self.settings.location.city.as_deref()).map_err(|e| Error::Conflict(e.to_string()))
+        Ok(listing::share_text(&item, self.settings.location.city.as_deref()).map_err(Refusal::from)?)
     }
 }

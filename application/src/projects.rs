@@ -1,6 +1,6 @@
 //! The project lifecycle: accept (reserve the items atomically), build, drop; and the build pack.
 
-use crate::error::named;
+use crate::error::{Object, Refusal, named};
 use crate::ports::{Clock, InventoryRepo, ProjectRepo, TemplateRepo};
 use crate::{Error, RepoError};
 use std::collections::BTreeMap;
@@ -26,7 +26,7 @@ impl std::fmt::Debug for Projects {
 }
 
 fn no_project(id: ProjectId) -> impl Fn(RepoError) -> Error {
-    named(move || format!("no such project {id}"))
+    named(Object::Project, id.0)
 }
 
 impl Projects {
@@ -68,19 +68,17 @@ impl Projects {
     /// all in one transaction, conditional on each item being unchanged since the check.
     ///
     /// # Errors
-    /// [`Error::NotFound`]; [`Error::Conflict`] naming the item that is no longer buildable (or that another
-    /// writer took in between), or when the project is not proposed.
+    /// [`Error::NotFound`]; [`Refusal::Lifecycle`] naming the item that is no longer buildable, or when the
+    /// project is not proposed; [`Refusal::ChangedWhileAccepting`] naming the item another writer took in between.
     pub async fn accept(&self, household: HouseholdId, id: ProjectId) -> Result<Project, Error> {
         let project = self.get(household, id).await?;
         let items: BTreeMap<ItemId, Item> =
             self.allocated_items(household, &project).await?.into_iter().map(|i| (i.id, i)).collect();
-        project::check_accept(&project, &items).map_err(|e| Error::Conflict(e.to_string()))?;
+        project::check_accept(&project, &items).map_err(Refusal::from)?;
         let versions: Vec<(ItemId, i64)> = items.values().map(|i| (i.id, i.version)).collect();
         match self.projects.accept(household, id, &versions, self.clock.now()).await {
             Ok(p) => Ok(p),
-            Err(RepoError::Stale(item)) => {
-                Err(Error::Conflict(format!("item {item} is no longer buildable (it changed while accepting)")))
-            }
+            Err(RepoError::Stale(item)) => Err(Refusal::ChangedWhileAccepting(item).into()),
             Err(e) => Err(no_project(id)(e)),
         }
     }
@@ -88,20 +86,20 @@ impl Projects {
     /// Marks an accepted project built; its items become in use.
     ///
     /// # Errors
-    /// [`Error::NotFound`]; [`Error::Conflict`] unless accepted.
+    /// [`Error::NotFound`]; [`Refusal::Lifecycle`] unless accepted.
     pub async fn build(&self, household: HouseholdId, id: ProjectId) -> Result<Project, Error> {
         let project = self.get(household, id).await?;
-        project::check_build(&project).map_err(|e| Error::Conflict(e.to_string()))?;
+        project::check_build(&project).map_err(Refusal::from)?;
         self.projects.build(household, id, self.clock.now()).await.map_err(no_project(id))
     }
 
     /// Drops a proposed or accepted project; reserved items become available again.
     ///
     /// # Errors
-    /// [`Error::NotFound`]; [`Error::Conflict`] when built or already dropped.
+    /// [`Error::NotFound`]; [`Refusal::Lifecycle`] when built or already dropped.
     pub async fn drop_project(&self, household: HouseholdId, id: ProjectId) -> Result<Project, Error> {
         let project = self.get(household, id).await?;
-        project::check_drop(&project).map_err(|e| Error::Conflict(e.to_string()))?;
+        project::check_drop(&project).map_err(Refusal::from)?;
         self.projects.drop_project(household, id, self.clock.now()).await.map_err(no_project(id))
     }
 
@@ -115,7 +113,7 @@ impl Projects {
             .templates
             .get(household, project.template_id)
             .await
-            .map_err(named(|| format!("no such template {}", project.template_id)))?;
+            .map_err(named(Object::Template, project.template_id.0))?;
         let items = self.allocated_items(household, &project).await?;
         Ok(pack::build_pack(&project, &template, &items))
     }

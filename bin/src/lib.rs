@@ -10,6 +10,7 @@ use std::sync::Arc;
 use trove_application::auth::Auth;
 use trove_application::catalogue::Catalogue;
 use trove_application::exchange::Exchange;
+use trove_application::idempotency::Idempotency;
 use trove_application::intake::Intake;
 use trove_application::items::Inventory;
 use trove_application::metered::Metered;
@@ -93,7 +94,7 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         selling: Selling::new(metered, items, prices, clock.clone(), config.price.clone()),
         spend: Spend::new(ledger, clock.clone(), config.spend),
         auth: Auth::new(households),
-        idempotency,
+        idempotency: Idempotency::new(idempotency, clock.clone()),
         clock,
         photos: Photos::new(Arc::new(trove_vision::Segmenter::new())),
     };

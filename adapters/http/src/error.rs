@@ -1,10 +1,18 @@
-//! Errors as the API answers them: `{"error": {"code": "...", "message": "..."}}` with a fitting status.
+//! Errors as the API answers them: `{"error": {"code": "...", "message": "..."}}` with a fitting status. The one
+//! place where a use case's error becomes a status and a code: [`From<Error>`](ApiError#impl-From<Error>-for-ApiError)
+//! for every variant, [`refusal_status`] for the rules that refuse.
 
+use crate::features::shared::RunSpendDto;
 use poem::http::StatusCode;
 use poem::{IntoResponse, Response};
 use serde_json::json;
-use trove_application::Error;
 use trove_application::metered::RunSpend;
+use trove_application::photo::PhotoError;
+use trove_application::{Error, Refusal};
+use trove_domain::item::ChangeRefused;
+
+/// What a route answers: its payload, or an error rendered in the API's shape.
+pub type ApiResult<T> = poem::Result<T>;
 
 /// An error the API answers. Built from a use case's error; the cause chain of an unexpected error is logged,
 /// never sent.
@@ -23,33 +31,81 @@ impl ApiError {
         Self { status, code, message: message.into(), spend: None }
     }
 
+    /// 400: the request is malformed; the message names the field.
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, "invalid", message)
     }
 
+    /// 401: no valid bearer token.
     pub fn unauthorized() -> Self {
         Self::new(StatusCode::UNAUTHORIZED, "unauthorized", "a valid bearer token is required (trove token new)")
+    }
+
+    /// 413: `what` (a body, an image, ...) is larger than `max` bytes.
+    pub fn too_large(what: &str, max: usize) -> Self {
+        Self::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", format!("the {what} is larger than {max} bytes"))
+    }
+
+    /// 415: the body or file is of a media type the route does not take.
+    pub fn unsupported(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type", message)
+    }
+
+    /// 500 for something that should not happen; `what` is logged, not sent.
+    pub fn unexpected(what: impl std::fmt::Display) -> Self {
+        Error::Unexpected(anyhow::anyhow!("{what}")).into()
     }
 }
 
 impl From<Error> for ApiError {
     fn from(e: Error) -> Self {
+        let message = e.to_string();
         match e {
-            Error::Invalid(m) => Self::new(StatusCode::BAD_REQUEST, "invalid", m),
-            Error::NotFound(m) => Self::new(StatusCode::NOT_FOUND, "not_found", m),
-            Error::Conflict(m) => Self::new(StatusCode::CONFLICT, "conflict", m),
-            Error::Rule(m) => Self::new(StatusCode::UNPROCESSABLE_ENTITY, "rule", m),
-            e @ Error::Budget(_) => Self::new(StatusCode::PAYMENT_REQUIRED, "budget_reached", e.to_string()),
-            e @ Error::NotConfigured { .. } => {
-                Self::new(StatusCode::SERVICE_UNAVAILABLE, "not_configured", e.to_string())
+            Error::Invalid(_) => Self::bad_request(message),
+            Error::NotFound { .. } => Self::new(StatusCode::NOT_FOUND, "not_found", message),
+            Error::Refused(refusal) => {
+                let (status, code) = refusal_status(&refusal);
+                Self::new(status, code, message)
             }
-            Error::ModelFailed { reason, spend } => {
-                Self { spend: Some(spend), ..Self::new(StatusCode::BAD_GATEWAY, "model_failed", reason) }
+            Error::Budget(_) => Self::new(StatusCode::PAYMENT_REQUIRED, "budget_reached", message),
+            Error::NotConfigured { .. } => Self::new(StatusCode::SERVICE_UNAVAILABLE, "not_configured", message),
+            Error::ModelFailed { spend, .. } => {
+                Self { spend: Some(spend), ..Self::new(StatusCode::BAD_GATEWAY, "model_failed", message) }
             }
             Error::Unexpected(e) => {
                 tracing::error!(error = ?e, "unexpected error");
                 Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error; see the server log")
             }
+        }
+    }
+}
+
+/// The status and code of a refusal: `409 conflict` when the state of an object stands in the way (the same
+/// request may succeed once it changes), `422 rule` when the rules never allow the request as it is.
+pub fn refusal_status(refusal: &Refusal) -> (StatusCode, &'static str) {
+    const CONFLICT: (StatusCode, &str) = (StatusCode::CONFLICT, "conflict");
+    const RULE: (StatusCode, &str) = (StatusCode::UNPROCESSABLE_ENTITY, "rule");
+    match refusal {
+        Refusal::Change(ChangeRefused::SetByProject(_) | ChangeRefused::SelfComponent(_)) => RULE,
+        Refusal::Change(ChangeRefused::Gone(_) | ChangeRefused::Held { .. }) => CONFLICT,
+        Refusal::ForeignComponent(_) | Refusal::NoSpeech | Refusal::KeyUsedElsewhere => RULE,
+        Refusal::Gone(_)
+        | Refusal::Lifecycle(_)
+        | Refusal::NotPriceable(_)
+        | Refusal::Listing(_)
+        | Refusal::ChangedWhileAccepting(_)
+        | Refusal::Stale(_)
+        | Refusal::StateChanged(_)
+        | Refusal::KeyRunning => CONFLICT,
+    }
+}
+
+impl From<PhotoError> for ApiError {
+    fn from(e: PhotoError) -> Self {
+        match e {
+            e @ PhotoError::Unsupported => Self::unsupported(e.to_string()),
+            e @ PhotoError::TooLarge { .. } => Self::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", e.to_string()),
+            PhotoError::Failed(e) => e.into(),
         }
     }
 }
@@ -74,7 +130,7 @@ impl poem::error::ResponseError for ApiError {
     fn as_response(&self) -> Response {
         let mut body = json!({ "error": { "code": self.code, "message": self.message } });
         if let Some(spend) = &self.spend {
-            body["error"]["spend"] = crate::dto::spend_json(spend);
+            body["error"]["spend"] = serde_json::to_value(RunSpendDto::from(spend)).unwrap_or_default();
         }
         poem::web::Json(body).with_status(self.status).into_response()
     }
@@ -107,5 +163,89 @@ fn lower_first(s: &str) -> String {
     match c.next() {
         Some(f) => f.to_lowercase().chain(c).collect(),
         None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trove_application::Object;
+    use trove_domain::item::{Availability, GoneRefused, ProjectIdOrUnknown};
+    use trove_domain::{ItemId, ProjectId};
+
+    fn check(error: Error, status: StatusCode, code: &str, message: &str) {
+        let api = ApiError::from(error);
+        assert_eq!((api.status, api.code, api.message.as_str()), (status, code, message));
+    }
+
+    /// Every kind of use-case error gets its status and code here, with the message the use case wrote.
+    #[test]
+    fn use_case_errors_map_to_statuses_and_codes() {
+        let held = ProjectIdOrUnknown(Some(ProjectId(3)));
+        let cases = [
+            (
+                Error::Invalid("limit must be between 1 and 500".into()),
+                400,
+                "invalid",
+                "limit must be between 1 and 500",
+            ),
+            (Error::NotFound { what: Object::Item, id: 42 }, 404, "not_found", "no such item 42"),
+            (Error::NotFound { what: Object::Template, id: 9 }, 404, "not_found", "no such template 9"),
+            (
+                Refusal::Change(ChangeRefused::SetByProject(Availability::Reserved)).into(),
+                422,
+                "rule",
+                "availability reserved is set by accepting or building a project",
+            ),
+            (
+                Refusal::Change(ChangeRefused::SelfComponent(ItemId(7))).into(),
+                422,
+                "rule",
+                "item 7 cannot be a component of itself",
+            ),
+            (
+                Refusal::Change(ChangeRefused::Gone(ItemId(7))).into(),
+                409,
+                "conflict",
+                "item 7 is gone; it is history and cannot change",
+            ),
+            (
+                Refusal::Gone(GoneRefused::Reserved { item: ItemId(7), project: held }).into(),
+                409,
+                "conflict",
+                "item 7 is reserved by project 3; drop or build the project first",
+            ),
+            (
+                Refusal::ForeignComponent(ItemId(999)).into(),
+                422,
+                "rule",
+                "component 999 is not an item of this household",
+            ),
+            (Refusal::NoSpeech.into(), 422, "rule", "the voice note holds no speech to read"),
+            (Refusal::KeyUsedElsewhere.into(), 422, "rule", "this Idempotency-Key was used for a different request"),
+            (Refusal::KeyRunning.into(), 409, "conflict", "a request with this Idempotency-Key is still running"),
+            (Refusal::Stale(ItemId(7)).into(), 409, "conflict", "item 7 changed while this request ran; try again"),
+            (
+                Refusal::ChangedWhileAccepting(ItemId(7)).into(),
+                409,
+                "conflict",
+                "item 7 is no longer buildable (it changed while accepting)",
+            ),
+            (
+                Error::NotConfigured { what: "pricing with web search".into(), setting: "MODEL_API_KEY" },
+                503,
+                "not_configured",
+                "pricing with web search needs the Model API: set MODEL_API_KEY",
+            ),
+            (
+                Error::Unexpected(anyhow::anyhow!("database down")),
+                500,
+                "internal",
+                "internal error; see the server log",
+            ),
+        ];
+        for (error, status, code, message) in cases {
+            check(error, StatusCode::from_u16(status).unwrap(), code, message);
+        }
     }
 }

@@ -6,8 +6,36 @@
 //! Only the parts of JSON Schema the document uses are read: `$ref`, `allOf`, `type`, `enum`, `required`,
 //! `properties`, `additionalProperties` and `items`. When the walk finds nothing wrong, the original message stays.
 
-use poem::http::Method;
+use crate::error::ApiError;
+use crate::media::is_media;
+use poem::http::{Method, StatusCode};
 use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// Replaces poem-openapi's message for a JSON body it could not parse with one naming the field and the problem
+/// ([`Explainer`]), when the body's own schema shows one.
+pub async fn explain_body<E: poem::Endpoint>(
+    next: Arc<E>,
+    mut req: poem::Request,
+    explainer: Arc<Explainer>,
+) -> poem::Result<poem::Response> {
+    if !is_media(req.content_type(), "application/json") {
+        return next.call(req).await.map(poem::IntoResponse::into_response);
+    }
+    // Its size is already checked (`body_limit::limit_body`): kept to be read again should the route refuse it.
+    let body = req.take_body().into_bytes().await?;
+    req.set_body(body.clone());
+    let (method, path) = (req.method().clone(), req.uri().path().to_owned());
+    match next.call(req).await {
+        Err(e) if e.is::<poem_openapi::error::ParseRequestPayloadError>() => {
+            match explainer.explain(&method, path.strip_prefix("/api").unwrap_or(&path), &body) {
+                Some(message) => Err(ApiError::new(StatusCode::BAD_REQUEST, "invalid", message).into()),
+                None => Err(e),
+            }
+        }
+        other => other.map(poem::IntoResponse::into_response),
+    }
+}
 
 /// The API's OpenAPI document, read once, answering what is wrong with a body.
 #[derive(Debug, Clone)]

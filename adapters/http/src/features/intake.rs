@@ -1,30 +1,21 @@
-//! The intake routes (reading a label photo, a listing's text or a voice note into candidate items with their
-//! matches) and the CSV routes (export and import of the inventory).
+//! Reading new items in: a label photo, a listing's text or a voice note read into candidate items with their
+//! matches in the inventory. Intake never writes the inventory (`POST /api/items` does, with a candidate's item).
 
-use crate::Services;
-use crate::api::Member;
-use crate::dto::{CreateItem, FieldValue, Intent, NewFault, RunSpendDto, Source};
-use crate::error::ApiError;
-use poem::http::StatusCode;
-use poem::{FromRequest, Request, RequestBody};
-use poem_openapi::payload::{Json, ParsePayload, Payload, PlainText};
-use poem_openapi::registry::MetaSchemaRef;
-use poem_openapi::types::Type;
+use crate::auth::Member;
+use crate::error::{ApiError, ApiResult};
+use crate::features::shared::{CreateItem, FieldValue, Intent, NewFault, RunSpendDto, Source};
+use crate::services::Services;
+use poem_openapi::payload::Json;
 use poem_openapi::types::multipart::Upload;
-use poem_openapi::{ApiRequest, ApiResponse, Multipart, Object, OpenApi, Tags};
-use trove_application::exchange::Imported;
-use trove_application::intake::{IMAGE_MAX, IntakeReading};
+use poem_openapi::{ApiRequest, Multipart, Object, OpenApi, Tags};
+use trove_application::intake::{AUDIO_MAX, IMAGE_MAX, IntakeReading};
 use trove_domain::item::MeasurementSource;
 use trove_domain::reading::{self, ImageFormat};
 
-type ApiResult<T> = poem::Result<T>;
-
 #[derive(Tags)]
-enum IntakeTag {
+enum Tag {
     /// Reading new items in from a label photo, a listing or a voice note, with matches in the inventory.
     Intake,
-    /// The inventory as CSV: export, and import of our own export or a Homebox export.
-    Csv,
 }
 
 /// A label photo.
@@ -147,92 +138,28 @@ fn answer(reading: &IntakeReading, source: MeasurementSource) -> IntakeAnswer {
     }
 }
 
-fn unsupported(message: &str) -> poem::Error {
-    ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type", message).into()
-}
-
-fn too_large(what: &str, max: usize) -> poem::Error {
-    ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", format!("the {what} is larger than {max} bytes")).into()
-}
-
 async fn bytes_of(upload: Upload, what: &str) -> ApiResult<Vec<u8>> {
     upload.into_vec().await.map_err(|e| ApiError::bad_request(format!("the {what} could not be read: {e}")).into())
 }
 
-/// A CSV body (`text/csv`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CsvBody(pub Vec<u8>);
-
-impl Payload for CsvBody {
-    const CONTENT_TYPE: &'static str = "text/csv";
-
-    fn check_content_type(content_type: &str) -> bool {
-        crate::is_media(Some(content_type), "text/csv")
-    }
-
-    fn schema_ref() -> MetaSchemaRef {
-        String::schema_ref()
-    }
-}
-
-impl ParsePayload for CsvBody {
-    const IS_REQUIRED: bool = true;
-
-    async fn from_request(request: &Request, body: &mut RequestBody) -> poem::Result<Self> {
-        Ok(Self(Vec::<u8>::from_request(request, body).await?))
-    }
-}
-
-/// A sheet to import.
-#[derive(Debug, ApiRequest)]
-pub enum ImportBody {
-    /// Our own export, or a Homebox CSV export (`HB.*` columns).
-    Csv(CsvBody),
-}
-
-/// What an import did.
-#[derive(Debug, Clone, PartialEq, Object)]
-pub struct ImportAnswer {
-    /// Rows written: new items, and items updated because an earlier import brought the same reference.
-    pub imported: u64,
-    /// Distinct items those rows are.
-    pub items: u64,
-    /// Rows left out on purpose: items that were gone (sold, given, archived) when exported.
-    pub skipped: u64,
-}
-
-impl From<Imported> for ImportAnswer {
-    fn from(i: Imported) -> Self {
-        Self { imported: i.rows, items: i.items, skipped: i.skipped }
-    }
-}
-
-/// The inventory as CSV.
-#[derive(ApiResponse)]
-pub enum CsvExport {
-    /// Every item with its current fields, one row each.
-    #[oai(status = 200, content_type = "text/csv; charset=utf-8")]
-    Csv(PlainText<String>, #[oai(header = "Content-Disposition")] String),
-}
-
-/// The intake and CSV routes.
+/// The intake routes.
 pub struct IntakeApi(pub Services);
 
-#[OpenApi]
+#[OpenApi(tag = "Tag::Intake")]
 impl IntakeApi {
     /// Read a label photo (multipart field `image`: JPEG, PNG or WebP, at most 20 MB; 400 when empty, 415 for
     /// anything else) into candidate items with their matches. One model call without tools; nothing is written.
-    #[oai(path = "/intake/label", method = "post", tag = "IntakeTag::Intake")]
+    #[oai(path = "/intake/label", method = "post")]
     async fn label(&self, Member(h): Member, body: LabelUpload) -> ApiResult<Json<IntakeAnswer>> {
         if body.image.size() > IMAGE_MAX {
-            return Err(too_large("image", IMAGE_MAX));
+            return Err(ApiError::too_large("image", IMAGE_MAX).into());
         }
         let bytes = bytes_of(body.image, "image").await?;
         if bytes.is_empty() {
             return Err(ApiError::bad_request("the image is empty").into());
         }
         let Some(format) = ImageFormat::sniff(&bytes) else {
-            return Err(unsupported("the image must be a JPEG, PNG or WebP"));
+            return Err(ApiError::unsupported("the image must be a JPEG, PNG or WebP").into());
         };
         let reading = self.0.intake.read_label(h, &bytes, format).await.map_err(ApiError::from)?;
         Ok(Json(answer(&reading, MeasurementSource::Label)))
@@ -240,7 +167,7 @@ impl IntakeApi {
 
     /// Read a listing's text into candidate items with their matches. One model call without tools; nothing is
     /// written.
-    #[oai(path = "/intake/listing", method = "post", tag = "IntakeTag::Intake")]
+    #[oai(path = "/intake/listing", method = "post")]
     async fn listing(&self, Member(h): Member, body: Json<ListingText>) -> ApiResult<Json<IntakeAnswer>> {
         let reading = self.0.intake.read_listing(h, &body.0.text).await.map_err(ApiError::from)?;
         Ok(Json(answer(&reading, MeasurementSource::Listing)))
@@ -250,19 +177,19 @@ impl IntakeApi {
     /// other formats; 400 when empty, compressed, damaged or over ten minutes; any uncompressed WAV is converted
     /// to mono 16-bit PCM as the transcription takes it, which is its own `transcribe` spend entry) or JSON
     /// `{"transcript"}`. Then one model call without tools; nothing is written.
-    #[oai(path = "/intake/voice", method = "post", tag = "IntakeTag::Intake")]
+    #[oai(path = "/intake/voice", method = "post")]
     async fn voice(&self, Member(h): Member, body: VoiceNote) -> ApiResult<Json<IntakeAnswer>> {
         let reading = match body {
             VoiceNote::Audio(upload) => {
-                if upload.audio.size() > trove_application::intake::AUDIO_MAX {
-                    return Err(too_large("audio", trove_application::intake::AUDIO_MAX));
+                if upload.audio.size() > AUDIO_MAX {
+                    return Err(ApiError::too_large("audio", AUDIO_MAX).into());
                 }
                 let bytes = bytes_of(upload.audio, "audio").await?;
                 if bytes.is_empty() {
                     return Err(ApiError::bad_request("the audio is empty").into());
                 }
                 if !reading::is_wav(&bytes) {
-                    return Err(unsupported("the audio must be a WAV file"));
+                    return Err(ApiError::unsupported("the audio must be a WAV file").into());
                 }
                 self.0.intake.read_voice_audio(h, &bytes).await
             }
@@ -270,26 +197,5 @@ impl IntakeApi {
         }
         .map_err(ApiError::from)?;
         Ok(Json(answer(&reading, MeasurementSource::Voice)))
-    }
-
-    /// Every item of the household (gone ones included) as CSV: our own format, which `POST /api/import` and
-    /// `trove import` read back.
-    #[oai(path = "/export.csv", method = "get", tag = "IntakeTag::Csv")]
-    async fn export(&self, Member(h): Member) -> ApiResult<CsvExport> {
-        let bytes = self.0.exchange.export(h).await.map_err(ApiError::from)?;
-        let text = String::from_utf8(bytes).map_err(|e| {
-            ApiError::from(trove_application::Error::Unexpected(anyhow::anyhow!("the export is not UTF-8: {e}")))
-        })?;
-        Ok(CsvExport::Csv(PlainText(text), "attachment; filename=\"trove-export.csv\"".into()))
-    }
-
-    /// Import a CSV (`Content-Type: text/csv`): our own export or a Homebox export. All or nothing: a bad row is
-    /// answered 400 with its line and nothing is written. Rows whose reference (our id, `HB.import_ref`) was
-    /// imported before update that item.
-    #[oai(path = "/import", method = "post", tag = "IntakeTag::Csv")]
-    async fn import(&self, Member(h): Member, body: ImportBody) -> ApiResult<Json<ImportAnswer>> {
-        let ImportBody::Csv(CsvBody(bytes)) = body;
-        let done = self.0.exchange.import(h, &bytes).await.map_err(ApiError::from)?;
-        Ok(Json(done.into()))
     }
 }

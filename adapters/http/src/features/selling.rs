@@ -1,12 +1,22 @@
-//! DTOs of pricing, drafts, share texts and spend.
+//! Pricing an item from grounded web comparables, its price history, listing drafts and give-away posts.
 
-use crate::dto::{Condition, RunSpendDto};
+use crate::auth::Member;
+use crate::error::{ApiError, ApiResult};
+use crate::features::shared::{Condition, Kept, RunSpendDto};
+use crate::services::Services;
 use chrono::{DateTime, Utc};
-use poem_openapi::Object;
-use std::collections::BTreeMap;
-use trove_application::spend_report::{SpendReport, Totals};
+use poem_openapi::param::{Header, Path};
+use poem_openapi::payload::Json;
+use poem_openapi::{Object, OpenApi, Tags};
+use trove_domain::ItemId;
 use trove_domain::listing::ListingDraft;
 use trove_domain::pricing::PriceReport;
+
+#[derive(Tags)]
+enum Tag {
+    /// Pricing, listing drafts and give-away posts.
+    Selling,
+}
 
 /// A comparable the rules kept: its page was among the search results or citations.
 #[derive(Debug, Clone, PartialEq, Object)]
@@ -124,85 +134,47 @@ pub struct ShareDto {
     pub text: String,
 }
 
-/// One model call.
-#[derive(Debug, Clone, PartialEq, Object)]
-pub struct SpendEntryDto {
-    pub at: DateTime<Utc>,
-    pub kind: String,
-    pub model: String,
-    pub input_tokens: u64,
-    pub cached_tokens: u64,
-    pub output_tokens: u64,
-    pub searches: u32,
-    pub cost_micro_usd: i64,
-}
+/// The selling routes.
+pub struct SellingApi(pub Services);
 
-/// Totals of some entries.
-#[derive(Debug, Clone, PartialEq, Object)]
-pub struct TotalsDto {
-    pub calls: u64,
-    pub input_tokens: u64,
-    pub cached_tokens: u64,
-    pub output_tokens: u64,
-    pub searches: u64,
-    pub cost_micro_usd: i64,
-}
-
-impl From<&Totals> for TotalsDto {
-    fn from(t: &Totals) -> Self {
-        Self {
-            calls: t.calls,
-            input_tokens: t.input_tokens,
-            cached_tokens: t.cached_tokens,
-            output_tokens: t.output_tokens,
-            searches: t.searches,
-            cost_micro_usd: t.cost.0,
-        }
+#[OpenApi(tag = "Tag::Selling")]
+impl SellingApi {
+    /// Price an item from grounded web comparables (one model call with web search).
+    #[oai(path = "/items/:id/price", method = "post")]
+    async fn price(
+        &self,
+        Member(h): Member,
+        id: Path<i64>,
+        #[oai(name = "Idempotency-Key")] key: Header<Option<String>>,
+    ) -> ApiResult<Json<PriceReportDto>> {
+        let run = || async {
+            let priced = self.0.selling.price(h, ItemId(id.0)).await.map_err(ApiError::from)?;
+            let mut answer = PriceReportDto::from(&priced.report);
+            answer.spend = Some((&priced.spend).into());
+            Ok::<_, ApiError>(Kept(answer))
+        };
+        // The request has no body: the scope names all it asks.
+        let scope = format!("price:{}", id.0);
+        let Kept(answer) = self.0.idempotency.once(h, &scope, key.0.as_deref(), b"", run).await?;
+        Ok(Json(answer))
     }
-}
 
-/// Totals overall, by kind and by month.
-#[derive(Debug, Clone, PartialEq, Object)]
-pub struct SpendTotalsDto {
-    pub all: TotalsDto,
-    pub by_kind: BTreeMap<String, TotalsDto>,
-    pub by_month: BTreeMap<String, TotalsDto>,
-}
+    /// The item's price history, newest first.
+    #[oai(path = "/items/:id/prices", method = "get")]
+    async fn prices(&self, Member(h): Member, id: Path<i64>) -> ApiResult<Json<PriceHistory>> {
+        let reports = self.0.selling.history(h, ItemId(id.0)).await.map_err(ApiError::from)?;
+        Ok(Json(PriceHistory { prices: reports.iter().map(Into::into).collect() }))
+    }
 
-/// The spend ledger.
-#[derive(Debug, Clone, PartialEq, Object)]
-pub struct SpendDto {
-    pub entries: Vec<SpendEntryDto>,
-    pub totals: SpendTotalsDto,
-    /// `SPEND_MONTHLY_LIMIT_USD` in micro-USD, if set.
-    pub monthly_limit_micro_usd: Option<i64>,
-    pub this_month_micro_usd: i64,
-}
+    /// The listing draft (409 unless the intent is `sell`).
+    #[oai(path = "/items/:id/draft", method = "get")]
+    async fn draft(&self, Member(h): Member, id: Path<i64>) -> ApiResult<Json<DraftDto>> {
+        Ok(Json((&self.0.selling.draft(h, ItemId(id.0)).await.map_err(ApiError::from)?).into()))
+    }
 
-impl From<&SpendReport> for SpendDto {
-    fn from(r: &SpendReport) -> Self {
-        Self {
-            entries: r
-                .entries
-                .iter()
-                .map(|e| SpendEntryDto {
-                    at: e.at,
-                    kind: e.kind.to_string(),
-                    model: e.model.clone(),
-                    input_tokens: e.input_tokens,
-                    cached_tokens: e.cached_tokens,
-                    output_tokens: e.output_tokens,
-                    searches: e.searches,
-                    cost_micro_usd: e.cost.0,
-                })
-                .collect(),
-            totals: SpendTotalsDto {
-                all: (&r.total).into(),
-                by_kind: r.by_kind.iter().map(|(k, t)| (k.clone(), t.into())).collect(),
-                by_month: r.by_month.iter().map(|(k, t)| (k.clone(), t.into())).collect(),
-            },
-            monthly_limit_micro_usd: r.monthly_limit.map(|m| m.0),
-            this_month_micro_usd: r.this_month.0,
-        }
+    /// The give-away post (409 unless the intent is `give`).
+    #[oai(path = "/items/:id/share", method = "get")]
+    async fn share(&self, Member(h): Member, id: Path<i64>) -> ApiResult<Json<ShareDto>> {
+        Ok(Json(ShareDto { text: self.0.selling.share(h, ItemId(id.0)).await.map_err(ApiError::from)? }))
     }
 }

@@ -1,24 +1,21 @@
 //! `POST /api/intake/photo`: a photo of several items on a plain background, split into one region per item and,
 //! with a reference of known size in the photo, measured in mm. Intake never writes the inventory.
 
-use crate::Services;
-use crate::api::Member;
-use crate::error::ApiError;
-use poem::http::StatusCode;
+use crate::auth::Member;
+use crate::error::{ApiError, ApiResult};
+use crate::services::Services;
 use poem_openapi::param::Query;
 use poem_openapi::payload::Json;
 use poem_openapi::types::multipart::Upload;
 use poem_openapi::{Multipart, Object, OpenApi, Tags};
-use trove_application::photo::{MeasuredPhoto, PhotoError};
+use trove_application::photo::MeasuredPhoto;
 use trove_domain::measure::Reference;
-
-type ApiResult<T> = poem::Result<T>;
 
 /// The largest photo accepted, in bytes (20 MiB).
 pub const PHOTO_MAX: usize = 20 * 1024 * 1024;
 
 #[derive(Tags)]
-enum PhotoTag {
+enum Tag {
     /// Segmentation and measurement of a photo of items.
     Photo,
 }
@@ -72,18 +69,6 @@ pub struct PhotoAnswer {
     pub note: Option<String>,
 }
 
-impl From<PhotoError> for ApiError {
-    fn from(e: PhotoError) -> Self {
-        match e {
-            e @ PhotoError::Unsupported => {
-                Self::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type", e.to_string())
-            }
-            e @ PhotoError::TooLarge { .. } => Self::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", e.to_string()),
-            PhotoError::Failed(e) => e.into(),
-        }
-    }
-}
-
 /// The reference from the form's fields, else from the query: a square's side or a card, not both.
 fn reference_of(mm: Option<f64>, kind: Option<&str>) -> ApiResult<Option<Reference>> {
     match (mm, kind.map(str::trim).filter(|k| !k.is_empty())) {
@@ -125,9 +110,10 @@ fn answer(photo: MeasuredPhoto, reference: Option<Reference>) -> PhotoAnswer {
     }
 }
 
+/// The photo route.
 pub struct PhotoApi(pub Services);
 
-#[OpenApi(tag = "PhotoTag::Photo")]
+#[OpenApi(tag = "Tag::Photo")]
 impl PhotoApi {
     /// Split a photo of items on a plain background into one region per item (multipart field `image`: JPEG, PNG
     /// or WebP, at most 20 MB; 415 for anything else). With `reference_mm` (the side of a printed square marker)
@@ -146,12 +132,7 @@ impl PhotoApi {
             (mm, kind) => reference_of(mm, kind)?,
         };
         if body.image.size() > PHOTO_MAX {
-            return Err(ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "too_large",
-                format!("the image is larger than {PHOTO_MAX} bytes"),
-            )
-            .into());
+            return Err(ApiError::too_large("image", PHOTO_MAX).into());
         }
         let bytes = body
             .image
@@ -162,9 +143,7 @@ impl PhotoApi {
         let marked = body.reference_region.map(|i| i as usize);
         let photo = tokio::task::spawn_blocking(move || photos.measure(&bytes, reference, marked))
             .await
-            .map_err(|e| {
-                ApiError::from(trove_application::Error::Unexpected(anyhow::anyhow!("segmentation task: {e}")))
-            })?
+            .map_err(|e| ApiError::unexpected(format!("segmentation task: {e}")))?
             .map_err(ApiError::from)?;
         Ok(Json(answer(photo, reference)))
     }

@@ -1,0 +1,101 @@
+//! The inventory as CSV: the export of every item, and the all-or-nothing import of our own export or a Homebox
+//! export.
+
+use crate::auth::Member;
+use crate::error::{ApiError, ApiResult};
+use crate::media::is_media;
+use crate::services::Services;
+use poem::{FromRequest, Request, RequestBody};
+use poem_openapi::payload::{Json, ParsePayload, Payload, PlainText};
+use poem_openapi::registry::MetaSchemaRef;
+use poem_openapi::types::Type;
+use poem_openapi::{ApiRequest, ApiResponse, Object, OpenApi, Tags};
+use trove_application::exchange::Imported;
+
+#[derive(Tags)]
+enum Tag {
+    /// The inventory as CSV: export, and import of our own export or a Homebox export.
+    Csv,
+}
+
+/// A CSV body (`text/csv`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CsvBody(pub Vec<u8>);
+
+impl Payload for CsvBody {
+    const CONTENT_TYPE: &'static str = "text/csv";
+
+    fn check_content_type(content_type: &str) -> bool {
+        is_media(Some(content_type), "text/csv")
+    }
+
+    fn schema_ref() -> MetaSchemaRef {
+        String::schema_ref()
+    }
+}
+
+impl ParsePayload for CsvBody {
+    const IS_REQUIRED: bool = true;
+
+    async fn from_request(request: &Request, body: &mut RequestBody) -> poem::Result<Self> {
+        Ok(Self(Vec::<u8>::from_request(request, body).await?))
+    }
+}
+
+/// A sheet to import.
+#[derive(Debug, ApiRequest)]
+pub enum ImportBody {
+    /// Our own export, or a Homebox CSV export (`HB.*` columns).
+    Csv(CsvBody),
+}
+
+/// What an import did.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct ImportAnswer {
+    /// Rows written: new items, and items updated because an earlier import brought the same reference.
+    pub imported: u64,
+    /// Distinct items those rows are.
+    pub items: u64,
+    /// Rows left out on purpose: items that were gone (sold, given, archived) when exported.
+    pub skipped: u64,
+}
+
+impl From<Imported> for ImportAnswer {
+    fn from(i: Imported) -> Self {
+        Self { imported: i.rows, items: i.items, skipped: i.skipped }
+    }
+}
+
+/// The inventory as CSV.
+#[derive(ApiResponse)]
+pub enum CsvExport {
+    /// Every item with its current fields, one row each.
+    #[oai(status = 200, content_type = "text/csv; charset=utf-8")]
+    Csv(PlainText<String>, #[oai(header = "Content-Disposition")] String),
+}
+
+/// The CSV routes.
+pub struct ExchangeApi(pub Services);
+
+#[OpenApi(tag = "Tag::Csv")]
+impl ExchangeApi {
+    /// Every item of the household (gone ones included) as CSV: our own format, which `POST /api/import` and
+    /// `trove import` read back.
+    #[oai(path = "/export.csv", method = "get")]
+    async fn export(&self, Member(h): Member) -> ApiResult<CsvExport> {
+        let bytes = self.0.exchange.export(h).await.map_err(ApiError::from)?;
+        let text =
+            String::from_utf8(bytes).map_err(|e| ApiError::unexpected(format!("the export is not UTF-8: {e}")))?;
+        Ok(CsvExport::Csv(PlainText(text), "attachment; filename=\"trove-export.csv\"".into()))
+    }
+
+    /// Import a CSV (`Content-Type: text/csv`): our own export or a Homebox export. All or nothing: a bad row is
+    /// answered 400 with its line and nothing is written. Rows whose reference (our id, `HB.import_ref`) was
+    /// imported before update that item.
+    #[oai(path = "/import", method = "post")]
+    async fn import(&self, Member(h): Member, body: ImportBody) -> ApiResult<Json<ImportAnswer>> {
+        let ImportBody::Csv(CsvBody(bytes)) = body;
+        let done = self.0.exchange.import(h, &bytes).await.map_err(ApiError::from)?;
+        Ok(Json(done.into()))
+    }
+}

@@ -1,0 +1,364 @@
+//! What the household owns: list, add, read and change items; record measurements, faults and tests; mark an
+//! item gone.
+
+use crate::auth::Member;
+use crate::error::{ApiError, ApiResult};
+use crate::features::shared::{
+    Condition, CreateItem, Created, FieldValue, Intent, NewFault, Severity, Source, mirror_enum,
+};
+use crate::services::Services;
+use chrono::{DateTime, Utc};
+use poem_openapi::param::{Path, Query};
+use poem_openapi::payload::Json;
+use poem_openapi::types::MaybeUndefined;
+use poem_openapi::{Object, OpenApi, Tags};
+use std::collections::BTreeMap;
+use trove_application::ports::ItemQuery;
+use trove_domain::item::{self as di, Item, ItemName, ItemType, Measurement, MeasurementSource};
+use trove_domain::{ItemId, units};
+
+#[derive(Tags)]
+enum Tag {
+    /// What the household owns.
+    Items,
+}
+
+mirror_enum!(
+    /// Whether the item is free to use.
+    Availability <=> di::Availability { Available, Reserved, InUse, Lent }
+);
+mirror_enum!(
+    /// Why an item left.
+    GoneReason <=> di::GoneReason { Sold, Given, Recycled, Lost, Other }
+);
+mirror_enum!(
+    /// A test's outcome.
+    TestResult <=> di::TestResult { Pass, Fail }
+);
+
+/// An item gone from the inventory.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct GoneDto {
+    pub reason: GoneReason,
+    pub at: DateTime<Utc>,
+    pub note: Option<String>,
+}
+
+/// A fault.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(rename = "Fault")]
+pub struct FaultDto {
+    pub text: String,
+    pub severity: Severity,
+}
+
+/// A test that was run.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(rename = "Test")]
+pub struct TestDto {
+    pub name: String,
+    pub result: TestResult,
+    pub value: Option<FieldValue>,
+    pub at: DateTime<Utc>,
+    pub note: Option<String>,
+}
+
+/// One reading of a field.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(rename = "Measurement")]
+pub struct MeasurementDto {
+    pub key: String,
+    pub value: f64,
+    pub unit: String,
+    pub at: DateTime<Utc>,
+    pub source: Source,
+}
+
+/// An item.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(rename = "Item")]
+pub struct ItemDto {
+    pub id: i64,
+    pub name: String,
+    pub item_type: String,
+    pub profile: String,
+    pub condition: Condition,
+    pub intent: Intent,
+    pub availability: Availability,
+    /// The project holding the item while reserved or in use.
+    pub project_id: Option<i64>,
+    pub location: Option<String>,
+    pub gone: Option<GoneDto>,
+    /// The current fields: the latest measurement per key.
+    pub fields: BTreeMap<String, FieldValue>,
+    /// Every measurement, oldest first.
+    pub measurements: Vec<MeasurementDto>,
+    pub faults: Vec<FaultDto>,
+    pub tests_done: Vec<TestDto>,
+    pub accessories: Vec<String>,
+    pub components: Vec<i64>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl From<&Item> for ItemDto {
+    fn from(i: &Item) -> Self {
+        Self {
+            id: i.id.0,
+            name: i.name.to_string(),
+            item_type: i.item_type.to_string(),
+            profile: i.profile.clone(),
+            condition: i.condition.into(),
+            intent: i.intent.into(),
+            availability: i.availability.into(),
+            project_id: i.project.map(|p| p.0),
+            location: i.location.clone(),
+            gone: i.gone.as_ref().map(|g| GoneDto { reason: g.reason.into(), at: g.at, note: g.note.clone() }),
+            fields: i
+                .current_fields()
+                .into_iter()
+                .map(|(k, m)| (k.to_string(), FieldValue { value: m.value, unit: m.unit.symbol().into() }))
+                .collect(),
+            measurements: i
+                .measurements
+                .iter()
+                .map(|m| MeasurementDto {
+                    key: m.key.to_string(),
+                    value: m.value,
+                    unit: m.unit.symbol().into(),
+                    at: m.at,
+                    source: m.source.into(),
+                })
+                .collect(),
+            faults: i.faults.iter().map(|f| FaultDto { text: f.text.clone(), severity: f.severity.into() }).collect(),
+            tests_done: i
+                .tests_done
+                .iter()
+                .map(|t| TestDto {
+                    name: t.name.clone(),
+                    result: t.result.into(),
+                    value: t.value.map(|q| FieldValue { value: q.value, unit: q.unit.symbol().into() }),
+                    at: t.at,
+                    note: t.note.clone(),
+                })
+                .collect(),
+            accessories: i.accessories.clone(),
+            components: i.components.iter().map(|c| c.0).collect(),
+            created_at: i.created_at,
+            updated_at: i.updated_at,
+        }
+    }
+}
+
+/// The fields of an item to change; those left out stay as they are.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(deny_unknown_fields)]
+pub struct PatchItem {
+    pub name: Option<String>,
+    pub item_type: Option<String>,
+    pub profile: Option<String>,
+    pub condition: Option<Condition>,
+    pub intent: Option<Intent>,
+    /// Only `available` or `lent`: reserving and building go through projects.
+    pub availability: Option<Availability>,
+    /// `null` clears it.
+    pub location: MaybeUndefined<String>,
+    pub accessories: Option<Vec<String>>,
+    pub components: Option<Vec<i64>>,
+}
+
+impl PatchItem {
+    pub fn try_into_domain(self) -> Result<trove_application::items::ItemPatch, ApiError> {
+        Ok(trove_application::items::ItemPatch {
+            name: self.name.as_deref().map(ItemName::new).transpose()?,
+            item_type: self.item_type.as_deref().map(ItemType::new).transpose()?,
+            profile: self.profile.as_deref().map(di::profile).transpose()?,
+            condition: self.condition.map(Into::into),
+            intent: self.intent.map(Into::into),
+            availability: self.availability.map(Into::into),
+            location: match self.location {
+                MaybeUndefined::Undefined => None,
+                MaybeUndefined::Null => Some(None),
+                MaybeUndefined::Value(v) => Some(di::location(Some(&v))?),
+            },
+            accessories: self.accessories.as_deref().map(di::accessories).transpose()?,
+            components: self.components.map(|c| c.into_iter().map(ItemId).collect()),
+        })
+    }
+}
+
+/// A measurement to record.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(deny_unknown_fields)]
+pub struct NewMeasurement {
+    pub key: String,
+    pub value: f64,
+    /// Any unit spelling ("3.4 Ah" is `value: 3.4, unit: "Ah"`); stored normalised.
+    pub unit: String,
+    /// Default `manual`.
+    pub source: Option<Source>,
+    /// Default now.
+    pub at: Option<DateTime<Utc>>,
+}
+
+/// A test to record.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(deny_unknown_fields)]
+pub struct NewTest {
+    pub name: String,
+    pub result: TestResult,
+    /// The reading the test gave, with `unit`.
+    pub value: Option<f64>,
+    pub unit: Option<String>,
+    pub note: Option<String>,
+    pub at: Option<DateTime<Utc>>,
+}
+
+impl NewTest {
+    pub fn try_into_domain(self, now: DateTime<Utc>) -> Result<di::TestDone, ApiError> {
+        let value = match (self.value, self.unit.as_deref()) {
+            (Some(v), Some(u)) => Some(units::normalise(v, u).map_err(|e| ApiError::bad_request(e.to_string()))?),
+            (Some(v), None) => Some(units::normalise(v, "").map_err(|e| ApiError::bad_request(e.to_string()))?),
+            (None, Some(_)) => return Err(ApiError::bad_request("unit given without a value")),
+            (None, None) => None,
+        };
+        Ok(di::TestDone::new(&self.name, self.result.into(), value, self.at.unwrap_or(now), self.note.as_deref())?)
+    }
+}
+
+/// Marking an item gone.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(deny_unknown_fields)]
+pub struct MarkGone {
+    pub reason: GoneReason,
+    pub note: Option<String>,
+}
+
+/// A page of items.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct ItemList {
+    pub items: Vec<ItemDto>,
+    pub total: u64,
+    pub limit: u32,
+    pub offset: u64,
+}
+
+/// The item routes.
+pub struct ItemsApi(pub Services);
+
+#[OpenApi(tag = "Tag::Items")]
+impl ItemsApi {
+    /// List items, with filters and paging.
+    #[oai(path = "/items", method = "get")]
+    #[allow(clippy::too_many_arguments)]
+    async fn list(
+        &self,
+        Member(h): Member,
+        intent: Query<Option<Intent>>,
+        availability: Query<Option<Availability>>,
+        item_type: Query<Option<String>>,
+        /// Words that must all appear in the name or profile.
+        q: Query<Option<String>>,
+        #[oai(default)] include_gone: Query<bool>,
+        /// 1 to 500, default 50.
+        limit: Query<Option<i64>>,
+        offset: Query<Option<i64>>,
+    ) -> ApiResult<Json<ItemList>> {
+        let limit = limit.0.unwrap_or(50);
+        if !(1..=i64::from(trove_application::items::LIMIT_MAX)).contains(&limit) {
+            return Err(ApiError::bad_request("limit must be between 1 and 500").into());
+        }
+        let offset = offset.0.unwrap_or(0);
+        if offset < 0 {
+            return Err(ApiError::bad_request("offset must not be negative").into());
+        }
+        let query = ItemQuery {
+            intent: intent.0.map(Into::into),
+            availability: availability.0.map(Into::into),
+            item_type: item_type
+                .0
+                .as_deref()
+                .filter(|t| !t.is_empty())
+                .map(ItemType::new)
+                .transpose()
+                .map_err(ApiError::from)?,
+            q: q.0.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()),
+            include_gone: include_gone.0,
+            limit: limit as u32,
+            offset: offset as u64,
+        };
+        let page = self.0.inventory.list(h, &query).await.map_err(ApiError::from)?;
+        Ok(Json(ItemList {
+            items: page.items.iter().map(Into::into).collect(),
+            total: page.total,
+            limit: query.limit,
+            offset: query.offset,
+        }))
+    }
+
+    /// Add an item.
+    #[oai(path = "/items", method = "post")]
+    async fn create(&self, Member(h): Member, body: Json<CreateItem>) -> ApiResult<Created<ItemDto>> {
+        let new = body.0.try_into_domain(self.0.clock.now()).map_err(ApiError::from)?;
+        let item = self.0.inventory.create(h, new).await.map_err(ApiError::from)?;
+        Ok(Created::Created(Json((&item).into())))
+    }
+
+    /// One item in full.
+    #[oai(path = "/items/:id", method = "get")]
+    async fn get(&self, Member(h): Member, id: Path<i64>) -> ApiResult<Json<ItemDto>> {
+        Ok(Json((&self.0.inventory.get(h, ItemId(id.0)).await.map_err(ApiError::from)?).into()))
+    }
+
+    /// Change the fields given.
+    #[oai(path = "/items/:id", method = "patch")]
+    async fn patch(&self, Member(h): Member, id: Path<i64>, body: Json<PatchItem>) -> ApiResult<Json<ItemDto>> {
+        let patch = body.0.try_into_domain()?;
+        Ok(Json((&self.0.inventory.patch(h, ItemId(id.0), patch).await.map_err(ApiError::from)?).into()))
+    }
+
+    /// Record a measurement (normalised to the canonical unit).
+    #[oai(path = "/items/:id/measurements", method = "post")]
+    async fn measure(
+        &self,
+        Member(h): Member,
+        id: Path<i64>,
+        body: Json<NewMeasurement>,
+    ) -> ApiResult<Created<ItemDto>> {
+        let b = body.0;
+        let source = b.source.map(Into::into).unwrap_or(MeasurementSource::Manual);
+        let m = Measurement::new(&b.key, b.value, &b.unit, b.at.unwrap_or_else(|| self.0.clock.now()), source)
+            .map_err(ApiError::from)?;
+        Ok(Created::Created(Json(
+            (&self.0.inventory.add_measurement(h, ItemId(id.0), m).await.map_err(ApiError::from)?).into(),
+        )))
+    }
+
+    /// Record a fault.
+    #[oai(path = "/items/:id/faults", method = "post")]
+    async fn fault(&self, Member(h): Member, id: Path<i64>, body: Json<NewFault>) -> ApiResult<Created<ItemDto>> {
+        let fault = body.0.try_into_domain().map_err(ApiError::from)?;
+        Ok(Created::Created(Json(
+            (&self.0.inventory.add_fault(h, ItemId(id.0), fault).await.map_err(ApiError::from)?).into(),
+        )))
+    }
+
+    /// Record a test.
+    #[oai(path = "/items/:id/tests", method = "post")]
+    async fn test(&self, Member(h): Member, id: Path<i64>, body: Json<NewTest>) -> ApiResult<Created<ItemDto>> {
+        let test = body.0.try_into_domain(self.0.clock.now())?;
+        Ok(Created::Created(Json(
+            (&self.0.inventory.add_test(h, ItemId(id.0), test).await.map_err(ApiError::from)?).into(),
+        )))
+    }
+
+    /// Mark an item gone (409 while reserved by a project).
+    #[oai(path = "/items/:id/gone", method = "post")]
+    async fn gone(&self, Member(h): Member, id: Path<i64>, body: Json<MarkGone>) -> ApiResult<Json<ItemDto>> {
+        let note = trove_domain::item::note(body.0.note.as_deref());
+        Ok(Json(
+            (&self.0.inventory.mark_gone(h, ItemId(id.0), body.0.reason.into(), note).await.map_err(ApiError::from)?)
+                .into(),
+        ))
+    }
+}

@@ -1,0 +1,45 @@
+//! The `/api` routes, one file per feature. A feature file holds, top to bottom: its tag, its DTOs (request
+//! bodies `#[oai(deny_unknown_fields)]` with a `try_into_domain`, answers with a `From<&DomainType>`), and one
+//! `#[OpenApi]` impl whose routes take a [`Member`](crate::auth::Member), call one use case of
+//! [`Services`](crate::services::Services) and turn its error into an answer with `ApiError::from` (the status of
+//! each error lives in `crate::error`, nowhere else). A route taking an `Idempotency-Key` hands its work to
+//! `Idempotency::once`. Feature files import [`shared`], `crate::error`, `crate::auth` and `crate::services`,
+//! never each other.
+
+pub mod exchange;
+pub mod intake;
+pub mod items;
+pub mod photo;
+pub mod projects;
+pub mod selling;
+pub mod shared;
+pub mod spend;
+pub mod templates;
+
+use crate::services::Services;
+
+/// Every route group of the API, in the order the OpenAPI document lists them.
+pub type Apis = (
+    items::ItemsApi,
+    templates::TemplatesApi,
+    projects::ProjectsApi,
+    selling::SellingApi,
+    spend::SpendApi,
+    intake::IntakeApi,
+    exchange::ExchangeApi,
+    photo::PhotoApi,
+);
+
+/// All the API's route groups.
+pub fn apis(s: Services) -> Apis {
+    (
+        items::ItemsApi(s.clone()),
+        templates::TemplatesApi(s.clone()),
+        projects::ProjectsApi(s.clone()),
+        selling::SellingApi(s.clone()),
+        spend::SpendApi(s.clone()),
+        intake::IntakeApi(s.clone()),
+        exchange::ExchangeApi(s.clone()),
+        photo::PhotoApi(s),
+    )
+}

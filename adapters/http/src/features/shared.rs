@@ -1,0 +1,189 @@
+//! The DTO pieces several features answer or take: the item values (condition, intent, fault severity, where a
+//! measurement came from), the body of a new item (`POST /api/items`, and each candidate an intake reading
+//! answers), what a run of model calls cost, `201 Created`, and the JSON form of answers kept for an
+//! `Idempotency-Key`. It imports no feature and not the error mapping (which renders [`RunSpendDto`]), so that
+//! every feature may import it.
+
+use chrono::{DateTime, Utc};
+use poem_openapi::payload::Json;
+use poem_openapi::types::{ParseFromJSON, ToJSON};
+use poem_openapi::{ApiResponse, Object};
+use std::collections::BTreeMap;
+use trove_application::idempotency::Replayable;
+use trove_application::metered::RunSpend;
+use trove_domain::ItemId;
+use trove_domain::item::{self as di, ItemError, ItemName, ItemType, Measurement, MeasurementSource, NewItem};
+
+/// A DTO enum mirroring a domain enum variant for variant (`snake_case` on the wire), with both conversions.
+macro_rules! mirror_enum {
+    ($(#[$doc:meta])* $dto:ident <=> $domain:path { $($variant:ident),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, poem_openapi::Enum)]
+        #[oai(rename_all = "snake_case")]
+        pub enum $dto { $($variant),+ }
+
+        impl From<$dto> for $domain {
+            fn from(v: $dto) -> Self {
+                match v { $($dto::$variant => <$domain>::$variant),+ }
+            }
+        }
+
+        impl From<$domain> for $dto {
+            fn from(v: $domain) -> Self {
+                match v { $(<$domain>::$variant => $dto::$variant),+ }
+            }
+        }
+    };
+}
+pub(crate) use mirror_enum;
+
+mirror_enum!(
+    /// Condition, best first.
+    Condition <=> di::Condition { New, LikeNew, Good, Fair, Poor, ForParts }
+);
+mirror_enum!(
+    /// What the owner means to do with the item.
+    Intent <=> di::Intent { Keep, Sell, Give }
+);
+mirror_enum!(
+    /// How bad a fault is.
+    Severity <=> di::Severity { Minor, Major, Blocking }
+);
+mirror_enum!(
+    /// Where a measurement came from.
+    Source <=> MeasurementSource { Label, Listing, Voice, Photo, Test, Manual }
+);
+
+/// A value with its unit.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct FieldValue {
+    pub value: f64,
+    pub unit: String,
+}
+
+/// A fault to record.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(deny_unknown_fields)]
+pub struct NewFault {
+    pub text: String,
+    pub severity: Severity,
+}
+
+impl NewFault {
+    /// # Errors
+    /// When the text is empty or too long.
+    pub fn try_into_domain(self) -> Result<di::Fault, ItemError> {
+        di::Fault::new(&self.text, self.severity.into())
+    }
+}
+
+/// A new item.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(deny_unknown_fields)]
+pub struct CreateItem {
+    pub name: String,
+    /// lower_snake_case, e.g. `power_supply`.
+    pub item_type: String,
+    /// One line of identifying facts: brand, model, key specs, serial if known (may be empty, never left out).
+    pub profile: String,
+    pub condition: Condition,
+    pub intent: Intent,
+    pub location: Option<String>,
+    pub accessories: Option<Vec<String>>,
+    /// Measured values by key, in any unit spelling ("Ah", "mah", "TB"); stored normalised.
+    pub fields: Option<BTreeMap<String, FieldValue>>,
+    pub components: Option<Vec<i64>>,
+    pub faults: Option<Vec<NewFault>>,
+    /// Where the fields came from (default `manual`).
+    pub source: Option<Source>,
+}
+
+/// Reads measured fields given by key into measurements at `at`.
+///
+/// # Errors
+/// The first key, value or unit the domain refuses.
+pub fn measurements(
+    fields: BTreeMap<String, FieldValue>,
+    at: DateTime<Utc>,
+    source: MeasurementSource,
+) -> Result<Vec<Measurement>, ItemError> {
+    fields.into_iter().map(|(k, v)| Measurement::new(&k, v.value, &v.unit, at, source)).collect()
+}
+
+impl CreateItem {
+    /// # Errors
+    /// The first field the domain refuses.
+    pub fn try_into_domain(self, at: DateTime<Utc>) -> Result<NewItem, ItemError> {
+        let mut item = NewItem::new(
+            ItemName::new(&self.name)?,
+            ItemType::new(&self.item_type)?,
+            di::profile(&self.profile)?,
+            self.condition.into(),
+            self.intent.into(),
+        );
+        item.location = di::location(self.location.as_deref())?;
+        item.accessories = di::accessories(&self.accessories.unwrap_or_default())?;
+        let source = self.source.map(Into::into).unwrap_or(MeasurementSource::Manual);
+        item.measurements = measurements(self.fields.unwrap_or_default(), at, source)?;
+        item.components = self.components.unwrap_or_default().into_iter().map(ItemId).collect();
+        item.faults =
+            self.faults.unwrap_or_default().into_iter().map(NewFault::try_into_domain).collect::<Result<_, _>>()?;
+        Ok(item)
+    }
+}
+
+/// What a run of model calls cost.
+#[derive(Debug, Clone, PartialEq, Object, serde::Serialize)]
+pub struct RunSpendDto {
+    pub calls: u32,
+    pub input_tokens: u64,
+    pub cached_tokens: u64,
+    pub output_tokens: u64,
+    pub searches: u32,
+    pub cost_micro_usd: i64,
+    /// The cost in dollars, as text ("0.0041").
+    pub cost_usd: String,
+}
+
+impl From<&RunSpend> for RunSpendDto {
+    fn from(s: &RunSpend) -> Self {
+        Self {
+            calls: s.calls,
+            input_tokens: s.input_tokens,
+            cached_tokens: s.cached_tokens,
+            output_tokens: s.output_tokens,
+            searches: s.searches,
+            cost_micro_usd: s.cost.0,
+            cost_usd: s.cost.to_usd_string(),
+        }
+    }
+}
+
+/// A `201 Created` answer.
+#[derive(ApiResponse)]
+pub enum Created<T: ToJSON + Send + Sync> {
+    #[oai(status = 201)]
+    Created(Json<T>),
+}
+
+/// An answer of a route taking an `Idempotency-Key` (`Idempotency::once`), kept for replays as its JSON and
+/// read back into its DTO.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Kept<T>(pub T);
+
+impl<T: ToJSON + ParseFromJSON> Replayable for Kept<T> {
+    fn kept(&self) -> Option<String> {
+        self.0.to_json().map(|v| v.to_string())
+    }
+
+    fn replayed(kept: &str) -> Result<Self, String> {
+        let value: serde_json::Value = serde_json::from_str(kept).map_err(|e| format!("it is not JSON: {e}"))?;
+        T::parse_from_json(Some(value)).map(Kept).map_err(|e| e.into_message())
+    }
+}
+
+/// The body of a keyed request as its fingerprint reads it: its DTO as JSON, so that spacing and the order of
+/// the members do not make a repeated request a different one.
+pub fn request_json<T: ToJSON>(body: &T) -> Vec<u8> {
+    body.to_json().map(|v| v.to_string().into_bytes()).unwrap_or_default()
+}

@@ -1,0 +1,117 @@
+//! The spend ledger: every model call, totals by kind and by month, and the budget.
+
+use crate::auth::Member;
+use crate::error::{ApiError, ApiResult};
+use crate::services::Services;
+use chrono::{DateTime, Utc};
+use poem_openapi::param::Query;
+use poem_openapi::payload::Json;
+use poem_openapi::{Object, OpenApi, Tags};
+use std::collections::BTreeMap;
+use trove_application::spend_report::{SpendReport, Totals};
+
+#[derive(Tags)]
+enum Tag {
+    /// The spend ledger.
+    Spend,
+}
+
+/// One model call.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct SpendEntryDto {
+    pub at: DateTime<Utc>,
+    pub kind: String,
+    pub model: String,
+    pub input_tokens: u64,
+    pub cached_tokens: u64,
+    pub output_tokens: u64,
+    pub searches: u32,
+    pub cost_micro_usd: i64,
+}
+
+/// Totals of some entries.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct TotalsDto {
+    pub calls: u64,
+    pub input_tokens: u64,
+    pub cached_tokens: u64,
+    pub output_tokens: u64,
+    pub searches: u64,
+    pub cost_micro_usd: i64,
+}
+
+impl From<&Totals> for TotalsDto {
+    fn from(t: &Totals) -> Self {
+        Self {
+            calls: t.calls,
+            input_tokens: t.input_tokens,
+            cached_tokens: t.cached_tokens,
+            output_tokens: t.output_tokens,
+            searches: t.searches,
+            cost_micro_usd: t.cost.0,
+        }
+    }
+}
+
+/// Totals overall, by kind and by month.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct SpendTotalsDto {
+    pub all: TotalsDto,
+    pub by_kind: BTreeMap<String, TotalsDto>,
+    pub by_month: BTreeMap<String, TotalsDto>,
+}
+
+/// The spend ledger.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct SpendDto {
+    pub entries: Vec<SpendEntryDto>,
+    pub totals: SpendTotalsDto,
+    /// `SPEND_MONTHLY_LIMIT_USD` in micro-USD, if set.
+    pub monthly_limit_micro_usd: Option<i64>,
+    pub this_month_micro_usd: i64,
+}
+
+impl From<&SpendReport> for SpendDto {
+    fn from(r: &SpendReport) -> Self {
+        Self {
+            entries: r
+                .entries
+                .iter()
+                .map(|e| SpendEntryDto {
+                    at: e.at,
+                    kind: e.kind.to_string(),
+                    model: e.model.clone(),
+                    input_tokens: e.input_tokens,
+                    cached_tokens: e.cached_tokens,
+                    output_tokens: e.output_tokens,
+                    searches: e.searches,
+                    cost_micro_usd: e.cost.0,
+                })
+                .collect(),
+            totals: SpendTotalsDto {
+                all: (&r.total).into(),
+                by_kind: r.by_kind.iter().map(|(k, t)| (k.clone(), t.into())).collect(),
+                by_month: r.by_month.iter().map(|(k, t)| (k.clone(), t.into())).collect(),
+            },
+            monthly_limit_micro_usd: r.monthly_limit.map(|m| m.0),
+            this_month_micro_usd: r.this_month.0,
+        }
+    }
+}
+
+/// The spend route.
+pub struct SpendApi(pub Services);
+
+#[OpenApi(tag = "Tag::Spend")]
+impl SpendApi {
+    /// The spend ledger: entries with `from <= at < to`, totals by kind and by month, and the budget.
+    #[oai(path = "/spend", method = "get")]
+    async fn spend(
+        &self,
+        Member(h): Member,
+        from: Query<Option<DateTime<Utc>>>,
+        to: Query<Option<DateTime<Utc>>>,
+    ) -> ApiResult<Json<SpendDto>> {
+        Ok(Json((&self.0.spend.report(h, from.0, to.0).await.map_err(ApiError::from)?).into()))
+    }
+}

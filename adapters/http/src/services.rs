@@ -1,0 +1,42 @@
+//! The use cases the API serves, built by the composition root and shared by every route.
+
+use std::sync::Arc;
+use trove_application::auth::Auth;
+use trove_application::catalogue::Catalogue;
+use trove_application::exchange::Exchange;
+use trove_application::idempotency::Idempotency;
+use trove_application::intake::Intake;
+use trove_application::items::Inventory;
+use trove_application::photo::Photos;
+use trove_application::ports::Clock;
+use trove_application::price::Selling;
+use trove_application::projects::Projects;
+use trove_application::propose::ProposeProjects;
+use trove_application::spend_report::Spend;
+
+/// The use cases the API serves, built by the composition root.
+#[derive(Clone)]
+pub struct Services {
+    pub inventory: Inventory,
+    pub catalogue: Catalogue,
+    pub projects: Projects,
+    pub propose: ProposeProjects,
+    pub selling: Selling,
+    pub spend: Spend,
+    /// Reading labels, listings and voice notes into candidates with matches.
+    pub intake: Intake,
+    /// CSV export and import.
+    pub exchange: Exchange,
+    pub auth: Auth,
+    /// Runs a request carrying an `Idempotency-Key` at most once, and replays its answer.
+    pub idempotency: Idempotency,
+    pub clock: Arc<dyn Clock>,
+    /// Splits intake photos into regions and measures them (CPU work, run on a blocking thread).
+    pub photos: Photos,
+}
+
+impl std::fmt::Debug for Services {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Services").finish_non_exhaustive()
+    }
+}
