@@ -5,6 +5,7 @@
 
 pub mod auth;
 pub mod catalogue;
+pub mod contracts;
 pub mod demo;
 pub mod error;
 pub mod exchange;

@@ -20,11 +20,6 @@ pub const TEMPLATE_CATALOG: &str = "template_catalog";
 /// Name of the tool giving one item in full.
 pub const ITEM_DETAILS: &str = "item_details";
 
-/// The JSON schema of a tool without parameters (strict).
-pub const NO_PARAMETERS: &str = r#"{"type":"object","properties":{},"required":[],"additionalProperties":false}"#;
-/// The JSON schema of `item_details` (strict).
-pub const ITEM_DETAILS_PARAMETERS: &str = r#"{"type":"object","properties":{"item_id":{"type":"integer","description":"the id of an item from list_inventory"}},"required":["item_id"],"additionalProperties":false}"#;
-
 const INVENTORY_HEADER: &str = "buildable items (intent keep, available): #type|field unit|... then per item \
 id+condition name|profile|values (- unmeasured); condition N new, L like_new, F fair, P poor, X for_parts, else good";
 const CATALOG_HEADER: &str = "templates; id|label|goal|effort|requirements as key: label (key? = optional)";

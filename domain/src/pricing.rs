@@ -170,9 +170,9 @@ impl<'a> FromIterator<&'a str> for GroundingPages {
     }
 }
 
-/// One comparable as the model writes it in its answer (the strict `text.format` schema of the price call).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// One comparable as the model answered it (read through the application's `Comparables` contract). Nothing
+/// here is checked yet: [`ground`] judges every value.
+#[derive(Debug, Clone, PartialEq)]
 pub struct ModelComparable {
     pub title: String,
     pub url: String,
@@ -184,13 +184,6 @@ pub struct ModelComparable {
     pub condition: Option<String>,
     pub sold: bool,
     pub note: Option<String>,
-}
-
-/// The model's whole answer to a price call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ModelComparables {
-    pub comparables: Vec<ModelComparable>,
 }
 
 /// Reads the condition words a marketplace or the model uses into a [`Condition`]; `None` for words it does not

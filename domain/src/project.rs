@@ -9,16 +9,15 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 
-/// The model's final answer: a document parsed against the strict ProposalSet schema.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// What the model proposes, read from its final answer (the application's `ProposalSet` contract). Nothing here
+/// is checked yet: [`decide`] judges every template, requirement and item id.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProposalSet {
     pub proposals: Vec<Proposal>,
 }
 
 /// One proposed project.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Proposal {
     pub template_id: i64,
     pub title: String,
@@ -27,8 +26,7 @@ pub struct Proposal {
 }
 
 /// One item the model proposes for one requirement.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProposedAllocation {
     pub requirement: String,
     pub item_id: i64,

@@ -8,7 +8,6 @@ use crate::item::{
     self, Condition, Fault, Intent, ItemName, ItemType, Measurement, MeasurementSource, NewItem, Severity,
 };
 use crate::text::{clip, to_snake_case};
-use serde::Deserialize;
 
 /// Most candidates kept from one reading.
 pub const CANDIDATES_MAX: usize = 20;
@@ -19,14 +18,15 @@ pub const TEXT_MAX: usize = 20_000;
 /// The item type of a candidate whose type cannot be read.
 pub const FALLBACK_ITEM_TYPE: &str = "other";
 
-/// The reading as the model answers it (the strict `Reading` schema). Nothing here is validated yet.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+/// The reading as the model answered it (read through the application's `Reading` contract). Nothing here is
+/// validated yet: [`validate`] judges every value.
+#[derive(Debug, Clone, PartialEq)]
 pub struct ModelReading {
     pub candidates: Vec<ModelCandidate>,
 }
 
 /// One item the model read, as it answered it.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ModelCandidate {
     pub name: String,
     pub item_type: String,
@@ -41,7 +41,7 @@ pub struct ModelCandidate {
 }
 
 /// A measured value as the model read it ("10", "Ah").
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ModelMeasurement {
     pub key: String,
     pub value: f64,
@@ -49,7 +49,7 @@ pub struct ModelMeasurement {
 }
 
 /// A fault as the model read it.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ModelFault {
     pub text: String,
     pub severity: String,

@@ -21,6 +21,7 @@ use async_trait::async_trait;
 use std::fmt;
 use std::sync::Arc;
 use trove_application::RepoError;
+use trove_application::contracts::proposal;
 use trove_application::ports::TemplateRepo;
 use trove_application::ports::model::{
     Capabilities, ModelError, ModelPort, ModelRequest, ModelResponse, OutputItem, OutputView, RawJson, Transcript,
@@ -131,9 +132,7 @@ fn response(output: Vec<OutputItem>) -> ModelResponse {
 }
 
 fn answer(step: u32, set: &ProposalSet) -> Result<ModelResponse, ModelError> {
-    let text = serde_json::to_string(set)
-        .map_err(|e| ModelError::bad_response(format!("the local planner could not write its answer: {e}")))?;
-    Ok(response(vec![message(step, text)]))
+    Ok(response(vec![message(step, proposal::write(set))]))
 }
 
 #[async_trait]

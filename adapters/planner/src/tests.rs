@@ -106,7 +106,7 @@ async fn run_from(planner: &LocalPlanner, items: &[Item], templates: &[Template]
 }
 
 fn parse(text: &str) -> ProposalSet {
-    serde_json::from_str(text).unwrap_or_else(|e| panic!("not a ProposalSet ({e}): {text}"))
+    proposal::read(text).unwrap_or_else(|e| panic!("not a ProposalSet ({e}): {text}"))
 }
 
 fn by_id<T, K: std::hash::Hash + Eq>(xs: &[T], key: impl Fn(&T) -> K) -> HashMap<K, T>

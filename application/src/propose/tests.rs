@@ -11,7 +11,7 @@ use crate::metered::SpendPolicy;
 use crate::ports::InventoryStamp;
 use crate::ports::clock::MockClock;
 use crate::ports::inventory::MockInventoryRepo;
-use crate::ports::model::{MockModelPort, ModelError, ModelResponse, OutputItem, RawJson};
+use crate::ports::model::{MockModelPort, ModelError, ModelResponse, OutputItem, OutputSchema, RawJson};
 use crate::ports::projects::MockProjectRepo;
 use crate::ports::spend::MockSpendLedger;
 use crate::ports::templates::MockTemplateRepo;
@@ -372,12 +372,9 @@ async fn two_steps_replay_the_calls_answer_them_by_call_id_and_write_what_the_ru
     let wish = InputItem::UserText("The owner's wish: something for the kids".into());
     for r in &requests {
         assert_eq!(r.kind, CallKind::Propose);
-        assert_eq!(r.instructions, INSTRUCTIONS);
-        assert_eq!(r.tools, proposal_tools());
-        assert_eq!(
-            r.output_schema,
-            Some(OutputSchema { name: "ProposalSet".into(), schema: PROPOSAL_SET_SCHEMA.into() })
-        );
+        assert_eq!(r.instructions, proposal::INSTRUCTIONS);
+        assert_eq!(r.tools, proposal::tools());
+        assert_eq!(r.output_schema, Some(OutputSchema { name: "ProposalSet".into(), schema: proposal::SCHEMA.into() }));
         assert_eq!(r.max_output_tokens, MAX_OUTPUT_TOKENS);
         assert_eq!(r.max_tool_calls, None);
         assert!(!r.include_search_results);
