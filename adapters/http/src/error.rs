@@ -2,7 +2,7 @@
 //! place where a use case's error becomes a status and a code: [`From<Error>`](ApiError#impl-From<Error>-for-ApiError)
 //! for every variant, [`refusal_status`] for the rules that refuse.
 
-use crate::features::shared::RunSpendDto;
+use crate::shared::RunSpendDto;
 use poem::http::StatusCode;
 use poem::{IntoResponse, Response};
 use serde_json::json;

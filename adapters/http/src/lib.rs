@@ -12,6 +12,7 @@ pub mod explain;
 pub mod features;
 pub mod media;
 pub mod services;
+pub mod shared;
 pub mod web;
 
 pub use body_limit::{CSV_BODY_LIMIT, DRAIN_LIMIT, JSON_BODY_LIMIT, UPLOAD_BODY_LIMIT, body_limit};

@@ -3,8 +3,8 @@
 
 use crate::auth::Member;
 use crate::error::{ApiError, ApiResult};
-use crate::features::shared::{CreateItem, FieldValue, Intent, NewFault, RunSpendDto, Source};
 use crate::services::Services;
+use crate::shared::{CreateItem, FieldValue, Intent, NewFault, RunSpendDto, Source};
 use poem_openapi::payload::Json;
 use poem_openapi::types::multipart::Upload;
 use poem_openapi::{ApiRequest, Multipart, Object, OpenApi, Tags};

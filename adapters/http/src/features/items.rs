@@ -3,10 +3,8 @@
 
 use crate::auth::Member;
 use crate::error::{ApiError, ApiResult};
-use crate::features::shared::{
-    Condition, CreateItem, Created, FieldValue, Intent, NewFault, Severity, Source, mirror_enum,
-};
 use crate::services::Services;
+use crate::shared::{Condition, CreateItem, Created, FieldValue, Intent, NewFault, Severity, Source, mirror_enum};
 use chrono::{DateTime, Utc};
 use poem_openapi::param::{Path, Query};
 use poem_openapi::payload::Json;

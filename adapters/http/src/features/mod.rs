@@ -3,7 +3,7 @@
 //! `#[OpenApi]` impl whose routes take a [`Member`](crate::auth::Member), call one use case of
 //! [`Services`](crate::services::Services) and turn its error into an answer with `ApiError::from` (the status of
 //! each error lives in `crate::error`, nowhere else). A route taking an `Idempotency-Key` hands its work to
-//! `Idempotency::once`. Feature files import [`shared`], `crate::error`, `crate::auth` and `crate::services`,
+//! `Idempotency::once`. Feature files import [`crate::shared`], `crate::error`, `crate::auth` and `crate::services`,
 //! never each other.
 
 pub mod exchange;
@@ -12,7 +12,6 @@ pub mod items;
 pub mod photo;
 pub mod projects;
 pub mod selling;
-pub mod shared;
 pub mod spend;
 pub mod templates;
 

@@ -4,8 +4,8 @@
 
 use crate::auth::Member;
 use crate::error::{ApiError, ApiResult};
-use crate::features::shared::{Condition, Kept, RunSpendDto, mirror_enum, request_json};
 use crate::services::Services;
+use crate::shared::{Condition, Kept, RunSpendDto, mirror_enum, request_json};
 use chrono::{DateTime, Utc};
 use poem_openapi::param::{Header, Path, Query};
 use poem_openapi::payload::{Json, PlainText};

@@ -2,8 +2,8 @@
 
 use crate::auth::Member;
 use crate::error::{ApiError, ApiResult};
-use crate::features::shared::{Condition, Kept, RunSpendDto};
 use crate::services::Services;
+use crate::shared::{Condition, Kept, RunSpendDto};
 use chrono::{DateTime, Utc};
 use poem_openapi::param::{Header, Path};
 use poem_openapi::payload::Json;

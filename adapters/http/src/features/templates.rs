@@ -2,8 +2,8 @@
 
 use crate::auth::Member;
 use crate::error::{ApiError, ApiResult};
-use crate::features::shared::{Condition, Created, Severity};
 use crate::services::Services;
+use crate::shared::{Condition, Created, Severity};
 use poem_openapi::param::Path;
 use poem_openapi::payload::Json;
 use poem_openapi::{Object, OpenApi, Tags};
