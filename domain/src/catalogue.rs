@@ -135,19 +135,10 @@ fn parse(text: &str) -> Result<Vec<NewTemplate>, CatalogueError> {
 }
 
 #[cfg(test)]
-#[path = "catalogue_old.rs"]
-mod old;
-
-#[cfg(test)]
 mod tests {
     use super::*;
     use crate::text::is_snake_case;
     use std::collections::HashSet;
-
-    #[test]
-    fn the_file_reads_as_the_rust_catalogue_did() {
-        assert_eq!(try_builtin().unwrap(), old::try_builtin().unwrap());
-    }
 
     #[test]
     fn every_template_validates() {

@@ -224,10 +224,6 @@ pub fn stored(at: Timestamp) -> Vec<Item> {
 }
 
 #[cfg(test)]
-#[path = "demo_old.rs"]
-mod old;
-
-#[cfg(test)]
 mod tests {
     use super::*;
     use crate::catalogue;
@@ -365,11 +361,6 @@ mod tests {
             let item = items.iter().find(|i| i.name.as_str() == name).unwrap();
             assert_eq!(r.check(item), Ok(()), "{name} for {}", r.key);
         }
-    }
-
-    #[test]
-    fn the_file_reads_as_the_rust_inventory_did() {
-        assert_eq!(try_inventory(at()).unwrap(), old::inventory(at()));
     }
 
     #[test]
