@@ -4,7 +4,7 @@
 
 use crate::Error;
 use crate::metered::{Metered, RunSpend};
-use crate::ports::model::{InputItem, ModelRequest, OutputSchema};
+use crate::ports::model::{Capability, InputItem, ModelRequest, OutputSchema};
 use crate::ports::{Clock, InventoryRepo};
 use crate::stamped::StampedCache;
 use base64::Engine as _;
@@ -19,9 +19,6 @@ use trove_domain::spend::CallKind;
 pub const IMAGE_MAX: usize = 20 * 1024 * 1024;
 /// Largest voice note read, in bytes (the transcription endpoint's own limit is 32 MB).
 pub const AUDIO_MAX: usize = 32 * 1024 * 1024;
-/// The setting that enables readings.
-const SETTING: &str = "MODEL_API_KEY";
-
 /// The strict schema of a reading (`text.format`): candidate items with identifying facts, measurements,
 /// faults and accessories. Every property is required; optional values are nullable.
 pub const READING_SCHEMA: &str = r#"{"type":"object","properties":{"candidates":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string","description":"what the owner would call the item, e.g. Anker PowerCore 10000"},"item_type":{"type":"string","description":"a lower_snake_case kind, e.g. power_bank, laptop, single_board_computer"},"profile":{"type":["string","null"],"description":"one line of identifying facts and key specs"},"brand":{"type":["string","null"]},"model":{"type":["string","null"],"description":"the model name or number as printed"},"serial":{"type":["string","null"],"description":"the serial number exactly as printed"},"condition":{"type":["string","null"],"enum":["new","like_new","good","fair","poor","for_parts",null]},"measurements":{"type":"array","items":{"type":"object","properties":{"key":{"type":"string","description":"lower_snake_case, e.g. capacity, output_voltage"},"value":{"type":"number"},"unit":{"type":"string","description":"as printed, e.g. mAh, Ah, V, W, GB"}},"required":["key","value","unit"],"additionalProperties":false}},"faults":{"type":"array","items":{"type":"object","properties":{"text":{"type":"string"},"severity":{"type":"string","enum":["minor","major","blocking"]}},"required":["text","severity"],"additionalProperties":false}},"accessories":{"type":"array","items":{"type":"string"}}},"required":["name","item_type","profile","brand","model","serial","condition","measurements","faults","accessories"],"additionalProperties":false}}},"required":["candidates"],"additionalProperties":false}"#;
@@ -107,10 +104,6 @@ pub fn data_url(format: ImageFormat, bytes: &[u8]) -> String {
     format!("data:{};base64,{}", format.mime(), base64::engine::general_purpose::STANDARD.encode(bytes))
 }
 
-fn not_configured(what: &str) -> Error {
-    Error::NotConfigured { what: what.into(), setting: SETTING }
-}
-
 impl Intake {
     pub fn new(model: Metered, items: Arc<dyn InventoryRepo>, clock: Arc<dyn Clock>) -> Self {
         Self { model, items, clock, indexes: Arc::default() }
@@ -143,9 +136,7 @@ impl Intake {
         if image.len() > IMAGE_MAX {
             return Err(Error::Invalid(format!("the image is larger than {IMAGE_MAX} bytes")));
         }
-        if !self.model.model.capabilities().images {
-            return Err(not_configured("reading a label photo"));
-        }
+        self.model.require(Capability::Images)?;
         let input = InputItem::UserImage {
             text: "Read the item or items on this label.".into(),
             image_data_url: data_url(format, image),
@@ -192,9 +183,7 @@ impl Intake {
         if wav.len() > AUDIO_MAX {
             return Err(Error::Invalid(format!("the audio is larger than {AUDIO_MAX} bytes")));
         }
-        if !self.model.model.capabilities().audio {
-            return Err(not_configured("reading a voice note"));
-        }
+        self.model.require(Capability::Audio)?;
         let mut run = RunSpend::default();
         let transcript = self.model.transcribe(household, wav, &mut run).await?;
         let text = match reading::text_to_read(&transcript.text, "transcript") {
@@ -313,14 +302,14 @@ mod tests {
 
     #[tokio::test]
     async fn a_label_needs_a_backend_that_reads_images_and_sends_nothing_otherwise() {
-        let m = model(Capabilities { web_search: false, images: false, audio: false });
+        let m = model(Capabilities { web_search: false, images: false, audio: false, remote: false });
         let err = intake(m).read_label(HouseholdId(1), b"\x89PNG....", ImageFormat::Png).await.unwrap_err();
         assert_eq!(err.to_string(), "reading a label photo needs the Model API: set MODEL_API_KEY");
     }
 
     #[tokio::test]
     async fn a_reading_is_one_structured_call_without_tools() {
-        let mut m = model(Capabilities { web_search: true, images: true, audio: true });
+        let mut m = model(Capabilities { web_search: true, images: true, audio: true, remote: true });
         m.expect_respond()
             .withf(|r| {
                 r.kind == CallKind::ReadListing
@@ -336,7 +325,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_unreadable_answer_is_a_model_failure_with_its_spend() {
-        let mut m = model(Capabilities { web_search: true, images: true, audio: true });
+        let mut m = model(Capabilities { web_search: true, images: true, audio: true, remote: true });
         m.expect_respond().returning(|_| Ok(answer("not json")));
         let err = intake(m).read_listing(HouseholdId(1), "a lamp").await.unwrap_err();
         assert!(matches!(err, Error::ModelFailed { spend, .. } if spend.calls == 1), "{err:?}");
@@ -344,7 +333,7 @@ mod tests {
 
     #[tokio::test]
     async fn empty_texts_are_refused_before_any_call() {
-        let m = model(Capabilities { web_search: true, images: true, audio: true });
+        let m = model(Capabilities { web_search: true, images: true, audio: true, remote: true });
         let err = intake(m).read_listing(HouseholdId(1), "   ").await.unwrap_err();
         assert_eq!(err.to_string(), "text must not be empty");
     }

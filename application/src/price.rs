@@ -4,7 +4,7 @@
 use crate::error::named;
 use crate::metered::{Metered, RunSpend};
 use crate::ports::model::{
-    ApproximateLocation, InputItem, ModelRequest, OutputSchema, OutputView, SearchContextSize, Tool,
+    ApproximateLocation, Capability, InputItem, ModelRequest, OutputSchema, OutputView, SearchContextSize, Tool,
 };
 use crate::ports::{Clock, InventoryRepo, PriceRepo};
 use crate::{Error, RepoError};
@@ -137,9 +137,7 @@ impl Selling {
     pub async fn price(&self, household: HouseholdId, id: ItemId) -> Result<Priced, Error> {
         let item = self.item(household, id).await?;
         pricing::check_priceable(&item).map_err(|e| Error::Conflict(e.to_string()))?;
-        if !self.model.model.capabilities().web_search {
-            return Err(Error::NotConfigured { what: "pricing with web search".into(), setting: "MODEL_API_KEY" });
-        }
+        self.model.require(Capability::WebSearch)?;
         let mut run = RunSpend::default();
         let response = self.model.respond(household, &self.price_request(&item), &mut run).await?;
         let mut pages: Vec<&str> = Vec::new();

@@ -43,6 +43,7 @@ impl From<Error> for ApiError {
             e @ Error::NotConfigured { .. } => {
                 Self::new(StatusCode::SERVICE_UNAVAILABLE, "not_configured", e.to_string())
             }
+            Error::Unavailable { message, .. } => Self::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", message),
             Error::ModelFailed { reason, spend } => {
                 Self { spend: Some(spend), ..Self::new(StatusCode::BAD_GATEWAY, "model_failed", reason) }
             }
