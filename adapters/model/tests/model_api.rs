@@ -447,7 +447,8 @@ async fn incomplete_failed_and_refused_answers_keep_their_usage() {
     incomplete["incomplete_details"] = json!({"reason": "max_output_tokens"});
     let mut failed = completed(json!([]));
     failed["status"] = json!("failed");
-    failed["error"] = json!({"code": "server_error", "message": "the model crashed"});
+    // A code of the request's making: not retried (`server_error` is, see below).
+    failed["error"] = json!({"code": "invalid_prompt", "message": "the model crashed"});
     let mut failed_without_code = completed(json!([]));
     failed_without_code["status"] = json!("failed");
     failed_without_code["error"] = json!({"code": null, "message": "no capacity"});
@@ -469,7 +470,7 @@ async fn incomplete_failed_and_refused_answers_keep_their_usage() {
         errors,
         vec![
             ModelError::Incomplete { reason: "max_output_tokens".into(), usage: USAGE },
-            ModelError::Failed { message: "the model crashed (server_error)".into(), usage: USAGE },
+            ModelError::Failed { message: "the model crashed (invalid_prompt)".into(), usage: USAGE },
             ModelError::Failed { message: "no capacity".into(), usage: USAGE },
             ModelError::Refused { refusal: "I can't help with that.".into(), usage: USAGE },
         ]
@@ -1152,7 +1153,13 @@ async fn ollama_gets_its_loop_and_never_a_search_nor_audio() {
     // Ollama answers `completed` with `cached_tokens: 0`, never `incomplete`.
     let answer = json!({"id": "resp_o", "object": "response", "status": "completed", "output": [message("{\"proposals\":[]}")],
                         "usage": {"input_tokens": 50, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 9}});
-    let server = provider(ollama_refuses, answer).await;
+    // A server of your own needs no key: this one takes requests without any.
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/responses"))
+        .respond_with(Provider400 { refuse: ollama_refuses, answer })
+        .mount(&server)
+        .await;
     let config = ModelApiConfig { api_key: String::new(), ..with_provider(Provider::Compatible, &server) };
     let api = ModelApi::new(config).unwrap();
 
