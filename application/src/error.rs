@@ -47,6 +47,10 @@ pub enum Error {
     /// The model backend cannot do this; `setting` enables it.
     #[error("{what} needs the Model API: set {setting}")]
     NotConfigured { what: String, setting: &'static str },
+    /// The configured model backend does not offer `capability` (its provider profile lacks it); nothing was
+    /// sent. The message names it and a provider that has it.
+    #[error("{message}")]
+    Unavailable { capability: &'static str, message: String },
     /// The model failed (after retries), answered something unusable, or the loop ran out of steps. Nothing was
     /// written but the spend of the calls that were made.
     #[error("{reason}")]

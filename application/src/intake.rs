@@ -6,7 +6,7 @@
 use crate::Error;
 use crate::contracts::reading as contract;
 use crate::metered::{Metered, RunSpend};
-use crate::ports::model::{InputItem, ModelRequest};
+use crate::ports::model::{Capability, InputItem, ModelRequest};
 use crate::ports::{Clock, InventoryRepo};
 use crate::stamped::StampedCache;
 use base64::Engine as _;
@@ -21,8 +21,6 @@ use trove_domain::spend::CallKind;
 pub const IMAGE_MAX: usize = 20 * 1024 * 1024;
 /// Largest voice note read, in bytes (the transcription endpoint's own limit is 32 MB).
 pub const AUDIO_MAX: usize = 32 * 1024 * 1024;
-/// The setting that enables readings.
-const SETTING: &str = "MODEL_API_KEY";
 
 /// One candidate with its matches in the inventory.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,10 +82,6 @@ pub fn data_url(format: ImageFormat, bytes: &[u8]) -> String {
     format!("data:{};base64,{}", format.mime(), base64::engine::general_purpose::STANDARD.encode(bytes))
 }
 
-fn not_configured(what: &str) -> Error {
-    Error::NotConfigured { what: what.into(), setting: SETTING }
-}
-
 impl Intake {
     pub fn new(model: Metered, items: Arc<dyn InventoryRepo>, clock: Arc<dyn Clock>) -> Self {
         Self { model, items, clock, indexes: Arc::default() }
@@ -120,9 +114,7 @@ impl Intake {
         if image.len() > IMAGE_MAX {
             return Err(Error::Invalid(format!("the image is larger than {IMAGE_MAX} bytes")));
         }
-        if !self.model.capabilities().images {
-            return Err(not_configured("reading a label photo"));
-        }
+        self.model.require(Capability::Images)?;
         let input = InputItem::UserImage {
             text: "Read the item or items on this label.".into(),
             image_data_url: data_url(format, image),
@@ -169,9 +161,7 @@ impl Intake {
         if wav.len() > AUDIO_MAX {
             return Err(Error::Invalid(format!("the audio is larger than {AUDIO_MAX} bytes")));
         }
-        if !self.model.capabilities().audio {
-            return Err(not_configured("reading a voice note"));
-        }
+        self.model.require(Capability::Audio)?;
         let mut run = RunSpend::default();
         let transcript = self.model.transcribe(household, wav, &mut run).await?;
         let text = match reading::text_to_read(&transcript.text, "transcript") {
@@ -290,14 +280,14 @@ mod tests {
 
     #[tokio::test]
     async fn a_label_needs_a_backend_that_reads_images_and_sends_nothing_otherwise() {
-        let m = model(Capabilities { web_search: false, images: false, audio: false });
+        let m = model(Capabilities { web_search: false, images: false, audio: false, remote: false });
         let err = intake(m).read_label(HouseholdId(1), b"\x89PNG....", ImageFormat::Png).await.unwrap_err();
         assert_eq!(err.to_string(), "reading a label photo needs the Model API: set MODEL_API_KEY");
     }
 
     #[tokio::test]
     async fn a_reading_is_one_structured_call_without_tools() {
-        let mut m = model(Capabilities { web_search: true, images: true, audio: true });
+        let mut m = model(Capabilities { web_search: true, images: true, audio: true, remote: true });
         m.expect_respond()
             .withf(|r| {
                 r.kind == CallKind::ReadListing
@@ -313,7 +303,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_unreadable_answer_is_a_model_failure_with_its_spend() {
-        let mut m = model(Capabilities { web_search: true, images: true, audio: true });
+        let mut m = model(Capabilities { web_search: true, images: true, audio: true, remote: true });
         m.expect_respond().returning(|_| Ok(answer("not json")));
         let err = intake(m).read_listing(HouseholdId(1), "a lamp").await.unwrap_err();
         assert!(matches!(err, Error::ModelFailed { spend, .. } if spend.calls == 1), "{err:?}");
@@ -321,7 +311,7 @@ mod tests {
 
     #[tokio::test]
     async fn empty_texts_are_refused_before_any_call() {
-        let m = model(Capabilities { web_search: true, images: true, audio: true });
+        let m = model(Capabilities { web_search: true, images: true, audio: true, remote: true });
         let err = intake(m).read_listing(HouseholdId(1), "   ").await.unwrap_err();
         assert_eq!(err.to_string(), "text must not be empty");
     }

@@ -2,13 +2,13 @@
 //! one spend entry.
 
 use crate::Error;
-use crate::ports::model::{Capabilities, ModelError, ModelRequest, ModelResponse, Transcript};
+use crate::ports::model::{Capabilities, Capability, ModelError, ModelRequest, ModelResponse, Transcript};
 use crate::ports::{Clock, ModelPort, SpendLedger};
 use serde::Serialize;
 use std::sync::Arc;
 use trove_domain::HouseholdId;
 use trove_domain::money::MicroUsd;
-use trove_domain::spend::{self, CallKind, Rates, SpendEntry, Usage};
+use trove_domain::spend::{self, CallKind, CallOutcome, Rates, SpendEntry, Usage};
 
 /// What a run of one or more model calls cost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -89,25 +89,50 @@ impl Metered {
         Ok(())
     }
 
+    /// Refuses, before anything is sent, a call that needs a capability the backend lacks.
+    ///
+    /// # Errors
+    /// [`Error::Unavailable`] naming the capability when the configured provider lacks it;
+    /// [`Error::NotConfigured`] for the local planner (it needs the Model API).
+    pub fn require(&self, capability: Capability) -> Result<(), Error> {
+        self.model.capabilities().require(capability).map_err(unsent)
+    }
+
     async fn record(
         &self,
         household: HouseholdId,
         kind: CallKind,
         usage: &Usage,
+        outcome: CallOutcome,
         run: &mut RunSpend,
     ) -> Result<(), Error> {
-        let entry = SpendEntry::new(self.clock.now(), kind, &self.model.model_name(kind), usage, &self.policy.rates);
+        let model = self.model.model_name(kind);
+        let entry = SpendEntry::new(self.clock.now(), kind, &model, usage, &self.policy.rates, outcome);
         run.add(&entry);
         self.ledger.record(household, &entry).await?;
         Ok(())
+    }
+
+    /// Records a call that failed after it was sent (with the usage the provider reported, zero if none) and
+    /// turns its error into [`Error::ModelFailed`]; an error from before sending is answered as it is, unrecorded.
+    async fn failed(&self, household: HouseholdId, kind: CallKind, error: ModelError, run: &mut RunSpend) -> Error {
+        if !error.was_sent() {
+            return unsent(error);
+        }
+        let usage = error.usage().unwrap_or_default();
+        match self.record(household, kind, &usage, CallOutcome::Failed, run).await {
+            Ok(()) => Error::ModelFailed { reason: error.to_string(), spend: *run },
+            Err(e) => e,
+        }
     }
 
     /// One call: budget, send, record. A failed call is recorded with the usage the provider reported (zero if
     /// none) and turned into [`Error::ModelFailed`] carrying the run's spend so far.
     ///
     /// # Errors
-    /// [`Error::Budget`] before sending; [`Error::NotConfigured`] when the backend cannot serve the request;
-    /// [`Error::ModelFailed`] when the call failed.
+    /// [`Error::Budget`] before sending; [`Error::NotConfigured`] or [`Error::Unavailable`] when the backend
+    /// cannot serve the request (nothing sent, nothing recorded); [`Error::ModelFailed`] when the call failed
+    /// (recorded with the outcome `failed`).
     pub async fn respond(
         &self,
         household: HouseholdId,
@@ -117,17 +142,10 @@ impl Metered {
         self.check_budget(household).await?;
         match self.model.respond(request).await {
             Ok(response) => {
-                self.record(household, request.kind, &response.usage, run).await?;
+                self.record(household, request.kind, &response.usage, CallOutcome::Ok, run).await?;
                 Ok(response)
             }
-            Err(ModelError::NotConfigured { what, setting }) => Err(Error::NotConfigured { what, setting }),
-            // Refused before sending: nothing was billed.
-            Err(ModelError::BadInput(m)) => Err(Error::Invalid(m)),
-            Err(e) => {
-                let usage = e.usage().unwrap_or_default();
-                self.record(household, request.kind, &usage, run).await?;
-                Err(Error::ModelFailed { reason: e.to_string(), spend: *run })
-            }
+            Err(e) => Err(self.failed(household, request.kind, e, run).await),
         }
     }
 
@@ -145,17 +163,21 @@ impl Metered {
         match self.model.transcribe(wav).await {
             Ok(t) => {
                 let usage = Usage { audio_ms: t.audio_ms, ..Usage::default() };
-                self.record(household, CallKind::Transcribe, &usage, run).await?;
+                self.record(household, CallKind::Transcribe, &usage, CallOutcome::Ok, run).await?;
                 Ok(t)
             }
-            Err(ModelError::NotConfigured { what, setting }) => Err(Error::NotConfigured { what, setting }),
-            // Refused before sending: nothing was billed.
-            Err(ModelError::BadInput(m)) => Err(Error::Invalid(m)),
-            Err(e) => {
-                self.record(household, CallKind::Transcribe, &e.usage().unwrap_or_default(), run).await?;
-                Err(Error::ModelFailed { reason: e.to_string(), spend: *run })
-            }
+            Err(e) => Err(self.failed(household, CallKind::Transcribe, e, run).await),
         }
+    }
+}
+
+/// A model error from before anything was sent, as the use case's error: nothing was billed, nothing recorded.
+fn unsent(error: ModelError) -> Error {
+    match error {
+        ModelError::NotConfigured { what, setting } => Error::NotConfigured { what, setting },
+        ModelError::Unavailable { capability, message } => Error::Unavailable { capability, message },
+        ModelError::BadInput(m) => Error::Invalid(m),
+        other => Error::ModelFailed { reason: other.to_string(), spend: RunSpend::default() },
     }
 }
 

@@ -5,7 +5,7 @@
 use crate::contracts::comparables as contract;
 use crate::error::{Object, Refusal, named};
 use crate::metered::{Metered, RunSpend};
-use crate::ports::model::{ApproximateLocation, InputItem, ModelRequest, OutputView, SearchContextSize, Tool};
+use crate::ports::model::{ApproximateLocation, Capability, InputItem, ModelRequest, OutputView, SearchContextSize, Tool};
 use crate::ports::{Clock, InventoryRepo, PriceRepo};
 use crate::{Error, RepoError};
 use std::sync::Arc;
@@ -126,9 +126,7 @@ impl Selling {
     pub async fn price(&self, household: HouseholdId, id: ItemId) -> Result<Priced, Error> {
         let item = self.item(household, id).await?;
         pricing::check_priceable(&item).map_err(Refusal::from)?;
-        if !self.model.capabilities().web_search {
-            return Err(Error::NotConfigured { what: "pricing with web search".into(), setting: "MODEL_API_KEY" });
-        }
+        self.model.require(Capability::WebSearch)?;
         let mut run = RunSpend::default();
         let response = self.model.respond(household, &self.price_request(&item), &mut run).await?;
         let mut pages: Vec<&str> = Vec::new();

@@ -6,13 +6,16 @@ use crate::ports::{Clock, SpendLedger};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use trove_domain::money::MicroUsd;
-use trove_domain::spend::{self, SpendEntry};
+use trove_domain::spend::{self, CallOutcome, SpendEntry};
 use trove_domain::{HouseholdId, Timestamp};
 
 /// Totals of a set of entries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Totals {
+    /// Every call, failed ones included.
     pub calls: u64,
+    /// The calls that failed (counted in `calls` too), whether or not they cost anything.
+    pub failed_calls: u64,
     pub input_tokens: u64,
     pub cached_tokens: u64,
     pub output_tokens: u64,
@@ -23,6 +26,7 @@ pub struct Totals {
 impl Totals {
     fn add(&mut self, e: &SpendEntry) {
         self.calls += 1;
+        self.failed_calls += u64::from(e.outcome == CallOutcome::Failed);
         self.input_tokens += e.input_tokens;
         self.cached_tokens += e.cached_tokens;
         self.output_tokens += e.output_tokens;

@@ -129,7 +129,7 @@ impl ModelPort for ScriptedModel {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities { web_search: false, images: false, audio: false }
+        Capabilities { web_search: false, images: false, audio: false, remote: false }
     }
 
     async fn respond(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {

@@ -48,6 +48,20 @@ pub enum Command {
         #[command(subcommand)]
         command: TokenCommand,
     },
+    /// The model backend.
+    Model {
+        #[command(subcommand)]
+        command: ModelCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ModelCommand {
+    /// Make the smallest call for each capability of the configured model backend (MODEL_PROVIDER) and print
+    /// what works, what the provider refused and which setting to change. Every call is recorded in the spend
+    /// ledger (well under one US cent at the default rates); exits non-zero when something the configuration
+    /// needs does not work.
+    Check,
 }
 
 #[derive(Debug, Subcommand)]
@@ -100,6 +114,14 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
         Command::Token { command: TokenCommand::New { household, member } } => {
             let app = build(&config).await?;
             println!("{}", issue_token(&app, &household, &member).await?);
+        }
+        Command::Model { command: ModelCommand::Check } => {
+            let app = build(&config).await?;
+            let check = crate::check::run(&app, &config).await?;
+            print!("{}", check.render());
+            if !check.passed() {
+                anyhow::bail!("the model check failed");
+            }
         }
         Command::Serve { demo } => {
             let app = build(&config).await?;

@@ -9,6 +9,35 @@ use trove_application::ports::model::{ApproximateLocation, SearchContextSize};
 use trove_application::price::PriceSettings;
 use trove_domain::money::{Currency, MicroUsd};
 use trove_domain::spend::Rates;
+use trove_model::{ModelApiConfig, Provider};
+
+/// The name of every setting, each written once: what is read, and what an error about it names.
+pub mod names {
+    pub const DATABASE_URL: &str = "DATABASE_URL";
+    pub const TROVE_DATA_DIR: &str = "TROVE_DATA_DIR";
+    pub const TROVE_BIND: &str = "TROVE_BIND";
+    pub const MODEL_PROVIDER: &str = "MODEL_PROVIDER";
+    pub const MODEL_API_URL: &str = "MODEL_API_URL";
+    pub const MODEL_API_KEY: &str = "MODEL_API_KEY";
+    pub const MODEL_NAME: &str = "MODEL_NAME";
+    pub const MODEL_TRANSCRIBE_MODEL: &str = "MODEL_TRANSCRIBE_MODEL";
+    pub const MODEL_TIMEOUT_SECS: &str = "MODEL_TIMEOUT_SECS";
+    pub const MODEL_STRICT_TOOLS: &str = "MODEL_STRICT_TOOLS";
+    pub const MODEL_SEND_MAX_TOOL_CALLS: &str = "MODEL_SEND_MAX_TOOL_CALLS";
+    pub const MODEL_REPLAY_REASONING: &str = "MODEL_REPLAY_REASONING";
+    pub const PRICE_SEARCH_CONTEXT: &str = "PRICE_SEARCH_CONTEXT";
+    pub const PRICE_MAX_SEARCHES: &str = "PRICE_MAX_SEARCHES";
+    pub const TROVE_LOCATION: &str = "TROVE_LOCATION";
+    pub const TROVE_CURRENCY: &str = "TROVE_CURRENCY";
+    pub const RATE_INPUT_PER_MTOK: &str = "RATE_INPUT_PER_MTOK";
+    pub const RATE_CACHED_PER_MTOK: &str = "RATE_CACHED_PER_MTOK";
+    pub const RATE_OUTPUT_PER_MTOK: &str = "RATE_OUTPUT_PER_MTOK";
+    pub const RATE_PER_SEARCH: &str = "RATE_PER_SEARCH";
+    pub const RATE_TRANSCRIBE_PER_MIN: &str = "RATE_TRANSCRIBE_PER_MIN";
+    pub const SPEND_MONTHLY_LIMIT_USD: &str = "SPEND_MONTHLY_LIMIT_USD";
+}
+
+use names::*;
 
 /// Everything Trove reads from its environment (SPEC section 6).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,21 +48,31 @@ pub struct Config {
     pub data_dir: PathBuf,
     /// `TROVE_BIND`.
     pub bind: SocketAddr,
-    /// `MODEL_API_URL`.
+    /// `MODEL_PROVIDER`: `meta` (default), `openai` or `compatible`; its profile gives the defaults below and
+    /// what the backend can do.
+    pub model_provider: Provider,
+    /// `MODEL_API_URL` (default: the provider's).
     pub model_api_url: String,
-    /// `MODEL_API_KEY`; `None`: the local planner.
+    /// `MODEL_API_KEY`; `None`: the local planner, unless the provider is `compatible` (a server of your own
+    /// needs no key).
     pub model_api_key: Option<String>,
-    /// `MODEL_NAME`.
+    /// `MODEL_NAME` (default: the provider's).
     pub model_name: String,
+    /// `MODEL_TRANSCRIBE_MODEL` (default: the provider's speech-to-text model).
+    pub model_transcribe_model: String,
     /// `MODEL_TIMEOUT_SECS`: one request's timeout.
     pub model_timeout: Duration,
     /// `MODEL_STRICT_TOOLS`: send `strict: true` on function tools (unconfirmed on Meta, so switchable).
     pub model_strict_tools: bool,
-    /// `MODEL_SEND_MAX_TOOL_CALLS`: send `max_tool_calls` (unconfirmed on Meta, so switchable).
+    /// `MODEL_SEND_MAX_TOOL_CALLS`: send `max_tool_calls` (unconfirmed on Meta, so switchable; default: whether
+    /// the provider takes it).
     pub model_send_max_tool_calls: bool,
+    /// `MODEL_REPLAY_REASONING`: ask for reasoning's encrypted content and replay it with the function calls it
+    /// came with; off, reasoning items are dropped (for a provider that refuses the include value).
+    pub model_replay_reasoning: bool,
     /// `PRICE_SEARCH_CONTEXT`, `PRICE_MAX_SEARCHES`, `TROVE_LOCATION`, `TROVE_CURRENCY`.
     pub price: PriceSettings,
-    /// Rates and `SPEND_MONTHLY_LIMIT_USD`.
+    /// Rates (default: the provider's) and `SPEND_MONTHLY_LIMIT_USD`.
     pub spend: SpendPolicy,
 }
 
@@ -60,24 +99,24 @@ fn usd(name: &str, raw: Option<String>, default: MicroUsd) -> anyhow::Result<Mic
 pub fn parse_location(raw: &str) -> anyhow::Result<ApproximateLocation> {
     let mut loc = ApproximateLocation::default();
     for part in raw.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (k, v) = part.split_once('=').with_context(|| format!("TROVE_LOCATION: {part:?} is not key=value"))?;
+        let (k, v) = part.split_once('=').with_context(|| format!("{TROVE_LOCATION}: {part:?} is not key=value"))?;
         let v = v.trim();
         if v.is_empty() {
-            bail!("TROVE_LOCATION: {k} is empty");
+            bail!("{TROVE_LOCATION}: {k} is empty");
         }
         let slot = match k.trim() {
             "country" => &mut loc.country,
             "region" => &mut loc.region,
             "city" => &mut loc.city,
             "timezone" => &mut loc.timezone,
-            other => bail!("TROVE_LOCATION: unknown member {other:?} (country, region, city, timezone)"),
+            other => bail!("{TROVE_LOCATION}: unknown member {other:?} (country, region, city, timezone)"),
         };
         *slot = Some(v.to_owned());
     }
     if let Some(c) = &loc.country
         && !(c.len() == 2 && c.bytes().all(|b| b.is_ascii_uppercase()))
     {
-        bail!("TROVE_LOCATION: country {c:?} must be a two-letter ISO code such as GB");
+        bail!("{TROVE_LOCATION}: country {c:?} must be a two-letter ISO code such as GB");
     }
     Ok(loc)
 }
@@ -111,68 +150,99 @@ impl Config {
     /// A bad value, naming the setting.
     pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> anyhow::Result<Self> {
         let get = |k: &str| var(k).filter(|v| !v.trim().is_empty());
-        let bind = get("TROVE_BIND").unwrap_or_else(|| "127.0.0.1:8080".into());
+        let bind = get(TROVE_BIND).unwrap_or_else(|| "127.0.0.1:8080".into());
         let bind: SocketAddr =
-            bind.parse().with_context(|| format!("TROVE_BIND={bind:?} is not an address such as 127.0.0.1:8080"))?;
-        let context = get("PRICE_SEARCH_CONTEXT").unwrap_or_else(|| "medium".into());
+            bind.parse().with_context(|| format!("{TROVE_BIND}={bind:?} is not an address such as 127.0.0.1:8080"))?;
+        let provider = match get(MODEL_PROVIDER) {
+            None => Provider::default(),
+            Some(v) => Provider::parse(&v)
+                .with_context(|| format!("{MODEL_PROVIDER}={v:?} must be meta, openai or compatible"))?,
+        };
+        let profile = provider.profile();
+        let context = get(PRICE_SEARCH_CONTEXT).unwrap_or_else(|| "medium".into());
         let context_size = SearchContextSize::parse(&context)
-            .with_context(|| format!("PRICE_SEARCH_CONTEXT={context:?} must be low, medium or high"))?;
-        let max_searches = match get("PRICE_MAX_SEARCHES") {
+            .with_context(|| format!("{PRICE_SEARCH_CONTEXT}={context:?} must be low, medium or high"))?;
+        let max_searches = match get(PRICE_MAX_SEARCHES) {
             None => 4,
             Some(v) => v
                 .trim()
                 .parse::<u32>()
                 .ok()
                 .filter(|n| (1..=20).contains(n))
-                .with_context(|| format!("PRICE_MAX_SEARCHES={v:?} must be a whole number from 1 to 20"))?,
+                .with_context(|| format!("{PRICE_MAX_SEARCHES}={v:?} must be a whole number from 1 to 20"))?,
         };
-        let location = match get("TROVE_LOCATION") {
+        let location = match get(TROVE_LOCATION) {
             None => ApproximateLocation::default(),
             Some(v) => parse_location(&v)?,
         };
-        let currency = match get("TROVE_CURRENCY") {
-            Some(c) => Some(Currency::new(&c).with_context(|| format!("TROVE_CURRENCY={c:?} is not an ISO code"))?),
+        let currency = match get(TROVE_CURRENCY) {
+            Some(c) => Some(Currency::new(&c).with_context(|| format!("{TROVE_CURRENCY}={c:?} is not an ISO code"))?),
             None => location.country.as_deref().and_then(currency_of),
         };
-        let d = Rates::default();
+        let d = profile.rates;
+        let rate = |name: &str, default| usd(name, get(name), default);
         let rates = Rates {
-            input_per_mtok: usd("RATE_INPUT_PER_MTOK", get("RATE_INPUT_PER_MTOK"), d.input_per_mtok)?,
-            cached_per_mtok: usd("RATE_CACHED_PER_MTOK", get("RATE_CACHED_PER_MTOK"), d.cached_per_mtok)?,
-            output_per_mtok: usd("RATE_OUTPUT_PER_MTOK", get("RATE_OUTPUT_PER_MTOK"), d.output_per_mtok)?,
-            per_search: usd("RATE_PER_SEARCH", get("RATE_PER_SEARCH"), d.per_search)?,
-            transcribe_per_min: usd("RATE_TRANSCRIBE_PER_MIN", get("RATE_TRANSCRIBE_PER_MIN"), d.transcribe_per_min)?,
+            input_per_mtok: rate(RATE_INPUT_PER_MTOK, d.input_per_mtok)?,
+            cached_per_mtok: rate(RATE_CACHED_PER_MTOK, d.cached_per_mtok)?,
+            output_per_mtok: rate(RATE_OUTPUT_PER_MTOK, d.output_per_mtok)?,
+            per_search: rate(RATE_PER_SEARCH, d.per_search)?,
+            transcribe_per_min: rate(RATE_TRANSCRIBE_PER_MIN, d.transcribe_per_min)?,
         };
-        let monthly_limit = get("SPEND_MONTHLY_LIMIT_USD")
-            .map(|v| MicroUsd::parse_usd(&v).with_context(|| format!("SPEND_MONTHLY_LIMIT_USD={v:?} is not an amount")))
+        let monthly_limit = get(SPEND_MONTHLY_LIMIT_USD)
+            .map(|v| {
+                MicroUsd::parse_usd(&v).with_context(|| format!("{SPEND_MONTHLY_LIMIT_USD}={v:?} is not an amount"))
+            })
             .transpose()?;
-        let timeout = match get("MODEL_TIMEOUT_SECS") {
+        let timeout = match get(MODEL_TIMEOUT_SECS) {
             None => 120,
             Some(v) => v
                 .trim()
                 .parse::<u64>()
                 .ok()
                 .filter(|n| *n > 0)
-                .with_context(|| format!("MODEL_TIMEOUT_SECS={v:?} must be a positive whole number"))?,
+                .with_context(|| format!("{MODEL_TIMEOUT_SECS}={v:?} must be a positive whole number"))?,
         };
-        let database_url = get("DATABASE_URL");
+        let database_url = get(DATABASE_URL);
         if let Some(url) = &database_url
             && !(url.starts_with("postgres://") || url.starts_with("postgresql://") || url.starts_with("sqlite:"))
         {
-            bail!("DATABASE_URL must start with postgres://, postgresql:// or sqlite:");
+            bail!("{DATABASE_URL} must start with postgres://, postgresql:// or sqlite:");
         }
+        let switch = |name: &str, default| flag(name, get(name), default);
         Ok(Self {
             database_url,
-            data_dir: PathBuf::from(get("TROVE_DATA_DIR").unwrap_or_else(|| "./trove-data".into())),
+            data_dir: PathBuf::from(get(TROVE_DATA_DIR).unwrap_or_else(|| "./trove-data".into())),
             bind,
-            model_api_url: get("MODEL_API_URL").unwrap_or_else(|| "https://api.meta.ai/v1".into()),
-            model_api_key: get("MODEL_API_KEY"),
-            model_name: get("MODEL_NAME").unwrap_or_else(|| "muse-spark-1.3".into()),
+            model_provider: provider,
+            model_api_url: get(MODEL_API_URL).unwrap_or_else(|| profile.base_url.into()),
+            model_api_key: get(MODEL_API_KEY),
+            model_name: get(MODEL_NAME).unwrap_or_else(|| profile.model.into()),
+            model_transcribe_model: get(MODEL_TRANSCRIBE_MODEL).unwrap_or_else(|| profile.transcribe_model.into()),
             model_timeout: Duration::from_secs(timeout),
-            model_strict_tools: flag("MODEL_STRICT_TOOLS", get("MODEL_STRICT_TOOLS"), true)?,
-            model_send_max_tool_calls: flag("MODEL_SEND_MAX_TOOL_CALLS", get("MODEL_SEND_MAX_TOOL_CALLS"), true)?,
+            model_strict_tools: switch(MODEL_STRICT_TOOLS, true)?,
+            model_send_max_tool_calls: switch(MODEL_SEND_MAX_TOOL_CALLS, profile.max_tool_calls)?,
+            model_replay_reasoning: switch(MODEL_REPLAY_REASONING, true)?,
             price: PriceSettings { context_size, max_searches, location, currency },
             spend: SpendPolicy { rates, monthly_limit },
         })
+    }
+
+    /// The settings of the Model API client, when one is configured: a key is set, or the provider is a
+    /// `compatible` server of your own (which needs none). `None`: the local planner answers.
+    pub fn model_api(&self) -> Option<ModelApiConfig> {
+        let key = match (&self.model_api_key, self.model_provider) {
+            (Some(key), _) => key.clone(),
+            (None, Provider::Compatible) => String::new(),
+            (None, _) => return None,
+        };
+        let mut c = ModelApiConfig::for_provider(self.model_provider, key).with_base_url(self.model_api_url.clone());
+        c.model.clone_from(&self.model_name);
+        c.transcribe_model.clone_from(&self.model_transcribe_model);
+        c.request_timeout = self.model_timeout;
+        c.strict_tools = self.model_strict_tools;
+        c.send_max_tool_calls = self.model_send_max_tool_calls;
+        c.replay_reasoning = self.model_replay_reasoning;
+        Some(c)
     }
 
     /// From the process environment.
@@ -210,6 +280,46 @@ mod tests {
         assert_eq!(c.spend.rates, Rates::default());
         assert_eq!(c.spend.monthly_limit, None);
         assert!(c.price.location.is_empty());
+        assert_eq!(c.model_provider, Provider::Meta);
+        assert_eq!(c.model_api_url, "https://api.meta.ai/v1");
+        assert_eq!(c.model_transcribe_model, "muse-voice-transcribe-1.0");
+        assert!(c.model_replay_reasoning && c.model_send_max_tool_calls && c.model_strict_tools);
+        assert_eq!(c.model_api(), None);
+    }
+
+    #[test]
+    fn a_provider_brings_its_defaults_and_every_setting_overrides_them() {
+        let c = config(&[("MODEL_PROVIDER", "openai"), ("MODEL_API_KEY", "sk")]).unwrap();
+        assert_eq!((c.model_api_url.as_str(), c.model_name.as_str()), ("https://api.openai.com/v1", "gpt-5-mini"));
+        assert_eq!(c.spend.rates, Provider::OpenAi.profile().rates);
+        let api = c.model_api().unwrap();
+        assert_eq!((api.profile.provider, api.api_key.as_str()), (Provider::OpenAi, "sk"));
+
+        let c = config(&[
+            ("MODEL_PROVIDER", "openai"),
+            ("MODEL_API_URL", "https://proxy.example/v1"),
+            ("MODEL_NAME", "gpt-5"),
+            ("MODEL_TRANSCRIBE_MODEL", "whisper-1"),
+            ("RATE_PER_SEARCH", "0.025"),
+            ("MODEL_REPLAY_REASONING", "false"),
+        ])
+        .unwrap();
+        assert_eq!((c.model_api_url.as_str(), c.model_name.as_str()), ("https://proxy.example/v1", "gpt-5"));
+        assert_eq!(c.model_transcribe_model, "whisper-1");
+        assert_eq!(c.spend.rates.per_search, MicroUsd(25_000));
+        assert_eq!(c.spend.rates.input_per_mtok, MicroUsd(250_000));
+        assert!(!c.model_replay_reasoning);
+        // No key, not a server of your own: the local planner.
+        assert_eq!(c.model_api(), None);
+
+        // A server of your own needs no key, and takes no max_tool_calls unless asked.
+        let c = config(&[("MODEL_PROVIDER", "compatible")]).unwrap();
+        let api = c.model_api().unwrap();
+        assert_eq!((api.base_url.as_str(), api.api_key.as_str()), ("http://localhost:11434/v1", ""));
+        assert!(!api.send_max_tool_calls);
+        assert_eq!(c.spend.rates.output_per_mtok, MicroUsd(0));
+        let c = config(&[("MODEL_PROVIDER", "compatible"), ("MODEL_SEND_MAX_TOOL_CALLS", "true")]).unwrap();
+        assert!(c.model_api().unwrap().send_max_tool_calls);
     }
 
     #[test]
@@ -241,6 +351,8 @@ mod tests {
             ("RATE_PER_SEARCH", "cheap"),
             ("DATABASE_URL", "mysql://x"),
             ("MODEL_STRICT_TOOLS", "maybe"),
+            ("MODEL_PROVIDER", "ollama"),
+            ("MODEL_REPLAY_REASONING", "sometimes"),
         ] {
             let err = format!("{:#}", config(&[(k, v)]).unwrap_err());
             assert!(err.contains(k), "{k}: {err}");

@@ -1,6 +1,7 @@
 //! The `trove` binary as a library: configuration, the composition root and the command line, so that tests
 //! can start the whole app.
 
+pub mod check;
 pub mod cli;
 pub mod config;
 pub mod exchange;
@@ -69,15 +70,8 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
     let catalogue = Catalogue::new(templates.clone());
     catalogue.seed().await.context("seeding the template catalogue")?;
 
-    let model: Arc<dyn ModelPort> = match &config.model_api_key {
-        Some(key) => {
-            let mut c = trove_model::ModelApiConfig::new(key.clone()).with_base_url(config.model_api_url.clone());
-            c.model = config.model_name.clone();
-            c.request_timeout = config.model_timeout;
-            c.strict_tools = config.model_strict_tools;
-            c.send_max_tool_calls = config.model_send_max_tool_calls;
-            Arc::new(trove_model::ModelApi::new(c).context("building the Model API client")?)
-        }
+    let model: Arc<dyn ModelPort> = match config.model_api() {
+        Some(c) => Arc::new(trove_model::ModelApi::new(c).context("building the Model API client")?),
         None => Arc::new(trove_planner::LocalPlanner::new(templates.clone())),
     };
     let model_name = model.model_name(trove_domain::spend::CallKind::Propose);

@@ -57,39 +57,91 @@ pub struct PriceReport {
 /// The reason a comparable whose page the search never showed is dropped (the grounding rule).
 pub const NOT_GROUNDED: &str = "page not among search results or citations";
 
+/// The reason a comparable whose URL is no real page is dropped: a host without a dot, or a placeholder
+/// (`...`). Such a URL is never grounded, whatever the search showed.
+pub const NOT_A_PAGE: &str = "url is a placeholder or has no real host";
+
 /// Longest comparable title kept, in characters: model text is clipped, never interpreted.
 pub const COMPARABLE_TITLE_MAX: usize = 300;
 
-/// Normalises a URL for the grounding comparison: trims whitespace, removes **one** trailing `/`, and
-/// lower-cases the scheme and the host only. Userinfo, port, path, query and fragment are kept exactly as they
-/// are, because two pages that differ there are different pages. Text without `scheme://` is only trimmed and
-/// loses its trailing `/`.
+/// Normalises a URL for the grounding comparison: trims whitespace, lower-cases the scheme and the host, drops
+/// the fragment and the tracking query parameters ([`is_tracking_param`]: a citation carries
+/// `?utm_source=...` where the search result has none) and empty parameters, and removes **one** trailing `/`
+/// of the path and one of the query. Userinfo, port, path and the other query parameters are kept exactly as they are, in
+/// their order, because two pages that differ there are different pages. Text without `scheme://` is only
+/// trimmed and loses its trailing `/`.
 ///
-/// Normalising twice changes nothing, except for text ending in two slashes: exactly one slash goes each time,
+/// Normalising twice changes nothing, except for a path ending in two slashes: exactly one slash goes each time,
 /// as the rule says.
 ///
 /// ```
 /// use trove_domain::pricing::normalise_url;
 /// assert_eq!(normalise_url(" HTTPS://www.eBay.co.uk/itm/Pi4/ "), "https://www.ebay.co.uk/itm/Pi4");
-/// assert_eq!(normalise_url("https://Bob@Shop.Example:8443/A?Q=1#Top"), "https://Bob@shop.example:8443/A?Q=1#Top");
+/// assert_eq!(normalise_url("https://Bob@Shop.Example:8443/A?Q=1#Top"), "https://Bob@shop.example:8443/A?Q=1");
+/// assert_eq!(normalise_url("https://shop.example/pi/?utm_source=chatgpt.com&id=4"), "https://shop.example/pi?id=4");
 /// ```
 pub fn normalise_url(raw: &str) -> String {
     let trimmed = raw.trim();
-    let t = trimmed.strip_suffix('/').unwrap_or(trimmed);
-    let Some((scheme, rest)) = t.split_once("://") else {
-        return t.to_owned();
+    let Some((scheme, rest)) = trimmed.split_once("://").filter(|(scheme, _)| is_scheme(scheme)) else {
+        return trimmed.strip_suffix('/').unwrap_or(trimmed).to_owned();
     };
-    if !is_scheme(scheme) {
-        return t.to_owned();
-    }
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let rest = rest.split_once('#').map_or(rest, |(before, _)| before);
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
     let (authority, tail) = rest.split_at(end);
+    let (path, query) = tail.split_once('?').unwrap_or((tail, ""));
+    // One trailing `/` goes from the path and one from the query: `/pi/?id=4/` is `/pi?id=4`, as `/pi/` is `/pi`.
+    let path = path.strip_suffix('/').unwrap_or(path);
+    let query = query.strip_suffix('/').unwrap_or(query);
+    let kept: Vec<&str> = query.split('&').filter(|p| !p.is_empty() && !is_tracking_param(p)).collect();
+    let mut tail = path.to_owned();
+    if !kept.is_empty() {
+        tail.push('?');
+        tail.push_str(&kept.join("&"));
+    }
     let (userinfo, host_port) = match authority.rfind('@') {
         Some(at) => authority.split_at(at + 1),
         None => ("", authority),
     };
     let (host, port) = split_port(host_port);
     format!("{}://{userinfo}{}{port}{tail}", scheme.to_ascii_lowercase(), host.to_lowercase())
+}
+
+/// Whether a query parameter (`name` or `name=value`) only tracks where a visitor came from: `utm_*`, `gclid`,
+/// `fbclid`, `ref` and `ref_src` (names compared without regard to case). The page is the same without it.
+///
+/// ```
+/// use trove_domain::pricing::is_tracking_param;
+/// assert!(is_tracking_param("utm_source=chatgpt.com"));
+/// assert!(is_tracking_param("ref"));
+/// assert!(!is_tracking_param("referrer=x"));
+/// assert!(!is_tracking_param("id=4"));
+/// ```
+pub fn is_tracking_param(param: &str) -> bool {
+    let name = param.split_once('=').map_or(param, |(name, _)| name).to_ascii_lowercase();
+    name.starts_with("utm_") || matches!(name.as_str(), "gclid" | "fbclid" | "ref" | "ref_src")
+}
+
+/// Whether a normalised URL names a real page a search could have shown: its host has a dot between non-empty
+/// labels (no `localhost`, no bare word, no IP v6 literal) and nothing in it is a placeholder (`...` or `…`,
+/// as a model writes for a page it does not know).
+///
+/// ```
+/// use trove_domain::pricing::{is_real_page, normalise_url};
+/// assert!(is_real_page(&normalise_url("https://www.ebay.co.uk/itm/1")));
+/// assert!(!is_real_page(&normalise_url("https://...")));
+/// assert!(!is_real_page(&normalise_url("https://www.ebay.co.uk/itm/...")));
+/// assert!(!is_real_page(&normalise_url("http://localhost:8080/pi")));
+/// ```
+pub fn is_real_page(normalised: &str) -> bool {
+    if normalised.contains("...") || normalised.contains('\u{2026}') {
+        return false;
+    }
+    let Some((_, rest)) = normalised.split_once("://") else { return false };
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let host_port = authority.rfind('@').map_or(authority, |at| &authority[at + 1..]);
+    let (host, _) = split_port(host_port);
+    let host = host.strip_suffix('.').unwrap_or(host);
+    host.contains('.') && host.split('.').all(|label| !label.is_empty())
 }
 
 /// A URL scheme: a letter, then letters, digits, `+`, `-` or `.` (RFC 3986).
@@ -118,7 +170,8 @@ fn is_web_address(normalised: &str) -> bool {
 }
 
 /// The pages a price search really showed: every `url` of the `web_search_call` results and action sources and
-/// of the answer's `url_citation` annotations, normalised with [`normalise_url`]. Blank URLs are ignored.
+/// of the answer's `url_citation` annotations, normalised with [`normalise_url`]. Blank URLs and URLs that are
+/// no real page ([`is_real_page`]) are ignored.
 ///
 /// ```
 /// use trove_domain::pricing::GroundingPages;
@@ -142,17 +195,18 @@ impl GroundingPages {
         pages
     }
 
-    /// Adds one page.
+    /// Adds one page; a URL that is no real page ([`is_real_page`]) is left out, so it can never ground.
     pub fn add(&mut self, url: &str) {
         let n = normalise_url(url);
-        if !n.is_empty() {
+        if is_real_page(&n) {
             self.urls.insert(n);
         }
     }
 
-    /// True when `url`, normalised, is one of the pages.
+    /// True when `url`, normalised, is one of the pages (never for a URL that is no real page).
     pub fn contains(&self, url: &str) -> bool {
-        self.urls.contains(&normalise_url(url))
+        let n = normalise_url(url);
+        is_real_page(&n) && self.urls.contains(&n)
     }
 
     pub fn len(&self) -> usize {
@@ -239,7 +293,8 @@ pub fn read_condition(words: &str) -> Option<Condition> {
 
 /// **The grounding rule.** Keeps a comparable only when its page is among `pages` (the search results, action
 /// sources and citations), after [`normalise_url`] on both sides; the others are dropped with the reason
-/// [`NOT_GROUNDED`]. Also dropped, each with its reason: a URL that is not `http(s)`, a price that is not a
+/// [`NOT_GROUNDED`]. Also dropped, each with its reason: a URL that is not `http(s)`, one that is no real page
+/// ([`is_real_page`]: [`NOT_A_PAGE`]), a price that is not a
 /// finite positive amount (or rounds to nothing), a currency that is not a three-letter ISO 4217 code, and a
 /// page already kept (the first one wins). Kept prices are integer minor units ([`Money::from_major`]),
 /// condition words are read with [`read_condition`], titles and notes are trimmed and clipped.
@@ -265,6 +320,8 @@ pub fn ground(answer: &[ModelComparable], pages: &GroundingPages) -> (Vec<Compar
         let page = normalise_url(&url);
         let refusal = if !is_web_address(&page) {
             Err("url is not an http or https address".to_owned())
+        } else if !is_real_page(&page) {
+            Err(NOT_A_PAGE.to_owned())
         } else if !pages.contains(&page) {
             Err(NOT_GROUNDED.to_owned())
         } else if kept_pages.contains(&page) {
@@ -492,8 +549,22 @@ mod tests {
         check("https://User:PassWord@EXAMPLE.com:8080/P", "https://User:PassWord@example.com:8080/P");
         check("http://[2001:DB8::1]:80/X", "http://[2001:db8::1]:80/X");
         check("https://example.com?Q=A/", "https://example.com?Q=A");
-        check("https://EXAMPLE.com#Frag", "https://example.com#Frag");
-        check("https://Example.com/a?b=C#D/", "https://example.com/a?b=C#D");
+        check("https://EXAMPLE.com#Frag", "https://example.com");
+        check("https://Example.com/a?b=C#D/", "https://example.com/a?b=C");
+        // Tracking parameters and the fragment say nothing about the page.
+        check("https://shop.example/pi?utm_source=chatgpt.com", "https://shop.example/pi");
+        check("https://shop.example/pi/?utm_source=chatgpt.com", "https://shop.example/pi");
+        check(
+            "https://shop.example/pi?id=4&UTM_Medium=x&gclid=1&fbclid=2&ref=a&ref_src=b#top",
+            "https://shop.example/pi?id=4",
+        );
+        check("https://shop.example/pi?b=2&utm_campaign=&a=1", "https://shop.example/pi?b=2&a=1");
+        check("https://shop.example/pi?&&ref", "https://shop.example/pi");
+        check("https://shop.example/pi?referrer=x&refs=1", "https://shop.example/pi?referrer=x&refs=1");
+        check("https://shop.example/a#b?utm_source=x", "https://shop.example/a");
+        check("https://shop.example/a/?id=4/", "https://shop.example/a?id=4");
+        check("https://shop.example/a/?ref=x", "https://shop.example/a");
+        check("https://shop.example?", "https://shop.example");
         check("www.Example.com/Path/", "www.Example.com/Path");
         check("1http://Example.com", "1http://Example.com");
         check("", "");
@@ -541,13 +612,42 @@ mod tests {
     }
 
     fn search_pages() -> GroundingPages {
-        // Search results, action sources and citations all count as pages the search showed.
+        // Search results, action sources and citations all count as pages the search showed; what is no real
+        // page is left out.
         GroundingPages::new([
             "https://www.ebay.co.uk/itm/111",
             "https://shop.example/pi-4/",
             "HTTPS://Cited.Example/Listing/9",
             "  ",
+            "https://localhost/pi",
+            "https://shop/pi-4",
+            "https://...",
+            "https://www.ebay.co.uk/itm/...",
         ])
+    }
+
+    #[test]
+    fn pages_that_are_no_real_page_are_left_out() {
+        assert_eq!(search_pages().len(), 3);
+        fn check(url: &str, expected: bool) {
+            assert_eq!(is_real_page(&normalise_url(url)), expected, "{url:?}");
+        }
+        check("https://www.ebay.co.uk/itm/1", true);
+        check("https://Bob@Shop.Example:8443/A", true);
+        check("https://shop.example./a", true);
+        check("http://192.168.1.20/pi", true);
+        check("https://localhost/pi", false);
+        check("https://localhost:8080", false);
+        check("https://shop", false);
+        check("https://.example/a", false);
+        check("https://shop.example../a", false);
+        check("https://...", false);
+        check("https://\u{2026}", false);
+        check("https://shop.example/listing/\u{2026}", false);
+        check("https://shop.example/.../pi", false);
+        check("https://[2001:db8::1]/pi", false);
+        check("shop.example/pi", false);
+        check("", false);
     }
 
     #[test]
@@ -572,6 +672,17 @@ mod tests {
         check(offer("ftp://www.ebay.co.uk/itm/111", 45.0, "GBP"), Err("url is not an http or https address"));
         check(offer("javascript:alert(1)", 45.0, "GBP"), Err("url is not an http or https address"));
         check(offer("https://", 45.0, "GBP"), Err("url is not an http or https address"));
+        // The same page with tracking parameters or a fragment is the page the search showed.
+        check(offer("https://www.ebay.co.uk/itm/111?utm_source=chatgpt.com", 45.0, "GBP"), Ok(4500));
+        check(offer("https://shop.example/pi-4/?ref=search#reviews", 45.0, "GBP"), Ok(4500));
+        check(offer("https://shop.example/pi-4?colour=red", 45.0, "GBP"), Err(NOT_GROUNDED));
+        // No real host, or a placeholder: never grounded, even when the search "showed" it.
+        check(offer("https://localhost/pi", 45.0, "GBP"), Err(NOT_A_PAGE));
+        check(offer("https://shop/pi-4", 45.0, "GBP"), Err(NOT_A_PAGE));
+        check(offer("https://...", 45.0, "GBP"), Err(NOT_A_PAGE));
+        check(offer("https://www.ebay.co.uk/itm/...", 45.0, "GBP"), Err(NOT_A_PAGE));
+        check(offer("https://shop..example/pi", 45.0, "GBP"), Err(NOT_A_PAGE));
+        check(offer("https://[2001:db8::1]/pi", 45.0, "GBP"), Err(NOT_A_PAGE));
         check(offer("https://shop.example/pi-4", 0.0, "GBP"), Err("price is not a finite positive amount"));
         check(offer("https://shop.example/pi-4", -3.0, "GBP"), Err("price is not a finite positive amount"));
         check(offer("https://shop.example/pi-4", f64::NAN, "GBP"), Err("price is not a finite positive amount"));
@@ -744,7 +855,9 @@ mod tests {
             prop::option::of("[a-zA-Z0-9]{1,6}(:[a-zA-Z0-9]{1,6})?@"),
             "[a-zA-Z0-9-]{1,10}(\\.[a-zA-Z]{2,5}){1,2}",
             prop::option::of(":[0-9]{2,5}"),
-            "(/[a-zA-Z0-9._~%-]{1,8}){0,4}(\\?[a-zA-Z0-9=&/]{0,10}[a-zA-Z0-9=&])?(#[a-zA-Z0-9]{1,6})?",
+            // A query of parameters that track nothing, and no fragment: both are dropped by design (the
+            // proptests of `urls` below cover that).
+            "(/[a-zA-Z0-9._~%-]{1,8}){0,4}(\\?x[a-zA-Z0-9]{0,4}(=[a-zA-Z0-9/]{0,4}[a-zA-Z0-9])?(&x[a-zA-Z0-9]{0,4}(=[a-zA-Z0-9/]{0,4}[a-zA-Z0-9])?){0,2})?",
         )
             .prop_map(|(scheme, user, host, port, tail)| {
                 let before = format!("{scheme}://{}", user.unwrap_or_default());
@@ -777,6 +890,8 @@ mod tests {
 
         #[test]
         fn everything_after_the_host_keeps_its_case((url, _, _, after) in web_url()) {
+            // A path with `...` is a placeholder, never a page (`no_real_host_is_never_grounded` below).
+            prop_assume!(!url.contains("..."));
             prop_assert!(normalise_url(&url).ends_with(&after));
             let pages = GroundingPages::new([url.as_str()]);
             let spelled = format!(" {url}/");
@@ -784,6 +899,105 @@ mod tests {
             let changed = after.to_uppercase();
             if changed != after {
                 prop_assert!(!pages.contains(&url.replace(&after, &changed)));
+            }
+        }
+    }
+
+    mod urls {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        fn host() -> impl Strategy<Value = String> {
+            ("[a-z][a-z0-9-]{0,8}", prop::sample::select(vec!["com", "co.uk", "example", "de"]))
+                .prop_map(|(name, tld)| format!("{name}.{tld}"))
+        }
+
+        fn path() -> impl Strategy<Value = String> {
+            prop::collection::vec("[A-Za-z0-9_-]{1,6}", 0..4)
+                .prop_map(|parts| parts.iter().map(|p| format!("/{p}")).collect::<String>())
+        }
+
+        fn params() -> impl Strategy<Value = Vec<String>> {
+            prop::collection::vec(("[a-z]{1,5}", "[A-Za-z0-9]{0,5}").prop_map(|(k, v)| format!("x{k}={v}")), 0..3)
+        }
+
+        fn tracking() -> impl Strategy<Value = Vec<String>> {
+            prop::collection::vec(
+                (
+                    prop::sample::select(vec![
+                        "utm_source",
+                        "UTM_medium",
+                        "utm_campaign",
+                        "gclid",
+                        "fbclid",
+                        "ref",
+                        "ref_src",
+                    ]),
+                    "[A-Za-z0-9.]{0,8}",
+                )
+                    .prop_map(|(k, v)| format!("{k}={v}")),
+                0..4,
+            )
+        }
+
+        proptest! {
+            /// Tracking parameters mixed in anywhere, a fragment, the case of the host and a trailing slash never
+            /// change which page a URL is; the other parameters keep their order.
+            #[test]
+            fn tracking_and_fragments_never_change_the_page(
+                host in host(), path in path(), own in params(), noise in tracking(),
+                cut in 0usize..4, fragment in proptest::option::of("[a-z0-9]{0,6}"), slash: bool,
+            ) {
+                let query = |ps: &[String]| if ps.is_empty() { String::new() } else { format!("?{}", ps.join("&")) };
+                let bare = format!("https://{host}{path}{}", query(&own));
+                let mut mixed: Vec<String> = own.clone();
+                for (i, t) in noise.iter().enumerate() {
+                    mixed.insert((cut + i).min(mixed.len()), t.clone());
+                }
+                let slash = if slash { "/" } else { "" };
+                let fragment = fragment.map(|f| format!("#{f}")).unwrap_or_default();
+                let noisy = format!("HTTPS://{}{path}{slash}{}{fragment}", host.to_uppercase(), query(&mixed));
+                prop_assert_eq!(normalise_url(&noisy), normalise_url(&bare));
+                prop_assert!(GroundingPages::new([bare.as_str()]).contains(&noisy));
+                prop_assert!(GroundingPages::new([noisy.as_str()]).contains(&bare));
+            }
+
+            /// Normalising twice changes nothing for a URL that does not end in two slashes.
+            #[test]
+            fn normalising_is_idempotent(
+                host in host(), path in path(), own in params(), noise in tracking(),
+                fragment in proptest::option::of("[a-z0-9]{0,6}"),
+            ) {
+                let ps: Vec<String> = own.into_iter().chain(noise).collect();
+                let query = if ps.is_empty() { String::new() } else { format!("?{}", ps.join("&")) };
+                let fragment = fragment.map(|f| format!("#{f}")).unwrap_or_default();
+                let once = normalise_url(&format!("https://{host}{path}{query}{fragment}"));
+                prop_assert_eq!(normalise_url(&once), once.clone());
+            }
+
+            /// A host without a dot, or a placeholder anywhere, is never grounded, even when the search showed it.
+            #[test]
+            fn no_real_host_is_never_grounded(
+                word in "[a-z][a-z0-9-]{0,8}", path in path(), placeholder: bool, at in 0usize..3,
+            ) {
+                let url = if placeholder {
+                    match at {
+                        0 => format!("https://...{path}"),
+                        1 => format!("https://{word}.example{path}/..."),
+                        _ => format!("https://{word}.example/\u{2026}{path}"),
+                    }
+                } else {
+                    format!("https://{word}{path}")
+                };
+                let pages = GroundingPages::new([url.as_str()]);
+                prop_assert!(!pages.contains(&url));
+                let offer = ModelComparable {
+                    title: "Pi".into(), url: url.clone(), price: 10.0, currency: "GBP".into(),
+                    condition: None, sold: false, note: None,
+                };
+                let (kept, dropped) = ground(&[offer], &pages);
+                prop_assert!(kept.is_empty());
+                prop_assert_eq!(dropped[0].reason.as_str(), NOT_A_PAGE);
             }
         }
     }

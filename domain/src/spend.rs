@@ -121,6 +121,42 @@ fn rate(m: MicroUsd) -> u128 {
     u128::try_from(m.0.max(0)).unwrap_or(0)
 }
 
+/// How a model call ended. A failed call is an entry too, even when it cost nothing: the ledger shows every
+/// call that was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallOutcome {
+    /// The call answered something the use case could read.
+    #[default]
+    Ok,
+    /// The call failed (an error status after retries, no answer, an unusable or refused answer).
+    Failed,
+}
+
+impl CallOutcome {
+    /// Every outcome, in order.
+    pub const ALL: [CallOutcome; 2] = [CallOutcome::Ok, CallOutcome::Failed];
+
+    /// The outcome's word, as stored and shown ("ok", "failed").
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallOutcome::Ok => "ok",
+            CallOutcome::Failed => "failed",
+        }
+    }
+
+    /// The outcome of a word written by [`CallOutcome::as_str`].
+    pub fn parse(word: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|o| o.as_str() == word)
+    }
+}
+
+impl fmt::Display for CallOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One line of the ledger: one model call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SpendEntry {
@@ -132,11 +168,13 @@ pub struct SpendEntry {
     pub output_tokens: u64,
     pub searches: u32,
     pub cost: MicroUsd,
+    /// Whether the call answered or failed; failed calls that cost nothing are entries all the same.
+    pub outcome: CallOutcome,
 }
 
 impl SpendEntry {
-    /// The entry for one call: its usage costed at `rates`.
-    pub fn new(at: Timestamp, kind: CallKind, model: &str, usage: &Usage, rates: &Rates) -> Self {
+    /// The entry for one call that ended with `outcome`: its usage costed at `rates`.
+    pub fn new(at: Timestamp, kind: CallKind, model: &str, usage: &Usage, rates: &Rates, outcome: CallOutcome) -> Self {
         Self {
             at,
             kind,
@@ -146,6 +184,7 @@ impl SpendEntry {
             output_tokens: usage.output_tokens,
             searches: usage.searches,
             cost: cost(rates, usage),
+            outcome,
         }
     }
 }
@@ -217,6 +256,22 @@ mod tests {
         assert!(check_budget(MicroUsd(9), Some(MicroUsd(10))).is_ok());
         let e = check_budget(MicroUsd(10), Some(MicroUsd(10))).unwrap_err();
         assert!(e.to_string().contains("SPEND_MONTHLY_LIMIT_USD"));
+    }
+
+    #[test]
+    fn outcomes_read_back() {
+        for o in CallOutcome::ALL {
+            assert_eq!(CallOutcome::parse(o.as_str()), Some(o));
+        }
+        assert_eq!(CallOutcome::parse("error"), None);
+        assert_eq!(CallOutcome::default(), CallOutcome::Ok);
+    }
+
+    #[test]
+    fn a_failed_call_that_cost_nothing_is_still_an_entry() {
+        let at = Utc.with_ymd_and_hms(2026, 11, 30, 12, 0, 0).unwrap();
+        let e = SpendEntry::new(at, CallKind::Price, "m", &Usage::default(), &Rates::default(), CallOutcome::Failed);
+        assert_eq!((e.cost, e.outcome), (MicroUsd(0), CallOutcome::Failed));
     }
 
     #[test]

@@ -7,6 +7,7 @@ mod concurrency;
 mod fake_model;
 mod intake;
 mod items;
+mod model_check;
 mod photo;
 mod projects;
 mod selling;

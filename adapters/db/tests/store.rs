@@ -21,7 +21,7 @@ use trove_domain::item::{
 use trove_domain::money::{Currency, MicroUsd, Money};
 use trove_domain::pricing::{Comparable, DroppedComparable, Estimate, PriceReport};
 use trove_domain::project::{Allocation, NewProject, Project, ProjectStatus};
-use trove_domain::spend::{CallKind, SpendEntry};
+use trove_domain::spend::{CallKind, CallOutcome, SpendEntry};
 use trove_domain::template::{FieldBound, NewTemplate, requirement};
 use trove_domain::{HouseholdId, ItemId, ProjectId, TemplateId, Timestamp};
 
@@ -620,6 +620,7 @@ fn spend(at: Timestamp, kind: CallKind, cost: i64) -> SpendEntry {
         output_tokens: 412,
         searches: 2,
         cost: MicroUsd(cost),
+        outcome: CallOutcome::Ok,
     }
 }
 
@@ -631,7 +632,7 @@ async fn spend_ledger_ranges_and_totals(ctx: Ctx) {
         spend(day(3), CallKind::Price, 3_000),
         spend(day(1), CallKind::Propose, 1_000),
         spend(day(2), CallKind::ReadVoice, 2_000),
-        spend(day(4), CallKind::Transcribe, 4_000),
+        SpendEntry { outcome: CallOutcome::Failed, ..spend(day(4), CallKind::Transcribe, 4_000) },
     ];
     for e in &entries {
         s.record(h, e).await.unwrap();
@@ -647,6 +648,20 @@ async fn spend_ledger_ranges_and_totals(ctx: Ctx) {
     assert_eq!(s.total_since(h, day(1)).await.unwrap(), MicroUsd(10_000));
     assert_eq!(s.total_since(h, day(5)).await.unwrap(), MicroUsd(0));
     assert_eq!(s.total_since(other, day(1)).await.unwrap(), MicroUsd(50_000));
+
+    // A row written before outcomes were kept (migration m0004) reads as an answered call.
+    let db = Database::connect(ctx.url.as_str()).await.unwrap();
+    let at =
+        if ctx.store.backend_name() == "sqlite" { "'2026-03-09 12:00:00+00:00'" } else { "'2026-03-09T12:00:00Z'" };
+    db.execute_unprepared(&format!(
+        "INSERT INTO spend_entries (household_id, at, kind, model, input_tokens, cached_tokens, output_tokens, \
+         searches, cost_micro_usd) VALUES ({}, {at}, 'propose', 'muse-spark-1.3', 1, 0, 1, 0, 5)",
+        h.0
+    ))
+    .await
+    .unwrap();
+    let old: Vec<_> = s.entries(h, None, None).await.unwrap().into_iter().filter(|e| e.cost == MicroUsd(5)).collect();
+    assert_eq!(old.iter().map(|e| (e.outcome, e.kind)).collect::<Vec<_>>(), vec![(CallOutcome::Ok, CallKind::Propose)]);
 }
 
 fn fingerprint(body: &str) -> Fingerprint {

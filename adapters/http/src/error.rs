@@ -69,6 +69,7 @@ impl From<Error> for ApiError {
             }
             Error::Budget(_) => Self::new(StatusCode::PAYMENT_REQUIRED, "budget_reached", message),
             Error::NotConfigured { .. } => Self::new(StatusCode::SERVICE_UNAVAILABLE, "not_configured", message),
+            Error::Unavailable { .. } => Self::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", message),
             Error::ModelFailed { spend, .. } => {
                 Self { spend: Some(spend), ..Self::new(StatusCode::BAD_GATEWAY, "model_failed", message) }
             }

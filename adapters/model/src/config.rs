@@ -1,5 +1,6 @@
 //! How the adapter reaches the Model API: where, with which key and model, and how patiently.
 
+use crate::profile::{Profile, Provider};
 use std::fmt;
 use std::time::Duration;
 
@@ -12,11 +13,13 @@ pub const DEFAULT_TRANSCRIBE_MODEL: &str = "muse-voice-transcribe-1.0";
 
 /// Settings of [`crate::ModelApi`], built once at start-up by the composition root.
 ///
-/// The two switches exist because the reference marks `strict` on function tools and `max_tool_calls` as
+/// The switches exist because the reference marks `strict` on function tools and `max_tool_calls` as
 /// unconfirmed on Meta's service, and the provider rejects an unsupported field with 400: if it turns out to reject
-/// one, the operator turns it off without a new build.
+/// one, the operator turns it off without a new build. `profile` decides what may be sent at all.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ModelApiConfig {
+    /// The provider's defaults and capabilities (`MODEL_PROVIDER`).
+    pub profile: Profile,
     /// The API base, without the trailing `/responses` (`MODEL_API_URL`).
     pub base_url: String,
     /// Sent as `Authorization: Bearer KEY` (`MODEL_API_KEY`); never printed by `Debug`.
@@ -37,26 +40,39 @@ pub struct ModelApiConfig {
     pub retry_after_cap: Duration,
     /// Send `"strict": true` on function tools.
     pub strict_tools: bool,
-    /// Send the request's `max_tool_calls` when it has one.
+    /// Send the request's `max_tool_calls` when it has one (and the profile takes it).
     pub send_max_tool_calls: bool,
+    /// Ask for `reasoning.encrypted_content` on tool-calling requests and replay reasoning items verbatim, so a
+    /// function call never travels without its reasoning (`MODEL_REPLAY_REASONING`). Off: nothing is asked for
+    /// and replayed reasoning items are dropped, for a provider that refuses the include value.
+    pub replay_reasoning: bool,
 }
 
 impl ModelApiConfig {
     /// The defaults of the reference (Meta's base URL, `muse-spark-1.3`, five attempts from 0.5 s up to 8 s)
     /// with `api_key`.
     pub fn new(api_key: impl Into<String>) -> Self {
+        Self::for_provider(Provider::Meta, api_key)
+    }
+
+    /// The defaults of `provider`'s profile (base URL, models, what it takes), with the reference's patience
+    /// (five attempts from 0.5 s up to 8 s) and `api_key`.
+    pub fn for_provider(provider: Provider, api_key: impl Into<String>) -> Self {
+        let profile = provider.profile();
         Self {
-            base_url: DEFAULT_BASE_URL.to_owned(),
+            base_url: profile.base_url.to_owned(),
             api_key: api_key.into(),
-            model: DEFAULT_MODEL.to_owned(),
-            transcribe_model: DEFAULT_TRANSCRIBE_MODEL.to_owned(),
+            model: profile.model.to_owned(),
+            transcribe_model: profile.transcribe_model.to_owned(),
             request_timeout: Duration::from_secs(300),
             max_attempts: 5,
             backoff_base: Duration::from_millis(500),
             backoff_cap: Duration::from_secs(8),
             retry_after_cap: Duration::from_secs(60),
             strict_tools: true,
-            send_max_tool_calls: true,
+            send_max_tool_calls: profile.max_tool_calls,
+            replay_reasoning: true,
+            profile,
         }
     }
 
@@ -75,6 +91,7 @@ impl ModelApiConfig {
 impl fmt::Debug for ModelApiConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ModelApiConfig")
+            .field("provider", &self.profile.provider)
             .field("base_url", &self.base_url)
             .field("api_key", &"<redacted>")
             .field("model", &self.model)
@@ -86,6 +103,7 @@ impl fmt::Debug for ModelApiConfig {
             .field("retry_after_cap", &self.retry_after_cap)
             .field("strict_tools", &self.strict_tools)
             .field("send_max_tool_calls", &self.send_max_tool_calls)
+            .field("replay_reasoning", &self.replay_reasoning)
             .finish()
     }
 }
@@ -105,6 +123,17 @@ mod tests {
         assert_eq!(c.backoff_cap, Duration::from_secs(8));
         assert!(c.strict_tools);
         assert!(c.send_max_tool_calls);
+        assert!(c.replay_reasoning);
+        assert_eq!(c.profile.provider, Provider::Meta);
+    }
+
+    #[test]
+    fn each_provider_brings_its_defaults() {
+        let openai = ModelApiConfig::for_provider(Provider::OpenAi, "k");
+        assert_eq!((openai.base_url.as_str(), openai.model.as_str()), ("https://api.openai.com/v1", "gpt-5-mini"));
+        let local = ModelApiConfig::for_provider(Provider::Compatible, "k");
+        assert_eq!(local.base_url, "http://localhost:11434/v1");
+        assert!(!local.send_max_tool_calls);
     }
 
     #[test]

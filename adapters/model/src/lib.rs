@@ -6,12 +6,14 @@
 //! later (429, 408, 5xx, timeouts, connection errors) but never of a request the provider refused.
 
 mod config;
+pub mod profile;
 mod request;
 mod response;
 mod retry;
 pub mod wav;
 
 pub use config::{DEFAULT_BASE_URL, DEFAULT_MODEL, DEFAULT_TRANSCRIBE_MODEL, ModelApiConfig};
+pub use profile::{Profile, Provider, Transcription};
 
 use anyhow::Context as _;
 use async_trait::async_trait;
@@ -20,7 +22,9 @@ use reqwest::{RequestBuilder, StatusCode, multipart};
 use serde::Deserialize;
 use std::error::Error as _;
 use std::time::Duration;
-use trove_application::ports::model::{Capabilities, ModelError, ModelPort, ModelRequest, ModelResponse, Transcript};
+use trove_application::ports::model::{
+    Capabilities, Capability, ModelError, ModelPort, ModelRequest, ModelResponse, Transcript,
+};
 use trove_domain::spend::{CallKind, Usage};
 
 /// The remote Model API as a [`ModelPort`]: the backend used whenever `MODEL_API_KEY` is set.
@@ -35,10 +39,16 @@ pub struct ModelApi {
 #[derive(Debug)]
 enum Failure {
     /// The provider answered with an error status.
-    Status { status: StatusCode, message: String, retry_after: Option<Duration> },
+    Status { status: StatusCode, message: String, code: Option<String>, retry_after: Option<Duration> },
+    /// A `200` that is a failed response of the kind that may succeed later (`server_error`,
+    /// `rate_limit_exceeded`); its body is kept, to be read as the failure should no attempt be left.
+    FailedAnswer { message: String, body: Vec<u8> },
     /// No (complete) answer: timeout, refused connection, broken body.
     Transport(String),
 }
+
+/// The error code of a 429 that is a billing state, not load: another attempt cannot help.
+const INSUFFICIENT_QUOTA: &str = "insufficient_quota";
 
 /// The answer of `/asr/transcribe`; `sessionId` and `turns` are not needed.
 #[derive(Debug, Deserialize)]
@@ -46,6 +56,22 @@ struct WireTranscript {
     transcript: String,
     #[serde(default, rename = "audioDurationMs")]
     audio_duration_ms: Option<u64>,
+}
+
+/// The answer of OpenAI's `/audio/transcriptions` (`response_format: json`).
+#[derive(Debug, Deserialize)]
+struct WireOpenAiTranscript {
+    text: String,
+    #[serde(default)]
+    usage: Option<WireAudioUsage>,
+}
+
+/// The usage of a transcription billed by duration (`{"type": "duration", "seconds": 4}`); token-billed models
+/// answer another shape, and then the audio's own length is costed.
+#[derive(Debug, Deserialize)]
+struct WireAudioUsage {
+    #[serde(default)]
+    seconds: Option<f64>,
 }
 
 impl ModelApi {
@@ -70,11 +96,22 @@ impl ModelApi {
 
     /// Sends the request `build` makes, again after each retryable failure, and answers the body of the first
     /// successful answer. `build` is called once per attempt because a multipart body cannot be sent twice.
-    async fn send(&self, what: &str, build: impl Fn() -> RequestBuilder) -> Result<Vec<u8>, ModelError> {
+    /// `retry_answer` says when a `200` body is itself a failure worth another attempt (a failed response); the
+    /// body of the last attempt is answered all the same, for the caller to read as the failure it is.
+    async fn send(
+        &self,
+        what: &str,
+        build: impl Fn() -> RequestBuilder,
+        retry_answer: impl Fn(&[u8]) -> Option<String>,
+    ) -> Result<Vec<u8>, ModelError> {
         let attempts = self.config.max_attempts.max(1);
         let mut attempt = 0;
         loop {
-            let failure = match build().bearer_auth(&self.config.api_key).send().await {
+            let request = build();
+            // A server of your own may need no key: then no `Authorization` header at all.
+            let request =
+                if self.config.api_key.is_empty() { request } else { request.bearer_auth(&self.config.api_key) };
+            let failure = match request.send().await {
                 Ok(answer) => {
                     let status = answer.status();
                     let retry_after = answer
@@ -83,10 +120,14 @@ impl ModelApi {
                         .and_then(|v| v.to_str().ok())
                         .and_then(|v| retry::parse_retry_after(v, chrono::Utc::now()));
                     match answer.bytes().await {
-                        Ok(body) if status.is_success() => return Ok(body.to_vec()),
+                        Ok(body) if status.is_success() => match retry_answer(&body) {
+                            Some(message) => Failure::FailedAnswer { message, body: body.to_vec() },
+                            None => return Ok(body.to_vec()),
+                        },
                         Ok(body) => Failure::Status {
                             status,
                             message: response::http_error_message(status, &body),
+                            code: response::http_error_code(&body),
                             retry_after,
                         },
                         Err(e) => Failure::Transport(describe(&e, &self.config)),
@@ -97,18 +138,32 @@ impl ModelApi {
                 Err(e) => Failure::Transport(describe(&e, &self.config)),
             };
             let (retryable, retry_after) = match &failure {
+                // A 429 for an account out of quota is billing, not load: it fails at once.
+                Failure::Status { code: Some(code), .. } if code == INSUFFICIENT_QUOTA => (false, None),
                 Failure::Status { status, retry_after, .. } => (retry::is_retryable(status.as_u16()), *retry_after),
-                Failure::Transport(_) => (true, None),
+                Failure::FailedAnswer { .. } | Failure::Transport(_) => (true, None),
             };
             attempt += 1;
             if !retryable || attempt >= attempts {
-                return Err(match failure {
-                    Failure::Status { status, message, .. } => ModelError::Http { status: status.as_u16(), message },
-                    Failure::Transport(reason) if retryable && attempts > 1 => {
-                        ModelError::Unreachable(format!("{reason} (after {attempts} attempts)"))
+                return match failure {
+                    Failure::Status { status, message, code: Some(code), .. } if code == INSUFFICIENT_QUOTA => {
+                        Err(ModelError::Http {
+                            status: status.as_u16(),
+                            message: format!(
+                                "the provider account has no quota left ({message}); check the plan, credit and \
+                                 billing of your account with the model provider"
+                            ),
+                        })
                     }
-                    Failure::Transport(reason) => ModelError::Unreachable(reason),
-                });
+                    Failure::Status { status, message, .. } => {
+                        Err(ModelError::Http { status: status.as_u16(), message })
+                    }
+                    Failure::FailedAnswer { body, .. } => Ok(body),
+                    Failure::Transport(reason) if retryable && attempts > 1 => {
+                        Err(ModelError::Unreachable(format!("{reason} (after {attempts} attempts)")))
+                    }
+                    Failure::Transport(reason) => Err(ModelError::Unreachable(reason)),
+                };
             }
             let delay = match retry_after {
                 Some(asked) => asked.min(self.config.retry_after_cap),
@@ -123,6 +178,10 @@ impl ModelApi {
                 Failure::Status { status, message, .. } => tracing::warn!(
                     call = what, attempt, of = attempts, status = status.as_u16(), %message, ?delay,
                     "the model api answered an error; retrying"
+                ),
+                Failure::FailedAnswer { message, .. } => tracing::warn!(
+                    call = what, attempt, of = attempts, %message, ?delay,
+                    "the model api answered a failed response; retrying"
                 ),
                 Failure::Transport(reason) => tracing::warn!(
                     call = what, attempt, of = attempts, %reason, ?delay,
@@ -159,7 +218,13 @@ impl ModelPort for ModelApi {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities { web_search: true, images: true, audio: true }
+        let profile = &self.config.profile;
+        Capabilities {
+            web_search: profile.web_search,
+            images: true,
+            audio: profile.transcription.is_some(),
+            remote: true,
+        }
     }
 
     async fn respond(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
@@ -168,7 +233,11 @@ impl ModelPort for ModelApi {
         let url = self.config.url("responses");
         tracing::debug!(kind = %request.kind, model = %self.config.model, bytes = body.len(), "calling the model api");
         let answer = self
-            .send("responses", || self.client.post(&url).header(CONTENT_TYPE, "application/json").body(body.clone()))
+            .send(
+                "responses",
+                || self.client.post(&url).header(CONTENT_TYPE, "application/json").body(body.clone()),
+                response::retryable_failure,
+            )
             .await?;
         let response = response::parse(&answer)?;
         tracing::debug!(kind = %request.kind, usage = ?response.usage, items = response.output.len(), "model api answered");
@@ -176,6 +245,9 @@ impl ModelPort for ModelApi {
     }
 
     async fn transcribe(&self, wav: &[u8]) -> Result<Transcript, ModelError> {
+        let Some(transcription) = self.config.profile.transcription else {
+            return Err(Capability::Audio.lacking());
+        };
         // Checked and, where needed, converted (CPU work: on a blocking thread) before anything is sent.
         let owned = wav.to_vec();
         let audio = tokio::task::spawn_blocking(move || {
@@ -186,23 +258,37 @@ impl ModelPort for ModelApi {
         .await
         .map_err(|e| ModelError::bad_response(format!("the audio could not be prepared: {e}")))?;
         let (audio, played) = audio.map_err(|e| ModelError::BadInput(e.to_string()))?;
+        match transcription {
+            Transcription::MetaAsr => self.transcribe_meta(audio, played).await,
+            Transcription::OpenAi => self.transcribe_openai(audio, played).await,
+        }
+    }
+}
+
+impl ModelApi {
+    /// Meta's `/asr/transcribe` of a checked WAV that plays `played` milliseconds.
+    async fn transcribe_meta(&self, audio: Vec<u8>, played: u64) -> Result<Transcript, ModelError> {
         let settings = serde_json::json!({
             "model": self.config.transcribe_model,
             "audioEncoding": "WAV",
             "mode": "PUSH_TO_TALK",
         })
         .to_string();
-        let url = self.config.url("asr/transcribe");
+        let url = self.config.url(Transcription::MetaAsr.path());
         let answer = self
-            .send("transcribe", || {
-                let form = multipart::Form::new()
-                    .part("request", typed_part(multipart::Part::text(settings.clone()), "application/json"))
-                    .part(
-                        "audio",
-                        typed_part(multipart::Part::bytes(audio.clone()).file_name("audio.wav"), "audio/wav"),
-                    );
-                self.client.post(&url).multipart(form)
-            })
+            .send(
+                "transcribe",
+                || {
+                    let form = multipart::Form::new()
+                        .part("request", typed_part(multipart::Part::text(settings.clone()), "application/json"))
+                        .part(
+                            "audio",
+                            typed_part(multipart::Part::bytes(audio.clone()).file_name("audio.wav"), "audio/wav"),
+                        );
+                    self.client.post(&url).multipart(form)
+                },
+                |_| None,
+            )
             .await?;
         // The audio was billed whatever the answer says: when it does not say how long, its own length is costed.
         let billed = Usage { audio_ms: played, ..Usage::default() };
@@ -216,6 +302,36 @@ impl ModelPort for ModelApi {
             );
         }
         Ok(Transcript { text: wire.transcript, audio_ms: wire.audio_duration_ms.unwrap_or(played) })
+    }
+
+    /// OpenAI's `/audio/transcriptions` of a checked WAV that plays `played` milliseconds.
+    async fn transcribe_openai(&self, audio: Vec<u8>, played: u64) -> Result<Transcript, ModelError> {
+        let url = self.config.url(Transcription::OpenAi.path());
+        let answer = self
+            .send(
+                "transcribe",
+                || {
+                    let form = multipart::Form::new()
+                        .part(
+                            "file",
+                            typed_part(multipart::Part::bytes(audio.clone()).file_name("audio.wav"), "audio/wav"),
+                        )
+                        .text("model", self.config.transcribe_model.clone())
+                        .text("response_format", "json");
+                    self.client.post(&url).multipart(form)
+                },
+                |_| None,
+            )
+            .await?;
+        let billed = Usage { audio_ms: played, ..Usage::default() };
+        let wire: WireOpenAiTranscript = serde_json::from_slice(&answer).map_err(|e| ModelError::BadResponse {
+            message: format!("the transcription is not the expected json: {e}"),
+            usage: Some(billed),
+        })?;
+        // Billed by the second when it says so; else the audio's own length is costed.
+        let seconds = wire.usage.and_then(|u| u.seconds).filter(|s| s.is_finite() && *s >= 0.0);
+        let audio_ms = seconds.map_or(played, |s| (s * 1000.0).round() as u64);
+        Ok(Transcript { text: wire.text, audio_ms })
     }
 }
 

@@ -4,10 +4,11 @@
 //! optional field here is left out rather than sent empty.
 
 use crate::config::ModelApiConfig;
-use serde::Serialize;
+use crate::profile::{INCLUDE_REASONING, INCLUDE_SEARCH_RESULTS};
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use trove_application::ports::model::{
-    ApproximateLocation, InputItem, ModelError, ModelRequest, OutputSchema, SearchContextSize, Tool,
+    ApproximateLocation, Capability, InputItem, ModelError, ModelRequest, OutputSchema, SearchContextSize, Tool,
 };
 
 /// The request body, field for field as the Responses surface takes it.
@@ -49,8 +50,14 @@ enum WireInput<'a> {
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum WireContent<'a> {
-    InputText { text: &'a str },
-    InputImage { image_url: &'a str },
+    InputText {
+        text: &'a str,
+    },
+    /// `detail` is required by the schema (its description says it defaults to `auto`): always sent.
+    InputImage {
+        image_url: &'a str,
+        detail: &'static str,
+    },
 }
 
 #[derive(Debug, Serialize)]
@@ -99,15 +106,35 @@ struct WireFormat<'a> {
     schema: Box<RawValue>,
 }
 
-/// Builds the body of `request` under `config`'s model and switches.
+/// Builds the body of `request` under `config`'s model, switches and provider profile.
+///
+/// Tool-calling requests ask for `reasoning.encrypted_content` (when the profile takes it and
+/// `replay_reasoning` is on), so that reasoning items come back replayable and a function call is never replayed
+/// without its reasoning; with `replay_reasoning` off, replayed reasoning items are dropped instead. Only the
+/// `include` values the profile takes are ever sent.
 ///
 /// # Errors
-/// `BadResponse` when a replayed item, a tool's parameters or the output schema is not JSON: they were meant to
-/// come from the provider or from our own schemas, and sending them would only earn a 400.
+/// `Unavailable` when the request needs web search and the profile has none (nothing is sent); `BadResponse`
+/// when a replayed item, a tool's parameters or the output schema is not JSON: they were meant to come from the
+/// provider or from our own schemas, and sending them would only earn a 400.
 pub(crate) fn build<'a>(config: &'a ModelApiConfig, request: &'a ModelRequest) -> Result<WireRequest<'a>, ModelError> {
-    let input = request.input.iter().filter_map(|item| input_item(item).transpose()).collect::<Result<_, _>>()?;
+    let searches = request.tools.iter().any(|t| matches!(t, Tool::WebSearch { .. }));
+    if searches && !config.profile.web_search {
+        return Err(Capability::WebSearch.lacking());
+    }
+    let input =
+        request.input.iter().filter_map(|item| input_item(config, item).transpose()).collect::<Result<_, _>>()?;
     let tools = request.tools.iter().map(|tool| wire_tool(config, tool)).collect::<Result<_, _>>()?;
     let text = request.output_schema.as_ref().map(wire_text).transpose()?;
+    let calls_functions = request.tools.iter().any(|t| matches!(t, Tool::Function { .. }));
+    let mut include = Vec::new();
+    if request.include_search_results {
+        include.push(INCLUDE_SEARCH_RESULTS);
+    }
+    if calls_functions && config.replay_reasoning {
+        include.push(INCLUDE_REASONING);
+    }
+    include.retain(|value| config.profile.takes_include(value));
     Ok(WireRequest {
         model: &config.model,
         instructions: given(&request.instructions),
@@ -117,8 +144,15 @@ pub(crate) fn build<'a>(config: &'a ModelApiConfig, request: &'a ModelRequest) -
         store: false,
         max_output_tokens: request.max_output_tokens,
         max_tool_calls: request.max_tool_calls.filter(|_| config.send_max_tool_calls),
-        include: if request.include_search_results { vec!["web_search_call.results"] } else { Vec::new() },
+        include,
     })
+}
+
+/// Only the `type` of a replayed item, to tell reasoning items apart.
+#[derive(Deserialize)]
+struct ItemType<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<&'a str>,
 }
 
 /// `Some(text)` unless it is empty or blank: the provider must never see an empty string for an unset field.
@@ -126,18 +160,21 @@ fn given(text: &str) -> Option<&str> {
     (!text.trim().is_empty()).then_some(text)
 }
 
-fn input_item(item: &InputItem) -> Result<Option<WireInput<'_>>, ModelError> {
+fn input_item<'a>(config: &ModelApiConfig, item: &'a InputItem) -> Result<Option<WireInput<'a>>, ModelError> {
     Ok(match item {
         InputItem::UserText(text) => given(text).map(|text| user_message(vec![WireContent::InputText { text }])),
         InputItem::UserImage { text, image_data_url } => {
             let mut content: Vec<_> = given(text).map(|text| WireContent::InputText { text }).into_iter().collect();
-            content.push(WireContent::InputImage { image_url: image_data_url });
+            content.push(WireContent::InputImage { image_url: image_data_url, detail: "auto" });
             Some(user_message(content))
         }
-        InputItem::Replay(raw) => Some(WireInput::Replay(
-            RawValue::from_string(raw.0.clone())
-                .map_err(|e| ModelError::bad_response(format!("a replayed output item is not json: {e}")))?,
-        )),
+        InputItem::Replay(raw) => {
+            let replay = RawValue::from_string(raw.0.clone())
+                .map_err(|e| ModelError::bad_response(format!("a replayed output item is not json: {e}")))?;
+            let reasoning =
+                serde_json::from_str::<ItemType<'_>>(replay.get()).is_ok_and(|item| item.kind == Some("reasoning"));
+            (config.replay_reasoning || !reasoning).then_some(WireInput::Replay(replay))
+        }
         InputItem::FunctionCallOutput { call_id, output } => {
             Some(WireInput::FunctionCallOutput { kind: "function_call_output", call_id, output })
         }
@@ -153,7 +190,9 @@ fn wire_tool<'a>(config: &ModelApiConfig, tool: &'a Tool) -> Result<WireTool<'a>
         Tool::Function { name, description, parameters } => WireTool::Function {
             name,
             description: given(description),
-            strict: config.strict_tools.then_some(true),
+            // Switched off, `strict` is sent as false where the provider takes it (the schema requires the
+            // field), else left out (a provider that rejects it would reject `false` too).
+            strict: if config.strict_tools { Some(true) } else { config.profile.strict_false_allowed.then_some(false) },
             parameters: json_text(parameters, || format!("the parameters of tool {name}"))?,
         },
         Tool::WebSearch { context_size, location } => WireTool::WebSearch {
@@ -229,10 +268,12 @@ mod tests {
         r.tools = vec![Tool::Function { name: "t".into(), description: String::new(), parameters: "{}".into() }];
         let want = json!({
             "model": "muse-spark-1.3",
-            "input": [{"role": "user", "content": [{"type": "input_image", "image_url": "data:image/png;base64,AA=="}]}],
+            "input": [{"role": "user", "content": [
+                {"type": "input_image", "image_url": "data:image/png;base64,AA==", "detail": "auto"}]}],
             "tools": [{"type": "function", "name": "t", "strict": true, "parameters": {}}],
             "store": false,
-            "max_output_tokens": 100
+            "max_output_tokens": 100,
+            "include": ["reasoning.encrypted_content"]
         });
         assert_eq!(body(&ModelApiConfig::new("k"), &r), want);
     }

@@ -135,6 +135,31 @@ pub(crate) fn http_error_message(status: reqwest::StatusCode, body: &[u8]) -> St
     }
 }
 
+/// The `error.code` of an HTTP error body, when it has a string one (`insufficient_quota`, ...).
+pub(crate) fn http_error_code(body: &[u8]) -> Option<String> {
+    match serde_json::from_slice::<WireErrorBody>(body).ok()?.error.code? {
+        Value::String(code) if !code.is_empty() => Some(code),
+        _ => None,
+    }
+}
+
+/// Whether a `200` answer is a failed response worth another attempt: `status: failed` with the error code
+/// `server_error` or `rate_limit_exceeded`, which say the provider's side broke, not the request. Its message
+/// when it is.
+pub(crate) fn retryable_failure(body: &[u8]) -> Option<String> {
+    let value: Value = serde_json::from_slice(body).ok()?;
+    if text(&value, "status") != Some("failed") {
+        return None;
+    }
+    let error = WireError::deserialize(value.get("error")?).ok()?;
+    match &error.code {
+        Some(Value::String(code)) if code == "server_error" || code == "rate_limit_exceeded" => {
+            Some(failure_message(&error))
+        }
+        _ => None,
+    }
+}
+
 /// `message (code)` of a failed response's `error`; `code` is often null and then left out.
 fn failure_message(error: &WireError) -> String {
     let message = error.message.clone().filter(|m| !m.is_empty()).unwrap_or_else(|| "no message given".into());
@@ -343,6 +368,34 @@ mod tests {
         // Nothing readable about the cost: no usage rather than a made-up zero.
         assert_eq!(parse(b"<html>").unwrap_err().usage(), None);
         assert_eq!(parse(b"{\"output\": 3}").unwrap_err().usage(), None);
+    }
+
+    #[test]
+    fn failed_responses_worth_retrying() {
+        let check = |body: Value, want: Option<&str>| {
+            assert_eq!(retryable_failure(body.to_string().as_bytes()).as_deref(), want, "{body}");
+        };
+        let failed = |code: Value| json!({"status": "failed", "error": {"code": code, "message": "m"}, "output": []});
+        check(failed(json!("server_error")), Some("m (server_error)"));
+        check(failed(json!("rate_limit_exceeded")), Some("m (rate_limit_exceeded)"));
+        check(failed(json!("invalid_prompt")), None);
+        check(failed(Value::Null), None);
+        check(json!({"status": "completed", "error": {"code": "server_error"}}), None);
+        check(json!({"status": "failed"}), None);
+        assert_eq!(retryable_failure(b"<html>"), None);
+    }
+
+    #[test]
+    fn error_codes() {
+        let code = |body: &str| http_error_code(body.as_bytes());
+        assert_eq!(
+            code(r#"{"error": {"message": "m", "type": "insufficient_quota", "code": "insufficient_quota"}}"#)
+                .as_deref(),
+            Some("insufficient_quota")
+        );
+        assert_eq!(code(r#"{"error": {"message": "m", "code": null}}"#), None);
+        assert_eq!(code(r#"{"error": {"message": "m", "code": 7}}"#), None);
+        assert_eq!(code("busy"), None);
     }
 
     #[test]

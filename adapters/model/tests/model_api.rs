@@ -8,7 +8,7 @@ use trove_application::ports::model::{
     OutputView, SearchContextSize, SearchPage, Tool, Transcript,
 };
 use trove_domain::spend::{CallKind, Usage};
-use trove_model::{ModelApi, ModelApiConfig};
+use trove_model::{ModelApi, ModelApiConfig, Provider};
 use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
@@ -110,7 +110,8 @@ fn proposal_body(input: Value) -> Value {
                                        "properties": {"proposals": {"type": "array", "items": {"type": "string"}}},
                                        "required": ["proposals"], "additionalProperties": false}}},
         "store": false,
-        "max_output_tokens": 16000
+        "max_output_tokens": 16000,
+        "include": ["reasoning.encrypted_content"]
     })
 }
 
@@ -147,7 +148,7 @@ async fn the_proposal_request_is_exactly_the_reference_shape() {
     assert_eq!(answer.usage, USAGE);
     assert_eq!(api.model_name(CallKind::Propose), "muse-spark-1.3");
     assert_eq!(api.model_name(CallKind::Transcribe), "muse-voice-transcribe-1.0");
-    assert_eq!(api.capabilities(), Capabilities { web_search: true, images: true, audio: true });
+    assert_eq!(api.capabilities(), Capabilities { web_search: true, images: true, audio: true, remote: true });
 }
 
 #[tokio::test]
@@ -174,7 +175,7 @@ async fn an_image_goes_beside_its_text_and_empty_fields_are_left_out() {
         "model": "muse-spark-1.3",
         "input": [{"role": "user", "content": [
             {"type": "input_text", "text": "read this label"},
-            {"type": "input_image", "image_url": "data:image/jpeg;base64,/9j/4AAQ"}
+            {"type": "input_image", "image_url": "data:image/jpeg;base64,/9j/4AAQ", "detail": "auto"}
         ]}],
         "text": {"format": {"type": "json_schema", "name": "Reading", "strict": true, "schema": {"type": "object"}}},
         "store": false,
@@ -380,6 +381,7 @@ async fn strict_and_max_tool_calls_can_be_switched_off() {
          "parameters": {"type": "object", "properties": {}, "required": [], "additionalProperties": false}}
     ]);
     want.as_object_mut().unwrap().remove("max_tool_calls");
+    want["include"] = json!(["web_search_call.results", "reasoning.encrypted_content"]);
     assert_eq!(sent_bodies(&server).await, vec![want]);
 }
 
@@ -445,7 +447,8 @@ async fn incomplete_failed_and_refused_answers_keep_their_usage() {
     incomplete["incomplete_details"] = json!({"reason": "max_output_tokens"});
     let mut failed = completed(json!([]));
     failed["status"] = json!("failed");
-    failed["error"] = json!({"code": "server_error", "message": "the model crashed"});
+    // A code of the request's making: not retried (`server_error` is, see below).
+    failed["error"] = json!({"code": "invalid_prompt", "message": "the model crashed"});
     let mut failed_without_code = completed(json!([]));
     failed_without_code["status"] = json!("failed");
     failed_without_code["error"] = json!({"code": null, "message": "no capacity"});
@@ -467,7 +470,7 @@ async fn incomplete_failed_and_refused_answers_keep_their_usage() {
         errors,
         vec![
             ModelError::Incomplete { reason: "max_output_tokens".into(), usage: USAGE },
-            ModelError::Failed { message: "the model crashed (server_error)".into(), usage: USAGE },
+            ModelError::Failed { message: "the model crashed (invalid_prompt)".into(), usage: USAGE },
             ModelError::Failed { message: "no capacity".into(), usage: USAGE },
             ModelError::Refused { refusal: "I can't help with that.".into(), usage: USAGE },
         ]
@@ -835,4 +838,375 @@ async fn an_unreadable_transcription_is_a_bad_response() {
     );
     // The audio went out and was billed: its length is the usage.
     assert_eq!(err.usage(), Some(Usage { audio_ms: 1000, ..Usage::default() }));
+}
+
+// What a read against OpenAI's published OpenAPI document found.
+
+#[tokio::test]
+async fn reasoning_is_asked_for_and_replayed_or_dropped_by_the_setting() {
+    let server = MockServer::start().await;
+    responses().respond_with(json_answer(&completed(json!([message("{}")])))).expect(2).mount(&server).await;
+    let replayed = || {
+        let mut input = vec![InputItem::UserText("a lamp".into())];
+        input.extend(
+            RAW_ITEMS.iter().map(|raw| InputItem::Replay(trove_application::ports::model::RawJson((*raw).into()))),
+        );
+        input.push(InputItem::FunctionCallOutput { call_id: "call_a".into(), output: "1 lamp shade".into() });
+        input.push(InputItem::FunctionCallOutput { call_id: "call_b".into(), output: "{}".into() });
+        proposal_request(input)
+    };
+
+    // On: the encrypted content is asked for and the reasoning item travels with its function calls.
+    api(config(&server)).respond(&replayed()).await.unwrap();
+    // Off (a provider that refuses the include value): nothing asked for, reasoning items dropped.
+    api(ModelApiConfig { replay_reasoning: false, ..config(&server) }).respond(&replayed()).await.unwrap();
+
+    let bodies = sent_bodies(&server).await;
+    assert_eq!(bodies[0]["include"], json!(["reasoning.encrypted_content"]));
+    let types = |body: &Value| -> Vec<String> {
+        body["input"].as_array().unwrap().iter().map(|i| i["type"].as_str().unwrap_or("message").to_owned()).collect()
+    };
+    assert_eq!(
+        types(&bodies[0]),
+        ["message", "reasoning", "function_call", "function_call", "function_call_output", "function_call_output"]
+    );
+    assert_eq!(bodies[1].get("include"), None);
+    assert_eq!(
+        types(&bodies[1]),
+        ["message", "function_call", "function_call", "function_call_output", "function_call_output"]
+    );
+    // A request without function tools replays nothing, so it asks for no reasoning either.
+    let reading = ModelRequest { tools: Vec::new(), ..proposal_request(vec![InputItem::UserText("x".into())]) };
+    let server = MockServer::start().await;
+    responses().respond_with(json_answer(&completed(json!([message("{}")])))).expect(1).mount(&server).await;
+    api(config(&server)).respond(&reading).await.unwrap();
+    assert_eq!(sent_bodies(&server).await[0].get("include"), None);
+}
+
+#[tokio::test]
+async fn strict_off_is_sent_as_false_where_the_profile_takes_it() {
+    let server = MockServer::start().await;
+    responses().respond_with(json_answer(&completed(json!([message("{}")])))).expect(2).mount(&server).await;
+    let openai = ModelApiConfig {
+        strict_tools: false,
+        ..ModelApiConfig::for_provider(Provider::OpenAi, KEY).with_base_url(format!("{}/v1", server.uri()))
+    };
+    let meta = ModelApiConfig { strict_tools: false, ..config(&server) };
+
+    api(openai).respond(&proposal_request(vec![])).await.unwrap();
+    api(meta).respond(&proposal_request(vec![])).await.unwrap();
+
+    let bodies = sent_bodies(&server).await;
+    let strict =
+        |body: &Value| body["tools"].as_array().unwrap().iter().map(|t| t.get("strict").cloned()).collect::<Vec<_>>();
+    assert_eq!(strict(&bodies[0]), vec![Some(json!(false)), Some(json!(false))]);
+    // Meta's `strict` is unconfirmed and any unknown field is a 400: switched off, it is left out.
+    assert_eq!(strict(&bodies[1]), vec![None, None]);
+    assert_eq!(bodies[0]["model"], "gpt-5-mini");
+}
+
+#[tokio::test]
+async fn a_429_for_an_account_out_of_quota_is_not_retried_and_says_so() {
+    let server = MockServer::start().await;
+    let body = json!({"error": {"message": "You exceeded your current quota, please check your plan and billing details.",
+                                "type": "insufficient_quota", "param": null, "code": "insufficient_quota"}});
+    responses().respond_with(ResponseTemplate::new(429).set_body_json(body)).expect(1).mount(&server).await;
+
+    let err = api(config(&server)).respond(&proposal_request(vec![])).await.unwrap_err();
+
+    let ModelError::Http { status: 429, message } = &err else { panic!("{err:?}") };
+    assert!(
+        message.starts_with("the provider account has no quota left (insufficient_quota: You exceeded"),
+        "{message}"
+    );
+    assert!(
+        message.ends_with("check the plan, credit and billing of your account with the model provider"),
+        "{message}"
+    );
+    assert_eq!(sent(&server).await.len(), 1);
+}
+
+fn failed_answer(code: &str) -> Value {
+    let mut failed = completed(json!([]));
+    failed["status"] = json!("failed");
+    failed["error"] = json!({"code": code, "message": "try again later"});
+    failed
+}
+
+#[tokio::test]
+async fn a_failed_response_of_the_providers_making_is_retried() {
+    for code in ["server_error", "rate_limit_exceeded"] {
+        let server = MockServer::start().await;
+        responses().respond_with(json_answer(&failed_answer(code))).up_to_n_times(1).expect(1).mount(&server).await;
+        responses().respond_with(json_answer(&completed(json!([message("ok")])))).expect(1).mount(&server).await;
+
+        let answer = api(config(&server)).respond(&proposal_request(vec![])).await.unwrap();
+
+        assert_eq!(answer.final_text(), Some("ok"), "{code}");
+        assert_eq!(sent(&server).await.len(), 2, "{code}");
+    }
+}
+
+#[tokio::test]
+async fn a_failed_response_is_retried_up_to_max_attempts_then_read_as_failed() {
+    let server = MockServer::start().await;
+    responses().respond_with(json_answer(&failed_answer("server_error"))).expect(3).mount(&server).await;
+    let config = ModelApiConfig { max_attempts: 3, ..config(&server) };
+
+    let err = api(config).respond(&proposal_request(vec![])).await.unwrap_err();
+
+    assert_eq!(err, ModelError::Failed { message: "try again later (server_error)".into(), usage: USAGE });
+}
+
+#[tokio::test]
+async fn a_failed_response_of_the_requests_making_is_not_retried() {
+    let server = MockServer::start().await;
+    responses().respond_with(json_answer(&failed_answer("invalid_prompt"))).expect(1).mount(&server).await;
+
+    let err = api(config(&server)).respond(&proposal_request(vec![])).await.unwrap_err();
+
+    assert_eq!(err, ModelError::Failed { message: "try again later (invalid_prompt)".into(), usage: USAGE });
+}
+
+// Provider profiles: fakes that behave as each provider documents, and Trove sending each only what it takes.
+
+/// A fake provider: answers 400 with `refuse(body)`'s message when it refuses the request, else `answer`.
+struct Provider400<F> {
+    refuse: F,
+    answer: Value,
+}
+
+impl<F: Fn(&Value) -> Option<String> + Send + Sync> wiremock::Respond for Provider400<F> {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+        match (self.refuse)(&body) {
+            Some(message) => ResponseTemplate::new(400)
+                .set_body_json(json!({"error": {"message": message, "type": "invalid_request_error"}})),
+            None => json_answer(&self.answer),
+        }
+    }
+}
+
+/// The first key of `value` (an object) outside `known`.
+fn unknown_key(value: &Value, known: &[&str]) -> Option<String> {
+    value.as_object()?.keys().find(|k| !known.contains(&k.as_str())).cloned()
+}
+
+/// Meta: any unknown or unsupported field is a 400.
+fn meta_refuses(body: &Value) -> Option<String> {
+    const TOP: &[&str] =
+        &["model", "instructions", "input", "tools", "text", "store", "max_output_tokens", "max_tool_calls", "include"];
+    const TOOL: &[&str] =
+        &["type", "name", "description", "strict", "parameters", "search_context_size", "user_location"];
+    const PART: &[&str] = &["type", "text", "image_url", "detail"];
+    const INCLUDE: &[&str] = &["web_search_call.results", "reasoning.encrypted_content"];
+    let unknown = unknown_key(body, TOP)
+        .or_else(|| body["tools"].as_array().into_iter().flatten().find_map(|t| unknown_key(t, TOOL)))
+        .or_else(|| {
+            body["input"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|i| i["content"].as_array().into_iter().flatten())
+                .find_map(|p| unknown_key(p, PART))
+        })
+        .or_else(|| {
+            body["include"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .find(|v| !INCLUDE.contains(v))
+                .map(str::to_owned)
+        });
+    unknown.map(|k| format!("Unknown parameter: '{k}'."))
+}
+
+/// vLLM: `include` takes only a fixed list, without `web_search_call.results`.
+fn vllm_refuses(body: &Value) -> Option<String> {
+    const INCLUDE: &[&str] = &[
+        "code_interpreter_call.outputs",
+        "computer_call_output.output.image_url",
+        "file_search_call.results",
+        "message.input_image.image_url",
+        "message.output_text.logprobs",
+        "reasoning.encrypted_content",
+    ];
+    let bad =
+        body["include"].as_array().into_iter().flatten().filter_map(Value::as_str).find(|v| !INCLUDE.contains(v))?;
+    Some(format!("1 validation error for ResponsesRequest include: input should be one of {INCLUDE:?}, got '{bad}'"))
+}
+
+/// Ollama: only message, function_call, function_call_output and reasoning input items.
+fn ollama_refuses(body: &Value) -> Option<String> {
+    let bad = body["input"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|i| i.get("type").and_then(Value::as_str))
+        .find(|t| !["message", "function_call", "function_call_output", "reasoning"].contains(t))?;
+    Some(format!("unsupported input item type '{bad}'"))
+}
+
+fn image_request() -> ModelRequest {
+    ModelRequest {
+        kind: CallKind::ReadLabel,
+        instructions: "read".into(),
+        input: vec![InputItem::UserImage { text: "label".into(), image_data_url: "data:image/png;base64,AA==".into() }],
+        tools: Vec::new(),
+        output_schema: Some(OutputSchema { name: "Reading".into(), schema: "{\"type\":\"object\"}".into() }),
+        max_output_tokens: 8000,
+        max_tool_calls: None,
+        include_search_results: false,
+    }
+}
+
+/// The two steps of a tool loop: a first call, then its items replayed with the outputs.
+fn loop_steps() -> [ModelRequest; 2] {
+    let mut input = vec![InputItem::UserText("a lamp".into())];
+    let first = proposal_request(input.clone());
+    input
+        .extend(RAW_ITEMS.iter().map(|raw| InputItem::Replay(trove_application::ports::model::RawJson((*raw).into()))));
+    input.push(InputItem::FunctionCallOutput { call_id: "call_a".into(), output: "1 lamp shade".into() });
+    input.push(InputItem::FunctionCallOutput { call_id: "call_b".into(), output: "{}".into() });
+    [first, proposal_request(input)]
+}
+
+async fn provider(refuse: fn(&Value) -> Option<String>, answer: Value) -> MockServer {
+    let server = MockServer::start().await;
+    responses().respond_with(Provider400 { refuse, answer }).mount(&server).await;
+    server
+}
+
+fn with_provider(p: Provider, server: &MockServer) -> ModelApiConfig {
+    ModelApiConfig {
+        backoff_base: ms(1),
+        backoff_cap: ms(20),
+        ..ModelApiConfig::for_provider(p, KEY).with_base_url(format!("{}/v1", server.uri()))
+    }
+}
+
+#[tokio::test]
+async fn the_fakes_refuse_what_their_providers_refuse() {
+    // The emulations themselves bite: what Trove must never send is a 400 from each.
+    assert!(meta_refuses(&json!({"model": "m", "response_format": {}})).is_some());
+    assert!(
+        meta_refuses(&json!({"model": "m", "tools": [{"type": "function", "name": "t", "defer_loading": true}]}))
+            .is_some()
+    );
+    assert!(meta_refuses(&json!({"include": ["message.output_text.logprobs"]})).is_some());
+    assert!(vllm_refuses(&json!({"include": ["web_search_call.results"]})).is_some());
+    assert!(ollama_refuses(&json!({"input": [{"type": "web_search_call", "id": "ws_1"}]})).is_some());
+
+    let server = provider(vllm_refuses, completed(json!([message("{}")]))).await;
+    let err = api(with_provider(Provider::Meta, &server)).respond(&price_request(None)).await.unwrap_err();
+    assert!(matches!(err, ModelError::Http { status: 400, .. }), "{err:?}");
+}
+
+#[tokio::test]
+async fn meta_is_sent_no_field_it_does_not_know_whatever_the_switches() {
+    let server = provider(meta_refuses, completed(json!([message("{}")]))).await;
+    let configs = [
+        with_provider(Provider::Meta, &server),
+        ModelApiConfig { strict_tools: false, send_max_tool_calls: false, ..with_provider(Provider::Meta, &server) },
+        ModelApiConfig { replay_reasoning: false, ..with_provider(Provider::Meta, &server) },
+    ];
+    for config in configs {
+        let api = api(config);
+        for request in
+            [loop_steps()[0].clone(), loop_steps()[1].clone(), price_request(Some(location())), image_request()]
+        {
+            api.respond(&request).await.unwrap_or_else(|e| panic!("{:?}: {e}", request.kind));
+        }
+    }
+    assert_eq!(sent(&server).await.len(), 12);
+}
+
+#[tokio::test]
+async fn vllm_is_sent_only_include_values_of_its_list_and_no_search() {
+    let server = provider(vllm_refuses, completed(json!([message("{}")]))).await;
+    let api = api(with_provider(Provider::Compatible, &server));
+
+    for request in loop_steps() {
+        api.respond(&request).await.unwrap();
+    }
+    // Pricing is refused before anything is sent, naming what is missing.
+    let err = api.respond(&price_request(None)).await.unwrap_err();
+
+    assert_eq!(
+        err,
+        ModelError::Unavailable {
+            capability: "web_search",
+            message: "this model backend cannot search the web; pricing needs a provider with web search, \
+                      e.g. MODEL_PROVIDER=meta"
+                .into()
+        }
+    );
+    let bodies = sent_bodies(&server).await;
+    assert_eq!(bodies.len(), 2);
+    assert_eq!(bodies[0]["include"], json!(["reasoning.encrypted_content"]));
+    assert_eq!(api.capabilities(), Capabilities { web_search: false, images: true, audio: false, remote: true });
+}
+
+#[tokio::test]
+async fn ollama_gets_its_loop_and_never_a_search_nor_audio() {
+    // Ollama answers `completed` with `cached_tokens: 0`, never `incomplete`.
+    let answer = json!({"id": "resp_o", "object": "response", "status": "completed", "output": [message("{\"proposals\":[]}")],
+                        "usage": {"input_tokens": 50, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 9}});
+    // A server of your own needs no key: this one takes requests without any.
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/responses"))
+        .respond_with(Provider400 { refuse: ollama_refuses, answer })
+        .mount(&server)
+        .await;
+    let config = ModelApiConfig { api_key: String::new(), ..with_provider(Provider::Compatible, &server) };
+    let api = ModelApi::new(config).unwrap();
+
+    let mut usages = Vec::new();
+    for request in loop_steps() {
+        usages.push(api.respond(&request).await.unwrap().usage);
+    }
+    let price = api.respond(&price_request(Some(location()))).await.unwrap_err();
+    let audio = api.transcribe(&wav()).await.unwrap_err();
+
+    assert_eq!(usages, vec![Usage { input_tokens: 50, output_tokens: 9, ..Usage::default() }; 2]);
+    assert!(matches!(price, ModelError::Unavailable { capability: "web_search", .. }), "{price:?}");
+    assert!(
+        matches!(&audio, ModelError::Unavailable { capability: "audio_transcription", message }
+                     if message.starts_with("this model backend cannot transcribe audio")),
+        "{audio:?}"
+    );
+    let requests = sent(&server).await;
+    assert_eq!(requests.len(), 2);
+    // A server of your own with no key is sent no key; nothing it drops silently is sent either.
+    assert!(requests.iter().all(|r| r.headers.get("authorization").is_none()));
+    for body in sent_bodies(&server).await {
+        assert_eq!(body.get("max_tool_calls"), None);
+        assert!(!body.to_string().contains("web_search"), "{body}");
+    }
+}
+
+#[tokio::test]
+async fn openai_transcribes_at_audio_transcriptions() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/audio/transcriptions"))
+        .and(header("authorization", format!("Bearer {KEY}")))
+        .respond_with(json_answer(&json!({"text": "a drill", "usage": {"type": "duration", "seconds": 1.2}})))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let api = api(with_provider(Provider::OpenAi, &server));
+
+    let transcript = api.transcribe(&wav()).await.unwrap();
+
+    assert_eq!(transcript, Transcript { text: "a drill".into(), audio_ms: 1200 });
+    assert_eq!(api.model_name(CallKind::Transcribe), "gpt-4o-mini-transcribe");
+    let parts = multipart_parts(&sent(&server).await[0]);
+    let names: Vec<&str> =
+        parts.iter().map(|(h, _)| h.split("name=\"").nth(1).unwrap().split('"').next().unwrap()).collect();
+    assert_eq!(names, ["file", "model", "response_format"]);
+    assert_eq!(parts[0].1.as_slice(), wav().as_slice());
+    assert_eq!(parts[1].1.as_slice(), b"gpt-4o-mini-transcribe");
 }

@@ -142,7 +142,7 @@ impl ModelPort for LocalPlanner {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities { web_search: false, images: false, audio: false }
+        Capabilities { web_search: false, images: false, audio: false, remote: false }
     }
 
     async fn respond(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {

@@ -217,7 +217,7 @@ async fn only_proposing_is_served() {
     let err = p.transcribe(b"RIFF").await.unwrap_err();
     assert!(matches!(err, ModelError::NotConfigured { setting: "MODEL_API_KEY", .. }), "{err:?}");
     assert_eq!(p.model_name(CallKind::Propose), "local-planner");
-    assert_eq!(p.capabilities(), Capabilities { web_search: false, images: false, audio: false });
+    assert_eq!(p.capabilities(), Capabilities { web_search: false, images: false, audio: false, remote: false });
 }
 
 #[tokio::test]

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::ports::clock::MockClock;
+use crate::ports::model::Capabilities;
 use crate::ports::model::{MockModelPort, ModelResponse};
 use crate::ports::spend::MockSpendLedger;
 use chrono::{TimeZone, Utc};
@@ -81,7 +82,13 @@ fn entry(kind: CallKind, usage: Usage, cost: i64) -> SpendEntry {
         output_tokens: usage.output_tokens,
         searches: usage.searches,
         cost: MicroUsd(cost),
+        outcome: CallOutcome::Ok,
     }
+}
+
+/// The entry of a call that failed.
+fn failed(kind: CallKind, usage: Usage, cost: i64) -> SpendEntry {
+    SpendEntry { outcome: CallOutcome::Failed, ..entry(kind, usage, cost) }
 }
 
 #[tokio::test]
@@ -143,7 +150,7 @@ async fn a_failed_call_without_usage_still_writes_an_entry_with_zero_tokens() {
             }
             other => panic!("expected ModelFailed, got {other:?}"),
         }
-        assert_eq!(*entries.lock().unwrap(), vec![entry(CallKind::Propose, Usage::default(), 0)], "{want}");
+        assert_eq!(*entries.lock().unwrap(), vec![failed(CallKind::Propose, Usage::default(), 0)], "{want}");
         assert_eq!(run.calls, 1);
     }
 }
@@ -170,7 +177,7 @@ async fn a_failed_call_with_usage_writes_an_entry_with_that_usage() {
         }
         other => panic!("expected ModelFailed, got {other:?}"),
     }
-    assert_eq!(*entries.lock().unwrap(), vec![entry(CallKind::ReadLabel, billed, 144_000)]);
+    assert_eq!(*entries.lock().unwrap(), vec![failed(CallKind::ReadLabel, billed, 144_000)]);
 }
 
 #[tokio::test]
@@ -249,7 +256,7 @@ async fn a_failed_transcription_still_writes_an_entry() {
     assert!(
         matches!(&result, Err(Error::ModelFailed { reason, .. }) if reason == "the Model API answered 413: too large")
     );
-    assert_eq!(*entries.lock().unwrap(), vec![entry(CallKind::Transcribe, Usage::default(), 0)]);
+    assert_eq!(*entries.lock().unwrap(), vec![failed(CallKind::Transcribe, Usage::default(), 0)]);
 }
 
 #[tokio::test]
@@ -292,4 +299,55 @@ async fn below_the_budget_or_without_one_the_call_is_sent() {
 
         assert_eq!(entries.lock().unwrap().len(), 1, "{limit:?}");
     }
+}
+
+#[tokio::test]
+async fn a_provider_without_the_capability_refuses_before_sending_and_records_nothing() {
+    let mut model = model();
+    model.expect_respond().times(1).return_const(Err(Capability::WebSearch.lacking()));
+    model.expect_transcribe().times(1).return_const(Err(Capability::Audio.lacking()));
+    let mut ledger = MockSpendLedger::new();
+    ledger.expect_record().times(0);
+    let metered = metered(model, ledger, policy());
+    let mut run = RunSpend::default();
+
+    let priced = metered.respond(HOUSEHOLD, &request(CallKind::Price), &mut run).await;
+    let heard = metered.transcribe(HOUSEHOLD, b"RIFF", &mut run).await;
+
+    match priced {
+        Err(Error::Unavailable { capability: "web_search", message }) => assert_eq!(
+            message,
+            "this model backend cannot search the web; pricing needs a provider with web search, e.g. MODEL_PROVIDER=meta"
+        ),
+        other => panic!("expected Unavailable, got {other:?}"),
+    }
+    assert!(matches!(heard, Err(Error::Unavailable { capability: "audio_transcription", .. })), "{heard:?}");
+    assert_eq!(run, RunSpend::default());
+}
+
+#[test]
+fn require_names_the_capability_or_the_missing_key() {
+    let check = |caps: Capabilities, capability: Capability| {
+        let mut model = MockModelPort::new();
+        model.expect_capabilities().return_const(caps);
+        metered(model, MockSpendLedger::new(), policy()).require(capability).map_err(|e| e.to_string())
+    };
+    let remote = Capabilities { web_search: false, images: true, audio: false, remote: true };
+    let local = Capabilities { web_search: false, images: false, audio: false, remote: false };
+    assert_eq!(check(remote, Capability::Images), Ok(()));
+    assert_eq!(
+        check(remote, Capability::WebSearch),
+        Err("this model backend cannot search the web; pricing needs a provider with web search, \
+             e.g. MODEL_PROVIDER=meta"
+            .into())
+    );
+    assert!(check(remote, Capability::Audio).unwrap_err().starts_with("this model backend cannot transcribe audio"));
+    assert_eq!(
+        check(local, Capability::WebSearch),
+        Err("pricing with web search needs the Model API: set MODEL_API_KEY".into())
+    );
+    assert_eq!(
+        check(local, Capability::Audio),
+        Err("reading a voice note needs the Model API: set MODEL_API_KEY".into())
+    );
 }

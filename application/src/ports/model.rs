@@ -173,12 +173,93 @@ pub struct Transcript {
     pub audio_ms: u64,
 }
 
-/// What a backend can do besides function tools and text.
+/// What a backend can do besides function tools and text. A use case asks before it sends anything
+/// ([`Capabilities::require`]), so a capability the backend lacks costs nothing and is said plainly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Capabilities {
+    /// The provider's built-in web search (pricing).
     pub web_search: bool,
+    /// Images in the input (reading a label photo).
     pub images: bool,
+    /// Speech to text (reading a voice note given as audio).
     pub audio: bool,
+    /// A remote Model API, whose provider profile decides what it offers; `false` for the local planner, whose
+    /// missing capabilities are the Model API's (set `MODEL_API_KEY`).
+    pub remote: bool,
+}
+
+/// One thing a backend may or may not offer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Capability {
+    WebSearch,
+    Images,
+    Audio,
+}
+
+impl Capability {
+    /// The capability's name, as an error names it ("web_search", "images", "audio_transcription").
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Capability::WebSearch => "web_search",
+            Capability::Images => "images",
+            Capability::Audio => "audio_transcription",
+        }
+    }
+
+    /// What the backend's refusal says when it lacks this capability: what it cannot do, what needs it, and a
+    /// provider that has it.
+    pub fn lacking(self) -> ModelError {
+        let message = match self {
+            Capability::WebSearch => {
+                "this model backend cannot search the web; pricing needs a provider with web search, \
+                 e.g. MODEL_PROVIDER=meta"
+            }
+            Capability::Images => {
+                "this model backend cannot read images; reading a label photo needs a provider that reads images, \
+                 e.g. MODEL_PROVIDER=meta"
+            }
+            Capability::Audio => {
+                "this model backend cannot transcribe audio; send the voice note as a transcript, or use a provider \
+                 with transcription, e.g. MODEL_PROVIDER=meta"
+            }
+        };
+        ModelError::Unavailable { capability: self.as_str(), message: message.to_owned() }
+    }
+
+    /// What the use case that needs this capability is called, for the local planner's refusal.
+    fn needed_by(self) -> &'static str {
+        match self {
+            Capability::WebSearch => "pricing with web search",
+            Capability::Images => "reading a label photo",
+            Capability::Audio => "reading a voice note",
+        }
+    }
+}
+
+impl Capabilities {
+    /// Whether the backend offers `capability`.
+    pub fn has(&self, capability: Capability) -> bool {
+        match capability {
+            Capability::WebSearch => self.web_search,
+            Capability::Images => self.images,
+            Capability::Audio => self.audio,
+        }
+    }
+
+    /// The refusal of a call that needs `capability`, before anything is sent.
+    ///
+    /// # Errors
+    /// When the backend lacks it: `Unavailable` naming it for a remote Model API (its provider profile lacks
+    /// it), `NotConfigured` asking for `MODEL_API_KEY` for the local planner.
+    pub fn require(&self, capability: Capability) -> Result<(), ModelError> {
+        if self.has(capability) {
+            Ok(())
+        } else if self.remote {
+            Err(capability.lacking())
+        } else {
+            Err(ModelError::NotConfigured { what: capability.needed_by().to_owned(), setting: "MODEL_API_KEY" })
+        }
+    }
 }
 
 /// Why a model call failed. Variants carrying `usage` were billed: the caller records their spend.
@@ -187,6 +268,10 @@ pub enum ModelError {
     /// The backend cannot do this (the local planner asked to search the web); `setting` enables it.
     #[error("{what} needs the Model API: set {setting}")]
     NotConfigured { what: String, setting: &'static str },
+    /// The configured Model API's provider does not offer `capability` (a local server without web search);
+    /// refused before anything is sent.
+    #[error("{message}")]
+    Unavailable { capability: &'static str, message: String },
     /// The response stopped early (`status: incomplete`).
     #[error("the model's answer is incomplete ({reason})")]
     Incomplete { reason: String, usage: Usage },
@@ -217,6 +302,12 @@ impl ModelError {
         ModelError::BadResponse { message: message.into(), usage: None }
     }
 
+    /// Whether the call went out before it failed (and so is a spend entry). `NotConfigured`, `Unavailable` and
+    /// `BadInput` are refusals before anything is sent.
+    pub fn was_sent(&self) -> bool {
+        !matches!(self, ModelError::NotConfigured { .. } | ModelError::Unavailable { .. } | ModelError::BadInput(_))
+    }
+
     /// The usage billed for a failed call, when the provider reported one.
     pub fn usage(&self) -> Option<Usage> {
         match self {
@@ -245,13 +336,13 @@ pub trait ModelPort: Send + Sync {
     /// # Errors
     /// MUST return `Incomplete`, `Failed` or `Refused` (with the usage) for a response of that status or with a
     /// refusal part; `Http` for an error status after retries (never retrying 400, 401, 403, 404);
-    /// `Unreachable` after retried timeouts and connection errors; `NotConfigured` for a request this backend
-    /// cannot serve, before anything is sent.
+    /// `Unreachable` after retried timeouts and connection errors; `NotConfigured` (the local planner) or
+    /// `Unavailable` (a provider that lacks it) for a request this backend cannot serve, before anything is sent.
     async fn respond(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError>;
 
     /// Speech to text of a mono 16-bit PCM WAV.
     ///
     /// # Errors
-    /// As [`ModelPort::respond`]; `NotConfigured` when the backend has no speech to text.
+    /// As [`ModelPort::respond`]; `NotConfigured` or `Unavailable` when the backend has no speech to text.
     async fn transcribe(&self, wav: &[u8]) -> Result<Transcript, ModelError>;
 }

@@ -25,7 +25,7 @@ use trove_domain::item::{
 };
 use trove_domain::money::MicroUsd;
 use trove_domain::project::{Allocation, NewProject, ProjectStatus};
-use trove_domain::spend::{BudgetReached, SpendEntry, Usage};
+use trove_domain::spend::{BudgetReached, CallOutcome, SpendEntry, Usage};
 use trove_domain::template::{NewTemplate, Template, requirement};
 use trove_domain::{ProjectId, TemplateId, Timestamp};
 
@@ -319,7 +319,13 @@ fn entry(input_tokens: u64, output_tokens: u64, cost: i64) -> SpendEntry {
         output_tokens,
         searches: 0,
         cost: MicroUsd(cost),
+        outcome: CallOutcome::Ok,
     }
+}
+
+/// The spend entry of one propose call that failed.
+fn failed_entry(input_tokens: u64, output_tokens: u64, cost: i64) -> SpendEntry {
+    SpendEntry { outcome: CallOutcome::Failed, ..entry(input_tokens, output_tokens, cost) }
 }
 
 fn replay(item: &OutputItem) -> InputItem {
@@ -670,7 +676,7 @@ async fn a_refused_incomplete_or_failed_call_fails_the_run_and_records_its_usage
         assert_eq!(reason, want);
         assert_eq!(requests.lock().unwrap().len(), 2);
         // 2100 * 1.25 + 800 * 4.25 = 2625 + 3400 = 6025 micro-USD.
-        assert_eq!(*entries.lock().unwrap(), vec![entry(1830, 412, 4039), entry(2100, 800, 6025)], "{want}");
+        assert_eq!(*entries.lock().unwrap(), vec![entry(1830, 412, 4039), failed_entry(2100, 800, 6025)], "{want}");
         assert_eq!(
             spend,
             RunSpend {
@@ -695,7 +701,7 @@ async fn an_http_error_fails_the_run_and_records_a_call_without_tokens() {
     let (reason, spend) = model_failed(use_case.run(HOUSEHOLD, None).await);
 
     assert_eq!(reason, "the Model API answered 500: internal error");
-    assert_eq!(*entries.lock().unwrap(), vec![entry(0, 0, 0)]);
+    assert_eq!(*entries.lock().unwrap(), vec![failed_entry(0, 0, 0)]);
     assert_eq!(spend, RunSpend { calls: 1, ..RunSpend::default() });
 }
 

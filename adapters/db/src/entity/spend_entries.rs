@@ -16,6 +16,8 @@ pub struct Model {
     pub output_tokens: i64,
     pub searches: i64,
     pub cost_micro_usd: i64,
+    /// "ok" or "failed" (`CallOutcome`); rows written before `m0004_spend_outcome` read "ok".
+    pub outcome: String,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

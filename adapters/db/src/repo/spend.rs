@@ -9,7 +9,7 @@ use sea_orm::{ActiveModelTrait, ActiveValue::Set, ColumnTrait, EntityTrait, Quer
 use trove_application::RepoError;
 use trove_application::ports::SpendLedger;
 use trove_domain::money::MicroUsd;
-use trove_domain::spend::{CallKind, SpendEntry};
+use trove_domain::spend::{CallKind, CallOutcome, SpendEntry};
 use trove_domain::{HouseholdId, Timestamp};
 
 fn count(n: u64, what: &str) -> anyhow::Result<i64> {
@@ -31,6 +31,8 @@ fn entry(m: spend_entries::Model) -> anyhow::Result<SpendEntry> {
         output_tokens: unsigned(m.output_tokens, "output tokens", id)?,
         searches: u32::try_from(m.searches).map_err(|_| anyhow!("bad search count in spend entry {id}"))?,
         cost: MicroUsd(m.cost_micro_usd),
+        outcome: CallOutcome::parse(&m.outcome)
+            .ok_or_else(|| anyhow!("unknown outcome {:?} in spend entry {id}", m.outcome))?,
     })
 }
 
@@ -47,6 +49,7 @@ impl SpendLedger for Store {
             output_tokens: Set(count(e.output_tokens, "output tokens")?),
             searches: Set(i64::from(e.searches)),
             cost_micro_usd: Set(e.cost.0),
+            outcome: Set(e.outcome.as_str().to_owned()),
             ..Default::default()
         }
         .insert(&self.db)

@@ -1,0 +1,387 @@
+//! `trove model check`: the smallest call for each capability of the configured model backend, so an owner
+//! knows after setting a key what works, what the provider refused and which setting to change.
+//!
+//! Every call is written to the spend ledger of the default household, failed or not; at the default rates the
+//! whole check costs well under one US cent.
+
+use crate::{App, Config, config::names};
+use std::fmt::Write as _;
+use std::sync::Arc;
+use trove_application::ports::model::{
+    Capability, InputItem, ModelError, ModelPort, ModelRequest, ModelResponse, OutputSchema, OutputView,
+    SearchContextSize, Tool,
+};
+use trove_application::ports::{Clock, SpendLedger};
+use trove_domain::HouseholdId;
+use trove_domain::spend::{CallKind, CallOutcome, SpendEntry, Usage};
+use trove_model::ModelApi;
+
+/// How one capability fared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// The call answered as it should; what it showed.
+    Works(String),
+    /// The provider refused or the answer was unusable: the provider's own message.
+    Refused(String),
+    /// The configured provider does not offer it; nothing was sent.
+    NotOffered(String),
+}
+
+/// One line of the table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    /// What was checked ("structured answer", "web search", ...).
+    pub capability: &'static str,
+    pub verdict: Verdict,
+    /// The setting to change when it does not work.
+    pub setting: &'static str,
+}
+
+/// The result of a check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelCheck {
+    /// The provider and address tried ("meta at https://api.meta.ai/v1, model muse-spark-1.3").
+    pub backend: String,
+    pub rows: Vec<Row>,
+    /// Why the check stopped early: the backend could not be reached (the address tried and the connection
+    /// error), or the provider rejected the key (its own message).
+    pub stopped: Option<String>,
+}
+
+impl ModelCheck {
+    /// Whether everything the configuration needs works: the backend answered and no offered capability failed.
+    pub fn passed(&self) -> bool {
+        self.stopped.is_none() && !self.rows.iter().any(|r| matches!(r.verdict, Verdict::Refused(_)))
+    }
+
+    /// The report as people read it: the backend, a table of capability, result and setting, and the verdict.
+    pub fn render(&self) -> String {
+        let mut out = format!("model backend: {}\n", self.backend);
+        if let Some(stopped) = &self.stopped {
+            let _ = writeln!(out, "{stopped}");
+            return out;
+        }
+        let cells: Vec<(&str, String, &str)> = self
+            .rows
+            .iter()
+            .map(|r| {
+                let result = match &r.verdict {
+                    Verdict::Works(detail) => format!("works ({detail})"),
+                    Verdict::Refused(message) => format!("refused: {message}"),
+                    Verdict::NotOffered(why) => format!("not offered ({why})"),
+                };
+                let setting = if matches!(r.verdict, Verdict::Works(_)) { "" } else { r.setting };
+                (r.capability, result, setting)
+            })
+            .collect();
+        let first = cells.iter().map(|c| c.0.len()).max().unwrap_or(0).max("capability".len());
+        let second = cells.iter().map(|c| c.1.chars().count()).max().unwrap_or(0).max("result".len());
+        let _ = writeln!(out, "{:first$}  {:second$}  setting", "capability", "result");
+        for (capability, result, setting) in &cells {
+            let _ = writeln!(out, "{capability:first$}  {result:second$}  {setting}");
+        }
+        out.push_str(if self.passed() {
+            "everything this configuration needs works\n"
+        } else {
+            "something this configuration needs does not work: see the setting to change\n"
+        });
+        out
+    }
+}
+
+/// The structured answer every call of the check asks for.
+const CHECK_SCHEMA: &str = r#"{"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"], "additionalProperties": false}"#;
+/// The strict function tool of the check.
+const TOOL_SCHEMA: &str =
+    r#"{"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"], "additionalProperties": false}"#;
+/// Enough room for a reasoning model's thinking about a one-line task, and no more.
+const MAX_OUTPUT_TOKENS: u32 = 2_000;
+
+/// Runs the check against the configured Model API, recording every call in the default household's ledger.
+///
+/// # Errors
+/// When no Model API is configured (the local planner has nothing to check), or the ledger cannot be written.
+pub async fn run(app: &App, config: &Config) -> anyhow::Result<ModelCheck> {
+    let Some(settings) = config.model_api() else {
+        anyhow::bail!(
+            "no model api is configured: the local planner answers, with nothing to check; set {} (or {}=compatible \
+             for a server of your own)",
+            names::MODEL_API_KEY,
+            names::MODEL_PROVIDER
+        );
+    };
+    let backend = format!("{} at {}, model {}", settings.profile.provider, settings.base_url, settings.model);
+    let api = ModelApi::new(settings)?;
+    let household = app.store.ensure_household(trove_application::auth::DEFAULT_HOUSEHOLD).await?;
+    let check = Checker { api, ledger: app.store.clone(), app, config, household };
+    let mut rows = Vec::new();
+
+    // The first call also says whether the backend is there at all and takes the key.
+    let structured = check.call(&structured_request()).await?;
+    if let Err(e) = &structured
+        && let Some(stopped) = stopped(e, &check.api)
+    {
+        return Ok(ModelCheck { backend, rows, stopped: Some(stopped) });
+    }
+    rows.push(Row {
+        capability: "structured answer",
+        verdict: match structured {
+            Ok(response) => read_ok(&response),
+            Err(e) => Verdict::Refused(e.to_string()),
+        },
+        setting: names::MODEL_NAME,
+    });
+    rows.push(Row {
+        capability: "strict function tool, call and replay",
+        verdict: check.function_tool().await?,
+        setting: if check.api.config().strict_tools {
+            names::MODEL_STRICT_TOOLS
+        } else {
+            names::MODEL_REPLAY_REASONING
+        },
+    });
+    rows.push(Row {
+        capability: "web search (max_tool_calls 1)",
+        verdict: check.web_search().await?,
+        setting: if check.api.capabilities().web_search {
+            names::MODEL_SEND_MAX_TOOL_CALLS
+        } else {
+            names::MODEL_PROVIDER
+        },
+    });
+    rows.push(Row {
+        capability: "audio transcription (1 s)",
+        verdict: check.transcription().await?,
+        setting: if check.api.capabilities().audio { names::MODEL_TRANSCRIBE_MODEL } else { names::MODEL_PROVIDER },
+    });
+    Ok(ModelCheck { backend, rows, stopped: None })
+}
+
+/// A failure that makes the other checks pointless, said plainly.
+fn stopped(error: &ModelError, api: &ModelApi) -> Option<String> {
+    match error {
+        ModelError::Unreachable(reason) => Some(format!(
+            "the model backend could not be reached at {}: {reason}; check {} and that the server runs",
+            api.config().base_url,
+            names::MODEL_API_URL
+        )),
+        ModelError::Http { status: status @ (401 | 403), message } => {
+            Some(format!("the provider rejected the key ({status}): {message}; check {}", names::MODEL_API_KEY))
+        }
+        _ => None,
+    }
+}
+
+struct Checker<'a> {
+    api: ModelApi,
+    ledger: Arc<dyn SpendLedger>,
+    app: &'a App,
+    config: &'a Config,
+    household: HouseholdId,
+}
+
+impl Checker<'_> {
+    /// One call, recorded in the ledger (failed calls too; a refusal before sending is not a call).
+    async fn call(&self, request: &ModelRequest) -> anyhow::Result<Result<ModelResponse, ModelError>> {
+        let answer = self.api.respond(request).await;
+        match &answer {
+            Ok(r) => self.record(request.kind, r.usage, CallOutcome::Ok).await?,
+            Err(e) if e.was_sent() => {
+                self.record(request.kind, e.usage().unwrap_or_default(), CallOutcome::Failed).await?;
+            }
+            Err(_) => {}
+        }
+        Ok(answer)
+    }
+
+    async fn record(&self, kind: CallKind, usage: Usage, outcome: CallOutcome) -> anyhow::Result<()> {
+        let model = self.api.model_name(kind);
+        let now = self.app.services.clock.now();
+        let entry = SpendEntry::new(now, kind, &model, &usage, &self.config.spend.rates, outcome);
+        self.ledger.record(self.household, &entry).await?;
+        Ok(())
+    }
+
+    /// A strict function tool: the model calls it once, then its call (with its reasoning) is replayed with the
+    /// tool's output and the model answers.
+    async fn function_tool(&self) -> anyhow::Result<Verdict> {
+        let mut request = ModelRequest {
+            kind: CallKind::Propose,
+            instructions: "Call the tool check_number exactly once with n = 7. When you have its output, answer \
+                           with {\"ok\": true}."
+                .into(),
+            input: vec![InputItem::UserText("check".into())],
+            tools: vec![Tool::Function {
+                name: "check_number".into(),
+                description: "Answers the number it is given.".into(),
+                parameters: TOOL_SCHEMA.into(),
+            }],
+            output_schema: Some(check_schema()),
+            max_output_tokens: MAX_OUTPUT_TOKENS,
+            max_tool_calls: None,
+            include_search_results: false,
+        };
+        let first = match self.call(&request).await? {
+            Ok(r) => r,
+            Err(e) => return Ok(Verdict::Refused(e.to_string())),
+        };
+        let calls: Vec<(String, String)> =
+            first.function_calls().map(|(id, _, arguments)| (id.to_owned(), arguments.to_owned())).collect();
+        if calls.is_empty() {
+            return Ok(Verdict::Refused("the model answered without calling the tool".into()));
+        }
+        for item in &first.output {
+            if !matches!(item.view, OutputView::Reasoning { replayable: false }) {
+                request.input.push(InputItem::Replay(item.raw.clone()));
+            }
+        }
+        for (call_id, arguments) in &calls {
+            request.input.push(InputItem::FunctionCallOutput { call_id: call_id.clone(), output: arguments.clone() });
+        }
+        Ok(match self.call(&request).await? {
+            Ok(second) => match read_ok(&second) {
+                Verdict::Works(_) => Verdict::Works(format!("{} call, replayed", calls.len())),
+                other => other,
+            },
+            Err(e) => Verdict::Refused(format!("the replay failed: {e}")),
+        })
+    }
+
+    /// One web search at most.
+    async fn web_search(&self) -> anyhow::Result<Verdict> {
+        let request = ModelRequest {
+            kind: CallKind::Price,
+            instructions: "Search the web once for \"Raspberry Pi 4\", then answer with {\"ok\": true}.".into(),
+            input: vec![InputItem::UserText("check".into())],
+            tools: vec![Tool::WebSearch { context_size: SearchContextSize::Low, location: None }],
+            output_schema: Some(check_schema()),
+            max_output_tokens: MAX_OUTPUT_TOKENS,
+            max_tool_calls: Some(1),
+            include_search_results: true,
+        };
+        Ok(match self.call(&request).await? {
+            Ok(r) => Verdict::Works(format!("{} search", r.usage.searches)),
+            Err(e @ ModelError::Unavailable { .. }) => Verdict::NotOffered(not_offered(&e, &self.api)),
+            Err(e) => Verdict::Refused(e.to_string()),
+        })
+    }
+
+    /// One second of silence.
+    async fn transcription(&self) -> anyhow::Result<Verdict> {
+        let answer = self.api.transcribe(&silent_wav()).await;
+        match &answer {
+            Ok(t) => {
+                self.record(CallKind::Transcribe, Usage { audio_ms: t.audio_ms, ..Usage::default() }, CallOutcome::Ok)
+                    .await?;
+            }
+            Err(e) if e.was_sent() => {
+                self.record(CallKind::Transcribe, e.usage().unwrap_or_default(), CallOutcome::Failed).await?;
+            }
+            Err(_) => {}
+        }
+        Ok(match answer {
+            Ok(t) => Verdict::Works(format!("{} ms of audio", t.audio_ms)),
+            Err(e @ ModelError::Unavailable { .. }) => Verdict::NotOffered(not_offered(&e, &self.api)),
+            Err(e) => Verdict::Refused(e.to_string()),
+        })
+    }
+}
+
+/// Why a capability is not offered, naming the provider.
+fn not_offered(error: &ModelError, api: &ModelApi) -> String {
+    let what = match error {
+        ModelError::Unavailable { capability, .. } if *capability == Capability::Audio.as_str() => "transcription",
+        _ => "web search",
+    };
+    format!("{}={} has no {what}", names::MODEL_PROVIDER, api.config().profile.provider)
+}
+
+fn check_schema() -> OutputSchema {
+    OutputSchema { name: "Check".into(), schema: CHECK_SCHEMA.into() }
+}
+
+fn structured_request() -> ModelRequest {
+    ModelRequest {
+        kind: CallKind::ReadListing,
+        instructions: "Answer with {\"ok\": true}.".into(),
+        input: vec![InputItem::UserText("check".into())],
+        tools: Vec::new(),
+        output_schema: Some(check_schema()),
+        max_output_tokens: MAX_OUTPUT_TOKENS,
+        max_tool_calls: None,
+        include_search_results: false,
+    }
+}
+
+/// Works when the answer is the check's JSON object.
+fn read_ok(response: &ModelResponse) -> Verdict {
+    let Some(text) = response.final_text() else {
+        return Verdict::Refused("the answer holds no message".into());
+    };
+    match serde_json::from_str::<serde_json::Value>(text.trim()) {
+        Ok(v) if v.get("ok").is_some_and(serde_json::Value::is_boolean) => {
+            Verdict::Works(format!("{} tokens in, {} out", response.usage.input_tokens, response.usage.output_tokens))
+        }
+        _ => Verdict::Refused(format!("the answer is not the requested json: {}", clip(text))),
+    }
+}
+
+fn clip(text: &str) -> String {
+    let clipped: String = text.chars().take(80).collect();
+    if clipped.len() < text.len() { format!("{clipped}...") } else { clipped }
+}
+
+/// One second of silence as a mono 16-bit PCM WAV at 16 kHz: what the transcription takes as it is.
+pub fn silent_wav() -> Vec<u8> {
+    const RATE: u32 = 16_000;
+    let data_len = RATE * 2;
+    let mut wav = Vec::with_capacity(44 + data_len as usize);
+    wav.extend_from_slice(b"RIFF");
+    wav.extend_from_slice(&(36 + data_len).to_le_bytes());
+    wav.extend_from_slice(b"WAVEfmt ");
+    wav.extend_from_slice(&16u32.to_le_bytes());
+    wav.extend_from_slice(&1u16.to_le_bytes()); // PCM
+    wav.extend_from_slice(&1u16.to_le_bytes()); // mono
+    wav.extend_from_slice(&RATE.to_le_bytes());
+    wav.extend_from_slice(&(RATE * 2).to_le_bytes()); // bytes per second
+    wav.extend_from_slice(&2u16.to_le_bytes()); // block align
+    wav.extend_from_slice(&16u16.to_le_bytes()); // bits per sample
+    wav.extend_from_slice(b"data");
+    wav.extend_from_slice(&data_len.to_le_bytes());
+    wav.resize(44 + data_len as usize, 0);
+    wav
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_silent_wav_is_one_sendable_second() {
+        let wav = trove_model::wav::Wav::read(&silent_wav()).unwrap();
+        assert!(wav.is_sendable(), "{wav:?}");
+        assert_eq!((wav.channels, wav.sample_rate, wav.duration_ms()), (1, 16_000, 1000));
+    }
+
+    #[test]
+    fn the_table_names_the_setting_of_what_fails() {
+        let check = ModelCheck {
+            backend: "compatible at http://localhost:11434/v1, model gpt-oss:20b".into(),
+            rows: vec![
+                Row { capability: "structured answer", verdict: Verdict::Works("1 in".into()), setting: "MODEL_NAME" },
+                Row { capability: "web search", verdict: Verdict::NotOffered("no".into()), setting: "MODEL_PROVIDER" },
+            ],
+            stopped: None,
+        };
+        assert!(check.passed());
+        let shown = check.render();
+        assert!(shown.contains("structured answer  works (1 in)"), "{shown}");
+        assert!(shown.contains("not offered (no)"), "{shown}");
+        assert!(shown.ends_with("everything this configuration needs works\n"), "{shown}");
+
+        let mut failed = check.clone();
+        failed.rows[0].verdict = Verdict::Refused("invalid_request_error: nope".into());
+        assert!(!failed.passed());
+        assert!(failed.render().contains("refused: invalid_request_error: nope  MODEL_NAME"), "{}", failed.render());
+    }
+}
