@@ -68,6 +68,7 @@ pub fn reading_request(kind: CallKind, input: InputItem) -> ModelRequest {
         max_output_tokens: 16_000,
         max_tool_calls: None,
         include_search_results: false,
+        household: None,
     }
 }
 

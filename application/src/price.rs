@@ -114,6 +114,7 @@ impl Selling {
             max_output_tokens: 16_000,
             max_tool_calls: Some(self.settings.max_searches),
             include_search_results: true,
+            household: None,
         }
     }
 

@@ -112,6 +112,7 @@ impl ProposeProjects {
                 max_output_tokens: MAX_OUTPUT_TOKENS,
                 max_tool_calls: None,
                 include_search_results: false,
+                household: Some(household),
             };
             let response = self.model.respond(household, &request, &mut run).await?;
             let calls: Vec<(String, String, String)> = response

@@ -5,13 +5,13 @@
 //! current fields as `value unit`; here each of those is written once for all the lines it applies to: intent and
 //! availability in the header (they are the same for every buildable item), the type and its fields' names and
 //! units in a `#type|key unit|...` line, and one `id+condition name|profile|values` line per item, the condition a
-//! letter after the id (none for `good`) and the values space-separated in the type's order. The parsers below read the same format back; the local planner uses
-//! them, and tests use them to show nothing is lost.
+//! letter after the id (none for `good`) and the values space-separated in the type's order. Nothing reads these outputs back but the model: the local planner
+//! plans from the stores, and the tests read the format back only to show nothing is lost.
 
 use std::fmt::Write as _;
-use trove_domain::item::{Condition, Item, ItemLine, Measurement, Severity};
+use trove_domain::item::{Condition, Item, ItemLine, Measurement};
 use trove_domain::template::Template;
-use trove_domain::units::{self, Quantity, Unit, write_number};
+use trove_domain::units::{Unit, write_number};
 
 /// Name of the tool listing every buildable item.
 pub const LIST_INVENTORY: &str = "list_inventory";
@@ -164,114 +164,118 @@ pub fn error_output(message: &str) -> String {
     serde_json::json!({ "error": message }).to_string()
 }
 
-/// One line of `list_inventory`, read back.
-#[derive(Debug, Clone, PartialEq)]
-pub struct InventoryLine {
-    pub id: i64,
-    pub name: String,
-    pub item_type: String,
-    pub condition: Condition,
-    pub profile: String,
-    pub fields: Vec<(String, Quantity)>,
-}
-
-/// Reads a `list_inventory` output back; lines that do not parse are skipped.
-pub fn parse_inventory(output: &str) -> Vec<InventoryLine> {
-    let mut item_type = String::new();
-    let mut columns: Vec<(String, String)> = Vec::new();
-    let mut out = Vec::new();
-    for line in output.lines().skip(1) {
-        if let Some(header) = line.strip_prefix('#') {
-            let mut parts = header.split('|');
-            item_type = parts.next().unwrap_or_default().trim().to_owned();
-            columns =
-                parts.filter_map(|c| c.trim().rsplit_once(' ').map(|(k, u)| (k.to_owned(), u.to_owned()))).collect();
-            continue;
-        }
-        let cols: Vec<&str> = line.split('|').collect();
-        let values: Vec<&str> = match (cols.len(), columns.len()) {
-            (2, 0) => Vec::new(),
-            (3, n) if n > 0 => cols[2].split(' ').collect(),
-            _ => continue,
-        };
-        let Some((id, name)) = cols[0].split_once(' ') else { continue };
-        if values.len() != columns.len() {
-            continue;
-        }
-        let digits = id.trim_end_matches(|c: char| c.is_ascii_alphabetic());
-        let condition = Condition::ALL.iter().copied().find(|c| condition_code(*c) == &id[digits.len()..]);
-        let (Ok(id), Some(condition)) = (digits.parse(), condition) else { continue };
-        let fields = columns
-            .iter()
-            .zip(values)
-            .filter(|(_, v)| *v != "-")
-            .filter_map(|((k, u), v)| Some((k.clone(), units::normalise(v.parse().ok()?, u).ok()?)))
-            .collect();
-        out.push(InventoryLine {
-            id,
-            name: name.to_owned(),
-            item_type: item_type.clone(),
-            condition,
-            profile: cols[1].to_owned(),
-            fields,
-        });
-    }
-    out
-}
-
-/// One line of `template_catalog`, read back.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CatalogLine {
-    pub id: i64,
-    pub label: String,
-    /// `(key, optional)` of each requirement.
-    pub requirements: Vec<(String, bool)>,
-}
-
-/// Reads a `template_catalog` output back; lines that do not parse are skipped.
-pub fn parse_catalog(output: &str) -> Vec<CatalogLine> {
-    output
-        .lines()
-        .skip(1)
-        .filter_map(|line| {
-            let cols: Vec<&str> = line.splitn(5, '|').collect();
-            let [id, label, _goal, _effort, reqs] = cols[..] else { return None };
-            let requirements = reqs
-                .split("; ")
-                .filter_map(|r| {
-                    let (key, _) = r.split_once(':')?;
-                    let key = key.trim();
-                    Some(match key.strip_suffix('?') {
-                        Some(k) => (k.to_owned(), true),
-                        None => (key.to_owned(), false),
-                    })
-                })
-                .collect();
-            Some(CatalogLine { id: id.trim().parse().ok()?, label: label.to_owned(), requirements })
-        })
-        .collect()
-}
-
-/// The faults of an `item_details` output, read back.
-pub fn parse_details_faults(output: &str) -> Vec<(Severity, String)> {
-    output
-        .lines()
-        .find_map(|l| l.strip_prefix("faults: "))
-        .filter(|f| *f != "none")
-        .map(|f| {
-            f.split("; ")
-                .filter_map(|x| {
-                    let (sev, text) = x.split_once(": ")?;
-                    Some((Severity::parse(sev)?, text.to_owned()))
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use trove_domain::item::Severity;
+    use trove_domain::units::{self, Quantity};
+
+    /// One line of `list_inventory`, read back.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct InventoryLine {
+        pub id: i64,
+        pub name: String,
+        pub item_type: String,
+        pub condition: Condition,
+        pub profile: String,
+        pub fields: Vec<(String, Quantity)>,
+    }
+
+    /// Reads a `list_inventory` output back; lines that do not parse are skipped.
+    pub fn parse_inventory(output: &str) -> Vec<InventoryLine> {
+        let mut item_type = String::new();
+        let mut columns: Vec<(String, String)> = Vec::new();
+        let mut out = Vec::new();
+        for line in output.lines().skip(1) {
+            if let Some(header) = line.strip_prefix('#') {
+                let mut parts = header.split('|');
+                item_type = parts.next().unwrap_or_default().trim().to_owned();
+                columns = parts
+                    .filter_map(|c| c.trim().rsplit_once(' ').map(|(k, u)| (k.to_owned(), u.to_owned())))
+                    .collect();
+                continue;
+            }
+            let cols: Vec<&str> = line.split('|').collect();
+            let values: Vec<&str> = match (cols.len(), columns.len()) {
+                (2, 0) => Vec::new(),
+                (3, n) if n > 0 => cols[2].split(' ').collect(),
+                _ => continue,
+            };
+            let Some((id, name)) = cols[0].split_once(' ') else { continue };
+            if values.len() != columns.len() {
+                continue;
+            }
+            let digits = id.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+            let condition = Condition::ALL.iter().copied().find(|c| condition_code(*c) == &id[digits.len()..]);
+            let (Ok(id), Some(condition)) = (digits.parse(), condition) else { continue };
+            let fields = columns
+                .iter()
+                .zip(values)
+                .filter(|(_, v)| *v != "-")
+                .filter_map(|((k, u), v)| Some((k.clone(), units::normalise(v.parse().ok()?, u).ok()?)))
+                .collect();
+            out.push(InventoryLine {
+                id,
+                name: name.to_owned(),
+                item_type: item_type.clone(),
+                condition,
+                profile: cols[1].to_owned(),
+                fields,
+            });
+        }
+        out
+    }
+
+    /// One line of `template_catalog`, read back.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct CatalogLine {
+        pub id: i64,
+        pub label: String,
+        /// `(key, optional)` of each requirement.
+        pub requirements: Vec<(String, bool)>,
+    }
+
+    /// Reads a `template_catalog` output back; lines that do not parse are skipped.
+    pub fn parse_catalog(output: &str) -> Vec<CatalogLine> {
+        output
+            .lines()
+            .skip(1)
+            .filter_map(|line| {
+                let cols: Vec<&str> = line.splitn(5, '|').collect();
+                let [id, label, _goal, _effort, reqs] = cols[..] else { return None };
+                let requirements = reqs
+                    .split("; ")
+                    .filter_map(|r| {
+                        let (key, _) = r.split_once(':')?;
+                        let key = key.trim();
+                        Some(match key.strip_suffix('?') {
+                            Some(k) => (k.to_owned(), true),
+                            None => (key.to_owned(), false),
+                        })
+                    })
+                    .collect();
+                Some(CatalogLine { id: id.trim().parse().ok()?, label: label.to_owned(), requirements })
+            })
+            .collect()
+    }
+
+    /// The faults of an `item_details` output, read back.
+    pub fn parse_details_faults(output: &str) -> Vec<(Severity, String)> {
+        output
+            .lines()
+            .find_map(|l| l.strip_prefix("faults: "))
+            .filter(|f| *f != "none")
+            .map(|f| {
+                f.split("; ")
+                    .filter_map(|x| {
+                        let (sev, text) = x.split_once(": ")?;
+                        Some((Severity::parse(sev)?, text.to_owned()))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     use chrono::{TimeZone, Utc};
     use trove_domain::item::{
         Fault, Intent, ItemName, ItemType, Measurement, MeasurementSource, NewItem, TestDone, TestResult,

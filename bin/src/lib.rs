@@ -72,7 +72,7 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
 
     let model: Arc<dyn ModelPort> = match config.model_api() {
         Some(c) => Arc::new(trove_model::ModelApi::new(c).context("building the Model API client")?),
-        None => Arc::new(trove_planner::LocalPlanner::new(templates.clone())),
+        None => Arc::new(trove_planner::LocalPlanner::new(items.clone(), templates.clone())),
     };
     let model_name = model.model_name(trove_domain::spend::CallKind::Propose);
     let metered = Metered::new(model, ledger.clone(), clock.clone(), config.spend);

@@ -117,41 +117,100 @@ impl fmt::Display for RequirementMiss {
     }
 }
 
+/// Which part of the machine check an item fails, without the details: small and `Copy`, so a check that says
+/// no allocates nothing. [`Requirement::check`] turns it into the [`RequirementMiss`] it reports.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Miss {
+    ItemType,
+    Condition(Condition),
+    /// The index of the first disqualifying fault among the item's faults.
+    Fault(usize),
+    /// The index of the bound among the requirement's fields, and the item's current value where it has one.
+    FieldMissing(usize),
+    FieldUnit(usize, Quantity),
+    /// The bound's index, the item's value and the bound it is below.
+    FieldBelow(usize, Quantity, f64),
+    /// The bound's index, the item's value and the bound it is above.
+    FieldAbove(usize, Quantity, f64),
+}
+
 impl Requirement {
     /// The machine check: does `item` meet this requirement? Buildability is a separate rule
     /// ([`Item::buildable`]); this only looks at type, condition, faults and fields.
+    ///
+    /// # Errors
+    /// The first [`RequirementMiss`] found, in that order.
     pub fn check(&self, item: &Item) -> Result<(), RequirementMiss> {
+        let Some(miss) = self.first_miss(item) else { return Ok(()) };
+        let key = |n: usize| self.fields[n].key.clone();
+        let in_unit = |n: usize, value: f64| Quantity { value, unit: self.fields[n].unit };
+        Err(match miss {
+            Miss::ItemType => RequirementMiss::ItemType(item.item_type.clone()),
+            Miss::Condition(min) => RequirementMiss::Condition { have: item.condition, min },
+            Miss::Fault(n) => {
+                RequirementMiss::Fault { text: item.faults[n].text.clone(), severity: item.faults[n].severity }
+            }
+            Miss::FieldMissing(n) => RequirementMiss::FieldMissing(key(n)),
+            Miss::FieldUnit(n, have) => {
+                RequirementMiss::FieldUnit { key: key(n), have: have.unit, want: self.fields[n].unit }
+            }
+            Miss::FieldBelow(n, have, min) => RequirementMiss::FieldBelow { key: key(n), have, min: in_unit(n, min) },
+            Miss::FieldAbove(n, have, max) => RequirementMiss::FieldAbove { key: key(n), have, max: in_unit(n, max) },
+        })
+    }
+
+    /// The machine check's yes or no, without building the reason: what a planner asks of every candidate item.
+    /// The same rule as [`Requirement::check`].
+    ///
+    /// ```
+    /// use trove_domain::item::{Condition, Intent, ItemName, ItemType, NewItem};
+    /// use trove_domain::template::requirement;
+    /// use trove_domain::{ItemId, Timestamp};
+    ///
+    /// let board = requirement("board", "a board", &["single_board_computer"], Some(Condition::Good), false, vec![]);
+    /// let board = board.unwrap();
+    /// let item = |condition| {
+    ///     let name = ItemName::new("Raspberry Pi 4").unwrap();
+    ///     let item_type = ItemType::new("single_board_computer").unwrap();
+    ///     NewItem::new(name, item_type, String::new(), condition, Intent::Keep).stored(ItemId(1), Timestamp::default())
+    /// };
+    /// assert!(board.fits(&item(Condition::LikeNew)));
+    /// assert!(!board.fits(&item(Condition::Poor)));
+    /// ```
+    pub fn fits(&self, item: &Item) -> bool {
+        self.first_miss(item).is_none()
+    }
+
+    /// **The** machine check: the first part `item` fails, if any.
+    fn first_miss(&self, item: &Item) -> Option<Miss> {
         if !self.item_types.contains(&item.item_type) {
-            return Err(RequirementMiss::ItemType(item.item_type.clone()));
+            return Some(Miss::ItemType);
         }
         if let Some(min) = self.min_condition
             && !item.condition.is_at_least(min)
         {
-            return Err(RequirementMiss::Condition { have: item.condition, min });
+            return Some(Miss::Condition(min));
         }
-        if let Some(f) = item.faults.iter().find(|f| self.disqualifying_faults.contains(&f.severity)) {
-            return Err(RequirementMiss::Fault { text: f.text.clone(), severity: f.severity });
+        if let Some(n) = item.faults.iter().position(|f| self.disqualifying_faults.contains(&f.severity)) {
+            return Some(Miss::Fault(n));
         }
-        for bound in &self.fields {
-            let have =
-                item.field(bound.key.as_str()).ok_or_else(|| RequirementMiss::FieldMissing(bound.key.clone()))?;
+        for (n, bound) in self.fields.iter().enumerate() {
+            let Some(have) = item.field(bound.key.as_str()) else { return Some(Miss::FieldMissing(n)) };
             if have.unit != bound.unit {
-                return Err(RequirementMiss::FieldUnit { key: bound.key.clone(), have: have.unit, want: bound.unit });
+                return Some(Miss::FieldUnit(n, have));
             }
             if let Some(min) = bound.min
                 && have.value < min
             {
-                let min = Quantity { value: min, unit: bound.unit };
-                return Err(RequirementMiss::FieldBelow { key: bound.key.clone(), have, min });
+                return Some(Miss::FieldBelow(n, have, min));
             }
             if let Some(max) = bound.max
                 && have.value > max
             {
-                let max = Quantity { value: max, unit: bound.unit };
-                return Err(RequirementMiss::FieldAbove { key: bound.key.clone(), have, max });
+                return Some(Miss::FieldAbove(n, have, max));
             }
         }
-        Ok(())
+        None
     }
 
     /// The check in words, for the build pack and people ("laptop or mini_pc, good or better, capacity at least
@@ -450,6 +509,7 @@ mod tests {
         measure(&mut i, "output_current", 3000.0, "mA", 1);
         setup(&mut i);
         let got = psu_requirement().check(&i).map_err(|m| m.to_string());
+        assert_eq!(psu_requirement().fits(&i), got.is_ok(), "fits and check agree");
         assert_eq!(got, want.map_err(str::to_owned));
     }
 

@@ -250,6 +250,7 @@ mod tests {
             max_output_tokens: 100,
             max_tool_calls: None,
             include_search_results: false,
+            household: None,
         }
     }
 

@@ -89,6 +89,7 @@ fn proposal_request(input: Vec<InputItem>) -> ModelRequest {
         max_output_tokens: 16000,
         max_tool_calls: None,
         include_search_results: false,
+        household: None,
     }
 }
 
@@ -168,6 +169,7 @@ async fn an_image_goes_beside_its_text_and_empty_fields_are_left_out() {
         max_output_tokens: 8000,
         max_tool_calls: Some(3),
         include_search_results: false,
+        household: None,
     };
     api(config(&server)).respond(&request).await.unwrap();
 
@@ -303,6 +305,7 @@ fn price_request(location: Option<ApproximateLocation>) -> ModelRequest {
         max_output_tokens: 16000,
         max_tool_calls: Some(4),
         include_search_results: true,
+        household: None,
     }
 }
 

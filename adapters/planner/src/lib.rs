@@ -1,37 +1,45 @@
 //! The local planner: a [`ModelPort`] with no network and no cost.
 //!
-//! It plays the model's part in the proposal loop exactly as the Model API would, so the loop in
-//! `trove-application` runs unchanged against it:
+//! It plays the model's part in the proposal loop, so the loop in `trove-application` runs unchanged against it
+//! and its steps, tool calls and spend entries are those a model would cause:
 //!
 //! 1. with no tool output in the input yet, it calls `list_inventory` and `template_catalog`;
-//! 2. with both outputs, it reads them back, loads each listed template's machine checks, assigns buildable items
-//!    to requirements (never one item to two proposals) and calls `item_details` for every chosen item;
-//! 3. with the details, it drops items whose faults a requirement disqualifies, re-picks from the remaining
-//!    candidates (asking for their details once more if it must), and answers a `message` whose text is the
-//!    ProposalSet JSON.
+//! 2. with both answered, it allocates the household's spare items to the templates' requirements by the
+//!    domain's rule ([`allocation::allocate`]: never one item to two proposals) and calls `item_details` for
+//!    every chosen item;
+//! 3. with the details, it allocates again, now seeing the faults of the items it asked about (a requirement may
+//!    disqualify them), asks for the details of newly chosen items once more if it must, and answers a
+//!    `message` whose text is the ProposalSet JSON.
 //!
-//! It decides only from what the input holds, so it keeps no state between calls and is deterministic. It cannot
-//! search the web, read images or transcribe audio: those calls fail with [`ModelError::NotConfigured`] naming
-//! `MODEL_API_KEY`, the setting that enables the real Model API.
+//! What it plans from is domain data read through the ports, for the household the request names
+//! ([`ModelRequest::household`]): the templates from the [`TemplateRepo`], the items from the [`InventoryRepo`]
+//! (read again only when the inventory's stamp changed). It never reads the tools' text back. Like a model, it
+//! knows an item's faults only once it asked for its details, so it asks exactly what the seed's loop would. From
+//! the input it reads only the owner's wish, its own earlier calls and which of them were answered, so it keeps
+//! no state between calls and is deterministic. It cannot search the web, read images or transcribe audio: those
+//! calls fail with [`ModelError::NotConfigured`] naming `MODEL_API_KEY`, the setting that enables the real Model
+//! API.
 
-mod assignment;
+mod proposal;
 mod transcript;
 
 use async_trait::async_trait;
+use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::Arc;
-use trove_application::RepoError;
-use trove_application::contracts::proposal;
-use trove_application::ports::TemplateRepo;
+use trove_application::contracts::proposal as contract;
 use trove_application::ports::model::{
     Capabilities, ModelError, ModelPort, ModelRequest, ModelResponse, OutputItem, OutputView, RawJson, Transcript,
 };
+use trove_application::ports::{InventoryRepo, TemplateRepo};
 use trove_application::propose::MAX_STEPS;
-use trove_application::tools::{ITEM_DETAILS, LIST_INVENTORY, TEMPLATE_CATALOG, parse_catalog, parse_inventory};
-use trove_domain::TemplateId;
+use trove_application::stamped::StampedCache;
+use trove_application::tools::{ITEM_DETAILS, LIST_INVENTORY, TEMPLATE_CATALOG};
+use trove_domain::allocation::{self, Stock};
+use trove_domain::item::Item;
 use trove_domain::project::ProposalSet;
 use trove_domain::spend::{CallKind, Usage};
-use trove_domain::template::Template;
+use trove_domain::{HouseholdId, ItemId};
 
 use crate::transcript::Transcript as Steps;
 
@@ -41,12 +49,16 @@ pub const MODEL_NAME: &str = "local-planner";
 /// The setting that enables what the local planner cannot do.
 pub const ENABLING_SETTING: &str = "MODEL_API_KEY";
 
-/// The local planner. Holds only the template store, to read the machine checks of the templates
-/// `template_catalog` showed it (the catalogue's text gives keys and labels, not the checks).
+/// The local planner: reads the household's templates and items through the ports.
 #[derive(Clone)]
 pub struct LocalPlanner {
-    /// Where the machine checks of the listed templates are read from.
+    /// Where the items are read from.
+    items: Arc<dyn InventoryRepo>,
+    /// Where the templates, with the machine checks the catalogue's text does not show, are read from.
     templates: Arc<dyn TemplateRepo>,
+    /// Each household's buildable items, read again only when the inventory's stamp changed: reading every item
+    /// is most of a proposal's cost, a run plans at two or three steps, and owners ask again and again.
+    spare: Arc<StampedCache<Vec<Item>>>,
 }
 
 impl fmt::Debug for LocalPlanner {
@@ -56,29 +68,29 @@ impl fmt::Debug for LocalPlanner {
 }
 
 impl LocalPlanner {
-    /// A planner reading the machine checks of templates from `templates`.
-    pub fn new(templates: Arc<dyn TemplateRepo>) -> Self {
-        Self { templates }
+    /// A planner reading the household's items from `items` and its templates from `templates`.
+    pub fn new(items: Arc<dyn InventoryRepo>, templates: Arc<dyn TemplateRepo>) -> Self {
+        Self { items, templates, spare: Arc::default() }
     }
 
-    /// Loads the machine checks of the templates the catalogue output listed, in the order listed. A template
-    /// that no longer exists is skipped.
-    async fn load_templates(&self, ids: impl Iterator<Item = i64>) -> Result<Vec<Template>, ModelError> {
-        let mut out = Vec::new();
-        for id in ids {
-            match self.templates.get_any(TemplateId(id)).await {
-                Ok(t) => out.push(t),
-                Err(RepoError::NotFound) => tracing::debug!(template = id, "listed template is gone; skipped"),
-                Err(e) => {
-                    return Err(ModelError::Failed {
-                        message: format!("the local planner could not read template {id}: {e}"),
-                        usage: Usage::default(),
-                    });
-                }
-            }
-        }
-        Ok(out)
+    /// The household's buildable items ([`Item::buildable`]), in id order.
+    async fn spare_items(&self, household: HouseholdId) -> Result<Arc<Vec<Item>>, ModelError> {
+        let items = self.items.clone();
+        self.spare
+            .get(self.items.as_ref(), household, || async move {
+                let mut present = items.all_present(household).await?;
+                present.retain(Item::is_buildable);
+                present.shrink_to_fit();
+                Ok(present)
+            })
+            .await
+            .map_err(|e| failed(format!("the local planner could not read the inventory: {e}")))
     }
+}
+
+/// A failure of the planner's own reads: nothing was billed.
+fn failed(message: String) -> ModelError {
+    ModelError::Failed { message, usage: Usage::default() }
 }
 
 /// What a call of `kind` is, in words, for the error of a backend that cannot make it.
@@ -132,7 +144,7 @@ fn response(output: Vec<OutputItem>) -> ModelResponse {
 }
 
 fn answer(step: u32, set: &ProposalSet) -> Result<ModelResponse, ModelError> {
-    Ok(response(vec![message(step, proposal::write(set))]))
+    Ok(response(vec![message(step, contract::write(set))]))
 }
 
 #[async_trait]
@@ -157,21 +169,29 @@ impl ModelPort for LocalPlanner {
                 function_call(step, 2, TEMPLATE_CATALOG, "{}".to_owned()),
             ]));
         }
-
-        let lines = steps.output_of(LIST_INVENTORY).map(parse_inventory).unwrap_or_default();
-        let catalog = steps.output_of(TEMPLATE_CATALOG).map(parse_catalog).unwrap_or_default();
-        if lines.is_empty() || catalog.is_empty() {
+        let Some(household) = request.household else {
+            return Err(failed("the local planner plans for a household, and the request names none".to_owned()));
+        };
+        let templates = self
+            .templates
+            .list(household)
+            .await
+            .map_err(|e| failed(format!("the local planner could not read templates: {e}")))?;
+        let spare = self.spare_items(household).await?;
+        if spare.is_empty() || templates.is_empty() {
             return answer(step, &ProposalSet { proposals: Vec::new() });
         }
-        let templates = self.load_templates(catalog.iter().map(|c| c.id)).await?;
-        let details = steps.details();
-        // The loop's last step must call no tool, so the planner answers with what it knows by then.
+        let detailed = steps.detailed();
+        // The loop's last step must call no tool, so the planner answers with the items it has seen in full.
         let last = step >= MAX_STEPS;
-        let items = assignment::candidates(&lines, &details, last);
+        let unseen = as_listed(&spare, &detailed, last);
+        let stock = Stock::new(
+            spare.iter().filter(|i| detailed.contains(&i.id) || (!last && i.faults.is_empty())).chain(&unseen),
+        );
         let relevance: Vec<u32> = templates.iter().map(|t| steps.wish().map_or(0, |wish| t.relevance(wish))).collect();
-        let chosen = assignment::assign(&templates, &items, &relevance);
+        let chosen = allocation::allocate(&templates, &stock, &relevance);
 
-        let undetailed = assignment::undetailed(&chosen, &items, &details);
+        let undetailed = proposal::undetailed(&chosen, &detailed);
         if !undetailed.is_empty() && !last {
             let calls = undetailed
                 .iter()
@@ -180,7 +200,7 @@ impl ModelPort for LocalPlanner {
                 .collect();
             return Ok(response(calls));
         }
-        let set = assignment::proposal_set(&templates, &items, &chosen, &relevance);
+        let set = proposal::proposal_set(&templates, &chosen, &relevance);
         tracing::debug!(step, proposals = set.proposals.len(), "local planner answers");
         answer(step, &set)
     }
@@ -188,6 +208,20 @@ impl ModelPort for LocalPlanner {
     async fn transcribe(&self, _wav: &[u8]) -> Result<Transcript, ModelError> {
         Err(not_configured(CallKind::Transcribe))
     }
+}
+
+/// The items the planner has not asked the details of, as `list_inventory` shows them: their faults are not
+/// known yet. Only those with faults are copied (the others are planned on as they are); none on the last step,
+/// which plans only on items seen in full.
+fn as_listed(spare: &[Item], detailed: &BTreeSet<ItemId>, last: bool) -> Vec<Item> {
+    if last {
+        return Vec::new();
+    }
+    spare
+        .iter()
+        .filter(|i| !i.faults.is_empty() && !detailed.contains(&i.id))
+        .map(|i| Item { faults: Vec::new(), ..i.clone() })
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,17 +1,22 @@
-//! The planner driven the way the proposal loop drives a model: the built-in catalogue and the demo inventory,
-//! formatted by the loop's own tool outputs, answered step by step until a message comes back.
+//! The planner driven the way the proposal loop drives a model: the built-in catalogue and the demo inventory in
+//! mocked stores, the loop's own tool outputs answered step by step until a message comes back.
 
 use super::*;
 use chrono::{TimeZone, Utc};
 use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+use trove_application::RepoError;
+use trove_application::ports::InventoryStamp;
+use trove_application::ports::inventory::MockInventoryRepo;
 use trove_application::ports::model::InputItem;
 use trove_application::ports::templates::MockTemplateRepo;
 use trove_application::tools::{catalog_output, details_output, error_output, inventory_output};
-use trove_domain::ItemId;
 use trove_domain::item::{
     Condition, Fault, Intent, Item, ItemLine, ItemName, ItemType, Measurement, MeasurementSource, NewItem, Severity,
 };
 use trove_domain::project::decide;
+use trove_domain::template::Template;
+use trove_domain::{ItemId, TemplateId};
 use trove_domain::{catalogue, demo};
 
 fn at() -> trove_domain::Timestamp {
@@ -35,12 +40,31 @@ fn item(id: i64, name: &str, item_type: &str, condition: Condition, fields: &[(&
     new.stored(ItemId(id), at())
 }
 
-/// A planner over a mocked template store holding `templates`.
-fn planner(templates: &[Template]) -> LocalPlanner {
-    let by_id: HashMap<TemplateId, Template> = templates.iter().map(|t| (t.id, t.clone())).collect();
+/// The household every request is made for.
+const HOUSEHOLD: HouseholdId = HouseholdId(1);
+
+/// A planner over mocked stores holding `templates` and `items`.
+fn planner(templates: &[Template], items: &[Item]) -> LocalPlanner {
+    planner_over(templates, Arc::new(Mutex::new(items.to_vec())))
+}
+
+/// A planner over a mocked template store holding `templates` and a mocked inventory holding what `items` holds
+/// when it is read (the stamp, a count and a sum of versions, changes with it).
+fn planner_over(templates: &[Template], items: Arc<Mutex<Vec<Item>>>) -> LocalPlanner {
+    let listed = templates.to_vec();
     let mut repo = MockTemplateRepo::new();
-    repo.expect_get_any().returning(move |id| by_id.get(&id).cloned().ok_or(RepoError::NotFound));
-    LocalPlanner::new(Arc::new(repo))
+    repo.expect_list().withf(|h| *h == HOUSEHOLD).returning(move |_| Ok(listed.clone()));
+    let mut inventory = MockInventoryRepo::new();
+    let held = items.clone();
+    inventory.expect_stamp().withf(|h| *h == HOUSEHOLD).returning(move |_| {
+        let items = held.lock().unwrap();
+        Ok(InventoryStamp { items: items.len() as u64, versions: items.iter().map(|i| i.version).sum() })
+    });
+    inventory
+        .expect_all_present()
+        .withf(|h| *h == HOUSEHOLD)
+        .returning(move |_| Ok(items.lock().unwrap().iter().filter(|i| i.gone.is_none()).cloned().collect()));
+    LocalPlanner::new(Arc::new(inventory), Arc::new(repo))
 }
 
 fn request(kind: CallKind, input: Vec<InputItem>) -> ModelRequest {
@@ -53,6 +77,7 @@ fn request(kind: CallKind, input: Vec<InputItem>) -> ModelRequest {
         max_output_tokens: 16_000,
         max_tool_calls: None,
         include_search_results: false,
+        household: Some(HOUSEHOLD),
     }
 }
 
@@ -120,7 +145,7 @@ where
 async fn the_demo_inventory_gives_several_sound_projects() {
     let templates = builtin_templates();
     let items = demo_items();
-    let run = run(&planner(&templates), &items, &templates).await;
+    let run = run(&planner(&templates, &items), &items, &templates).await;
 
     assert_eq!(
         run.calls[0],
@@ -150,7 +175,7 @@ async fn the_demo_inventory_gives_several_sound_projects() {
 async fn a_wish_puts_what_fits_it_first() {
     let templates = builtin_templates();
     let items = demo_items();
-    let p = planner(&templates);
+    let p = planner(&templates, &items);
     let label = |set: &ProposalSet, n: usize| {
         templates.iter().find(|t| t.id.0 == set.proposals[n].template_id).unwrap().label.clone()
     };
@@ -178,13 +203,13 @@ async fn a_wish_puts_what_fits_it_first() {
 async fn it_is_deterministic() {
     let templates = builtin_templates();
     let items = demo_items();
-    let p = planner(&templates);
+    let p = planner(&templates, &items);
     assert_eq!(run(&p, &items, &templates).await.text, run(&p, &items, &templates).await.text);
 }
 
 #[tokio::test]
 async fn step_one_calls_the_two_listing_tools_like_the_provider() {
-    let response = planner(&[]).respond(&request(CallKind::Propose, vec![])).await.unwrap();
+    let response = planner(&[], &[]).respond(&request(CallKind::Propose, vec![])).await.unwrap();
     assert_eq!(response.output.len(), 2);
     for (output, name) in response.output.iter().zip([LIST_INVENTORY, TEMPLATE_CATALOG]) {
         let raw: serde_json::Value = serde_json::from_str(&output.raw.0).unwrap();
@@ -205,7 +230,7 @@ async fn step_one_calls_the_two_listing_tools_like_the_provider() {
 
 #[tokio::test]
 async fn only_proposing_is_served() {
-    let p = planner(&[]);
+    let p = planner(&[], &[]);
     for kind in CallKind::ALL.into_iter().filter(|k| *k != CallKind::Propose) {
         let err = p.respond(&request(kind, vec![])).await.unwrap_err();
         let ModelError::NotConfigured { setting, .. } = &err else { panic!("{kind}: {err:?}") };
@@ -223,7 +248,7 @@ async fn only_proposing_is_served() {
 #[tokio::test]
 async fn an_empty_inventory_gives_an_empty_set() {
     let templates = builtin_templates();
-    let run = run(&planner(&templates), &[], &templates).await;
+    let run = run(&planner(&templates, &[]), &[], &templates).await;
     assert_eq!(run.calls.len(), 1, "answers right after listing");
     assert_eq!(parse(&run.text), ProposalSet { proposals: vec![] });
 }
@@ -232,7 +257,7 @@ async fn an_empty_inventory_gives_an_empty_set() {
 async fn nothing_that_fits_gives_an_empty_set() {
     let templates = builtin_templates();
     let items = [item(1, "Garden hose 20 m", "hose", Condition::Good, &[])];
-    let run = run(&planner(&templates), &items, &templates).await;
+    let run = run(&planner(&templates, &items), &items, &templates).await;
     assert_eq!(parse(&run.text), ProposalSet { proposals: vec![] });
 }
 
@@ -256,7 +281,7 @@ async fn an_item_with_a_blocking_fault_is_not_chosen() {
             &[("output_voltage", 5.0, "V"), ("output_current", 2.0, "A")],
         ),
     ];
-    let run = run(&planner(&templates), &items, &templates).await;
+    let run = run(&planner(&templates, &items), &items, &templates).await;
     assert_eq!(run.calls.len(), 3, "{:?}", run.calls);
     assert!(run.calls[1].contains(&(ITEM_DETAILS.to_owned(), r#"{"item_id":1}"#.to_owned())));
     assert_eq!(run.calls[2], vec![(ITEM_DETAILS.to_owned(), r#"{"item_id":2}"#.to_owned())]);
@@ -286,7 +311,7 @@ async fn a_dead_only_candidate_leaves_its_requirement_missing() {
             &[("output_voltage", 5.0, "V"), ("output_current", 2.0, "A")],
         ),
     ];
-    let run = run(&planner(&templates), &items, &templates).await;
+    let run = run(&planner(&templates, &items), &items, &templates).await;
     let set = parse(&run.text);
     let decision = decide(&set, &by_id(&templates, |t| t.id), &by_id(&items, |i| i.id));
     assert!(decision.dropped.is_empty(), "{:?}", decision.dropped);
@@ -302,7 +327,8 @@ async fn details_showing_an_item_unusable_drop_it() {
         builtin_templates().into_iter().filter(|t| t.label.starts_with("Spare-drive")).collect();
     let drive = item(1, "WD Blue 1TB", "hard_drive", Condition::Good, &[("capacity", 1.0, "TB")]);
     let dock = item(2, "ORICO enclosure", "drive_enclosure", Condition::New, &[]);
-    let p = planner(&templates);
+    let store = Arc::new(Mutex::new(vec![drive.clone(), dock.clone()]));
+    let p = planner_over(&templates, store.clone());
     // The listing is taken while the drive is kept; by the time its details are read, it is for sale.
     let mut input = vec![];
     let first = p.respond(&request(CallKind::Propose, input.clone())).await.unwrap();
@@ -315,6 +341,8 @@ async fn details_showing_an_item_unusable_drop_it() {
     input.extend(second.output.iter().map(|o| InputItem::Replay(o.raw.clone())));
     let mut sold = drive.clone();
     sold.intent = Intent::Sell;
+    sold.version += 1;
+    store.lock().unwrap()[0] = sold.clone();
     for (call_id, _, arguments) in second.function_calls() {
         let output = if arguments.contains("\"item_id\":1") { details_output(&sold) } else { details_output(&dock) };
         input.push(InputItem::FunctionCallOutput { call_id: call_id.to_owned(), output });
@@ -324,8 +352,8 @@ async fn details_showing_an_item_unusable_drop_it() {
     assert!(set.proposals.iter().all(|p| p.allocations.iter().all(|a| a.item_id != 1)), "{set:?}");
 
     let mut failing = MockTemplateRepo::new();
-    failing.expect_get_any().returning(|_| Err(RepoError::Unexpected(anyhow_error())));
-    let p = LocalPlanner::new(Arc::new(failing));
+    failing.expect_list().returning(|_| Err(RepoError::Unexpected(anyhow_error())));
+    let p = LocalPlanner::new(Arc::new(MockInventoryRepo::new()), Arc::new(failing));
     let mut input = vec![];
     let first = p.respond(&request(CallKind::Propose, input.clone())).await.unwrap();
     input.extend(first.output.iter().map(|o| InputItem::Replay(o.raw.clone())));
@@ -335,6 +363,85 @@ async fn details_showing_an_item_unusable_drop_it() {
     }
     let err = p.respond(&request(CallKind::Propose, input)).await.unwrap_err();
     assert!(err.to_string().contains("could not read template"), "{err}");
+}
+
+/// The planner plans from the stores, never from the tools' text: answering every call with nonsense changes
+/// nothing, not the calls it makes nor its answer.
+#[tokio::test]
+async fn what_the_tools_said_is_not_read() {
+    let templates = builtin_templates();
+    let items = demo_items();
+    let p = planner(&templates, &items);
+    let honest = run(&p, &items, &templates).await;
+    let mut input = vec![InputItem::UserText("Propose projects I can build from my inventory.".into())];
+    let mut calls = Vec::new();
+    let text = loop {
+        let response = p.respond(&request(CallKind::Propose, input.clone())).await.unwrap();
+        let step: Vec<(String, String, String)> =
+            response.function_calls().map(|(c, n, a)| (c.to_owned(), n.to_owned(), a.to_owned())).collect();
+        if step.is_empty() {
+            break response.final_text().unwrap().to_owned();
+        }
+        assert!(calls.len() < 4, "{calls:?}");
+        input.extend(response.output.iter().map(|o| InputItem::Replay(o.raw.clone())));
+        for (call_id, _, _) in &step {
+            input.push(InputItem::FunctionCallOutput { call_id: call_id.clone(), output: "|||\n#?".into() });
+        }
+        calls.push(step.into_iter().map(|(_, n, a)| (n, a)).collect::<Vec<_>>());
+    };
+    assert_eq!(calls, honest.calls);
+    assert_eq!(text, honest.text);
+}
+
+/// A run reads the inventory once (then only its stamp), the household the request names, and nothing of a
+/// request that names none.
+#[tokio::test]
+async fn the_inventory_is_read_once_for_the_household_of_the_request() {
+    let templates = builtin_templates();
+    let items = demo_items();
+    let mut repo = MockTemplateRepo::new();
+    let listed = templates.clone();
+    repo.expect_list().withf(|h| *h == HOUSEHOLD).returning(move |_| Ok(listed.clone()));
+    let mut inventory = MockInventoryRepo::new();
+    inventory.expect_stamp().withf(|h| *h == HOUSEHOLD).returning(|_| Ok(InventoryStamp { items: 45, versions: 45 }));
+    let present = items.clone();
+    inventory.expect_all_present().withf(|h| *h == HOUSEHOLD).times(1).returning(move |_| Ok(present.clone()));
+    let p = LocalPlanner::new(Arc::new(inventory), Arc::new(repo));
+    let first = run(&p, &items, &templates).await;
+    assert_eq!(run(&p, &items, &templates).await.text, first.text);
+
+    let mut input = vec![];
+    let step_one = p.respond(&request(CallKind::Propose, input.clone())).await.unwrap();
+    input.extend(step_one.output.iter().map(|o| InputItem::Replay(o.raw.clone())));
+    for (call_id, _, _) in step_one.function_calls() {
+        input.push(InputItem::FunctionCallOutput { call_id: call_id.to_owned(), output: "x".into() });
+    }
+    let mut nameless = request(CallKind::Propose, input);
+    nameless.household = None;
+    let err = p.respond(&nameless).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the model failed: the local planner plans for a household, and the request names none"
+    );
+}
+
+/// A failing inventory is a clear error, billed nothing.
+#[tokio::test]
+async fn a_failing_inventory_is_a_clear_error() {
+    let mut repo = MockTemplateRepo::new();
+    repo.expect_list().returning(|_| Ok(builtin_templates()));
+    let mut inventory = MockInventoryRepo::new();
+    inventory.expect_stamp().returning(|_| Err(RepoError::Unexpected(anyhow_error())));
+    let p = LocalPlanner::new(Arc::new(inventory), Arc::new(repo));
+    let mut input = vec![];
+    let first = p.respond(&request(CallKind::Propose, input.clone())).await.unwrap();
+    input.extend(first.output.iter().map(|o| InputItem::Replay(o.raw.clone())));
+    for (call_id, _, _) in first.function_calls() {
+        input.push(InputItem::FunctionCallOutput { call_id: call_id.to_owned(), output: "x".into() });
+    }
+    let err = p.respond(&request(CallKind::Propose, input)).await.unwrap_err();
+    assert!(err.to_string().contains("could not read the inventory"), "{err}");
+    assert_eq!(err.usage(), Some(Usage::default()));
 }
 
 fn anyhow_error() -> anyhow::Error {

@@ -1,52 +1,18 @@
-//! Reading the loop's input back: which calls the planner made in earlier steps (replayed verbatim) and what the
-//! tools answered (matched by `call_id`).
+//! What the planner reads of the loop's input: which calls it made in earlier steps (its own output items,
+//! replayed verbatim), which of them were answered (by `call_id`; what the tools answered is not read: the
+//! planner reads the household's data through the ports), and the owner's wish.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeSet, HashSet};
 use trove_application::ports::model::InputItem;
-use trove_application::tools::{ITEM_DETAILS, parse_details_faults};
-use trove_domain::item::Fault;
+use trove_application::tools::ITEM_DETAILS;
+use trove_domain::ItemId;
 
 /// One function call replayed from an earlier step.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Call {
-    pub call_id: String,
-    pub name: String,
-    pub arguments: String,
-}
-
-/// What `item_details` said about an item.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Detail {
-    /// The item exists and is still buildable; these are its faults.
-    Faults(Vec<Fault>),
-    /// The tool answered an error, or the item is no longer buildable (gone, meant for sale, reserved).
-    Unusable,
-}
-
-impl Detail {
-    /// Reads an `item_details` output: the item line (id|name|item_type|condition|intent|availability|...), an
-    /// optional `gone: yes`, then `faults: ...`.
-    fn read(output: &str) -> Self {
-        if output.trim_start().starts_with('{') {
-            return Detail::Unusable;
-        }
-        let Some(line) = output.lines().nth(1) else { return Detail::Unusable };
-        let cols: Vec<&str> = line.split('|').collect();
-        let buildable = cols.get(4).map(|c| c.trim()) == Some("keep")
-            && cols.get(5).map(|c| c.trim()) == Some("available")
-            && !output.lines().any(|l| l.trim() == "gone: yes");
-        if !buildable {
-            return Detail::Unusable;
-        }
-        let faults = parse_details_faults(output)
-            .into_iter()
-            .map(|(severity, text)| {
-                // A fault whose text does not survive validation still counts: its severity is what matters.
-                Fault::new(&text, severity).unwrap_or_else(|_| Fault { text: "unnamed fault".to_owned(), severity })
-            })
-            .collect();
-        Detail::Faults(faults)
-    }
+struct Call {
+    call_id: String,
+    name: String,
+    arguments: String,
 }
 
 /// The earlier steps of the loop, as the input of this step holds them.
@@ -54,8 +20,8 @@ impl Detail {
 pub(crate) struct Transcript {
     /// The function calls of earlier steps, in order.
     calls: Vec<Call>,
-    /// The tool outputs, by `call_id`.
-    outputs: HashMap<String, String>,
+    /// The `call_id`s the loop answered.
+    answered: HashSet<String>,
     /// The owner's wish, when the run has one.
     wish: Option<String>,
 }
@@ -73,8 +39,8 @@ impl Transcript {
                     let text = |key: &str| value[key].as_str().unwrap_or_default().to_owned();
                     t.calls.push(Call { call_id: text("call_id"), name: text("name"), arguments: text("arguments") });
                 }
-                InputItem::FunctionCallOutput { call_id, output } => {
-                    t.outputs.insert(call_id.clone(), output.clone());
+                InputItem::FunctionCallOutput { call_id, .. } => {
+                    t.answered.insert(call_id.clone());
                 }
                 InputItem::UserText(text) => {
                     if t.wish.is_none() {
@@ -96,7 +62,7 @@ impl Transcript {
     /// step number the planner wrote into its call ids (`call_{step}_{n}`); should those be unreadable, a step
     /// with `item_details` calls behind it counts as the third.
     pub fn step(&self) -> u32 {
-        if self.outputs.is_empty() {
+        if self.answered.is_empty() {
             return 1;
         }
         let written = self
@@ -111,26 +77,14 @@ impl Transcript {
         }
     }
 
-    /// The output of the latest call of the tool `name` that was answered.
-    pub fn output_of(&self, name: &str) -> Option<&str> {
+    /// The items whose `item_details` call was answered: the planner has seen their faults.
+    pub fn detailed(&self) -> BTreeSet<ItemId> {
         self.calls
             .iter()
-            .rev()
-            .filter(|c| c.name == name)
-            .find_map(|c| self.outputs.get(&c.call_id))
-            .map(String::as_str)
-    }
-
-    /// What every answered `item_details` call said, by item id.
-    pub fn details(&self) -> BTreeMap<i64, Detail> {
-        let mut out = BTreeMap::new();
-        for call in self.calls.iter().filter(|c| c.name == ITEM_DETAILS) {
-            let Some(output) = self.outputs.get(&call.call_id) else { continue };
-            let Ok(args) = serde_json::from_str::<serde_json::Value>(&call.arguments) else { continue };
-            let Some(id) = args["item_id"].as_i64() else { continue };
-            out.insert(id, Detail::read(output));
-        }
-        out
+            .filter(|c| c.name == ITEM_DETAILS && self.answered.contains(&c.call_id))
+            .filter_map(|c| serde_json::from_str::<serde_json::Value>(&c.arguments).ok()?["item_id"].as_i64())
+            .map(ItemId)
+            .collect()
     }
 }
 
@@ -138,7 +92,6 @@ impl Transcript {
 mod tests {
     use super::*;
     use trove_application::ports::model::RawJson;
-    use trove_domain::item::Severity;
 
     fn call(call_id: &str, name: &str, arguments: &str) -> InputItem {
         let raw = serde_json::json!({"type": "function_call", "id": "fc", "call_id": call_id, "name": name,
@@ -168,25 +121,26 @@ mod tests {
 
     #[test]
     fn details_are_matched_by_call_id() {
-        let ok = "id|name|item_type|condition|intent|availability|profile|fields\n\
-                  7|Pi|single_board_computer|good|keep|available||\nfaults: blocking: dead; minor: scuffed\n\
-                  tests: none\naccessories: none\ncomponents: none";
-        let sold = "id|name|item_type|condition|intent|availability|profile|fields\n\
-                    8|Pi|single_board_computer|good|sell|available||\nfaults: none";
         let t = Transcript::read(&[
             call("c7", "item_details", r#"{"item_id":7}"#),
             call("c8", "item_details", r#"{"item_id":8}"#),
             call("c9", "item_details", r#"{"item_id":9}"#),
             call("c10", "item_details", r#"{"item_id":10}"#),
-            output("c8", sold),
-            output("c7", ok),
+            call("c11", "list_inventory", "{}"),
+            output("c8", "whatever the tool said"),
+            output("c7", "x"),
             output("c9", r#"{"error":"no such item"}"#),
+            output("c11", "x"),
         ]);
-        let d = t.details();
-        let Detail::Faults(faults) = &d[&7] else { panic!("{d:?}") };
-        assert_eq!(faults.iter().map(|f| f.severity).collect::<Vec<_>>(), vec![Severity::Blocking, Severity::Minor]);
-        assert_eq!(d[&8], Detail::Unusable);
-        assert_eq!(d[&9], Detail::Unusable);
-        assert!(!d.contains_key(&10), "an unanswered call tells nothing");
+        let d = t.detailed();
+        assert_eq!(d, [ItemId(7), ItemId(8), ItemId(9)].into_iter().collect());
+        assert!(!d.contains(&ItemId(10)), "an unanswered call tells nothing");
+    }
+
+    #[test]
+    fn the_wish_is_read_from_the_first_message() {
+        let first = format!("{}a weather station", trove_application::propose::WISH_PREFIX);
+        assert_eq!(Transcript::read(&[InputItem::UserText(first)]).wish(), Some("a weather station"));
+        assert_eq!(Transcript::read(&[InputItem::UserText("Propose projects.".into())]).wish(), None);
     }
 }

@@ -39,6 +39,7 @@ fn request(kind: CallKind) -> ModelRequest {
         max_output_tokens: 16_000,
         max_tool_calls: None,
         include_search_results: false,
+        household: None,
     }
 }
 

@@ -5,6 +5,7 @@
 //! loop, as the provider requires) and as a typed view the use cases read.
 
 use async_trait::async_trait;
+use trove_domain::HouseholdId;
 use trove_domain::spend::{CallKind, Usage};
 
 /// The verbatim JSON text of one output item, as the provider sent it.
@@ -98,6 +99,10 @@ pub struct ModelRequest {
     pub max_tool_calls: Option<u32>,
     /// Ask for the pages each web search returned (`web_search_call.results`).
     pub include_search_results: bool,
+    /// The household whose data the call is about, when a backend may read it itself: the local planner plans
+    /// from the household's store through the ports (the proposal loop sets it). The Model API never sends it;
+    /// `None` for calls that carry everything in their input.
+    pub household: Option<HouseholdId>,
 }
 
 /// A page a web search returned.

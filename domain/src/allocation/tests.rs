@@ -1,0 +1,208 @@
+//! The allocation rule, table by table: each case is templates, items, the wish's fit and the allocations
+//! expected, as (template id, [(requirement, item id)]).
+
+use super::*;
+use crate::ids::TemplateId;
+use crate::item::{
+    Availability, Condition, Fault, Intent, ItemName, ItemType, Measurement, MeasurementSource, NewItem, Severity,
+};
+use crate::template::{FieldBound, NewTemplate, requirement};
+
+type Want<'w> = &'w [(i64, &'w [(&'w str, i64)])];
+
+fn item(id: i64, item_type: &str, condition: Condition) -> Item {
+    let name = ItemName::new(&format!("item {id}")).unwrap();
+    NewItem::new(name, ItemType::new(item_type).unwrap(), String::new(), condition, Intent::Keep)
+        .stored(ItemId(id), crate::Timestamp::default())
+}
+
+fn with(mut item: Item, change: impl FnOnce(&mut Item)) -> Item {
+    change(&mut item);
+    item
+}
+
+fn measured(item: Item, key: &str, value: f64, unit: &str) -> Item {
+    with(item, |i| {
+        let at = i.created_at;
+        i.measurements.push(Measurement::new(key, value, unit, at, MeasurementSource::Manual).unwrap());
+    })
+}
+
+/// A template of the given requirements, as (key, item type, optional).
+fn template(id: i64, reqs: &[(&str, &str, bool)]) -> Template {
+    let reqs = reqs.iter().map(|(k, ty, opt)| requirement(k, k, &[ty], None, *opt, vec![]).unwrap()).collect();
+    NewTemplate::new(&format!("template {id}"), "a goal.", "an hour", &[], reqs).unwrap().with_id(TemplateId(id))
+}
+
+fn check(templates: &[Template], items: &[Item], wished: &[u32], want: Want<'_>) {
+    let got: Vec<(i64, Vec<(String, i64)>)> = allocate(templates, &Stock::new(items), wished)
+        .iter()
+        .map(|a| {
+            let template = &templates[a.template];
+            let filled = template
+                .requirements
+                .iter()
+                .zip(&a.filled)
+                .filter_map(|(r, i)| Some((r.key.to_string(), i.as_ref()?.id.0)))
+                .collect();
+            (template.id.0, filled)
+        })
+        .collect();
+    let want: Vec<(i64, Vec<(String, i64)>)> =
+        want.iter().map(|(t, f)| (*t, f.iter().map(|(k, i)| ((*k).to_owned(), *i)).collect())).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn the_wished_template_gets_the_item_it_competes_for() {
+    // Both templates want the one board; without a wish template 1 (the lower id) takes it.
+    let templates = [
+        template(1, &[("board", "single_board_computer", false)]),
+        template(2, &[("board", "single_board_computer", false)]),
+    ];
+    let items = [item(10, "single_board_computer", Condition::Good)];
+    check(&templates, &items, &[], &[(1, &[("board", 10)])]);
+    check(&templates, &items, &[0, 0], &[(1, &[("board", 10)])]);
+    check(&templates, &items, &[0, 3], &[(2, &[("board", 10)])]);
+}
+
+#[test]
+fn a_wished_template_that_cannot_be_complete_comes_first_with_what_there_is() {
+    let templates = [
+        template(1, &[("a", "gamepad", false)]),
+        template(2, &[("a", "gamepad", false)]),
+        template(3, &[("b", "monitor", false), ("c", "sensor", false), ("d", "cable", false)]),
+    ];
+    let items =
+        [item(1, "gamepad", Condition::Good), item(2, "gamepad", Condition::Good), item(3, "monitor", Condition::Good)];
+    // Two complete ones: without a wish, the third (a third covered) is left out.
+    // The second template added moves the first one's pad to the other (augmenting paths try the best first).
+    check(&templates, &items, &[], &[(1, &[("a", 2)]), (2, &[("a", 1)])]);
+    check(&templates, &items, &[0, 1, 3], &[(3, &[("b", 3)]), (2, &[("a", 2)]), (1, &[("a", 1)])]);
+}
+
+#[test]
+fn a_shared_item_goes_where_it_spoils_nothing() {
+    // Template 1 could take either board; template 2 only the first. Both stay complete, template 2 first.
+    let t1 = template(1, &[("board", "single_board_computer", false)]);
+    let mut t2 = template(2, &[("board", "single_board_computer", false)]);
+    t2.requirements[0].min_condition = Some(Condition::Good);
+    let items =
+        [item(10, "single_board_computer", Condition::Good), item(11, "single_board_computer", Condition::Poor)];
+    check(&[t1, t2], &items, &[], &[(2, &[("board", 10)]), (1, &[("board", 11)])]);
+}
+
+#[test]
+fn within_a_template_items_are_moved_to_cover_everything() {
+    // "a" prefers the like-new pad, which "b" also accepts and is the only item "b" accepts.
+    let mut t = template(1, &[("a", "gamepad", false), ("b", "gamepad", false)]);
+    t.requirements[1].min_condition = Some(Condition::LikeNew);
+    let items = [item(1, "gamepad", Condition::LikeNew), item(2, "gamepad", Condition::Fair)];
+    check(&[t], &items, &[], &[(1, &[("a", 2), ("b", 1)])]);
+}
+
+#[test]
+fn partial_templates_only_when_few_are_complete() {
+    let t1 = template(1, &[("a", "gamepad", false), ("b", "monitor", false)]);
+    let t2 = template(2, &[("a", "gamepad", false), ("b", "tv", false), ("c", "cable", false)]);
+    let items = [item(1, "gamepad", Condition::Good), item(2, "gamepad", Condition::Good)];
+    // Template 1 has half its requirements covered; template 2 only a third.
+    check(&[t1.clone(), t2.clone()], &items, &[], &[(1, &[("a", 1)])]);
+    // Two complete templates leave no room for partial ones.
+    let t3 = template(3, &[("a", "gamepad", false)]);
+    let t4 = template(4, &[("a", "gamepad", false)]);
+    check(&[t1, t2, t3, t4], &items, &[], &[(3, &[("a", 2)]), (4, &[("a", 1)])]);
+}
+
+#[test]
+fn optional_requirements_take_what_is_left() {
+    let t = template(1, &[("a", "gamepad", false), ("b", "gamepad", true)]);
+    check(
+        std::slice::from_ref(&t),
+        &[item(1, "gamepad", Condition::Good), item(2, "gamepad", Condition::New)],
+        &[],
+        &[(1, &[("a", 2), ("b", 1)])],
+    );
+    check(&[t], &[item(1, "gamepad", Condition::Good)], &[], &[(1, &[("a", 1)])]);
+}
+
+#[test]
+fn candidates_are_ranked_by_condition_then_faults_then_fit_then_id() {
+    let mut t = template(1, &[("drive", "hard_drive", false)]);
+    t.requirements[0].fields = vec![FieldBound::new("capacity", Some(500.0), None, "GB").unwrap()];
+    let drive = |id, condition, capacity: f64| measured(item(id, "hard_drive", condition), "capacity", capacity, "GB");
+    let scuffed = |i: Item| with(i, |i| i.faults.push(Fault::new("scuffed", Severity::Minor).unwrap()));
+    let cases: [(&[Item], i64); 5] = [
+        // The closer fit breaks a condition tie: the smallest drive that is big enough.
+        (&[drive(1, Condition::Good, 4000.0), drive(2, Condition::Good, 1000.0), drive(3, Condition::Good, 320.0)], 2),
+        // Condition first.
+        (&[drive(1, Condition::LikeNew, 4000.0), drive(2, Condition::Good, 1000.0)], 1),
+        // Then known faults, even minor ones.
+        (&[scuffed(drive(1, Condition::Good, 1000.0)), drive(2, Condition::Good, 4000.0)], 2),
+        // Then the lower id.
+        (&[drive(5, Condition::Good, 1000.0), drive(4, Condition::Good, 1000.0)], 4),
+        // A drive too small never fits, however good.
+        (&[drive(1, Condition::New, 320.0), drive(2, Condition::Poor, 600.0)], 2),
+    ];
+    for (items, want) in cases {
+        check(std::slice::from_ref(&t), items, &[], &[(1, &[("drive", want)])]);
+    }
+}
+
+#[test]
+fn only_spare_items_that_pass_the_check_are_used() {
+    let t = template(1, &[("board", "single_board_computer", false), ("card", "sd_card", true)]);
+    let board = |id| item(id, "single_board_computer", Condition::Good);
+    let cases: [(Item, Option<i64>); 6] = [
+        (board(1), Some(1)),
+        (with(board(1), |i| i.intent = Intent::Sell), None),
+        (with(board(1), |i| i.availability = Availability::Lent), None),
+        (with(board(1), |i| i.faults.push(Fault::new("does not boot", Severity::Blocking).unwrap())), None),
+        (with(board(1), |i| i.faults.push(Fault::new("no wifi", Severity::Major).unwrap())), None),
+        (with(board(1), |i| i.faults.push(Fault::new("scratched", Severity::Minor).unwrap())), Some(1)),
+    ];
+    for (board, want) in cases {
+        let items = [board, item(2, "sd_card", Condition::Good)];
+        match want {
+            Some(id) => check(std::slice::from_ref(&t), &items, &[], &[(1, &[("board", id), ("card", 2)])]),
+            // The only requirement filled would be optional: nothing is allocated.
+            None => check(std::slice::from_ref(&t), &items, &[], &[]),
+        }
+    }
+}
+
+#[test]
+fn each_item_is_used_once() {
+    let t = template(1, &[("a", "gamepad", false), ("b", "gamepad", false)]);
+    // One pad listed twice is still one pad: the template is half covered.
+    let pad = item(1, "gamepad", Condition::Good);
+    check(std::slice::from_ref(&t), &[pad.clone(), pad], &[], &[(1, &[("a", 1)])]);
+    // A requirement accepting one type twice sees each item once.
+    let mut twice = template(2, &[("a", "gamepad", false)]);
+    twice.requirements[0].item_types.push(ItemType::new("gamepad").unwrap());
+    let candidates = Stock::new(&[item(1, "gamepad", Condition::Good)]).candidates(&twice.requirements[0]);
+    assert_eq!(candidates, vec![0]);
+}
+
+#[test]
+fn nothing_spare_or_nothing_fitting_allocates_nothing() {
+    let t = template(1, &[("board", "single_board_computer", false)]);
+    check(std::slice::from_ref(&t), &[], &[], &[]);
+    check(&[t], &[item(1, "hose", Condition::Good)], &[], &[]);
+    check(&[], &[item(1, "hose", Condition::Good)], &[], &[]);
+}
+
+#[test]
+fn the_stock_keeps_the_buildable_items_in_id_order() {
+    let items = [
+        item(3, "gamepad", Condition::Good),
+        with(item(2, "gamepad", Condition::Good), |i| i.intent = Intent::Give),
+        item(1, "monitor", Condition::Good),
+        item(3, "monitor", Condition::Good),
+    ];
+    let stock = Stock::new(&items);
+    let kept: Vec<(i64, &str)> = stock.items().iter().map(|i| (i.id.0, i.item_type.as_str())).collect();
+    assert_eq!(kept, vec![(1, "monitor"), (3, "gamepad")]);
+    assert_eq!((stock.len(), stock.is_empty()), (2, false));
+    assert!(Stock::new(&[]).is_empty());
+}
