@@ -13,6 +13,7 @@ pub mod matching;
 pub mod measure;
 pub mod money;
 pub mod pack;
+pub mod place;
 pub mod pricing;
 pub mod project;
 pub mod reading;
@@ -21,7 +22,7 @@ pub mod template;
 pub mod text;
 pub mod units;
 
-pub use ids::{HouseholdId, ItemId, ProjectId, TemplateId};
+pub use ids::{HouseholdId, ItemId, PlaceId, ProjectId, TemplateId};
 
 /// A point in time. The domain never reads the clock: callers pass it in.
 pub type Timestamp = chrono::DateTime<chrono::Utc>;
