@@ -1,0 +1,84 @@
+//! What is recorded on an item over time: measurements, faults, tests done, and its leaving.
+
+use super::values::{
+    FieldKey, GoneReason, ItemError, MeasurementSource, Severity, TestResult, optional_text, short_text,
+};
+use crate::Timestamp;
+use crate::units::{self, Quantity, Unit};
+use serde::{Deserialize, Serialize};
+
+/// An item that left the inventory: history, never used again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Gone {
+    pub reason: GoneReason,
+    pub at: Timestamp,
+    pub note: Option<String>,
+}
+
+/// One reading of a field.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measurement {
+    pub key: FieldKey,
+    pub value: f64,
+    pub unit: Unit,
+    pub at: Timestamp,
+    pub source: MeasurementSource,
+}
+
+impl Measurement {
+    /// Builds a measurement from a value in any unit spelling; the value is normalised to the canonical unit.
+    ///
+    /// # Errors
+    /// [`ItemError::BadFieldKey`] for a bad key, [`ItemError::BadMeasurement`] for an unknown unit or a value that
+    /// is not finite.
+    pub fn new(key: &str, value: f64, unit: &str, at: Timestamp, source: MeasurementSource) -> Result<Self, ItemError> {
+        let key = FieldKey::new(key)?;
+        let q = units::normalise(value, unit)
+            .map_err(|e| ItemError::BadMeasurement { key: key.to_string(), reason: e.to_string() })?;
+        Ok(Self { key, value: q.value, unit: q.unit, at, source })
+    }
+
+    pub fn quantity(&self) -> Quantity {
+        Quantity { value: self.value, unit: self.unit }
+    }
+}
+
+/// Something wrong with an item.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fault {
+    pub text: String,
+    pub severity: Severity,
+}
+
+impl Fault {
+    /// # Errors
+    /// [`ItemError::EmptyText`] or [`ItemError::TextTooLong`] for the fault's text.
+    pub fn new(text: &str, severity: Severity) -> Result<Self, ItemError> {
+        Ok(Self { text: short_text(text, "fault text")?, severity })
+    }
+}
+
+/// A test that was run on an item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestDone {
+    pub name: String,
+    pub result: TestResult,
+    /// The reading the test gave, if it gives one ("3350 mAh").
+    pub value: Option<Quantity>,
+    pub at: Timestamp,
+    pub note: Option<String>,
+}
+
+impl TestDone {
+    /// # Errors
+    /// [`ItemError::EmptyText`] or [`ItemError::TextTooLong`] for the name or the note.
+    pub fn new(
+        name: &str,
+        result: TestResult,
+        value: Option<Quantity>,
+        at: Timestamp,
+        note: Option<&str>,
+    ) -> Result<Self, ItemError> {
+        Ok(Self { name: short_text(name, "test name")?, result, value, at, note: optional_text(note, "test note")? })
+    }
+}

@@ -1,0 +1,396 @@
+//! The values an item is made of: its name, type and field keys, the words for its condition, intent and
+//! availability (and for its records), and the checks for its texts.
+
+use crate::text::{clip, is_snake_case};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Longest item name kept, in characters.
+pub const NAME_MAX: usize = 200;
+/// Longest profile kept, in characters.
+pub const PROFILE_MAX: usize = 1000;
+/// Longest short text (fault, accessory, note, location), in characters.
+pub const SHORT_TEXT_MAX: usize = 300;
+
+/// Why an item's value was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ItemError {
+    #[error("name must not be empty")]
+    EmptyName,
+    #[error("name is longer than {NAME_MAX} characters")]
+    NameTooLong,
+    #[error("item_type {0:?} must be lower_snake_case (e.g. power_supply)")]
+    BadItemType(String),
+    #[error("profile is longer than {PROFILE_MAX} characters")]
+    ProfileTooLong,
+    #[error("field key {0:?} must be lower_snake_case (e.g. capacity)")]
+    BadFieldKey(String),
+    #[error("{0} must not be empty")]
+    EmptyText(&'static str),
+    #[error("{0} is longer than {SHORT_TEXT_MAX} characters")]
+    TextTooLong(&'static str),
+    #[error("field {key}: {reason}")]
+    BadMeasurement { key: String, reason: String },
+    #[error("an item cannot be a component of itself")]
+    SelfComponent,
+}
+
+/// What the owner calls an item: non-empty, at most [`NAME_MAX`] characters, trimmed.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct ItemName(String);
+
+impl ItemName {
+    /// # Errors
+    /// [`ItemError::EmptyName`] when nothing is left after trimming, [`ItemError::NameTooLong`] past the limit.
+    pub fn new(raw: &str) -> Result<Self, ItemError> {
+        let t = raw.trim();
+        if t.is_empty() {
+            return Err(ItemError::EmptyName);
+        }
+        if t.chars().count() > NAME_MAX {
+            return Err(ItemError::NameTooLong);
+        }
+        Ok(Self(t.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for ItemName {
+    type Error = ItemError;
+    fn try_from(s: String) -> Result<Self, ItemError> {
+        Self::new(&s)
+    }
+}
+
+impl From<ItemName> for String {
+    fn from(n: ItemName) -> String {
+        n.0
+    }
+}
+
+impl fmt::Display for ItemName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A lower_snake_case kind from an open vocabulary (`power_supply`, `lithium_cell`, `laptop`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct ItemType(String);
+
+impl ItemType {
+    /// # Errors
+    /// [`ItemError::BadItemType`] unless `raw` (trimmed) is lower_snake_case of at most 64 characters.
+    pub fn new(raw: &str) -> Result<Self, ItemError> {
+        let t = raw.trim();
+        if is_snake_case(t) && t.len() <= 64 {
+            Ok(Self(t.to_owned()))
+        } else {
+            Err(ItemError::BadItemType(raw.to_owned()))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for ItemType {
+    type Error = ItemError;
+    fn try_from(s: String) -> Result<Self, ItemError> {
+        Self::new(&s)
+    }
+}
+
+impl From<ItemType> for String {
+    fn from(t: ItemType) -> String {
+        t.0
+    }
+}
+
+impl fmt::Display for ItemType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The key of a measured field (`capacity`, `output_voltage`): lower_snake_case.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct FieldKey(String);
+
+impl FieldKey {
+    /// # Errors
+    /// [`ItemError::BadFieldKey`] unless `raw` (trimmed) is lower_snake_case of at most 64 characters.
+    pub fn new(raw: &str) -> Result<Self, ItemError> {
+        let t = raw.trim();
+        if is_snake_case(t) && t.len() <= 64 {
+            Ok(Self(t.to_owned()))
+        } else {
+            Err(ItemError::BadFieldKey(raw.to_owned()))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for FieldKey {
+    type Error = ItemError;
+    fn try_from(s: String) -> Result<Self, ItemError> {
+        Self::new(&s)
+    }
+}
+
+impl From<FieldKey> for String {
+    fn from(k: FieldKey) -> String {
+        k.0
+    }
+}
+
+impl fmt::Display for FieldKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+macro_rules! word_enum {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident = $word:literal),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum $name { $($(#[$vdoc])* $variant),+ }
+
+        impl $name {
+            /// Every value, in order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The word used in JSON, the database and text.
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $word),+ }
+            }
+
+            /// Reads the word back; `None` for anything else.
+            pub fn parse(word: &str) -> Option<Self> {
+                match word { $($word => Some($name::$variant),)+ _ => None }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+word_enum!(
+    /// How good an item is, best first. The order matters: `Condition::Good < Condition::Fair` is false, because
+    /// `is_at_least` compares rank, not declaration order.
+    Condition {
+        New = "new",
+        LikeNew = "like_new",
+        Good = "good",
+        Fair = "fair",
+        Poor = "poor",
+        ForParts = "for_parts",
+    }
+);
+
+impl Condition {
+    /// 0 for `new`, 5 for `for_parts`.
+    pub fn rank(self) -> u8 {
+        self as u8
+    }
+
+    /// True when `self` is as good as `min` or better.
+    ///
+    /// ```
+    /// use trove_domain::item::Condition;
+    /// assert!(Condition::LikeNew.is_at_least(Condition::Good));
+    /// assert!(!Condition::Poor.is_at_least(Condition::Good));
+    /// ```
+    pub fn is_at_least(self, min: Condition) -> bool {
+        self.rank() <= min.rank()
+    }
+
+    /// Words for people: "like new", "for parts".
+    pub fn human(self) -> &'static str {
+        match self {
+            Condition::New => "new",
+            Condition::LikeNew => "like new",
+            Condition::Good => "good",
+            Condition::Fair => "fair",
+            Condition::Poor => "poor",
+            Condition::ForParts => "for parts or not working",
+        }
+    }
+}
+
+word_enum!(
+    /// What the owner means to do with an item.
+    Intent {
+        /// May be used in builds.
+        Keep = "keep",
+        Sell = "sell",
+        Give = "give",
+    }
+);
+
+word_enum!(
+    /// Whether an item is free to use right now.
+    Availability {
+        Available = "available",
+        /// Allocated to an accepted project.
+        Reserved = "reserved",
+        /// Built into a finished project.
+        InUse = "in_use",
+        Lent = "lent",
+    }
+);
+
+word_enum!(
+    /// Why an item left the inventory.
+    GoneReason {
+        Sold = "sold",
+        Given = "given",
+        Recycled = "recycled",
+        Lost = "lost",
+        Other = "other",
+    }
+);
+
+word_enum!(
+    /// How bad a fault is.
+    Severity {
+        /// Cosmetic or easily worked around.
+        Minor = "minor",
+        /// Limits what the item can do.
+        Major = "major",
+        /// The item does not do its job.
+        Blocking = "blocking",
+    }
+);
+
+word_enum!(
+    /// Where a measurement came from.
+    MeasurementSource {
+        Label = "label",
+        Listing = "listing",
+        Voice = "voice",
+        Photo = "photo",
+        Test = "test",
+        Manual = "manual",
+    }
+);
+
+word_enum!(
+    /// The outcome of a test.
+    TestResult {
+        Pass = "pass",
+        Fail = "fail",
+    }
+);
+
+/// Trims a required short text and checks its length.
+///
+/// # Errors
+/// [`ItemError::EmptyText`] when empty after trimming, [`ItemError::TextTooLong`] past [`SHORT_TEXT_MAX`].
+pub fn short_text(raw: &str, what: &'static str) -> Result<String, ItemError> {
+    let t = raw.trim();
+    if t.is_empty() {
+        return Err(ItemError::EmptyText(what));
+    }
+    if t.chars().count() > SHORT_TEXT_MAX {
+        return Err(ItemError::TextTooLong(what));
+    }
+    Ok(t.to_owned())
+}
+
+/// Like [`short_text`], but `None` or a blank text is `None`.
+///
+/// # Errors
+/// [`ItemError::TextTooLong`] past [`SHORT_TEXT_MAX`].
+pub fn optional_text(raw: Option<&str>, what: &'static str) -> Result<Option<String>, ItemError> {
+    match raw.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(t) => short_text(t, what).map(Some),
+    }
+}
+
+/// Checks a profile: trimmed, at most [`PROFILE_MAX`] characters (may be empty).
+///
+/// # Errors
+/// [`ItemError::ProfileTooLong`].
+pub fn profile(raw: &str) -> Result<String, ItemError> {
+    let t = raw.trim();
+    if t.chars().count() > PROFILE_MAX {
+        return Err(ItemError::ProfileTooLong);
+    }
+    Ok(t.to_owned())
+}
+
+/// Checks a list of accessories: each a short text; duplicates (ignoring case) are kept once.
+///
+/// # Errors
+/// [`ItemError::EmptyText`] or [`ItemError::TextTooLong`] for one of them.
+pub fn accessories(raw: &[String]) -> Result<Vec<String>, ItemError> {
+    let mut out: Vec<String> = Vec::with_capacity(raw.len());
+    for a in raw {
+        let a = short_text(a, "accessory")?;
+        if !out.iter().any(|b| b.eq_ignore_ascii_case(&a)) {
+            out.push(a);
+        }
+    }
+    Ok(out)
+}
+
+/// Checks a location: blank is none.
+///
+/// # Errors
+/// [`ItemError::TextTooLong`].
+pub fn location(raw: Option<&str>) -> Result<Option<String>, ItemError> {
+    optional_text(raw, "location")
+}
+
+/// Keeps a note to a sensible length; blank is none.
+pub fn note(raw: Option<&str>) -> Option<String> {
+    raw.map(|n| clip(n, 1000)).filter(|n| !n.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn condition_order() {
+        assert!(Condition::New.is_at_least(Condition::ForParts));
+        assert!(Condition::Good.is_at_least(Condition::Good));
+        assert!(!Condition::Fair.is_at_least(Condition::Good));
+        assert!(!Condition::ForParts.is_at_least(Condition::Poor));
+        let ranks: Vec<u8> = Condition::ALL.iter().map(|c| c.rank()).collect();
+        assert_eq!(ranks, vec![0, 1, 2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn names_and_types_are_validated() {
+        assert_eq!(ItemName::new("  Pi 4 ").unwrap().as_str(), "Pi 4");
+        assert_eq!(ItemName::new("   "), Err(ItemError::EmptyName));
+        assert_eq!(ItemName::new(&"x".repeat(201)), Err(ItemError::NameTooLong));
+        assert!(ItemType::new("power_supply").is_ok());
+        assert!(matches!(ItemType::new("Power Supply"), Err(ItemError::BadItemType(_))));
+    }
+
+    #[test]
+    fn accessories_dedupe_ignoring_case() {
+        let got = accessories(&["USB-C cable".into(), "usb-c cable".into(), " box ".into()]).unwrap();
+        assert_eq!(got, vec!["USB-C cable".to_owned(), "box".to_owned()]);
+        assert!(accessories(&[" ".into()]).is_err());
+    }
+}
