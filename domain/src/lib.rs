@@ -4,6 +4,7 @@
 //! Everything here is pure: no I/O, no async, no clock (time is passed in) and nothing that can fail for a
 //! reason outside its inputs. The model proposes; the functions in this crate decide.
 
+pub mod bulk;
 pub mod catalogue;
 pub mod demo;
 pub mod ids;

@@ -113,6 +113,7 @@ impl ItemsApi {
                 .transpose()
                 .map_err(ApiError::from)?,
             q: q.0.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()),
+            place: None,
             include_gone: include_gone.0,
             limit: limit as u32,
             offset: offset as u64,

@@ -276,6 +276,7 @@ impl PatchItem {
             condition: self.condition.map(Into::into),
             intent: self.intent.map(Into::into),
             availability: self.availability.map(Into::into),
+            place_id: None,
             location: match self.location {
                 MaybeUndefined::Undefined => None,
                 MaybeUndefined::Null => Some(None),

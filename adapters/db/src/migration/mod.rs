@@ -4,6 +4,7 @@ use sea_orm_migration::prelude::*;
 
 mod m0001_initial;
 mod m0002_idempotency_reservations;
+mod m0003_places;
 
 /// Every migration, in order.
 #[derive(Debug)]
@@ -12,6 +13,10 @@ pub(crate) struct Migrator;
 #[async_trait::async_trait]
 impl MigratorTrait for Migrator {
     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
-        vec![Box::new(m0001_initial::Migration), Box::new(m0002_idempotency_reservations::Migration)]
+        vec![
+            Box::new(m0001_initial::Migration),
+            Box::new(m0002_idempotency_reservations::Migration),
+            Box::new(m0003_places::Migration),
+        ]
     }
 }
