@@ -93,7 +93,7 @@ mod tests {
         let move_to = |p| BulkSet { place_id: Some(Some(PlaceId(p))), ..BulkSet::default() };
         let sell = BulkSet { intent: Some(Intent::Sell), ..BulkSet::default() };
         check(&[free.clone(), held.clone()], move_to(7), Ok(()));
-        check(&[free.clone()], sell, Ok(()));
+        check(std::slice::from_ref(&free), sell, Ok(()));
         check(&[free.clone(), held.clone()], sell, Err("item 2 is reserved by project 4; drop the project first"));
         check(&[free.clone(), gone.clone()], move_to(7), Err("item 3 is gone; it is history and cannot change"));
         check(

@@ -137,7 +137,7 @@ fn list_condition(household: HouseholdId, query: &ItemQuery) -> sea_orm::Conditi
                  SELECT id FROM within)"
             ))
         } else {
-            items::Column::PlaceId.eq(p).into()
+            items::Column::PlaceId.eq(p)
         });
     }
     for word in query.q.as_deref().unwrap_or("").split_whitespace() {
