@@ -65,6 +65,7 @@ pub enum Object {
     Item,
     Project,
     Template,
+    Place,
 }
 
 impl std::fmt::Display for Object {
@@ -73,6 +74,7 @@ impl std::fmt::Display for Object {
             Object::Item => "item",
             Object::Project => "project",
             Object::Template => "template",
+            Object::Place => "place",
         })
     }
 }
@@ -95,6 +97,13 @@ pub enum Refusal {
     /// A listing draft or share text for an item meant for something else, or gone.
     #[error(transparent)]
     Listing(#[from] ListingError),
+    /// A change of the tree of places: a move that would make a cycle, under a missing place, or a name a
+    /// sibling already has.
+    #[error(transparent)]
+    Place(#[from] trove_domain::place::PlaceRefused),
+    /// A bulk change one of its items' rules refuses (the item and the reason).
+    #[error(transparent)]
+    Bulk(#[from] trove_domain::bulk::BulkRefused),
     /// A component that is not an item of the household.
     #[error("component {0} is not an item of this household")]
     ForeignComponent(ItemId),

@@ -1,20 +1,25 @@
-//! The inventory's use cases: create, read, list, change, measure, record faults and tests, mark gone.
+//! The inventory's use cases: create, read, list, change (one item or many at once), measure, record faults
+//! and tests, mark gone.
 
 use crate::error::{Object, Refusal, named};
-use crate::ports::{Clock, InventoryRepo, ItemPage, ItemQuery};
+use crate::places::resolve;
+use crate::ports::{Clock, InventoryRepo, ItemPage, ItemQuery, PlaceRepo};
 use crate::{Error, RepoError};
 use std::sync::Arc;
+use trove_domain::bulk::{self, BULK_MAX, BulkSet};
 use trove_domain::item::{
     self, ChangeRefused, Fault, Gone, GoneReason, Item, ItemChanges, Measurement, NewItem, TestDone,
 };
-use trove_domain::{HouseholdId, ItemId};
+use trove_domain::place::PlaceRefused;
+use trove_domain::{HouseholdId, ItemId, PlaceId};
 
 /// Largest page of a listing.
 pub const LIMIT_MAX: u32 = 500;
 /// How often a change is retried when another writer changed the item in between.
 const RETRIES: usize = 3;
 
-/// The fields a PATCH may change: the domain's [`ItemChanges`], whose rules decide what is allowed.
+/// The fields a PATCH may change: the domain's [`ItemChanges`], whose rules decide what is allowed. Its
+/// `location` text is found or created as a path of places and becomes its `place_id`.
 pub type ItemPatch = ItemChanges;
 
 /// A change the item's rules refused.
@@ -26,6 +31,8 @@ fn refused(e: ChangeRefused) -> Error {
 #[derive(Clone)]
 pub struct Inventory {
     items: Arc<dyn InventoryRepo>,
+    /// Where items are put: a `place_id` is checked and a `location` text found or created here.
+    places: Arc<dyn PlaceRepo>,
     clock: Arc<dyn Clock>,
 }
 
@@ -40,8 +47,40 @@ fn no_item(id: ItemId) -> impl Fn(RepoError) -> Error {
 }
 
 impl Inventory {
-    pub fn new(items: Arc<dyn InventoryRepo>, clock: Arc<dyn Clock>) -> Self {
-        Self { items, clock }
+    pub fn new(items: Arc<dyn InventoryRepo>, places: Arc<dyn PlaceRepo>, clock: Arc<dyn Clock>) -> Self {
+        Self { items, places, clock }
+    }
+
+    /// Checks that `id` is a place of the household.
+    async fn check_place(&self, household: HouseholdId, id: PlaceId) -> Result<(), Error> {
+        match self.places.get(household, id).await {
+            Ok(_) => Ok(()),
+            Err(RepoError::NotFound) => Err(Refusal::Place(PlaceRefused::NoSuchParent(id)).into()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Where a created or changed item goes: a `place_id` (checked), or the place a `location` text names
+    /// (found or created), never both. `None`: no word of it; `Some(None)`: out of any place.
+    async fn placement(
+        &self,
+        household: HouseholdId,
+        place_id: Option<Option<PlaceId>>,
+        location: Option<Option<&str>>,
+    ) -> Result<Option<Option<PlaceId>>, Error> {
+        match (place_id, location) {
+            (Some(_), Some(_)) => Err(Error::Invalid("give place_id or location, not both".into())),
+            (Some(Some(id)), None) => {
+                self.check_place(household, id).await?;
+                Ok(Some(Some(id)))
+            }
+            (Some(None), None) | (None, Some(None)) => Ok(Some(None)),
+            (None, Some(Some(text))) => {
+                let path = resolve(self.places.as_ref(), household, text, self.clock.now()).await?;
+                Ok(Some(path.map(|p| p.id())))
+            }
+            (None, None) => Ok(None),
+        }
     }
 
     /// Checks that every component is an item of the household (the rule that an item is not its own component
@@ -54,16 +93,22 @@ impl Inventory {
         Ok(())
     }
 
-    /// Stores a new item.
+    /// Stores a new item, in the place `place_id` names or the one its `location` text names ("Garage / Shelf
+    /// B2", found or created).
     ///
     /// # Errors
-    /// [`Refusal::ForeignComponent`] when a component is not an item of the household, [`Refusal::Change`] when
-    /// the availability is one only a project sets; nothing is written then.
+    /// [`Error::Refused`] when a component is not an item of the household, the availability is one only a
+    /// project sets, or `place_id` is not a place of the household; [`Error::Invalid`] for both a `place_id`
+    /// and a `location`, or a `location` part that is not a place name. Nothing is written then.
     pub async fn create(&self, household: HouseholdId, mut item: NewItem) -> Result<Item, Error> {
         item.components.sort_unstable();
         item.components.dedup();
         self.check_components(household, &item.components).await?;
         item::check_manual_availability(item.availability).map_err(refused)?;
+        let location = item.location.take();
+        if let Some(place) = self.placement(household, item.place_id.map(Some), location.as_deref().map(Some)).await? {
+            item.place_id = place;
+        }
         Ok(self.items.insert(household, item, self.clock.now()).await?)
     }
 
@@ -75,13 +120,17 @@ impl Inventory {
         self.items.get(household, id).await.map_err(no_item(id))
     }
 
-    /// A page of items.
+    /// A page of items, with the paths of the places they are in.
     ///
     /// # Errors
-    /// [`Error::Invalid`] for a limit outside 1..=500.
+    /// [`Error::Invalid`] for a limit outside 1..=500; [`Error::NotFound`] when the query's place is not a
+    /// place of the household.
     pub async fn list(&self, household: HouseholdId, query: &ItemQuery) -> Result<ItemPage, Error> {
         if query.limit == 0 || query.limit > LIMIT_MAX {
             return Err(Error::Invalid(format!("limit must be between 1 and {LIMIT_MAX}")));
+        }
+        if let Some(filter) = query.place {
+            self.places.get(household, filter.place).await.map_err(crate::places::no_place(filter.place))?;
         }
         Ok(self.items.list(household, query).await?)
     }
@@ -107,20 +156,72 @@ impl Inventory {
         }
     }
 
-    /// Changes the fields given.
+    /// Changes the fields given; a `location` text moves the item to the place it names (found or created).
     ///
     /// # Errors
-    /// [`Error::NotFound`]; [`Refusal::ForeignComponent`] for a component that is not an item of the household;
-    /// [`Refusal::Change`] for an availability other than available/lent, the item as its own component, a
-    /// change that would take a reserved or in-use item away from its project, or one that touches a gone item.
-    pub async fn patch(&self, household: HouseholdId, id: ItemId, patch: ItemPatch) -> Result<Item, Error> {
+    /// [`Error::NotFound`]; [`Error::Refused`] for an availability other than available/lent, a component that
+    /// is not an item of the household (or the item itself), or a `place_id` that is not a place of the
+    /// household; [`Error::Invalid`] for both a `place_id` and a `location`, or a `location` part that is not a
+    /// place name; [`Error::Refused`] when the change would take a reserved or in-use item away from its
+    /// project, or touches a gone item.
+    pub async fn patch(&self, household: HouseholdId, id: ItemId, mut patch: ItemPatch) -> Result<Item, Error> {
         if let Some(a) = patch.availability {
             item::check_manual_availability(a).map_err(refused)?;
         }
         if let Some(components) = &patch.components {
             self.check_components(household, components).await?;
         }
+        let location = patch.location.take();
+        let location = location.as_ref().map(|l| l.as_deref());
+        if let Some(place) = self.placement(household, patch.place_id, location).await? {
+            patch.place_id = Some(place);
+        }
         self.modify(household, id, |item| item.apply(&patch).map_err(refused)).await
+    }
+
+    /// Applies one set of changes (a place, an intent, a condition) to many items at once: all or nothing, in
+    /// one transaction, each item checked by the same rules as a single change. Answers how many items were
+    /// changed.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for no ids, more than [`BULK_MAX`], or a set that changes nothing;
+    /// [`Error::NotFound`] naming an item that is not in the household; [`Error::Refused`] for a `place_id` that
+    /// is not a place of the household, or naming the first item the rules refuse and why (a gone item, one
+    /// held by a project). Nothing is written then.
+    pub async fn bulk_update(&self, household: HouseholdId, ids: &[ItemId], set: BulkSet) -> Result<u64, Error> {
+        let mut ids = ids.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        if ids.is_empty() {
+            return Err(Error::Invalid("ids must name at least one item".into()));
+        }
+        if ids.len() > BULK_MAX {
+            return Err(Error::Invalid(format!("ids must name at most {BULK_MAX} items, not {}", ids.len())));
+        }
+        if set.is_empty() {
+            return Err(Error::Invalid("set must change at least one of place_id, intent, condition".into()));
+        }
+        if let Some(Some(place)) = set.place_id {
+            self.check_place(household, place).await?;
+        }
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let found = self.items.get_many(household, &ids).await?;
+            if let Some(missing) = ids.iter().find(|id| !found.iter().any(|i| i.id == **id)) {
+                return Err(Error::NotFound { what: Object::Item, id: missing.0 });
+            }
+            let mut changed = bulk::apply_all(&found, &set).map_err(Refusal::from)?;
+            let now = self.clock.now();
+            for item in &mut changed {
+                item.updated_at = now;
+            }
+            match self.items.update_many(household, &changed).await {
+                Err(RepoError::Stale(_)) if attempt < RETRIES => continue,
+                Err(RepoError::Conflict(m)) => return Err(Refusal::StateChanged(m).into()),
+                other => return Ok(other?),
+            }
+        }
     }
 
     /// Records a measurement; the current field of its key becomes this value when it is the latest.
@@ -183,4 +284,165 @@ impl Inventory {
 
 fn refuse_gone(item: &Item) -> Result<(), Error> {
     item.check_changeable().map_err(refused)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ports::clock::MockClock;
+    use crate::ports::inventory::MockInventoryRepo;
+    use crate::ports::places::MockPlaceRepo;
+    use chrono::{TimeZone, Utc};
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use trove_domain::item::{Availability, Condition, Intent, ItemName, ItemType};
+    use trove_domain::place::{Place, PlaceName, PlacePath, PlaceStep};
+    use trove_domain::{ProjectId, Timestamp};
+
+    const H: HouseholdId = HouseholdId(2);
+
+    fn now() -> Timestamp {
+        Utc.with_ymd_and_hms(2026, 4, 1, 12, 0, 0).unwrap()
+    }
+
+    fn item(id: i64) -> Item {
+        let name = ItemName::new(&format!("item {id}")).unwrap();
+        NewItem::new(name, ItemType::new("laptop").unwrap(), String::new(), Condition::Good, Intent::Keep)
+            .stored(ItemId(id), now())
+    }
+
+    /// Places 1..=9 exist; any other id is missing.
+    fn places() -> MockPlaceRepo {
+        let mut places = MockPlaceRepo::new();
+        places.expect_get().returning(|_, id| {
+            if (1..=9).contains(&id.0) {
+                Ok(Place {
+                    id,
+                    name: PlaceName::new(&format!("place {id}")).unwrap(),
+                    parent_id: None,
+                    note: None,
+                    created_at: now(),
+                })
+            } else {
+                Err(RepoError::NotFound)
+            }
+        });
+        places
+    }
+
+    fn inventory(items: MockInventoryRepo, places: MockPlaceRepo) -> Inventory {
+        let mut clock = MockClock::new();
+        clock.expect_now().returning(now);
+        Inventory::new(Arc::new(items), Arc::new(places), Arc::new(clock))
+    }
+
+    /// A store holding `stored`, whose first `stale` bulk writes find a changed version.
+    fn store(stored: Vec<Item>, stale: usize, written: Arc<Mutex<Vec<Item>>>) -> MockInventoryRepo {
+        let mut items = MockInventoryRepo::new();
+        items
+            .expect_get_many()
+            .returning(move |_, ids| Ok(stored.iter().filter(|i| ids.contains(&i.id)).cloned().collect()));
+        let calls = AtomicUsize::new(0);
+        items.expect_update_many().returning(move |_, changed| {
+            if calls.fetch_add(1, Ordering::SeqCst) < stale {
+                return Err(RepoError::Stale(changed[0].id));
+            }
+            written.lock().unwrap().extend_from_slice(changed);
+            Ok(changed.len() as u64)
+        });
+        items
+    }
+
+    #[tokio::test]
+    async fn bulk_changes_every_item_or_none() {
+        let mut held = item(3);
+        held.availability = Availability::Reserved;
+        held.project = Some(ProjectId(8));
+        let stored = vec![item(1), item(2), held];
+        let move_to = |p| BulkSet { place_id: Some(Some(PlaceId(p))), ..BulkSet::default() };
+        let sell = BulkSet { intent: Some(Intent::Sell), ..BulkSet::default() };
+
+        let written = Arc::new(Mutex::new(Vec::new()));
+        let inv = inventory(store(stored.clone(), 1, written.clone()), places());
+        assert_eq!(inv.bulk_update(H, &[ItemId(1), ItemId(3), ItemId(1)], move_to(4)).await.unwrap(), 2);
+        let written = written.lock().unwrap().clone();
+        assert_eq!(
+            written.iter().map(|i| (i.id.0, i.place_id, i.updated_at)).collect::<Vec<_>>(),
+            [(1, Some(PlaceId(4)), now()), (3, Some(PlaceId(4)), now())]
+        );
+
+        let untouched = Arc::new(Mutex::new(Vec::new()));
+        let inv = inventory(store(stored.clone(), 0, untouched.clone()), places());
+        let check = |r: Result<u64, Error>, want: &str| {
+            let e = r.unwrap_err();
+            assert_eq!(e.to_string(), want);
+            e
+        };
+        let e = check(
+            inv.bulk_update(H, &[ItemId(1), ItemId(3)], sell).await,
+            "item 3 is reserved by project 8; drop the project first",
+        );
+        assert!(matches!(e, Error::Refused(_)));
+        let e = check(inv.bulk_update(H, &[ItemId(1), ItemId(77)], sell).await, "no such item 77");
+        assert!(matches!(e, Error::NotFound { .. }));
+        let e = check(inv.bulk_update(H, &[ItemId(1)], move_to(42)).await, "no such place 42");
+        assert!(matches!(e, Error::Refused(_)));
+        let e = check(inv.bulk_update(H, &[], sell).await, "ids must name at least one item");
+        assert!(matches!(e, Error::Invalid(_)));
+        let many: Vec<ItemId> = (1..=1001).map(ItemId).collect();
+        check(inv.bulk_update(H, &many, sell).await, "ids must name at most 1000 items, not 1001");
+        check(
+            inv.bulk_update(H, &[ItemId(1)], BulkSet::default()).await,
+            "set must change at least one of place_id, intent, condition",
+        );
+        assert!(untouched.lock().unwrap().is_empty(), "nothing was written");
+    }
+
+    #[tokio::test]
+    async fn a_location_text_becomes_a_place() {
+        let mut places = places();
+        places
+            .expect_find_or_create()
+            .withf(|_, names, _| names.iter().map(PlaceName::as_str).collect::<Vec<_>>() == ["Garage", "Shelf B2"])
+            .times(1)
+            .returning(|_, _, _| {
+                Ok(PlacePath::new(vec![
+                    PlaceStep { id: PlaceId(1), name: PlaceName::new("Garage").unwrap() },
+                    PlaceStep { id: PlaceId(5), name: PlaceName::new("Shelf B2").unwrap() },
+                ]))
+            });
+        let mut items = MockInventoryRepo::new();
+        items.expect_get_many().returning(|_, _| Ok(Vec::new()));
+        items.expect_get().returning(|_, id| Ok(item(id.0)));
+        items.expect_update().withf(|_, i| i.place_id == Some(PlaceId(5))).times(1).returning(|_, i| Ok(i.clone()));
+        items
+            .expect_insert()
+            .withf(|_, i, _| i.place_id == Some(PlaceId(2)) && i.location.is_none())
+            .times(1)
+            .returning(|_, i, at| Ok(i.stored(ItemId(9), at)));
+        let inv = inventory(items, places);
+
+        let patch = ItemPatch { location: Some(Some("Garage / Shelf B2".into())), ..ItemPatch::default() };
+        inv.patch(H, ItemId(1), patch).await.unwrap();
+
+        let mut new = NewItem::new(
+            ItemName::new("Pi").unwrap(),
+            ItemType::new("sbc").unwrap(),
+            String::new(),
+            Condition::Good,
+            Intent::Keep,
+        );
+        new.place_id = Some(PlaceId(2));
+        inv.create(H, new.clone()).await.unwrap();
+
+        new.location = Some("Garage".into());
+        let e = inv.create(H, new.clone()).await.unwrap_err();
+        assert!(matches!(&e, Error::Invalid(m) if m == "give place_id or location, not both"), "{e:?}");
+        new.location = None;
+        new.place_id = Some(PlaceId(40));
+        let e = inv.create(H, new).await.unwrap_err();
+        assert!(matches!(&e, Error::Refused(_)) && e.to_string() == "no such place 40", "{e:?}");
+        let patch = ItemPatch { location: Some(Some("Garage / \u{1}x".into())), ..ItemPatch::default() };
+        assert!(matches!(inv.patch(H, ItemId(1), patch).await, Err(Error::Invalid(_))));
+    }
 }

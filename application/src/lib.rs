@@ -14,6 +14,7 @@ pub mod intake;
 pub mod items;
 pub mod metered;
 pub mod photo;
+pub mod places;
 pub mod ports;
 pub mod price;
 pub mod projects;

@@ -17,8 +17,8 @@ use trove_application::items::Inventory;
 use trove_application::metered::Metered;
 use trove_application::photo::Photos;
 use trove_application::ports::{
-    Clock, HouseholdRepo, IdempotencyStore, InventoryRepo, ItemSheet, ModelPort, PriceRepo, ProjectRepo, SpendLedger,
-    TemplateRepo,
+    Clock, HouseholdRepo, IdempotencyStore, InventoryRepo, ItemSheet, ModelPort, PlaceRepo, PriceRepo, ProjectRepo,
+    SpendLedger, TemplateRepo,
 };
 use trove_application::price::Selling;
 use trove_application::projects::Projects;
@@ -65,6 +65,7 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
     let households: Arc<dyn HouseholdRepo> = store.clone();
     let idempotency: Arc<dyn IdempotencyStore> = store.clone();
     let prices: Arc<dyn PriceRepo> = store.clone();
+    let places: Arc<dyn PlaceRepo> = store.clone();
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
 
     let catalogue = Catalogue::new(templates.clone());
@@ -79,7 +80,7 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
     let sheet: Arc<dyn ItemSheet> = Arc::new(trove_csv::CsvSheet);
 
     let services = Services {
-        inventory: Inventory::new(items.clone(), clock.clone()),
+        inventory: Inventory::new(items.clone(), places, clock.clone()),
         catalogue,
         projects: Projects::new(projects.clone(), items.clone(), templates.clone(), clock.clone()),
         propose: ProposeProjects::new(metered.clone(), items.clone(), templates, projects, clock.clone()),

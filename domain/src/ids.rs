@@ -34,3 +34,7 @@ id!(
     /// A household: every object belongs to exactly one.
     HouseholdId
 );
+id!(
+    /// A place where things are (a room, a shelf, a box), unique in the store.
+    PlaceId
+);

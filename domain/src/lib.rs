@@ -5,6 +5,7 @@
 //! reason outside its inputs. The model proposes; the functions in this crate decide.
 
 pub mod allocation;
+pub mod bulk;
 pub mod catalogue;
 pub mod demo;
 pub mod ids;
@@ -14,6 +15,7 @@ pub mod matching;
 pub mod measure;
 pub mod money;
 pub mod pack;
+pub mod place;
 pub mod pricing;
 pub mod project;
 pub mod reading;
@@ -22,7 +24,7 @@ pub mod template;
 pub mod text;
 pub mod units;
 
-pub use ids::{HouseholdId, ItemId, ProjectId, TemplateId};
+pub use ids::{HouseholdId, ItemId, PlaceId, ProjectId, TemplateId};
 
 /// A point in time. The domain never reads the clock: callers pass it in.
 pub type Timestamp = chrono::DateTime<chrono::Utc>;

@@ -417,26 +417,7 @@ mod tests {
     }
 
     fn stored(id: i64, new: NewItem) -> Item {
-        Item {
-            id: ItemId(id),
-            name: new.name,
-            item_type: new.item_type,
-            profile: new.profile,
-            condition: new.condition,
-            intent: new.intent,
-            availability: new.availability,
-            project: None,
-            gone: None,
-            measurements: new.measurements,
-            faults: new.faults,
-            tests_done: new.tests_done,
-            accessories: new.accessories,
-            components: new.components,
-            location: new.location,
-            created_at: at(),
-            updated_at: at(),
-            version: 1,
-        }
+        new.stored(ItemId(id), at())
     }
 
     fn sample() -> Vec<Item> {

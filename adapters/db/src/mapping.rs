@@ -1,14 +1,15 @@
 //! Rows to domain values and back. A stored row that no longer maps to the domain (an unknown word, JSON that
 //! does not parse) is an unexpected error naming the row, never silently skipped.
 
-use crate::entity::{items, projects, templates};
+use crate::entity::{items, places, projects, templates};
 use anyhow::{Context as _, anyhow};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use trove_domain::item::{Availability, Condition, Gone, GoneReason, Intent, Item, ItemLine, ItemName, ItemType};
+use trove_domain::place::{Place, PlaceName};
 use trove_domain::project::{Project, ProjectStatus};
 use trove_domain::template::Template;
-use trove_domain::{ItemId, ProjectId, TemplateId};
+use trove_domain::{ItemId, PlaceId, ProjectId, TemplateId};
 
 /// A domain document as JSON text for a text column.
 pub(crate) fn to_json<T: Serialize + ?Sized>(value: &T, what: &str) -> anyhow::Result<String> {
@@ -48,7 +49,9 @@ pub(crate) fn item(m: items::Model) -> anyhow::Result<Item> {
         tests_done: from_json(&m.tests_done, "tests_done", id)?,
         accessories: from_json(&m.accessories, "accessories", id)?,
         components: from_json(&m.components, "components", id)?,
-        location: m.location,
+        place_id: m.place_id.map(PlaceId),
+        // Filled from the place's path by the repository, which reads the paths of many items at once.
+        location: None,
         created_at: m.created_at,
         updated_at: m.updated_at,
         version: m.version,
@@ -106,5 +109,17 @@ pub(crate) fn project(m: projects::Model) -> anyhow::Result<Project> {
         missing: from_json(&m.missing, "missing", id)?,
         created_at: m.created_at,
         updated_at: m.updated_at,
+    })
+}
+
+/// A place row as the domain's place.
+pub(crate) fn place(m: places::Model) -> anyhow::Result<Place> {
+    let id = m.id;
+    Ok(Place {
+        id: PlaceId(id),
+        name: PlaceName::new(&m.name).with_context(|| format!("name of place {id}"))?,
+        parent_id: m.parent_id.map(PlaceId),
+        note: m.note,
+        created_at: m.created_at,
     })
 }

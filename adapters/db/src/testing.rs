@@ -123,3 +123,12 @@ pub async fn discard(url: &str) -> anyhow::Result<()> {
     admin.close().await.context("close the admin connection")?;
     Ok(())
 }
+
+/// Runs only the first `steps` migrations, so a test can fill an older schema and then upgrade it.
+///
+/// # Errors
+/// When a migration fails.
+pub async fn migrate_first(store: &crate::Store, steps: u32) -> anyhow::Result<()> {
+    use sea_orm_migration::MigratorTrait as _;
+    crate::migration::Migrator::up(&store.db, Some(steps)).await.context("run the first migrations")
+}

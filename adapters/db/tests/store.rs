@@ -10,8 +10,8 @@ use trove_application::ports::idempotency::{
     ANSWER_KEPT_FOR, Fingerprint, PENDING_HELD_FOR, Reservation, Reserve, StoredAnswer,
 };
 use trove_application::ports::{
-    HouseholdRepo, IdempotencyStore, InventoryRepo, InventoryStamp, ItemQuery, PriceRepo, ProjectRepo, SpendLedger,
-    TemplateRepo,
+    HouseholdRepo, IdempotencyStore, InventoryRepo, InventoryStamp, ItemQuery, PlaceFilter, PlaceRepo, PriceRepo,
+    ProjectRepo, SpendLedger, TemplateRepo,
 };
 use trove_db::{Store, testing};
 use trove_domain::item::{
@@ -19,11 +19,12 @@ use trove_domain::item::{
     MeasurementSource, NewItem, Severity, TestDone, TestResult,
 };
 use trove_domain::money::{Currency, MicroUsd, Money};
+use trove_domain::place::{NewPlace, PlaceName};
 use trove_domain::pricing::{Comparable, DroppedComparable, Estimate, PriceReport};
 use trove_domain::project::{Allocation, NewProject, Project, ProjectStatus};
 use trove_domain::spend::{CallKind, CallOutcome, SpendEntry};
 use trove_domain::template::{FieldBound, NewTemplate, requirement};
-use trove_domain::{HouseholdId, ItemId, ProjectId, TemplateId, Timestamp};
+use trove_domain::{HouseholdId, ItemId, PlaceId, ProjectId, TemplateId, Timestamp};
 
 /// A migrated store on a fresh database, and that database's URL (for the few cases that reach under the
 /// adapter).
@@ -112,6 +113,10 @@ on_both_backends!(
     import_is_all_or_nothing,
     tokens_are_found_by_hash,
     migrations_race_safely,
+    places_form_a_tree_per_household,
+    items_are_found_within_places,
+    bulk_updates_are_all_or_nothing,
+    old_locations_become_places,
 );
 
 fn day(d: u32) -> Timestamp {
@@ -206,7 +211,9 @@ async fn items_round_trip_every_field(ctx: Ctx) {
     new.import_ref = Some("HB-1".into());
     let stored = InventoryRepo::insert(s, h, new.clone(), day(1)).await.unwrap();
     // Every field as given, not gone, held by no project, version 1, created and updated at the insert.
-    let want = new.clone().stored(stored.id, day(1));
+    // The location text became a place whose path reads the same.
+    assert!(stored.place_id.is_some());
+    let want = Item { place_id: stored.place_id, ..new.clone().stored(stored.id, day(1)) };
     assert_eq!(stored, want);
     assert_eq!(InventoryRepo::get(s, h, stored.id).await.unwrap(), want);
 
@@ -215,7 +222,7 @@ async fn items_round_trip_every_field(ctx: Ctx) {
     let mut gone = other.clone();
     gone.gone = Some(Gone { reason: GoneReason::Sold, at: day(3), note: Some("to a neighbour".into()) });
     gone.updated_at = day(3);
-    let written = s.update(h, &gone).await.unwrap();
+    let written = InventoryRepo::update(s, h, &gone).await.unwrap();
     assert_eq!(written, Item { version: 2, ..gone.clone() });
     assert_eq!(InventoryRepo::get(s, h, other.id).await.unwrap(), written);
     assert_eq!(ids(&s.all_present(h).await.unwrap()), vec![stored.id]);
@@ -248,10 +255,10 @@ async fn listing_filters_pages_and_counts(ctx: Ctx) {
     // Item 4 (Pi 3) is lent, item 5 (Monitor) is gone.
     let mut reserved = items[4].clone();
     reserved.availability = Availability::Lent;
-    s.update(h, &reserved).await.unwrap();
+    InventoryRepo::update(s, h, &reserved).await.unwrap();
     let mut gone = items[5].clone();
     gone.gone = Some(Gone { reason: GoneReason::Recycled, at: day(2), note: None });
-    s.update(h, &gone).await.unwrap();
+    InventoryRepo::update(s, h, &gone).await.unwrap();
 
     let list = |q: ItemQuery| async move {
         let page = InventoryRepo::list(s, h, &ItemQuery { limit: if q.limit == 0 { 50 } else { q.limit }, ..q })
@@ -367,7 +374,7 @@ async fn households_never_see_each_other(ctx: Ctx) {
     assert!(s.lines(theirs).await.unwrap().is_empty());
     let mut changed = item.clone();
     changed.profile = "stolen".into();
-    assert!(matches!(s.update(theirs, &changed).await, Err(RepoError::NotFound)));
+    assert!(matches!(InventoryRepo::update(s, theirs, &changed).await, Err(RepoError::NotFound)));
     assert_eq!(InventoryRepo::get(s, mine, item.id).await.unwrap(), item);
 
     assert!(matches!(ProjectRepo::get(s, theirs, project.id).await, Err(RepoError::NotFound)));
@@ -391,25 +398,27 @@ async fn update_is_conditional_on_the_version(ctx: Ctx) {
     let mut first = item.clone();
     first.name = ItemName::new("Pi 4 (4GB)").unwrap();
     first.intent = Intent::Sell;
+    let drawer = s.find_or_create(h, &[PlaceName::new("drawer").unwrap()], day(1)).await.unwrap().unwrap();
+    first.place_id = Some(drawer.id());
     first.location = Some("drawer".into());
     first.updated_at = day(5);
-    let stored = s.update(h, &first).await.unwrap();
+    let stored = InventoryRepo::update(s, h, &first).await.unwrap();
     assert_eq!(stored, Item { version: 2, ..first.clone() });
 
     // A writer that read version 1 loses, and writes nothing.
     let mut late = item.clone();
     late.profile = "late writer".into();
-    assert!(matches!(s.update(h, &late).await, Err(RepoError::Stale(id)) if id == item.id));
+    assert!(matches!(InventoryRepo::update(s, h, &late).await, Err(RepoError::Stale(id)) if id == item.id));
     assert_eq!(InventoryRepo::get(s, h, item.id).await.unwrap(), stored);
 
     // The next write from version 2 wins.
     let mut second = stored.clone();
     second.availability = Availability::Lent;
-    assert_eq!(s.update(h, &second).await.unwrap().version, 3);
+    assert_eq!(InventoryRepo::update(s, h, &second).await.unwrap().version, 3);
 
     let mut missing = item.clone();
     missing.id = ItemId(987_654);
-    assert!(matches!(s.update(h, &missing).await, Err(RepoError::NotFound)));
+    assert!(matches!(InventoryRepo::update(s, h, &missing).await, Err(RepoError::NotFound)));
 }
 
 async fn the_stamp_changes_with_every_write(ctx: Ctx) {
@@ -424,7 +433,7 @@ async fn the_stamp_changes_with_every_write(ctx: Ctx) {
     assert_eq!(two, InventoryStamp { items: 2, versions: 2 });
     let mut changed = a.clone();
     changed.profile = "measured".into();
-    s.update(h, &changed).await.unwrap();
+    InventoryRepo::update(s, h, &changed).await.unwrap();
     let updated = s.stamp(h).await.unwrap();
     assert_eq!(updated, InventoryStamp { items: 2, versions: 3 });
     let t = a_template(s, h).await;
@@ -461,7 +470,7 @@ async fn accept_reserves_every_item_or_none(ctx: Ctx) {
     let stale = versions(&[&c, &d]);
     let mut d_changed = d.clone();
     d_changed.profile = "measured again".into();
-    s.update(h, &d_changed).await.unwrap();
+    InventoryRepo::update(s, h, &d_changed).await.unwrap();
     let second = propose(s, h, t, &[&c, &d]).await;
     assert!(matches!(s.accept(h, second.id, &stale, day(4)).await, Err(RepoError::Stale(id)) if id == d.id));
     assert_eq!(ProjectRepo::get(s, h, second.id).await.unwrap(), second);
@@ -951,4 +960,241 @@ async fn tokens_are_found_by_hash(ctx: Ctx) {
     assert_eq!(s.household_for_token("hash-nobody").await.unwrap(), None);
     assert!(matches!(s.add_token(away, "hash-alice", "mallory").await, Err(RepoError::Conflict(_))));
     assert_eq!(s.household_for_token("hash-alice").await.unwrap(), Some(home));
+}
+
+fn name(n: &str) -> PlaceName {
+    PlaceName::new(n).unwrap()
+}
+
+async fn new_place(s: &Store, h: HouseholdId, n: &str, parent: Option<PlaceId>) -> Result<PlaceId, RepoError> {
+    PlaceRepo::insert(s, h, NewPlace { name: name(n), parent_id: parent, note: None }, day(1)).await.map(|p| p.id)
+}
+
+async fn places_form_a_tree_per_household(ctx: Ctx) {
+    let s = &ctx.store;
+    let h = household(s, "home").await;
+    let other = household(s, "away").await;
+    let house = new_place(s, h, "House", None).await.unwrap();
+    let garage = new_place(s, h, "Garage", Some(house)).await.unwrap();
+    let shelf = new_place(s, h, "Shelf B2", Some(garage)).await.unwrap();
+    let shed = new_place(s, h, "Shed", None).await.unwrap();
+
+    // Sibling names differ ignoring case, at the top too (where the parent is NULL); cousins may share one.
+    assert!(matches!(new_place(s, h, "GARAGE", Some(house)).await, Err(RepoError::Conflict(_))));
+    assert!(matches!(new_place(s, h, "house", None).await, Err(RepoError::Conflict(_))));
+    new_place(s, h, "Shelf B2", Some(shed)).await.unwrap();
+    new_place(s, other, "House", None).await.unwrap();
+    assert!(matches!(new_place(s, h, "Box", Some(PlaceId(987_654))).await, Err(RepoError::NotFound)));
+
+    // Another household's place is missing.
+    assert!(matches!(PlaceRepo::get(s, other, garage).await, Err(RepoError::NotFound)));
+    assert!(matches!(new_place(s, other, "Box", Some(garage)).await, Err(RepoError::NotFound)));
+    assert!(s.paths(other, &[shelf]).await.unwrap().is_empty());
+    assert_eq!(PlaceRepo::all(s, h).await.unwrap().len(), 5);
+
+    // Paths of many places in one call, root first.
+    let paths = s.paths(h, &[shelf, shed, PlaceId(987_654), shelf]).await.unwrap();
+    assert_eq!(paths.len(), 2);
+    assert_eq!(paths[&shelf].joined(), "House / Garage / Shelf B2");
+    assert_eq!(paths[&shelf].steps().iter().map(|st| st.id).collect::<Vec<_>>(), [house, garage, shelf]);
+
+    // find_or_create finds ignoring case and creates only what is missing.
+    let found = s.find_or_create(h, &[name("house"), name("garage"), name("Box 4")], day(2)).await.unwrap().unwrap();
+    assert_eq!(found.joined(), "House / Garage / Box 4");
+    assert_eq!(found.steps()[1].id, garage);
+    let again = s.find_or_create(h, &[name("HOUSE"), name("Garage"), name("box 4")], day(2)).await.unwrap().unwrap();
+    assert_eq!(again, found);
+    assert_eq!(s.find_or_create(h, &[], day(2)).await.unwrap(), None);
+
+    // Moves are checked again by the store: never under a descendant, never onto a taken name.
+    let mut looped = PlaceRepo::get(s, h, house).await.unwrap();
+    looped.parent_id = Some(shelf);
+    assert!(matches!(PlaceRepo::update(s, h, &looped).await, Err(RepoError::Conflict(_))));
+    let mut moved = PlaceRepo::get(s, h, shelf).await.unwrap();
+    moved.parent_id = Some(shed);
+    assert!(matches!(PlaceRepo::update(s, h, &moved).await, Err(RepoError::Conflict(m)) if m.contains("Shelf B2")));
+    moved.name = name("Shelf C");
+    moved.note = Some("left wall".into());
+    assert_eq!(PlaceRepo::update(s, h, &moved).await.unwrap(), moved);
+    assert_eq!(s.paths(h, &[shelf]).await.unwrap()[&shelf].joined(), "Shed / Shelf C");
+    assert!(matches!(PlaceRepo::update(s, other, &moved).await, Err(RepoError::NotFound)));
+
+    // Delete: refused while it holds places or present items; gone items lose their place.
+    assert!(
+        matches!(s.delete(h, house).await, Err(RepoError::Conflict(m)) if m == format!("place {house} still holds 1 place; move them out first"))
+    );
+    let mut item = InventoryRepo::insert(
+        s,
+        h,
+        NewItem { place_id: Some(shelf), ..new_item("Pi", "sbc", "", Intent::Keep) },
+        day(1),
+    )
+    .await
+    .unwrap();
+    assert!(matches!(s.delete(h, shelf).await, Err(RepoError::Conflict(m)) if m.contains("1 item")));
+    item.gone = Some(Gone { reason: GoneReason::Sold, at: day(3), note: None });
+    let item = InventoryRepo::update(s, h, &item).await.unwrap();
+    assert!(matches!(s.delete(other, shelf).await, Err(RepoError::NotFound)));
+    s.delete(h, shelf).await.unwrap();
+    assert!(matches!(PlaceRepo::get(s, h, shelf).await, Err(RepoError::NotFound)));
+    let after = InventoryRepo::get(s, h, item.id).await.unwrap();
+    assert_eq!((after.place_id, after.location, after.version), (None, None, item.version + 1));
+}
+
+async fn items_are_found_within_places(ctx: Ctx) {
+    let s = &ctx.store;
+    let h = household(s, "home").await;
+    let other = household(s, "away").await;
+    let path = |text: &str| text.split(" / ").map(name).collect::<Vec<_>>();
+    let shelf = s.find_or_create(h, &path("Garage / Shelf B2"), day(1)).await.unwrap().unwrap();
+    let garage = shelf.steps()[0].id;
+    let boxed = s.find_or_create(h, &path("Garage / Shelf B2 / Box 4"), day(1)).await.unwrap().unwrap().id();
+    let attic = s.find_or_create(h, &path("Attic"), day(1)).await.unwrap().unwrap().id();
+    let put = |n: &'static str, place: Option<PlaceId>| async move {
+        InventoryRepo::insert(s, h, NewItem { place_id: place, ..new_item(n, "part", "", Intent::Keep) }, day(1))
+            .await
+            .unwrap()
+    };
+    let a = put("in garage", Some(garage)).await;
+    let b = put("on shelf", Some(shelf.id())).await;
+    let c = put("in box", Some(boxed)).await;
+    put("in attic", Some(attic)).await;
+    put("nowhere", None).await;
+    let mut gone = put("gone from box", Some(boxed)).await;
+    gone.gone = Some(Gone { reason: GoneReason::Lost, at: day(2), note: None });
+    InventoryRepo::update(s, h, &gone).await.unwrap();
+    // Another household's item with the same place id written in a location text cannot land in ours.
+    assert!(matches!(
+        InventoryRepo::insert(
+            s,
+            other,
+            NewItem { place_id: Some(garage), ..new_item("x", "part", "", Intent::Keep) },
+            day(1)
+        )
+        .await,
+        Err(RepoError::Conflict(_))
+    ));
+
+    let list = |place: PlaceId, within: bool| async move {
+        let q = ItemQuery { place: Some(PlaceFilter { place, within }), limit: 50, ..Default::default() };
+        let page = InventoryRepo::list(s, h, &q).await.unwrap();
+        (page.items.iter().map(|i| i.name.as_str().to_owned()).collect::<Vec<_>>(), page.total, page.places)
+    };
+    let (names, total, places) = list(garage, true).await;
+    assert_eq!((names, total), (vec!["in garage".to_owned(), "on shelf".into(), "in box".into()], 3));
+    assert_eq!(places[&boxed].joined(), "Garage / Shelf B2 / Box 4");
+    assert_eq!(list(garage, false).await.0, ["in garage"]);
+    assert_eq!(list(shelf.id(), true).await.0, ["on shelf", "in box"]);
+    assert_eq!(list(attic, true).await.0, ["in attic"]);
+    let theirs =
+        ItemQuery { place: Some(PlaceFilter { place: garage, within: true }), limit: 50, ..Default::default() };
+    assert_eq!(InventoryRepo::list(s, other, &theirs).await.unwrap().total, 0);
+
+    // Counts directly in each place: present items only.
+    let counts = s.item_counts(h).await.unwrap();
+    assert_eq!((counts[&garage], counts[&shelf.id()], counts[&boxed], counts.get(&PlaceId(0))), (1, 1, 1, None));
+
+    // An item's location is its place's path, read at once after a rename or a move.
+    assert_eq!(InventoryRepo::get(s, h, c.id).await.unwrap().location.as_deref(), Some("Garage / Shelf B2 / Box 4"));
+    let mut renamed = PlaceRepo::get(s, h, garage).await.unwrap();
+    renamed.name = name("Workshop");
+    PlaceRepo::update(s, h, &renamed).await.unwrap();
+    let got = s.get_many(h, &[a.id, b.id, c.id]).await.unwrap();
+    assert_eq!(
+        got.iter().map(|i| i.location.clone().unwrap()).collect::<Vec<_>>(),
+        ["Workshop", "Workshop / Shelf B2", "Workshop / Shelf B2 / Box 4"]
+    );
+    let present = s.all_present(h).await.unwrap();
+    assert_eq!(present.iter().find(|i| i.id == c.id).unwrap().location.as_deref(), Some("Workshop / Shelf B2 / Box 4"));
+}
+
+async fn bulk_updates_are_all_or_nothing(ctx: Ctx) {
+    let s = &ctx.store;
+    let h = household(s, "home").await;
+    let attic = new_place(s, h, "Attic", None).await.unwrap();
+    let items = [add(s, h, "a").await, add(s, h, "b").await, add(s, h, "c").await];
+    let moved = |i: &Item| Item { place_id: Some(attic), updated_at: day(4), ..i.clone() };
+
+    // One stale item refuses them all.
+    let mut stale = moved(&items[2]);
+    stale.version = 7;
+    let batch = vec![moved(&items[0]), moved(&items[1]), stale];
+    assert!(matches!(s.update_many(h, &batch).await, Err(RepoError::Stale(id)) if id == items[2].id));
+    assert!(s.get_many(h, &ids(&items)).await.unwrap().iter().all(|i| i.place_id.is_none() && i.version == 1));
+    // A place of another household refuses them all too.
+    let other = household(s, "away").await;
+    let theirs = new_place(s, other, "Their attic", None).await.unwrap();
+    let foreign = vec![moved(&items[0]), Item { place_id: Some(theirs), ..items[1].clone() }];
+    assert!(matches!(s.update_many(h, &foreign).await, Err(RepoError::Conflict(_))));
+    assert!(matches!(s.update_many(other, &[items[0].clone()]).await, Err(RepoError::NotFound)));
+
+    let all: Vec<Item> = items.iter().map(moved).collect();
+    assert_eq!(s.update_many(h, &all).await.unwrap(), 3);
+    for i in s.get_many(h, &ids(&items)).await.unwrap() {
+        assert_eq!(
+            (i.place_id, i.location.as_deref(), i.version, i.updated_at),
+            (Some(attic), Some("Attic"), 2, day(4))
+        );
+    }
+}
+
+/// A database at the schema before places, with `location` texts, upgraded: every text becomes a path of
+/// places (shared ignoring case, per household), nothing lost.
+async fn old_locations_become_places(ctx: Ctx) {
+    let url = if ctx.store.backend_name() == "sqlite" {
+        testing::fresh_sqlite_url()
+    } else {
+        testing::fresh_postgres_url().await.unwrap()
+    };
+    let old = Ctx { store: Store::connect(&url).await.unwrap(), url };
+    let s = &old.store;
+    testing::migrate_first(s, 2).await.unwrap();
+    let h = household(s, "home").await;
+    let other = household(s, "away").await;
+    let db = Database::connect(&old.url).await.unwrap();
+    let backend = db.get_database_backend();
+    let texts = [
+        (h, Some("Garage / Shelf B2")),
+        (h, Some("garage / shelf b2")),
+        (h, Some("Garage")),
+        (h, Some("box, shelf B2")),
+        (h, Some("Attic / bad\u{1}name / ")),
+        (h, None),
+        (other, Some("Garage / Shelf B2")),
+    ];
+    for (n, (household, location)) in texts.iter().enumerate() {
+        let mut sql = "INSERT INTO items (household_id, name, item_type, profile, condition, intent, availability, \
+             measurements, faults, tests_done, accessories, components, location, created_at, updated_at, version) \
+             VALUES (?, ?, 'part', '', 'good', 'keep', 'available', '[]', '[]', '[]', '[]', '[]', ?, ?, ?, 1)"
+            .to_owned();
+        if backend == sea_orm::DbBackend::Postgres {
+            for k in 1..=5 {
+                sql = sql.replacen('?', &format!("${k}"), 1);
+            }
+        }
+        let values: Vec<sea_orm::Value> = vec![
+            household.0.into(),
+            format!("item {n}").into(),
+            location.map(str::to_owned).into(),
+            day(1).into(),
+            day(1).into(),
+        ];
+        db.execute_raw(sea_orm::Statement::from_sql_and_values(backend, sql, values)).await.unwrap();
+    }
+    db.close().await.unwrap();
+    s.migrate().await.unwrap();
+
+    let page = InventoryRepo::list(s, h, &ItemQuery { limit: 50, ..Default::default() }).await.unwrap();
+    let got: Vec<(Option<String>, Option<PlaceId>)> =
+        page.items.iter().map(|i| (i.location.clone(), i.place_id)).collect();
+    assert_eq!(got[0].0.as_deref(), Some("Garage / Shelf B2"));
+    assert_eq!(got[1], got[0], "the same path ignoring case is the same place");
+    assert_eq!(got[2].0.as_deref(), Some("Garage"));
+    assert_eq!(got[3].0.as_deref(), Some("box, shelf B2"));
+    assert_eq!(got[4].0.as_deref(), Some("Attic / bad name"), "a part that is not a name is repaired");
+    assert_eq!(got[5], (None, None));
+    assert_eq!(PlaceRepo::all(s, h).await.unwrap().len(), 5);
+    let theirs = InventoryRepo::list(s, other, &ItemQuery { limit: 50, ..Default::default() }).await.unwrap();
+    assert_eq!(theirs.items[0].location.as_deref(), Some("Garage / Shelf B2"));
+    assert_ne!(theirs.items[0].place_id, got[0].1);
 }

@@ -1,5 +1,6 @@
 //! Errors as the API answers them: `{"error": {"code": "...", "message": "..."}}` with a fitting status. The one
-//! place where a use case's error becomes a status and a code: [`From<Error>`](ApiError#impl-From<Error>-for-ApiError)
+//! place where a use trove_domain::place::PlaceRefused;
+use case's error becomes a status and a code: [`From<Error>`](ApiError#impl-From<Error>-for-ApiError)
 //! for every variant, [`refusal_status`] for the rules that refuse.
 
 use crate::shared::RunSpendDto;
@@ -89,7 +90,9 @@ pub fn refusal_status(refusal: &Refusal) -> (StatusCode, &'static str) {
     match refusal {
         Refusal::Change(ChangeRefused::SetByProject(_) | ChangeRefused::SelfComponent(_)) => RULE,
         Refusal::Change(ChangeRefused::Gone(_) | ChangeRefused::Held { .. }) => CONFLICT,
-        Refusal::ForeignComponent(_) | Refusal::NoSpeech | Refusal::KeyUsedElsewhere => RULE,
+        Refusal::ForeignComponent(_) | Refusal::NoSpeech | Refusal::KeyUsedElsewhere | Refusal::Bulk(_) => RULE,
+        Refusal::Place(PlaceRefused::DuplicateName { .. }) => CONFLICT,
+        Refusal::Place(_) => RULE,
         Refusal::Gone(_)
         | Refusal::Lifecycle(_)
         | Refusal::NotPriceable(_)

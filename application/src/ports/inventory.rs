@@ -2,8 +2,18 @@
 
 use crate::RepoError;
 use async_trait::async_trait;
+use std::collections::HashMap;
 use trove_domain::item::{Availability, Intent, Item, ItemLine, ItemType, NewItem};
-use trove_domain::{HouseholdId, ItemId, Timestamp};
+use trove_domain::place::PlacePath;
+use trove_domain::{HouseholdId, ItemId, PlaceId, Timestamp};
+
+/// Items in a place: directly in it, or anywhere within it (in it and in every place below it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlaceFilter {
+    pub place: PlaceId,
+    /// In the place and every place below it; `false`: directly in it only.
+    pub within: bool,
+}
 
 /// Which items to list.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -13,6 +23,8 @@ pub struct ItemQuery {
     pub item_type: Option<ItemType>,
     /// Words that must all appear in the name or the profile, ignoring case.
     pub q: Option<String>,
+    /// Only items in this place (and, `within`, in the places below it).
+    pub place: Option<PlaceFilter>,
     /// Include items that are gone (history); excluded by default.
     pub include_gone: bool,
     /// At most this many items (1..=500).
@@ -27,6 +39,9 @@ pub struct ItemPage {
     pub items: Vec<Item>,
     /// How many items match the query, all pages together.
     pub total: u64,
+    /// The path of every place the page's items are in, read with the page (one query), for showing where
+    /// each item is.
+    pub places: HashMap<PlaceId, PlacePath>,
 }
 
 /// A fingerprint of a household's inventory that changes with every write: an insert changes the count, and
@@ -41,18 +56,24 @@ pub struct InventoryStamp {
 
 /// The items of each household. Every method is scoped to one household: another household's item is never
 /// read nor written, and looks exactly like a missing one.
+///
+/// Where an item is: an item read has `place_id` as stored and `location` as that place's path joined with
+/// " / " (read with it, so a renamed or moved place shows at once); a write stores `place_id` only.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait InventoryRepo: Send + Sync {
-    /// Stores a new item with `created_at = updated_at = at` and version 1.
+    /// Stores a new item with `created_at = updated_at = at` and version 1. An item with no `place_id` but a
+    /// `location` text is put in the place that text names, found or created in the same transaction (read
+    /// leniently: `trove_domain::place::parse_location_lenient`).
     ///
     /// # Errors
-    /// `Unexpected` only.
+    /// MUST return `Conflict` when `place_id` is not a place of `household`; `Unexpected` otherwise.
     async fn insert(&self, household: HouseholdId, item: NewItem, at: Timestamp) -> Result<Item, RepoError>;
 
     /// Stores many new items in one transaction: all or nothing. Items whose `import_ref` is already held by
     /// an item of the household update that item instead (name, type, profile, condition, fields, faults,
-    /// tests, accessories, location), so a re-import does not duplicate.
+    /// tests, accessories, place), so a re-import does not duplicate. `location` texts are found or created as
+    /// places in the same transaction, as by `insert`.
     ///
     /// # Errors
     /// `Unexpected` only; nothing is written then.
@@ -106,7 +127,17 @@ pub trait InventoryRepo: Send + Sync {
     /// still being `item.version`; bumps the version and returns the item as stored.
     ///
     /// # Errors
-    /// MUST return `NotFound` when the item does not exist in `household`, and `Stale` when its version
-    /// changed since it was read (nothing is written then).
+    /// MUST return `NotFound` when the item does not exist in `household`, `Stale` when its version
+    /// changed since it was read, and `Conflict` when `place_id` is not a place of `household` (nothing is
+    /// written then).
     async fn update(&self, household: HouseholdId, item: &Item) -> Result<Item, RepoError>;
+
+    /// Writes many items as `update` does, all in one transaction: all or nothing. Answers how many were
+    /// written.
+    ///
+    /// # Errors
+    /// MUST return `NotFound` when one of them does not exist in `household`, `Stale` naming the first whose
+    /// version changed since it was read, and `Conflict` when a `place_id` is not a place of `household`;
+    /// nothing is written then.
+    async fn update_many(&self, household: HouseholdId, items: &[Item]) -> Result<u64, RepoError>;
 }

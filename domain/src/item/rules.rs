@@ -4,7 +4,7 @@
 use super::records::{Fault, Gone, Measurement, TestDone};
 use super::values::{Availability, Condition, FieldKey, Intent, ItemName, ItemType, Severity};
 use crate::Timestamp;
-use crate::ids::{ItemId, ProjectId};
+use crate::ids::{ItemId, PlaceId, ProjectId};
 use crate::units::Quantity;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -29,6 +29,10 @@ pub struct Item {
     pub tests_done: Vec<TestDone>,
     pub accessories: Vec<String>,
     pub components: Vec<ItemId>,
+    /// The place the item is in (`trove_domain::place`); `None` when it is nowhere in particular.
+    pub place_id: Option<PlaceId>,
+    /// Where the item is, as text: its place's path joined with " / " ("Garage / Shelf B2"). Read-only: the
+    /// store fills it from `place_id` whenever it reads the item, and writes only `place_id`.
     pub location: Option<String>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
@@ -192,6 +196,10 @@ pub struct NewItem {
     pub tests_done: Vec<TestDone>,
     pub accessories: Vec<String>,
     pub components: Vec<ItemId>,
+    /// The place to put the item in.
+    pub place_id: Option<PlaceId>,
+    /// Without a `place_id`: a path of places as text ("Garage / Shelf B2"), found or created when the item
+    /// is stored, so old clients and CSV files keep working.
     pub location: Option<String>,
     /// A stable reference from an import (a Homebox `HB.import_ref`), so a re-import updates instead of
     /// duplicating.
@@ -213,12 +221,14 @@ impl NewItem {
             tests_done: Vec::new(),
             accessories: Vec::new(),
             components: Vec::new(),
+            place_id: None,
             location: None,
             import_ref: None,
         }
     }
     /// The item a store holds right after taking this one in as `id` at `at`: not gone, held by no project,
-    /// version 1 (the import reference stays with the store).
+    /// version 1 (the import reference stays with the store). Its `location` is the text given: a store puts
+    /// an item without a place in the place of that text, whose path reads the same.
     pub fn stored(self, id: ItemId, at: Timestamp) -> Item {
         Item {
             id,
@@ -235,6 +245,7 @@ impl NewItem {
             tests_done: self.tests_done,
             accessories: self.accessories,
             components: self.components,
+            place_id: self.place_id,
             location: self.location,
             created_at: at,
             updated_at: at,
@@ -292,7 +303,10 @@ pub struct ItemChanges {
     pub intent: Option<Intent>,
     /// Only `available` and `lent`: reserving and building go through projects.
     pub availability: Option<Availability>,
-    /// `Some(None)` clears the location.
+    /// `Some(None)` takes the item out of any place.
+    pub place_id: Option<Option<PlaceId>>,
+    /// A `location` text (a path of places, "Garage / Shelf B2"), found or created and turned into `place_id`
+    /// by the use case before the change is applied; [`Item::apply`] reads `place_id` only.
     pub location: Option<Option<String>>,
     pub accessories: Option<Vec<String>>,
     pub components: Option<Vec<ItemId>>,
@@ -383,8 +397,12 @@ impl Item {
         if let Some(v) = changes.availability {
             self.availability = v;
         }
-        if let Some(v) = &changes.location {
-            self.location = v.clone();
+        if let Some(v) = changes.place_id
+            && v != self.place_id
+        {
+            self.place_id = v;
+            // The path of the new place is read back by the store with the item.
+            self.location = None;
         }
         if let Some(v) = &changes.accessories {
             self.accessories = v.clone();
@@ -497,12 +515,21 @@ mod tests {
         let mut i = base.clone();
         i.apply(&ItemChanges {
             components: Some(vec![ItemId(9), ItemId(4), ItemId(9)]),
-            location: Some(None),
+            place_id: Some(Some(PlaceId(6))),
             availability: Some(Availability::Lent),
             ..ItemChanges::default()
         })
         .unwrap();
-        assert_eq!((i.components, i.location, i.availability), (vec![ItemId(4), ItemId(9)], None, Availability::Lent));
+        assert_eq!(
+            (i.components, i.place_id, i.availability),
+            (vec![ItemId(4), ItemId(9)], Some(PlaceId(6)), Availability::Lent)
+        );
+        // Moving a gone item is a change like any other: refused.
+        check(
+            &|i| i.gone = Some(Gone { reason: GoneReason::Lost, at: at(2), note: None }),
+            ItemChanges { place_id: Some(None), ..ItemChanges::default() },
+            Err("item 3 is gone; it is history and cannot change"),
+        );
     }
 
     #[test]

@@ -25,7 +25,8 @@ pub struct Model {
     pub tests_done: String,
     pub accessories: String,
     pub components: String,
-    pub location: Option<String>,
+    /// The place the item is in; its path is the item's `location`.
+    pub place_id: Option<i64>,
     /// Unique per household when set, so a re-import updates instead of duplicating.
     pub import_ref: Option<String>,
     pub created_at: DateTimeUtc,

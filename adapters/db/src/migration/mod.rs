@@ -4,6 +4,7 @@ use sea_orm_migration::prelude::*;
 
 mod m0001_initial;
 mod m0002_idempotency_reservations;
+mod m0003_places;
 mod m0004_spend_outcome;
 
 /// Every migration, in order.
@@ -16,6 +17,7 @@ impl MigratorTrait for Migrator {
         vec![
             Box::new(m0001_initial::Migration),
             Box::new(m0002_idempotency_reservations::Migration),
+            Box::new(m0003_places::Migration),
             Box::new(m0004_spend_outcome::Migration),
         ]
     }

@@ -1,9 +1,10 @@
 //! `InventoryRepo`: the items of each household.
 
 use crate::Store;
-use crate::entity::items;
+use crate::entity::{items, places};
 use crate::mapping::{self, to_json};
 use crate::repo::CHUNK;
+use crate::repo::places::{find_or_create_path, load_paths, lock_places};
 use anyhow::{Context as _, anyhow};
 use async_trait::async_trait;
 use sea_orm::sea_query::{Expr, ExprTrait, Func, LikeExpr};
@@ -15,10 +16,16 @@ use std::collections::HashMap;
 use trove_application::RepoError;
 use trove_application::ports::{InventoryRepo, InventoryStamp, ItemPage, ItemQuery};
 use trove_domain::item::{Item, ItemLine, NewItem};
-use trove_domain::{HouseholdId, ItemId, Timestamp};
+use trove_domain::place::{self, PlacePath};
+use trove_domain::{HouseholdId, ItemId, PlaceId, Timestamp};
 
-/// The row of a new item, version 1.
-fn new_row(household: HouseholdId, item: &NewItem, at: Timestamp) -> anyhow::Result<items::ActiveModel> {
+/// The row of a new item in `place`, version 1.
+fn new_row(
+    household: HouseholdId,
+    item: &NewItem,
+    place: Option<PlaceId>,
+    at: Timestamp,
+) -> anyhow::Result<items::ActiveModel> {
     Ok(items::ActiveModel {
         household_id: Set(household.0),
         name: Set(item.name.as_str().to_owned()),
@@ -36,7 +43,7 @@ fn new_row(household: HouseholdId, item: &NewItem, at: Timestamp) -> anyhow::Res
         tests_done: Set(to_json(&item.tests_done, "tests_done")?),
         accessories: Set(to_json(&item.accessories, "accessories")?),
         components: Set(to_json(&item.components, "components")?),
-        location: Set(item.location.clone()),
+        place_id: Set(place.map(|p| p.0)),
         import_ref: Set(item.import_ref.clone()),
         created_at: Set(at),
         updated_at: Set(at),
@@ -46,7 +53,7 @@ fn new_row(household: HouseholdId, item: &NewItem, at: Timestamp) -> anyhow::Res
 }
 
 /// What a re-import changes on the item that already holds the import reference.
-fn reimport_changes(item: &NewItem, at: Timestamp) -> anyhow::Result<items::ActiveModel> {
+fn reimport_changes(item: &NewItem, place: Option<PlaceId>, at: Timestamp) -> anyhow::Result<items::ActiveModel> {
     Ok(items::ActiveModel {
         name: Set(item.name.as_str().to_owned()),
         item_type: Set(item.item_type.as_str().to_owned()),
@@ -56,7 +63,7 @@ fn reimport_changes(item: &NewItem, at: Timestamp) -> anyhow::Result<items::Acti
         faults: Set(to_json(&item.faults, "faults")?),
         tests_done: Set(to_json(&item.tests_done, "tests_done")?),
         accessories: Set(to_json(&item.accessories, "accessories")?),
-        location: Set(item.location.clone()),
+        place_id: Set(place.map(|p| p.0)),
         updated_at: Set(at),
         ..Default::default()
     })
@@ -81,7 +88,7 @@ fn full_changes(item: &Item) -> anyhow::Result<items::ActiveModel> {
         tests_done: Set(to_json(&item.tests_done, "tests_done")?),
         accessories: Set(to_json(&item.accessories, "accessories")?),
         components: Set(to_json(&item.components, "components")?),
-        location: Set(item.location.clone()),
+        place_id: Set(item.place_id.map(|p| p.0)),
         updated_at: Set(item.updated_at),
         ..Default::default()
     })
@@ -116,6 +123,23 @@ fn list_condition(household: HouseholdId, query: &ItemQuery) -> sea_orm::Conditi
     if !query.include_gone {
         cond = cond.add(items::Column::GoneReason.is_null());
     }
+    if let Some(filter) = query.place {
+        let (h, p) = (household.0, filter.place.0);
+        cond = cond.add(if filter.within {
+            // The place and every place below it, in one recursive subquery. Only integers are written into
+            // the text; the depth bound ends the descent even on a tree that somehow holds a cycle.
+            Expr::cust(format!(
+                "items.place_id IN (WITH RECURSIVE within(id, depth) AS (\
+                   SELECT id, 0 FROM places WHERE id = {p} AND household_id = {h} \
+                   UNION ALL \
+                   SELECT places.id, within.depth + 1 FROM places JOIN within ON places.parent_id = within.id \
+                   WHERE within.depth < 10000) \
+                 SELECT id FROM within)"
+            ))
+        } else {
+            items::Column::PlaceId.eq(p)
+        });
+    }
     for word in query.q.as_deref().unwrap_or("").split_whitespace() {
         // Lower-cased on both sides. SQLite's LOWER folds ASCII only, so a word with other letters is also
         // matched as typed: an exact-case search for "Über" finds "Über" on both backends.
@@ -136,6 +160,34 @@ fn list_condition(household: HouseholdId, query: &ItemQuery) -> sea_orm::Conditi
     cond
 }
 
+/// Sets the `location` of each item to its place's path, read for all of them in one query; answers the paths.
+async fn with_locations<C: ConnectionTrait>(
+    db: &C,
+    household: HouseholdId,
+    items: &mut [Item],
+) -> anyhow::Result<HashMap<PlaceId, PlacePath>> {
+    let ids: Vec<PlaceId> = items.iter().filter_map(|i| i.place_id).collect();
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let paths = load_paths(db, household, &ids).await?;
+    for item in items.iter_mut() {
+        item.location = item.place_id.and_then(|p| paths.get(&p)).map(PlacePath::joined);
+    }
+    Ok(paths)
+}
+
+/// Item rows as items with their locations.
+async fn read_items<C: ConnectionTrait>(
+    db: &C,
+    household: HouseholdId,
+    rows: Vec<items::Model>,
+) -> anyhow::Result<(Vec<Item>, HashMap<PlaceId, PlacePath>)> {
+    let mut items = mapping::item_list(rows)?;
+    let paths = with_locations(db, household, &mut items).await?;
+    Ok((items, paths))
+}
+
 /// One item of the household, inside a transaction or not.
 async fn find_item<C: ConnectionTrait>(db: &C, household: HouseholdId, id: ItemId) -> anyhow::Result<Option<Item>> {
     let row = items::Entity::find_by_id(id.0)
@@ -143,7 +195,95 @@ async fn find_item<C: ConnectionTrait>(db: &C, household: HouseholdId, id: ItemI
         .one(db)
         .await
         .with_context(|| format!("read item {id}"))?;
-    row.map(mapping::item).transpose()
+    let Some(row) = row else { return Ok(None) };
+    Ok(read_items(db, household, vec![row]).await?.0.pop())
+}
+
+/// Where places are found for new items: checks each `place_id` given against the household once, and finds
+/// or creates each `location` text once (read leniently, so an old text is never refused). Runs inside the
+/// caller's transaction, which holds the household's place lock.
+#[derive(Default)]
+struct Placing {
+    checked: HashMap<PlaceId, bool>,
+    by_text: HashMap<String, Option<PlaceId>>,
+}
+
+impl Placing {
+    async fn place_of<C: ConnectionTrait>(
+        &mut self,
+        db: &C,
+        household: HouseholdId,
+        item: &NewItem,
+        at: Timestamp,
+    ) -> Result<Option<PlaceId>, RepoError> {
+        if let Some(id) = item.place_id {
+            check_place(db, household, id, &mut self.checked).await?;
+            return Ok(Some(id));
+        }
+        let Some(text) = item.location.as_deref() else { return Ok(None) };
+        if let Some(found) = self.by_text.get(text) {
+            return Ok(*found);
+        }
+        let names = place::parse_location_lenient(text);
+        let found = find_or_create_path(db, household, &names, at).await?.map(|p| p.id());
+        self.by_text.insert(text.to_owned(), found);
+        Ok(found)
+    }
+}
+
+/// `Conflict` unless `id` is a place of the household (remembered in `checked`).
+async fn check_place<C: ConnectionTrait>(
+    db: &C,
+    household: HouseholdId,
+    id: PlaceId,
+    checked: &mut HashMap<PlaceId, bool>,
+) -> Result<(), RepoError> {
+    let exists = match checked.get(&id) {
+        Some(e) => *e,
+        None => {
+            let e = places::Entity::find_by_id(id.0)
+                .filter(places::Column::HouseholdId.eq(household.0))
+                .count(db)
+                .await
+                .with_context(|| format!("look up place {id}"))?
+                > 0;
+            checked.insert(id, e);
+            e
+        }
+    };
+    if exists { Ok(()) } else { Err(RepoError::Conflict(format!("no such place {id}"))) }
+}
+
+/// Writes `item` conditional on its version, inside the caller's transaction; rolls nothing back itself.
+async fn write_item<C: ConnectionTrait>(
+    txn: &C,
+    household: HouseholdId,
+    item: &Item,
+    checked: &mut HashMap<PlaceId, bool>,
+) -> Result<(), RepoError> {
+    if let Some(p) = item.place_id {
+        check_place(txn, household, p, checked).await?;
+    }
+    let written = items::Entity::update_many()
+        .set(full_changes(item)?)
+        .col_expr(items::Column::Version, Expr::col(items::Column::Version).add(1))
+        .filter(items::Column::Id.eq(item.id.0))
+        .filter(items::Column::HouseholdId.eq(household.0))
+        .filter(items::Column::Version.eq(item.version))
+        .exec(txn)
+        .await
+        .with_context(|| format!("update item {}", item.id))?;
+    if written.rows_affected == 0 {
+        // Nothing written: one read tells a missing item from a changed one.
+        let exists = items::Entity::find_by_id(item.id.0)
+            .filter(items::Column::HouseholdId.eq(household.0))
+            .count(txn)
+            .await
+            .with_context(|| format!("read item {}", item.id))?
+            > 0;
+        return Err(if exists { RepoError::Stale(item.id) } else { RepoError::NotFound });
+    }
+    Ok(())
 }
 
 /// Inserts rows in one multi-row statement and answers their ids in the order of `rows`. The ids are read
@@ -175,8 +315,24 @@ enum Slot {
 #[async_trait]
 impl InventoryRepo for Store {
     async fn insert(&self, household: HouseholdId, item: NewItem, at: Timestamp) -> Result<Item, RepoError> {
-        let row = new_row(household, &item, at)?.insert(&self.db).await.context("insert item")?;
-        Ok(mapping::item(row)?)
+        if item.place_id.is_none() && item.location.is_none() {
+            let row = new_row(household, &item, None, at)?.insert(&self.db).await.context("insert item")?;
+            return Ok(mapping::item(row)?);
+        }
+        let txn = self.begin_write().await.context("begin the item insert")?;
+        lock_places(&txn, household).await?;
+        let place = match Placing::default().place_of(&txn, household, &item, at).await {
+            Ok(p) => p,
+            Err(e) => {
+                txn.rollback().await.context("roll back the item insert")?;
+                return Err(e);
+            }
+        };
+        let row = new_row(household, &item, place, at)?.insert(&txn).await.context("insert item")?;
+        let mut items = vec![mapping::item(row)?];
+        with_locations(&txn, household, &mut items).await?;
+        txn.commit().await.context("commit the item insert")?;
+        Ok(items.remove(0))
     }
 
     async fn import(
@@ -186,6 +342,12 @@ impl InventoryRepo for Store {
         at: Timestamp,
     ) -> Result<Vec<ItemId>, RepoError> {
         let txn = self.begin_write().await.context("begin the import transaction")?;
+        lock_places(&txn, household).await?;
+        let mut placing = Placing::default();
+        let mut places: Vec<Option<PlaceId>> = Vec::with_capacity(items.len());
+        for item in &items {
+            places.push(placing.place_of(&txn, household, item, at).await?);
+        }
 
         // The items that already hold one of the references, looked up in chunks.
         let mut refs: Vec<&str> = items.iter().filter_map(|i| i.import_ref.as_deref()).collect();
@@ -212,16 +374,16 @@ impl InventoryRepo for Store {
         let mut fresh: Vec<items::ActiveModel> = Vec::new();
         let mut fresh_by_ref: HashMap<String, usize> = HashMap::new();
         let mut updates: Vec<(i64, items::ActiveModel)> = Vec::new();
-        for item in &items {
+        for (item, place) in items.iter().zip(places) {
             match item.import_ref.as_deref() {
                 Some(r) if existing.contains_key(r) => {
                     let id = existing[r];
-                    updates.push((id, reimport_changes(item, at)?));
+                    updates.push((id, reimport_changes(item, place, at)?));
                     slots.push(Slot::Existing(id));
                 }
                 Some(r) if fresh_by_ref.contains_key(r) => {
                     let index = fresh_by_ref[r];
-                    fresh[index] = new_row(household, item, at)?;
+                    fresh[index] = new_row(household, item, place, at)?;
                     slots.push(Slot::New(index));
                 }
                 r => {
@@ -229,7 +391,7 @@ impl InventoryRepo for Store {
                         fresh_by_ref.insert(r.to_owned(), fresh.len());
                     }
                     slots.push(Slot::New(fresh.len()));
-                    fresh.push(new_row(household, item, at)?);
+                    fresh.push(new_row(household, item, place, at)?);
                 }
             }
         }
@@ -280,6 +442,7 @@ impl InventoryRepo for Store {
                 .context("read items by id")?;
             out.extend(mapping::item_list(rows)?);
         }
+        with_locations(&self.db, household, &mut out).await?;
         Ok(out)
     }
 
@@ -294,7 +457,8 @@ impl InventoryRepo for Store {
             .all(&self.db)
             .await
             .context("list items")?;
-        Ok(ItemPage { items: mapping::item_list(rows)?, total })
+        let (items, places) = read_items(&self.db, household, rows).await?;
+        Ok(ItemPage { items, total, places })
     }
 
     async fn all_present(&self, household: HouseholdId) -> Result<Vec<Item>, RepoError> {
@@ -305,7 +469,7 @@ impl InventoryRepo for Store {
             .all(&self.db)
             .await
             .context("read present items")?;
-        Ok(mapping::item_list(rows)?)
+        Ok(read_items(&self.db, household, rows).await?.0)
     }
 
     async fn lines(&self, household: HouseholdId) -> Result<Vec<ItemLine>, RepoError> {
@@ -349,28 +513,29 @@ impl InventoryRepo for Store {
     }
 
     async fn update(&self, household: HouseholdId, item: &Item) -> Result<Item, RepoError> {
-        let changes = full_changes(item)?;
         let txn = self.begin_write().await.context("begin the item update")?;
-        let written = items::Entity::update_many()
-            .set(changes)
-            .col_expr(items::Column::Version, Expr::col(items::Column::Version).add(1))
-            .filter(items::Column::Id.eq(item.id.0))
-            .filter(items::Column::HouseholdId.eq(household.0))
-            .filter(items::Column::Version.eq(item.version))
-            .exec(&txn)
-            .await
-            .with_context(|| format!("update item {}", item.id))?;
-        if written.rows_affected == 0 {
-            // Nothing written: one read tells a missing item from a changed one.
-            let exists = find_item(&txn, household, item.id).await?.is_some();
+        if let Err(e) = write_item(&txn, household, item, &mut HashMap::new()).await {
             txn.rollback().await.context("roll back the item update")?;
-            return Err(if exists { RepoError::Stale(item.id) } else { RepoError::NotFound });
+            return Err(e);
         }
         let stored = find_item(&txn, household, item.id)
             .await?
             .ok_or_else(|| anyhow!("item {} vanished during its update", item.id))?;
         txn.commit().await.context("commit the item update")?;
         Ok(stored)
+    }
+
+    async fn update_many(&self, household: HouseholdId, items: &[Item]) -> Result<u64, RepoError> {
+        let txn = self.begin_write().await.context("begin the update of many items")?;
+        let mut checked = HashMap::new();
+        for item in items {
+            if let Err(e) = write_item(&txn, household, item, &mut checked).await {
+                txn.rollback().await.context("roll back the update of many items")?;
+                return Err(e);
+            }
+        }
+        txn.commit().await.context("commit the update of many items")?;
+        Ok(items.len() as u64)
     }
 }
 

@@ -3,6 +3,7 @@
 mod households;
 mod idempotency;
 mod inventory;
+pub(crate) mod places;
 mod prices;
 mod projects;
 mod spend;

@@ -174,6 +174,7 @@ impl PatchItem {
             condition: self.condition.map(Into::into),
             intent: self.intent.map(Into::into),
             availability: self.availability.map(Into::into),
+            place_id: None,
             location: match self.location {
                 MaybeUndefined::Undefined => None,
                 MaybeUndefined::Null => Some(None),
@@ -281,6 +282,7 @@ impl ItemsApi {
                 .transpose()
                 .map_err(ApiError::from)?,
             q: q.0.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()),
+            place: None,
             include_gone: include_gone.0,
             limit: limit as u32,
             offset: offset as u64,

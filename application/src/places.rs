@@ -1,0 +1,320 @@
+//! The places' use cases: create, list, read, rename or move, delete, and find or create the path a
+//! `location` text names.
+
+use crate::error::{Object, Refusal, named};
+use crate::ports::{Clock, PlaceRepo};
+use crate::{Error, RepoError};
+use std::collections::HashMap;
+use std::sync::Arc;
+use trove_domain::place::{self, NewPlace, Place, PlaceChanges, PlacePath, PlaceRefused, PlaceTree};
+use trove_domain::{HouseholdId, PlaceId};
+
+/// A place with the way to it and what it holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlaceView {
+    pub place: Place,
+    /// Root first, the place itself last.
+    pub path: PlacePath,
+    /// Present items directly in it.
+    pub items: u64,
+    /// Present items in it and in every place below it.
+    pub items_within: u64,
+}
+
+/// A place and the places directly in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlaceDetail {
+    pub view: PlaceView,
+    /// Ordered by id.
+    pub children: Vec<PlaceView>,
+}
+
+/// A refused change of the tree: a move that would make a cycle or under a missing place is a rule (422); a
+/// name a sibling already has is a conflict with the stored tree (409).
+pub(crate) fn refused(e: PlaceRefused) -> Error {
+    Error::Refused(Refusal::Place(e))
+}
+
+pub(crate) fn no_place(id: PlaceId) -> impl Fn(RepoError) -> Error {
+    named(Object::Place, id.0)
+}
+
+/// The places use cases.
+#[derive(Clone)]
+pub struct Places {
+    places: Arc<dyn PlaceRepo>,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for Places {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Places").finish_non_exhaustive()
+    }
+}
+
+/// Views of the places of `ids` over the whole tree and the counts of items directly in each place.
+fn views(
+    tree: &PlaceTree<'_>,
+    direct: &HashMap<PlaceId, u64>,
+    ids: impl IntoIterator<Item = PlaceId>,
+) -> Vec<PlaceView> {
+    let within = tree.within(direct);
+    ids.into_iter()
+        .filter_map(|id| {
+            let place = tree.get(id)?;
+            Some(PlaceView {
+                place: place.clone(),
+                path: tree.path(id)?,
+                items: direct.get(&id).copied().unwrap_or(0),
+                items_within: within.get(&id).copied().unwrap_or(0),
+            })
+        })
+        .collect()
+}
+
+impl Places {
+    pub fn new(places: Arc<dyn PlaceRepo>, clock: Arc<dyn Clock>) -> Self {
+        Self { places, clock }
+    }
+
+    /// The whole tree and the counts of items directly in each place: two queries.
+    async fn tree_and_counts(&self, household: HouseholdId) -> Result<(Vec<Place>, HashMap<PlaceId, u64>), Error> {
+        Ok((self.places.all(household).await?, self.places.item_counts(household).await?))
+    }
+
+    /// The view of one place.
+    async fn view(&self, household: HouseholdId, id: PlaceId) -> Result<PlaceView, Error> {
+        let (all, direct) = self.tree_and_counts(household).await?;
+        views(&PlaceTree::new(&all), &direct, [id]).pop().ok_or_else(|| Error::NotFound { what: Object::Place, id: id.0 })
+    }
+
+    /// Stores a new place.
+    ///
+    /// # Errors
+    /// [`Refusal::Place`] when the parent is not a place of the household; [`Refusal::Place`] (a name) or [`Refusal::StateChanged`] when a sibling
+    /// already has the name (ignoring case). Nothing is written then.
+    pub async fn create(&self, household: HouseholdId, new: NewPlace) -> Result<PlaceView, Error> {
+        let all = self.places.all(household).await?;
+        PlaceTree::new(&all).check_name(&new.name, new.parent_id, None).map_err(refused)?;
+        let parent = new.parent_id;
+        let stored = self.places.insert(household, new, self.clock.now()).await.map_err(|e| match e {
+            RepoError::NotFound => refused(PlaceRefused::NoSuchParent(parent.unwrap_or(PlaceId(0)))),
+            other => other.into(),
+        })?;
+        self.view(household, stored.id).await
+    }
+
+    /// Every place of the household with its path and counts, ordered by id.
+    ///
+    /// # Errors
+    /// `Unexpected` when the store fails.
+    pub async fn list(&self, household: HouseholdId) -> Result<Vec<PlaceView>, Error> {
+        let (all, direct) = self.tree_and_counts(household).await?;
+        let ids: Vec<PlaceId> = all.iter().map(|p| p.id).collect();
+        Ok(views(&PlaceTree::new(&all), &direct, ids))
+    }
+
+    /// One place with the places directly in it.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] naming the place.
+    pub async fn get(&self, household: HouseholdId, id: PlaceId) -> Result<PlaceDetail, Error> {
+        let (all, direct) = self.tree_and_counts(household).await?;
+        let tree = PlaceTree::new(&all);
+        let view = views(&tree, &direct, [id]).pop().ok_or_else(|| Error::NotFound { what: Object::Place, id: id.0 })?;
+        let children = views(&tree, &direct, tree.children(Some(id)).iter().map(|p| p.id));
+        Ok(PlaceDetail { view, children })
+    }
+
+    /// Renames, moves or annotates a place.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`]; [`Refusal::Place`] for a move under itself, under one of its descendants or under a
+    /// missing place; [`Refusal::Place`] (a name) or [`Refusal::StateChanged`] when a sibling already has the name, or another writer changed the
+    /// tree in between so that the change no longer holds. Nothing is written then.
+    pub async fn change(&self, household: HouseholdId, id: PlaceId, changes: PlaceChanges) -> Result<PlaceView, Error> {
+        let all = self.places.all(household).await?;
+        let tree = PlaceTree::new(&all);
+        let place = tree.get(id).ok_or_else(|| Error::NotFound { what: Object::Place, id: id.0 })?;
+        let changed = tree.apply(place, &changes).map_err(refused)?;
+        self.places.update(household, &changed).await.map_err(no_place(id))?;
+        self.view(household, id).await
+    }
+
+    /// Deletes an empty place.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`]; [`Refusal::Place`] (a name) or [`Refusal::StateChanged`] while items or places are in it.
+    pub async fn delete(&self, household: HouseholdId, id: PlaceId) -> Result<(), Error> {
+        self.places.delete(household, id).await.map_err(no_place(id))
+    }
+
+    /// The path of one place.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] naming the place.
+    pub async fn path(&self, household: HouseholdId, id: PlaceId) -> Result<PlacePath, Error> {
+        self.places
+            .paths(household, &[id])
+            .await?
+            .remove(&id)
+            .ok_or_else(|| Error::NotFound { what: Object::Place, id: id.0 })
+    }
+
+    /// The paths of many places (those of a page of items) in one query; missing ids are left out.
+    ///
+    /// # Errors
+    /// `Unexpected` when the store fails.
+    pub async fn paths(&self, household: HouseholdId, ids: &[PlaceId]) -> Result<HashMap<PlaceId, PlacePath>, Error> {
+        Ok(self.places.paths(household, ids).await?)
+    }
+
+    /// Finds or creates the path a `location` text names ("Garage / Shelf B2"); `None` for a blank text.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when a part of the text is not a place name (nothing is written then).
+    pub async fn find_or_create(&self, household: HouseholdId, location: &str) -> Result<Option<PlacePath>, Error> {
+        resolve(self.places.as_ref(), household, location, self.clock.now()).await
+    }
+}
+
+/// Finds or creates the path a `location` text names, read strictly: a part that is not a place name is
+/// refused, not repaired.
+pub(crate) async fn resolve(
+    places: &dyn PlaceRepo,
+    household: HouseholdId,
+    location: &str,
+    at: trove_domain::Timestamp,
+) -> Result<Option<PlacePath>, Error> {
+    let names = place::parse_location(location).map_err(|e| Error::Invalid(format!("location: {e}")))?;
+    Ok(places.find_or_create(household, &names, at).await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ports::clock::MockClock;
+    use crate::ports::places::MockPlaceRepo;
+    use chrono::{TimeZone, Utc};
+    use trove_domain::place::PlaceName;
+
+    const H: HouseholdId = HouseholdId(1);
+
+    fn place(id: i64, name: &str, parent: Option<i64>) -> Place {
+        Place {
+            id: PlaceId(id),
+            name: PlaceName::new(name).unwrap(),
+            parent_id: parent.map(PlaceId),
+            note: None,
+            created_at: Utc.with_ymd_and_hms(2026, 1, 1, 12, 0, 0).unwrap(),
+        }
+    }
+
+    fn tree() -> Vec<Place> {
+        vec![
+            place(1, "House", None),
+            place(2, "Garage", Some(1)),
+            place(3, "Shelf B2", Some(2)),
+            place(4, "Shed", None),
+        ]
+    }
+
+    fn places(repo: MockPlaceRepo) -> Places {
+        let mut clock = MockClock::new();
+        clock.expect_now().returning(|| Utc.with_ymd_and_hms(2026, 2, 1, 12, 0, 0).unwrap());
+        Places::new(Arc::new(repo), Arc::new(clock))
+    }
+
+    fn reading(repo: &mut MockPlaceRepo) {
+        repo.expect_all().returning(|_| Ok(tree()));
+        repo.expect_item_counts().returning(|_| Ok([(PlaceId(3), 2), (PlaceId(2), 1), (PlaceId(4), 5)].into()));
+    }
+
+    #[tokio::test]
+    async fn views_carry_paths_and_counts_within() {
+        let mut repo = MockPlaceRepo::new();
+        reading(&mut repo);
+        let p = places(repo);
+        let list = p.list(H).await.unwrap();
+        let got: Vec<(i64, String, u64, u64)> =
+            list.iter().map(|v| (v.place.id.0, v.path.joined(), v.items, v.items_within)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (1, "House".into(), 0, 3),
+                (2, "House / Garage".into(), 1, 3),
+                (3, "House / Garage / Shelf B2".into(), 2, 2),
+                (4, "Shed".into(), 5, 5),
+            ]
+        );
+        let detail = p.get(H, PlaceId(1)).await.unwrap();
+        assert_eq!(detail.children.iter().map(|c| c.place.id.0).collect::<Vec<_>>(), [2]);
+        assert_eq!(p.get(H, PlaceId(9)).await.unwrap_err().to_string(), "no such place 9");
+    }
+
+    #[tokio::test]
+    async fn moves_under_a_descendant_are_refused_before_writing() {
+        let mut repo = MockPlaceRepo::new();
+        reading(&mut repo);
+        repo.expect_update().never();
+        let p = places(repo);
+        let under = |parent| PlaceChanges { parent_id: Some(Some(PlaceId(parent))), ..PlaceChanges::default() };
+        let err = p.change(H, PlaceId(1), under(3)).await.unwrap_err();
+        assert!(
+            matches!(&err, Error::Refused(_)) && err.to_string() == "place 1 cannot be moved under place 3, which is inside it",
+            "{err:?}"
+        );
+        let err = p.change(H, PlaceId(2), under(2)).await.unwrap_err();
+        assert!(matches!(err, Error::Refused(_)));
+        let err = p.change(H, PlaceId(9), under(1)).await.unwrap_err();
+        assert!(matches!(&err, Error::NotFound { .. } if err.to_string() == "no such place 9"), "{err:?}");
+        let rename = PlaceChanges { name: Some(PlaceName::new("house").unwrap()), ..PlaceChanges::default() };
+        let err = p.change(H, PlaceId(4), rename).await.unwrap_err();
+        assert!(
+            matches!(&err, Error::Refused(_)) && err.to_string() == "there is already a place named \"house\" at the top",
+            "{err:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_move_writes_the_changed_place() {
+        let mut repo = MockPlaceRepo::new();
+        reading(&mut repo);
+        repo.expect_update()
+            .withf(|h, p| *h == H && p.id == PlaceId(3) && p.parent_id == Some(PlaceId(4)))
+            .times(1)
+            .returning(|_, p| Ok(p.clone()));
+        let p = places(repo);
+        let changes = PlaceChanges { parent_id: Some(Some(PlaceId(4))), ..PlaceChanges::default() };
+        p.change(H, PlaceId(3), changes).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn create_checks_siblings_and_parent() {
+        let mut repo = MockPlaceRepo::new();
+        repo.expect_all().returning(|_| Ok(tree()));
+        repo.expect_insert().never();
+        let p = places(repo);
+        let new = |name: &str, parent: Option<i64>| NewPlace {
+            name: PlaceName::new(name).unwrap(),
+            parent_id: parent.map(PlaceId),
+            note: None,
+        };
+        assert!(matches!(p.create(H, new("GARAGE", Some(1))).await, Err(Error::Refused(_))));
+        let err = p.create(H, new("Box", Some(77))).await.unwrap_err();
+        assert!(matches!(&err, Error::Refused(_)) && err.to_string() == "no such place 77", "{err:?}");
+    }
+
+    #[tokio::test]
+    async fn location_texts_are_read_strictly() {
+        let mut repo = MockPlaceRepo::new();
+        repo.expect_find_or_create()
+            .withf(|_, names, _| names.iter().map(PlaceName::as_str).collect::<Vec<_>>() == ["Garage", "Shelf B2"])
+            .times(1)
+            .returning(|_, _, _| Ok(None));
+        let p = places(repo);
+        p.find_or_create(H, "Garage / Shelf B2").await.unwrap();
+        let err = p.find_or_create(H, "Garage / a\u{1}").await.unwrap_err();
+        assert!(matches!(&err, Error::Invalid(m) if m.starts_with("location: place name")), "{err:?}");
+    }
+}
