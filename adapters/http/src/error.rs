@@ -1,6 +1,5 @@
 //! Errors as the API answers them: `{"error": {"code": "...", "message": "..."}}` with a fitting status. The one
-//! place where a use trove_domain::place::PlaceRefused;
-use case's error becomes a status and a code: [`From<Error>`](ApiError#impl-From<Error>-for-ApiError)
+//! place where a use case's error becomes a status and a code: [`From<Error>`](ApiError#impl-From<Error>-for-ApiError)
 //! for every variant, [`refusal_status`] for the rules that refuse.
 
 use crate::shared::RunSpendDto;
@@ -10,6 +9,7 @@ use serde_json::json;
 use trove_application::metered::RunSpend;
 use trove_application::photo::PhotoError;
 use trove_application::{Error, Refusal};
+use trove_domain::place::PlaceRefused;
 use trove_domain::item::ChangeRefused;
 
 /// What a route answers: its payload, or an error rendered in the API's shape.

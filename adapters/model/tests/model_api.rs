@@ -1061,6 +1061,7 @@ fn image_request() -> ModelRequest {
         max_output_tokens: 8000,
         max_tool_calls: None,
         include_search_results: false,
+        household: None,
     }
 }
 
