@@ -152,6 +152,10 @@ async fn the_document_says_what_is_answered_and_what_is_taken() {
         }
     }
 
+    let from = &doc["paths"]["/spend"]["get"]["parameters"][0];
+    assert_eq!(from["name"], "from");
+    assert!(from["description"].as_str().is_some_and(|d| d.contains("must not be after `to`")), "{from}");
+
     for (path, item) in doc["paths"].as_object().unwrap() {
         for (method, operation) in item.as_object().unwrap() {
             let responses = operation["responses"].as_object().unwrap();
