@@ -3,7 +3,7 @@
 //
 // Run with tests/e2e/run.sh (builds the binary if needed). TROVE_BIN overrides the binary, CHROMIUM the browser.
 
-import { test, before, after } from "node:test";
+import { test, before, after, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
@@ -32,6 +32,22 @@ let base;
 let signInUrl;
 let paths = {};
 const consoleErrors = [];
+// What the Content-Security-Policy refused, on any page of any flow: asserted empty after each test.
+const policyViolations = [];
+
+/**
+ * Watches `p` for anything the Content-Security-Policy refuses: the `securitypolicyviolation` events the page
+ * fires (reported through a binding, so none is lost to a navigation) and the console's policy messages.
+ */
+async function watchPolicy(p) {
+  await p.exposeBinding("__reportPolicyViolation", (_source, v) => policyViolations.push(v));
+  await p.addInitScript(() => {
+    document.addEventListener("securitypolicyviolation", (e) =>
+      window.__reportPolicyViolation(`${e.violatedDirective} refused ${e.blockedURI || "inline"} at ${e.sourceFile}:${e.lineNumber}`),
+    );
+  });
+  p.on("console", (m) => /Content Security Policy/i.test(m.text()) && policyViolations.push(`console: ${m.text()}`));
+}
 
 async function freePort() {
   return new Promise((resolve, reject) => {
@@ -312,9 +328,15 @@ before(async () => {
   context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: "light" });
   await context.grantPermissions(["clipboard-read", "clipboard-write", "microphone"], { origin: base });
   page = await context.newPage();
+  await watchPolicy(page);
   page.setDefaultTimeout(DEADLINE);
   page.on("console", (m) => m.type() === "error" && consoleErrors.push(m.text()));
   page.on("pageerror", (e) => consoleErrors.push(`page error: ${e.message}`));
+});
+
+afterEach(() => {
+  const found = policyViolations.splice(0);
+  assert.deepEqual(found, [], "the Content-Security-Policy refused something the page does");
 });
 
 after(async () => {
@@ -349,6 +371,50 @@ async function columnWhenAll(col, pattern) {
   );
   return handle.jsonValue();
 }
+
+test("the page and the API are served under the Content-Security-Policy, which refuses inline style", async () => {
+  const pageAnswer = await page.request.get(`${base}/`);
+  const apiAnswer = await page.request.get(`${base}/api/openapi.json`);
+  for (const [what, answer] of [["the page", pageAnswer], ["the API", apiAnswer]]) {
+    const headers = answer.headers();
+    const policy = headers["content-security-policy"] ?? "";
+    for (const directive of ["default-src 'self'", "script-src 'self'", "frame-ancestors 'none'", "object-src 'none'", "base-uri 'none'"]) {
+      assert.ok(policy.includes(directive), `${what}: ${directive} in "${policy}"`);
+    }
+    assert.equal(headers["x-content-type-options"], "nosniff", what);
+    assert.equal(headers["referrer-policy"], "no-referrer", what);
+  }
+  assert.equal(apiAnswer.headers()["cache-control"], "no-store");
+  // The watcher sees what the policy refuses: an inline style attribute written as HTML.
+  await page.evaluate(() => {
+    const probe = document.createElement("div");
+    probe.innerHTML = '<span style="color: red">probe</span>';
+    document.body.append(probe);
+    probe.remove();
+  });
+  // Poll with a deadline: the event arrives through the binding, the console's message on its own.
+  const seen = () =>
+    policyViolations.some((v) => !v.startsWith("console:") && v.includes("style-src")) &&
+    policyViolations.some((v) => v.startsWith("console:"));
+  const deadline = Date.now() + DEADLINE;
+  while (!seen() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  assert.ok(seen(), `the refused inline style was seen as an event and in the console: ${policyViolations}`);
+  // This one was on purpose: forget it here and in the console's errors.
+  policyViolations.splice(0);
+  for (let i = consoleErrors.length - 1; i >= 0; i--) if (/Content Security Policy/i.test(consoleErrors[i])) consoleErrors.splice(i, 1);
+});
+
+test("the API docs render under the same policy", async () => {
+  const docs = await context.newPage();
+  await watchPolicy(docs);
+  try {
+    await docs.goto(`${base}/api/docs`);
+    // Swagger UI lists the operations once it has read the document.
+    await docs.locator(".opblock-summary-path", { hasText: "/items/{id}/gone" }).first().waitFor({ timeout: DEADLINE });
+  } finally {
+    await docs.close();
+  }
+});
 
 test("the inventory filters by intent, search and type, and pages", async () => {
   await page.getByLabel("Intent").selectOption("sell");
@@ -551,6 +617,17 @@ test("spend shows totals by month and kind and a bar chart", async () => {
 
 test("intake: a recorded voice note becomes a 16-bit mono WAV in the browser, then a candidate", async (t) => {
   await open("#/intake", "Intake");
+  // The WAV is read from the Blob the page makes, not fetched from its blob: URL (connect-src is the page's own
+  // origin only): keep each Blob the page turns into a URL.
+  await page.evaluate(() => {
+    const make = URL.createObjectURL.bind(URL);
+    window.__blobs = new Map();
+    URL.createObjectURL = (blob) => {
+      const url = make(blob);
+      window.__blobs.set(url, blob);
+      return url;
+    };
+  });
   const record = page.getByRole("button", { name: "● Record" });
   await record.click();
   await page.getByRole("button", { name: "■ Stop" }).waitFor();
@@ -559,7 +636,7 @@ test("intake: a recorded voice note becomes a 16-bit mono WAV in the browser, th
   await page.getByText(/KB of 16-bit mono WAV/).waitFor();
   const header = await page.evaluate(async () => {
     const src = document.querySelector(".intake audio").src;
-    const buf = await (await fetch(src)).arrayBuffer();
+    const buf = await window.__blobs.get(src).arrayBuffer();
     const v = new DataView(buf);
     const s = (o, n) => String.fromCharCode(...new Uint8Array(buf, o, n));
     return { riff: s(0, 4), wave: s(8, 4), format: v.getUint16(20, true), channels: v.getUint16(22, true), rate: v.getUint32(24, true), bits: v.getUint16(34, true) };
@@ -716,6 +793,7 @@ async function withSecondTrove(env, body) {
   const { url, stop } = await startSecondTrove(env);
   const other = await context.browser().newContext({ viewport: { width: 1280, height: 860 } });
   const p = await other.newPage();
+  await watchPolicy(p);
   try {
     await p.goto(url);
     await p.getByRole("heading", { level: 1, name: "Inventory" }).waitFor({ timeout: DEADLINE });

@@ -5,6 +5,7 @@ mod app;
 mod architecture;
 mod concurrency;
 mod fake_model;
+mod hardening;
 mod intake;
 mod items;
 mod model_check;

@@ -1,52 +1,74 @@
-//! Clear messages for JSON bodies the API refuses. poem-openapi says what type it expected but not where
-//! (`Expected input type "Condition", found null. (occurred while parsing "CreateItem")`); this walks the body
-//! against the route's request schema in the API's own OpenAPI document and names the field and the problem
-//! (`condition is required`, `fields.capacity.value must be a number, not "3"`).
+//! Checks every JSON body against the route's request schema in the API's own OpenAPI document before the
+//! route reads it, and names the field and the problem (`condition is required`, `fields.capacity.value must be
+//! a number, not "3"`, `name must be at most 200 characters`). poem-openapi alone would read `"name": 123` as the
+//! text "123" and say only what type it expected, not where; this check refuses what the document does not
+//! allow, so that the document is what the API takes.
 //!
 //! Only the parts of JSON Schema the document uses are read: `$ref`, `allOf`, `type`, `enum`, `required`,
-//! `properties`, `additionalProperties` and `items`. When the walk finds nothing wrong, the original message stays.
+//! `properties`, `additionalProperties`, `items`, `nullable`, `minLength`, `maxLength`, `pattern`, `minimum` and
+//! `maximum`. When the walk finds nothing wrong and poem-openapi still refuses the body, its message stays.
 
 use crate::error::ApiError;
 use crate::media::is_media;
 use poem::http::{Method, StatusCode};
+use regex::Regex;
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 use std::sync::Arc;
 
-/// Replaces poem-openapi's message for a JSON body it could not parse with one naming the field and the problem
-/// ([`Explainer`]), when the body's own schema shows one.
+/// Refuses a JSON body the route's schema does not allow with 400, naming the field and the problem
+/// ([`Explainer`]); passes the others to the route.
 pub async fn explain_body<E: poem::Endpoint>(
     next: Arc<E>,
     mut req: poem::Request,
     explainer: Arc<Explainer>,
 ) -> poem::Result<poem::Response> {
+    let path = req.uri().path().to_owned();
+    let route = path.strip_prefix("/api").unwrap_or(&path);
+    if let Some(message) = explainer.check_headers(req.method(), route, req.headers()) {
+        return Err(ApiError::new(StatusCode::BAD_REQUEST, "invalid", message).into());
+    }
     if !is_media(req.content_type(), "application/json") {
         return next.call(req).await.map(poem::IntoResponse::into_response);
     }
-    // Its size is already checked (`body_limit::limit_body`): kept to be read again should the route refuse it.
+    // Its size is already checked (`body_limit::limit_body`).
     let body = req.take_body().into_bytes().await?;
-    req.set_body(body.clone());
-    let (method, path) = (req.method().clone(), req.uri().path().to_owned());
-    match next.call(req).await {
-        Err(e) if e.is::<poem_openapi::error::ParseRequestPayloadError>() => {
-            match explainer.explain(&method, path.strip_prefix("/api").unwrap_or(&path), &body) {
-                Some(message) => Err(ApiError::new(StatusCode::BAD_REQUEST, "invalid", message).into()),
-                None => Err(e),
-            }
-        }
-        other => other.map(poem::IntoResponse::into_response),
+    if let Some(message) = explainer.explain(req.method(), route, &body) {
+        return Err(ApiError::new(StatusCode::BAD_REQUEST, "invalid", message).into());
     }
+    req.set_body(body);
+    next.call(req).await.map(poem::IntoResponse::into_response)
 }
 
 /// The API's OpenAPI document, read once, answering what is wrong with a body.
 #[derive(Debug, Clone)]
 pub struct Explainer {
     spec: Value,
+    /// Every `pattern` of the document, compiled once.
+    patterns: HashMap<String, Regex>,
 }
 
 impl Explainer {
     /// From the OpenAPI document's JSON text; an unreadable one explains nothing.
     pub fn new(spec: &str) -> Self {
-        Self { spec: serde_json::from_str(spec).unwrap_or(Value::Null) }
+        let spec: Value = serde_json::from_str(spec).unwrap_or(Value::Null);
+        let mut patterns = HashMap::new();
+        let mut todo = vec![&spec];
+        while let Some(v) = todo.pop() {
+            match v {
+                Value::Object(o) => {
+                    if let Some(p) = o.get("pattern").and_then(Value::as_str)
+                        && let Ok(re) = Regex::new(p)
+                    {
+                        patterns.insert(p.to_owned(), re);
+                    }
+                    todo.extend(o.values());
+                }
+                Value::Array(a) => todo.extend(a),
+                _ => {}
+            }
+        }
+        Self { spec, patterns }
     }
 
     /// The first problem of `body` for `method path` (a path under the API's base, e.g. `/items/7/faults`), or
@@ -56,24 +78,45 @@ impl Explainer {
         let operation = self.operation(method, path)?;
         let content = operation.get("requestBody")?.get("content")?.as_object()?;
         let schema = content.iter().find(|(media, _)| media.starts_with("application/json"))?.1.get("schema")?;
-        Walk { spec: &self.spec }.check(&value, schema, "")
+        Walk { spec: &self.spec, patterns: &self.patterns }.check(&value, schema, "")
+    }
+
+    /// The first header parameter of `method path` that `headers` carry against its schema in the document:
+    /// one that is not visible ASCII text (which a route would otherwise not see at all), or breaks a limit.
+    pub fn check_headers(&self, method: &Method, path: &str, headers: &poem::http::HeaderMap) -> Option<String> {
+        let parameters = self.operation(method, path)?.get("parameters")?.as_array()?;
+        let walk = Walk { spec: &self.spec, patterns: &self.patterns };
+        parameters.iter().filter(|p| p["in"] == "header").find_map(|p| {
+            let name = p["name"].as_str()?;
+            let value = headers.get(name)?;
+            let Ok(text) = value.to_str() else { return Some(format!("{name} must be visible ASCII text")) };
+            walk.limits(&Value::String(text.to_owned()), walk.resolve(p.get("schema")?), name)
+        })
     }
 
     fn operation(&self, method: &Method, path: &str) -> Option<&Value> {
         let paths = self.spec.get("paths")?.as_object()?;
-        let want: Vec<&str> = path.trim_end_matches('/').split('/').collect();
         let method = method.as_str().to_ascii_lowercase();
-        paths.iter().find_map(|(template, item)| {
-            let have: Vec<&str> = template.trim_end_matches('/').split('/').collect();
-            let matches = have.len() == want.len()
-                && have.iter().zip(&want).all(|(h, w)| h == w || (h.starts_with('{') && h.ends_with('}')));
-            matches.then(|| item.get(&method)).flatten()
-        })
+        // The path that names the most segments literally wins (`/projects/propose` over `/projects/{id}`).
+        paths
+            .iter()
+            .filter(|(template, _)| template_matches(template, path))
+            .filter_map(|(template, item)| Some((template.matches('{').count(), item.get(&method)?)))
+            .min_by_key(|(params, _)| *params)
+            .map(|(_, operation)| operation)
     }
+}
+
+/// Whether a path of the document (`/items/{id}`) matches a request's path (`/items/7`).
+pub fn template_matches(template: &str, path: &str) -> bool {
+    let have: Vec<&str> = template.trim_end_matches('/').split('/').collect();
+    let want: Vec<&str> = path.trim_end_matches('/').split('/').collect();
+    have.len() == want.len() && have.iter().zip(&want).all(|(h, w)| h == w || (h.starts_with('{') && h.ends_with('}')))
 }
 
 struct Walk<'a> {
     spec: &'a Value,
+    patterns: &'a HashMap<String, Regex>,
 }
 
 /// How a value is named in a message: its JSON text, shortened.
@@ -101,8 +144,13 @@ impl<'a> Walk<'a> {
 
     fn check(&self, value: &Value, schema: &'a Value, path: &str) -> Option<String> {
         let schema = self.resolve(schema);
-        if let Some(all) = schema.get("allOf").and_then(Value::as_array) {
-            return all.iter().find_map(|s| self.check(value, s, path));
+        if value.is_null() && schema.get("nullable").and_then(Value::as_bool) == Some(true) {
+            return None;
+        }
+        if let Some(all) = schema.get("allOf").and_then(Value::as_array)
+            && let Some(problem) = all.iter().find_map(|s| self.check(value, s, path))
+        {
+            return Some(problem);
         }
         if let Some(choices) = schema.get("enum").and_then(Value::as_array) {
             if !choices.contains(value) {
@@ -112,25 +160,68 @@ impl<'a> Walk<'a> {
             }
             return None;
         }
-        let kind = schema.get("type").and_then(Value::as_str)?;
         let wrong = |what: &str| Some(format!("{} must be {what}, not {}", subject(path), shown(value)));
-        match kind {
-            "object" => {
+        match schema.get("type").and_then(Value::as_str) {
+            Some("object") => {
                 let Some(object) = value.as_object() else { return wrong("an object") };
-                self.object(object, schema, path)
+                return self.object(object, schema, path);
             }
-            "array" => {
+            Some("array") => {
                 let Some(items) = value.as_array() else { return wrong("a list") };
                 let item = schema.get("items")?;
-                items.iter().enumerate().find_map(|(n, v)| self.check(v, item, &format!("{}[{n}]", subject(path))))
+                return items
+                    .iter()
+                    .enumerate()
+                    .find_map(|(n, v)| self.check(v, item, &format!("{}[{n}]", subject(path))));
             }
-            // poem-openapi reads a number or a boolean as its text, so only other values are wrong here.
-            "string" if !(value.is_string() || value.is_number() || value.is_boolean()) => wrong("a text"),
-            "integer" if !(value.is_i64() || value.is_u64()) => wrong("a whole number"),
-            "number" if !value.is_number() => wrong("a number"),
-            "boolean" if !value.is_boolean() => wrong("true or false"),
-            _ => None,
+            Some("string") if !value.is_string() => return wrong("a text"),
+            Some("integer") if !(value.is_i64() || value.is_u64()) => return wrong("a whole number"),
+            Some("number") if !value.is_number() => return wrong("a number"),
+            Some("boolean") if !value.is_boolean() => return wrong("true or false"),
+            _ => {}
         }
+        self.limits(value, schema, path)
+    }
+
+    /// The limits a schema sets on a text's length and form, or on a number's range.
+    fn limits(&self, value: &Value, schema: &'a Value, path: &str) -> Option<String> {
+        let limit = |key: &str| schema.get(key).and_then(Value::as_f64);
+        if let Some(text) = value.as_str() {
+            let length = text.chars().count() as f64;
+            if let Some(min) = limit("minLength")
+                && length < min
+            {
+                return Some(if min <= 1.0 {
+                    format!("{} must not be empty", subject(path))
+                } else {
+                    format!("{} must be at least {min} characters", subject(path))
+                });
+            }
+            if let Some(max) = limit("maxLength")
+                && length > max
+            {
+                return Some(format!("{} is longer than {max} characters", subject(path)));
+            }
+            if let Some(pattern) = schema.get("pattern").and_then(Value::as_str)
+                && let Some(re) = self.patterns.get(pattern)
+                && !re.is_match(text)
+            {
+                return Some(format!("{} must match {pattern}, not {}", subject(path), shown(value)));
+            }
+        }
+        if let Some(n) = value.as_f64() {
+            if let Some(min) = limit("minimum")
+                && n < min
+            {
+                return Some(format!("{} must be at least {min}, not {}", subject(path), shown(value)));
+            }
+            if let Some(max) = limit("maximum")
+                && n > max
+            {
+                return Some(format!("{} must be at most {max}, not {}", subject(path), shown(value)));
+            }
+        }
+        None
     }
 
     fn object(&self, object: &Map<String, Value>, schema: &'a Value, path: &str) -> Option<String> {
@@ -149,13 +240,15 @@ impl<'a> Walk<'a> {
                         return Some(problem);
                     }
                 }
-                None => {
-                    if let Some(extra) = schema.get("additionalProperties").filter(|s| s.is_object())
-                        && let Some(problem) = self.check(value, extra, &at(path, key))
-                    {
-                        return Some(problem);
+                None => match schema.get("additionalProperties") {
+                    Some(Value::Bool(false)) => return Some(format!("{} is not a member of this body", at(path, key))),
+                    Some(extra @ Value::Object(_)) => {
+                        if let Some(problem) = self.check(value, extra, &at(path, key)) {
+                            return Some(problem);
+                        }
                     }
-                }
+                    _ => {}
+                },
             }
         }
         None
@@ -176,8 +269,11 @@ mod tests {
                     {"schema": {"$ref": "#/components/schemas/NewFault"}}}}}},
             },
             "components": {"schemas": {
-                "CreateItem": {"type": "object", "required": ["name", "condition"], "properties": {
-                    "name": {"type": "string"},
+                "CreateItem": {"type": "object", "required": ["name", "condition"], "additionalProperties": false,
+                    "properties": {
+                    "name": {"type": "string", "minLength": 1, "maxLength": 5, "pattern": "\\S"},
+                    "note": {"type": "string", "nullable": true, "pattern": "^[a-z]*$"},
+                    "count": {"type": "integer", "minimum": 1, "maximum": 500},
                     "condition": {"$ref": "#/components/schemas/Condition"},
                     "accessories": {"type": "array", "items": {"type": "string"}},
                     "components": {"type": "array", "items": {"type": "integer"}},
@@ -225,6 +321,16 @@ mod tests {
                 "source must be one of new, good, poor, not \"lab\"",
             ),
             (json!([1]), "the body must be an object, not [1]"),
+            // A number or a boolean is not a text, whatever poem-openapi would make of it.
+            (json!({"name": 123, "condition": "good"}), "name must be a text, not 123"),
+            (json!({"name": true, "condition": "good"}), "name must be a text, not true"),
+            (json!({"name": "", "condition": "good"}), "name must not be empty"),
+            (json!({"name": "abcdef", "condition": "good"}), "name is longer than 5 characters"),
+            (json!({"name": "   ", "condition": "good"}), "name must match \\S, not \"   \""),
+            (json!({"name": "x", "condition": "good", "note": "A"}), "note must match ^[a-z]*$, not \"A\""),
+            (json!({"name": "x", "condition": "good", "count": 0}), "count must be at least 1, not 0"),
+            (json!({"name": "x", "condition": "good", "count": 501}), "count must be at most 500, not 501"),
+            (json!({"name": "x", "condition": "good", "colour": "red"}), "colour is not a member of this body"),
         ];
         for (body, want) in cases {
             assert_eq!(explain("/items", body.clone()).as_deref(), Some(want), "{body}");
@@ -236,6 +342,7 @@ mod tests {
     fn says_nothing_when_it_finds_nothing() {
         // A sound body, optional members left out or null, an unknown route, a body that is not JSON.
         assert_eq!(explain("/items", json!({"name": "x", "condition": "good", "accessories": null})), None);
+        assert_eq!(explain("/items", json!({"name": "héllo", "condition": "good", "note": null, "count": 500})), None);
         assert_eq!(explain("/nowhere", json!({})), None);
         assert_eq!(explainer().explain(&Method::POST, "/items", b"{not json"), None);
         assert_eq!(explainer().explain(&Method::GET, "/items", b"{}"), None);

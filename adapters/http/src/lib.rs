@@ -3,14 +3,18 @@
 //!
 //! One file per feature under [`features`] holds its routes and DTOs; [`error`] turns every use-case error into
 //! a status and a code; [`auth`] is who is asking; [`body_limit`] and [`explain`] are the middleware every
-//! `/api` request goes through.
+//! `/api` request goes through; [`document`] makes the OpenAPI document exact; [`security`] sets the browser
+//! security headers and [`panics`] turns a panic into a 500, around everything.
 
 pub mod auth;
 pub mod body_limit;
+pub mod document;
 pub mod error;
 pub mod explain;
 pub mod features;
 pub mod media;
+pub mod panics;
+pub mod security;
 pub mod services;
 pub mod shared;
 pub mod web;
@@ -41,12 +45,13 @@ pub fn api_service(services: Services) -> OpenApiService<features::Apis, ()> {
 /// The whole HTTP app: `/health`, `/api/*` with its OpenAPI document and docs, and the web page at `/`.
 pub fn app(services: Services) -> impl poem::Endpoint {
     let api = api_service(services.clone());
-    let explainer = Arc::new(explain::Explainer::new(&api.spec()));
-    let spec = api.spec_endpoint();
-    let docs = api.swagger_ui();
+    let spec = document::exact(&api.spec());
+    let explainer = Arc::new(explain::Explainer::new(&spec));
+    let methods = Arc::new(document::Methods::new(&spec));
+    let docs = document::docs(&api.swagger_ui_html());
     Route::new()
         .at("/health", poem::get(health))
-        .nest("/api/openapi.json", spec)
+        .at("/api/openapi.json", poem::get(document::served(spec)))
         .nest("/api/docs", docs)
         .nest(
             "/api",
@@ -57,6 +62,9 @@ pub fn app(services: Services) -> impl poem::Endpoint {
         .data(services.auth.clone())
         .with(Tracing)
         .catch_all_error(|err| async move { error::render(err) })
+        .with(panics::catch_panics())
+        .around(move |next, req| document::allow(next, req, methods.clone()))
+        .around(security::headers)
 }
 
 /// Serves `app(services)` on `acceptor` until `shutdown` completes. Tests pass a listener bound to port 0.

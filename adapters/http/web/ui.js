@@ -4,7 +4,8 @@ import { ApiError, itemName } from "./api.js";
 
 /**
  * Builds an element: `h("a", {href: "#/items"}, "Inventory")`. Attributes starting with `on` are listeners;
- * `class`, `for`, booleans and `dataset` are handled; children may be strings, nodes, arrays or null.
+ * `class`, `for`, booleans, `dataset` and `style` (an object of CSSOM properties) are handled; children may be
+ * strings, nodes, arrays or null.
  */
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
@@ -12,6 +13,8 @@ export function h(tag, attrs = {}, ...children) {
     if (v === undefined || v === null || v === false) continue;
     if (k.startsWith("on") && typeof v === "function") el.addEventListener(k.slice(2), v);
     else if (k === "dataset") Object.assign(el.dataset, v);
+    // Styles go through the CSSOM: a `style` attribute is inline style, which the page's CSP refuses.
+    else if (k === "style") Object.assign(el.style, v);
     else if (k === "value") el.value = v;
     else if (k === "checked") el.checked = !!v;
     else if (v === true) el.setAttribute(k, "");

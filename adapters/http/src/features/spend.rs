@@ -109,7 +109,9 @@ impl SpendApi {
     async fn spend(
         &self,
         Member(h): Member,
+        /// The first instant of the entries (inclusive); must not be after `to` (400).
         from: Query<Option<DateTime<Utc>>>,
+        /// The end of the entries (exclusive); must not be before `from` (400).
         to: Query<Option<DateTime<Utc>>>,
     ) -> ApiResult<Json<SpendDto>> {
         Ok(Json((&self.0.spend.report(h, from.0, to.0).await.map_err(ApiError::from)?).into()))

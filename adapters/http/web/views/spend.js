@@ -146,7 +146,7 @@ function chart(months, kinds, cells, byMonth) {
     h(
       "figcaption",
       { class: "legend" },
-      kinds.map((k, j) => h("span", {}, h("span", { class: "swatch", style: `background:${colour(k, j)}` }), human(k))),
+      kinds.map((k, j) => h("span", {}, h("span", { class: "swatch", style: { background: colour(k, j) } }), human(k))),
     ),
   );
 }
