@@ -11,7 +11,7 @@ use trove_application::ports::model::{
     Capability, InputItem, ModelError, ModelPort, ModelRequest, ModelResponse, OutputSchema, OutputView,
     SearchContextSize, Tool,
 };
-use trove_application::ports::{Clock, SpendLedger};
+use trove_application::ports::{HouseholdRepo, SpendLedger};
 use trove_domain::HouseholdId;
 use trove_domain::spend::{CallKind, CallOutcome, SpendEntry, Usage};
 use trove_model::ModelApi;
@@ -78,7 +78,8 @@ impl ModelCheck {
         let second = cells.iter().map(|c| c.1.chars().count()).max().unwrap_or(0).max("result".len());
         let _ = writeln!(out, "{:first$}  {:second$}  setting", "capability", "result");
         for (capability, result, setting) in &cells {
-            let _ = writeln!(out, "{capability:first$}  {result:second$}  {setting}");
+            let line = format!("{capability:first$}  {result:second$}  {setting}");
+            let _ = writeln!(out, "{}", line.trim_end());
         }
         out.push_str(if self.passed() {
             "everything this configuration needs works\n"
@@ -358,7 +359,8 @@ mod tests {
 
     #[test]
     fn the_silent_wav_is_one_sendable_second() {
-        let wav = trove_model::wav::Wav::read(&silent_wav()).unwrap();
+        let bytes = silent_wav();
+        let wav = trove_model::wav::Wav::read(&bytes).unwrap();
         assert!(wav.is_sendable(), "{wav:?}");
         assert_eq!((wav.channels, wav.sample_rate, wav.duration_ms()), (1, 16_000, 1000));
     }
@@ -382,6 +384,7 @@ mod tests {
         let mut failed = check.clone();
         failed.rows[0].verdict = Verdict::Refused("invalid_request_error: nope".into());
         assert!(!failed.passed());
-        assert!(failed.render().contains("refused: invalid_request_error: nope  MODEL_NAME"), "{}", failed.render());
+        assert!(failed.render().contains("refused: invalid_request_error: nope  MODEL_NAME\n"), "{}", failed.render());
+        assert!(failed.render().lines().all(|l| l == l.trim_end()), "{}", failed.render());
     }
 }
