@@ -17,7 +17,10 @@ pub struct ItemQuery {
     pub include_gone: bool,
     /// At most this many items (1..=500).
     pub limit: u32,
+    /// Items skipped before the page, in the listing's order.
     pub offset: u64,
+    /// Only items after this one in id order (a keyset: its cost does not grow with depth).
+    pub after: Option<ItemId>,
 }
 
 /// One page of a listing.
@@ -27,6 +30,8 @@ pub struct ItemPage {
     pub items: Vec<Item>,
     /// How many items match the query, all pages together.
     pub total: u64,
+    /// Whether more items follow this page.
+    pub more: bool,
 }
 
 /// A fingerprint of a household's inventory that changes with every write: an insert changes the count, and
