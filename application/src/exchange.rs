@@ -75,11 +75,12 @@ impl Exchange {
     pub async fn all_items(&self, household: HouseholdId) -> Result<Vec<Item>, Error> {
         let mut out = Vec::new();
         loop {
-            let query = ItemQuery { include_gone: true, limit: PAGE, offset: out.len() as u64, ..ItemQuery::default() };
+            // Keyset paging: each page starts after the last item read, at the same cost at any depth.
+            let after = out.last().map(|i: &Item| i.id);
+            let query = ItemQuery { include_gone: true, limit: PAGE, after, ..ItemQuery::default() };
             let page = self.items.list(household, &query).await?;
-            let n = page.items.len();
             out.extend(page.items);
-            if n < PAGE as usize || out.len() as u64 >= page.total {
+            if !page.more {
                 return Ok(out);
             }
         }

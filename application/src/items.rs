@@ -18,6 +18,71 @@ pub const LIMIT_MAX: u32 = 500;
 /// How often a change is retried when another writer changed the item in between.
 const RETRIES: usize = 3;
 
+/// Where the next page of a listing starts; clients see it only as an opaque string.
+///
+/// A listing in id order pages by keyset (the items after the last one seen), so a page costs the same at any
+/// depth and inserts never shift a page; a search, ordered by relevance, pages by the count of items seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cursor {
+    /// The items after this one, in id order.
+    After(ItemId),
+    /// The items after the first this many.
+    Skip(u64),
+}
+
+impl Cursor {
+    /// The cursor as a client passes it back.
+    pub fn encode(self) -> String {
+        match self {
+            Self::After(id) => format!("a{:x}", id.0),
+            Self::Skip(n) => format!("s{n:x}"),
+        }
+    }
+
+    /// Reads a cursor given by a client.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a string no page ever answered.
+    pub fn decode(text: &str) -> Result<Self, Error> {
+        let bad = || Error::Invalid(format!("after is not a cursor this listing answered: {text:?}"));
+        let (kind, hex) = text.split_at_checked(1).ok_or_else(bad)?;
+        if hex.is_empty() || !hex.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()) {
+            return Err(bad());
+        }
+        match kind {
+            "a" => i64::from_str_radix(hex, 16).map(|id| Self::After(ItemId(id))).map_err(|_| bad()),
+            "s" => u64::from_str_radix(hex, 16).map(Self::Skip).map_err(|_| bad()),
+            _ => Err(bad()),
+        }
+    }
+
+    /// Sets `query` to start where the cursor points.
+    pub fn apply(self, query: &mut ItemQuery) {
+        match self {
+            Self::After(id) => {
+                query.after = Some(id);
+                query.offset = 0;
+            }
+            Self::Skip(n) => {
+                query.after = None;
+                query.offset = n;
+            }
+        }
+    }
+
+    /// The cursor of the page after `page`, the answer to `query`; `None` at the end.
+    pub fn next(query: &ItemQuery, page: &ItemPage) -> Option<Self> {
+        if !page.more {
+            return None;
+        }
+        if query.q.is_some() {
+            // Ranked by relevance: the next page skips what was seen.
+            return Some(Self::Skip(query.offset + page.items.len() as u64));
+        }
+        page.items.last().map(|i| Self::After(i.id))
+    }
+}
+
 /// The fields a PATCH may change: the domain's [`ItemChanges`], whose rules decide what is allowed. Its
 /// `location` text is found or created as a path of places and becomes its `place_id`.
 pub type ItemPatch = ItemChanges;
@@ -444,5 +509,26 @@ mod tests {
         assert!(matches!(&e, Error::Refused(_)) && e.to_string() == "no such place 40", "{e:?}");
         let patch = ItemPatch { location: Some(Some("Garage / \u{1}x".into())), ..ItemPatch::default() };
         assert!(matches!(inv.patch(H, ItemId(1), patch).await, Err(Error::Invalid(_))));
+
+    #[test]
+    fn cursors_round_trip_and_refuse_strangers() {
+        for c in [Cursor::After(ItemId(1)), Cursor::After(ItemId(123_456)), Cursor::Skip(0), Cursor::Skip(99_950)] {
+            assert_eq!(Cursor::decode(&c.encode()).unwrap(), c);
+        }
+        for bad in ["", "a", "x12", "a-1", "aZZ", "A12", "a+1", "s 1", "a1ffffffffffffffffff"] {
+            assert!(matches!(Cursor::decode(bad), Err(Error::Invalid(_))), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_next_cursor_follows_the_order_of_the_listing() {
+        let page = |more| ItemPage { items: Vec::new(), total: 0, places: HashMap::new(), more };
+        let plain = ItemQuery { limit: 2, offset: 4, ..ItemQuery::default() };
+        assert_eq!(Cursor::next(&plain, &page(false)), None);
+        let search = ItemQuery { q: Some("pi".into()), ..plain.clone() };
+        assert_eq!(Cursor::next(&search, &page(true)), Some(Cursor::Skip(4)));
+        let mut q = plain;
+        Cursor::After(ItemId(9)).apply(&mut q);
+        assert_eq!((q.after, q.offset), (Some(ItemId(9)), 0));
     }
 }

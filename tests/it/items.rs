@@ -9,6 +9,7 @@ use serde_json::json;
 on_both!(
     items_round_trip_with_normalised_fields,
     listing_filters_and_pages,
+    cursor_pages_walk_everything_once_even_while_items_arrive,
     bad_input_is_refused_and_changes_nothing,
     households_never_see_each_other,
     measurements_faults_tests_and_gone,
@@ -101,6 +102,65 @@ async fn listing_filters_and_pages(db: Db) {
     check("/api/items?availability=lent", 0, &[]).await;
     let (status, page) = app.get("/api/items").await;
     assert_eq!((status, page["limit"].as_u64(), page["offset"].as_u64()), (StatusCode::OK, Some(50), Some(0)));
+}
+
+/// The ids and the `next` cursor of one page.
+async fn page_of(app: &TestApp, path: &str) -> (Vec<i64>, Option<String>) {
+    let (status, page) = app.get(path).await;
+    assert_eq!(status, StatusCode::OK, "{path}: {page}");
+    let ids = page["items"].as_array().unwrap().iter().map(|i| i["id"].as_i64().unwrap()).collect();
+    (ids, page["next"].as_str().map(str::to_owned))
+}
+
+async fn cursor_pages_walk_everything_once_even_while_items_arrive(db: Db) {
+    let app = TestApp::spawn(db, &[]).await;
+    for i in 0..11 {
+        app.create_item(item(&format!("Board {i}"), "single_board_computer")).await;
+    }
+    // By offset: the reference.
+    let mut by_offset = Vec::new();
+    for offset in (0..11).step_by(3) {
+        by_offset.extend(page_of(&app, &format!("/api/items?limit=3&offset={offset}")).await.0);
+    }
+    assert_eq!(by_offset.len(), 11);
+
+    // By cursor: the same items in the same order, the last page's `next` null.
+    let (mut by_cursor, mut next) = page_of(&app, "/api/items?limit=3").await;
+    let mut pages = 1;
+    while let Some(after) = next {
+        let (ids, n) = page_of(&app, &format!("/api/items?limit=3&after={after}")).await;
+        assert!(!ids.is_empty(), "a cursor is only answered when more items follow");
+        by_cursor.extend(ids);
+        next = n;
+        pages += 1;
+    }
+    assert_eq!(by_cursor, by_offset);
+    assert_eq!(pages, 4);
+    let (ids, next) = page_of(&app, "/api/items?limit=11").await;
+    assert_eq!((ids.len(), next), (11, None), "an exact last page has no next");
+
+    // Items created during the walk neither repeat nor skip any item already there; they come at the end.
+    let (mut walked, mut next) = page_of(&app, "/api/items?limit=4").await;
+    let mut added = Vec::new();
+    while let Some(after) = next {
+        added.push(app.create_item(item(&format!("Late {}", added.len()), "lithium_cell")).await);
+        let (ids, n) = page_of(&app, &format!("/api/items?limit=4&after={after}")).await;
+        walked.extend(ids);
+        next = n;
+    }
+    let mut expected = by_offset.clone();
+    expected.extend(&added);
+    assert_eq!(walked, expected, "every item once, in id order");
+
+    // A search pages by cursor too, and a cursor with filters keeps them.
+    let (first, next) = page_of(&app, "/api/items?q=board&limit=5").await;
+    let (second, _) = page_of(&app, &format!("/api/items?q=board&limit=5&after={}", next.unwrap())).await;
+    assert_eq!([first, second].concat(), by_offset[..10]);
+
+    for path in ["/api/items?after=zz", "/api/items?after=", "/api/items?after=a1&offset=3"] {
+        let (status, body) = app.get(path).await;
+        assert_error(status, &body, StatusCode::BAD_REQUEST, "invalid");
+    }
 }
 
 async fn bad_input_is_refused_and_changes_nothing(db: Db) {

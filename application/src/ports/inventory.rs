@@ -29,7 +29,10 @@ pub struct ItemQuery {
     pub include_gone: bool,
     /// At most this many items (1..=500).
     pub limit: u32,
+    /// Items skipped before the page, in the listing's order.
     pub offset: u64,
+    /// Only items after this one in id order (a keyset: its cost does not grow with depth).
+    pub after: Option<ItemId>,
 }
 
 /// One page of a listing.
@@ -42,6 +45,8 @@ pub struct ItemPage {
     /// The path of every place the page's items are in, read with the page (one query), for showing where
     /// each item is.
     pub places: HashMap<PlaceId, PlacePath>,
+    /// Whether more items follow this page.
+    pub more: bool,
 }
 
 /// A fingerprint of a household's inventory that changes with every write: an insert changes the count, and

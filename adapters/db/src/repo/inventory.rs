@@ -449,16 +449,22 @@ impl InventoryRepo for Store {
     async fn list(&self, household: HouseholdId, query: &ItemQuery) -> Result<ItemPage, RepoError> {
         let cond = list_condition(household, query);
         let total = items::Entity::find().filter(cond.clone()).count(&self.db).await.context("count items")?;
-        let rows = items::Entity::find()
-            .filter(cond)
+        let mut page = items::Entity::find().filter(cond);
+        if let Some(after) = query.after {
+            page = page.filter(items::Column::Id.gt(after.0));
+        }
+        // One row past the page tells whether more follow.
+        let mut rows = page
             .order_by_asc(items::Column::Id)
-            .limit(u64::from(query.limit))
+            .limit(u64::from(query.limit) + 1)
             .offset(query.offset)
             .all(&self.db)
             .await
             .context("list items")?;
+        let more = rows.len() > query.limit as usize;
+        rows.truncate(query.limit as usize);
         let (items, places) = read_items(&self.db, household, rows).await?;
-        Ok(ItemPage { items, total, places })
+        Ok(ItemPage { items, total, places, more })
     }
 
     async fn all_present(&self, household: HouseholdId) -> Result<Vec<Item>, RepoError> {

@@ -11,6 +11,7 @@ use poem_openapi::payload::Json;
 use poem_openapi::types::MaybeUndefined;
 use poem_openapi::{Object, OpenApi, Tags};
 use std::collections::BTreeMap;
+use trove_application::items::Cursor;
 use trove_application::ports::ItemQuery;
 use trove_domain::item::{self as di, Item, ItemName, ItemType, Measurement, MeasurementSource};
 use trove_domain::{ItemId, units};
@@ -240,6 +241,8 @@ pub struct ItemList {
     pub total: u64,
     pub limit: u32,
     pub offset: u64,
+    /// Pass as `after` for the next page; `null` on the last one.
+    pub next: Option<String>,
 }
 
 /// The item routes.
@@ -262,6 +265,8 @@ impl ItemsApi {
         /// 1 to 500, default 50.
         limit: Query<Option<i64>>,
         offset: Query<Option<i64>>,
+        /// The `next` of the previous page; instead of `offset`.
+        after: Query<Option<String>>,
     ) -> ApiResult<Json<ItemList>> {
         let limit = limit.0.unwrap_or(50);
         if !(1..=i64::from(trove_application::items::LIMIT_MAX)).contains(&limit) {
@@ -271,7 +276,7 @@ impl ItemsApi {
         if offset < 0 {
             return Err(ApiError::bad_request("offset must not be negative").into());
         }
-        let query = ItemQuery {
+        let mut query = ItemQuery {
             intent: intent.0.map(Into::into),
             availability: availability.0.map(Into::into),
             item_type: item_type
@@ -286,13 +291,21 @@ impl ItemsApi {
             include_gone: include_gone.0,
             limit: limit as u32,
             offset: offset as u64,
+            after: None,
         };
+        if let Some(after) = after.0.as_deref() {
+            if offset != 0 {
+                return Err(ApiError::bad_request("give either after or offset, not both").into());
+            }
+            Cursor::decode(after).map_err(ApiError::from)?.apply(&mut query);
+        }
         let page = self.0.inventory.list(h, &query).await.map_err(ApiError::from)?;
         Ok(Json(ItemList {
             items: page.items.iter().map(Into::into).collect(),
             total: page.total,
             limit: query.limit,
             offset: query.offset,
+            next: Cursor::next(&query, &page).map(Cursor::encode),
         }))
     }
 
