@@ -509,6 +509,7 @@ mod tests {
         assert!(matches!(&e, Error::Refused(_)) && e.to_string() == "no such place 40", "{e:?}");
         let patch = ItemPatch { location: Some(Some("Garage / \u{1}x".into())), ..ItemPatch::default() };
         assert!(matches!(inv.patch(H, ItemId(1), patch).await, Err(Error::Invalid(_))));
+    }
 
     #[test]
     fn cursors_round_trip_and_refuse_strangers() {
@@ -522,7 +523,7 @@ mod tests {
 
     #[test]
     fn the_next_cursor_follows_the_order_of_the_listing() {
-        let page = |more| ItemPage { items: Vec::new(), total: 0, places: HashMap::new(), more };
+        let page = |more| ItemPage { items: Vec::new(), total: 0, places: std::collections::HashMap::new(), more };
         let plain = ItemQuery { limit: 2, offset: 4, ..ItemQuery::default() };
         assert_eq!(Cursor::next(&plain, &page(false)), None);
         let search = ItemQuery { q: Some("pi".into()), ..plain.clone() };

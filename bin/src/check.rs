@@ -221,6 +221,7 @@ impl Checker<'_> {
             max_output_tokens: MAX_OUTPUT_TOKENS,
             max_tool_calls: None,
             include_search_results: false,
+            household: None,
         };
         let first = match self.call(&request).await? {
             Ok(r) => r,
@@ -259,6 +260,7 @@ impl Checker<'_> {
             max_output_tokens: MAX_OUTPUT_TOKENS,
             max_tool_calls: Some(1),
             include_search_results: true,
+            household: None,
         };
         Ok(match self.call(&request).await? {
             Ok(r) => Verdict::Works(format!("{} search", r.usage.searches)),
@@ -311,6 +313,7 @@ fn structured_request() -> ModelRequest {
         max_output_tokens: MAX_OUTPUT_TOKENS,
         max_tool_calls: None,
         include_search_results: false,
+        household: None,
     }
 }
 

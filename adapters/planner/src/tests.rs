@@ -131,7 +131,7 @@ async fn run_from(planner: &LocalPlanner, items: &[Item], templates: &[Template]
 }
 
 fn parse(text: &str) -> ProposalSet {
-    proposal::read(text).unwrap_or_else(|e| panic!("not a ProposalSet ({e}): {text}"))
+    contract::read(text).unwrap_or_else(|e| panic!("not a ProposalSet ({e}): {text}"))
 }
 
 fn by_id<T, K: std::hash::Hash + Eq>(xs: &[T], key: impl Fn(&T) -> K) -> HashMap<K, T>
