@@ -85,7 +85,9 @@ impl Places {
     /// The view of one place.
     async fn view(&self, household: HouseholdId, id: PlaceId) -> Result<PlaceView, Error> {
         let (all, direct) = self.tree_and_counts(household).await?;
-        views(&PlaceTree::new(&all), &direct, [id]).pop().ok_or_else(|| Error::NotFound { what: Object::Place, id: id.0 })
+        views(&PlaceTree::new(&all), &direct, [id])
+            .pop()
+            .ok_or_else(|| Error::NotFound { what: Object::Place, id: id.0 })
     }
 
     /// Stores a new place.
@@ -121,7 +123,8 @@ impl Places {
     pub async fn get(&self, household: HouseholdId, id: PlaceId) -> Result<PlaceDetail, Error> {
         let (all, direct) = self.tree_and_counts(household).await?;
         let tree = PlaceTree::new(&all);
-        let view = views(&tree, &direct, [id]).pop().ok_or_else(|| Error::NotFound { what: Object::Place, id: id.0 })?;
+        let view =
+            views(&tree, &direct, [id]).pop().ok_or_else(|| Error::NotFound { what: Object::Place, id: id.0 })?;
         let children = views(&tree, &direct, tree.children(Some(id)).iter().map(|p| p.id));
         Ok(PlaceDetail { view, children })
     }
@@ -261,7 +264,8 @@ mod tests {
         let under = |parent| PlaceChanges { parent_id: Some(Some(PlaceId(parent))), ..PlaceChanges::default() };
         let err = p.change(H, PlaceId(1), under(3)).await.unwrap_err();
         assert!(
-            matches!(&err, Error::Refused(_)) && err.to_string() == "place 1 cannot be moved under place 3, which is inside it",
+            matches!(&err, Error::Refused(_))
+                && err.to_string() == "place 1 cannot be moved under place 3, which is inside it",
             "{err:?}"
         );
         let err = p.change(H, PlaceId(2), under(2)).await.unwrap_err();
@@ -271,7 +275,8 @@ mod tests {
         let rename = PlaceChanges { name: Some(PlaceName::new("house").unwrap()), ..PlaceChanges::default() };
         let err = p.change(H, PlaceId(4), rename).await.unwrap_err();
         assert!(
-            matches!(&err, Error::Refused(_)) && err.to_string() == "there is already a place named \"house\" at the top",
+            matches!(&err, Error::Refused(_))
+                && err.to_string() == "there is already a place named \"house\" at the top",
             "{err:?}"
         );
     }

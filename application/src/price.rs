@@ -5,7 +5,9 @@
 use crate::contracts::comparables as contract;
 use crate::error::{Object, Refusal, named};
 use crate::metered::{Metered, RunSpend};
-use crate::ports::model::{ApproximateLocation, Capability, InputItem, ModelRequest, OutputView, SearchContextSize, Tool};
+use crate::ports::model::{
+    ApproximateLocation, Capability, InputItem, ModelRequest, OutputView, SearchContextSize, Tool,
+};
 use crate::ports::{Clock, InventoryRepo, PriceRepo};
 use crate::{Error, RepoError};
 use std::sync::Arc;

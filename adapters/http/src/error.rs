@@ -9,8 +9,8 @@ use serde_json::json;
 use trove_application::metered::RunSpend;
 use trove_application::photo::PhotoError;
 use trove_application::{Error, Refusal};
-use trove_domain::place::PlaceRefused;
 use trove_domain::item::ChangeRefused;
+use trove_domain::place::PlaceRefused;
 
 /// What a route answers: its payload, or an error rendered in the API's shape.
 pub type ApiResult<T> = poem::Result<T>;
