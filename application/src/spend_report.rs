@@ -97,3 +97,52 @@ impl Spend {
         Ok(SpendReport { entries, total, by_kind, by_month, monthly_limit: self.policy.monthly_limit, this_month })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ports::clock::MockClock;
+    use crate::ports::spend::MockSpendLedger;
+    use chrono::{TimeZone, Utc};
+    use trove_domain::spend::{CallKind, CallOutcome};
+
+    fn entry(kind: CallKind, day: u32, cost: i64, outcome: CallOutcome) -> SpendEntry {
+        SpendEntry {
+            at: Utc.with_ymd_and_hms(2026, 11, day, 12, 0, 0).unwrap(),
+            kind,
+            model: "muse-spark-1.3".into(),
+            input_tokens: 10,
+            cached_tokens: 0,
+            output_tokens: 5,
+            searches: 0,
+            cost: MicroUsd(cost),
+            outcome,
+        }
+    }
+
+    #[tokio::test]
+    async fn calls_and_failed_calls_are_counted_apart() {
+        let entries = vec![
+            entry(CallKind::Price, 1, 40, CallOutcome::Ok),
+            entry(CallKind::Price, 2, 0, CallOutcome::Failed),
+            entry(CallKind::Propose, 3, 7, CallOutcome::Failed),
+            entry(CallKind::Propose, 4, 9, CallOutcome::Ok),
+        ];
+        let mut ledger = MockSpendLedger::new();
+        let kept = entries.clone();
+        ledger.expect_entries().returning(move |_, _, _| Ok(kept.clone()));
+        ledger.expect_total_since().returning(|_, _| Ok(MicroUsd(56)));
+        let mut clock = MockClock::new();
+        clock.expect_now().return_const(Utc.with_ymd_and_hms(2026, 11, 30, 0, 0, 0).unwrap());
+        let spend = Spend::new(Arc::new(ledger), Arc::new(clock), SpendPolicy::default());
+
+        let report = spend.report(HouseholdId(1), None, None).await.unwrap();
+
+        assert_eq!((report.total.calls, report.total.failed_calls, report.total.cost), (4, 2, MicroUsd(56)));
+        let by_kind: Vec<(&str, u64, u64)> =
+            report.by_kind.iter().map(|(k, t)| (k.as_str(), t.calls, t.failed_calls)).collect();
+        assert_eq!(by_kind, [("price", 2, 1), ("propose", 2, 1)]);
+        assert_eq!(report.by_month["2026-11"].failed_calls, 2);
+        assert_eq!(report.entries, entries);
+    }
+}

@@ -351,7 +351,8 @@ async fn a_model_failure_is_a_bad_gateway_with_spend_recorded(db: Db) {
         if n == 0 {
             let mut failed = response(vec![], 800, 50);
             failed["status"] = json!("failed");
-            failed["error"] = json!({"code": "server_error", "message": "the model crashed"});
+            // A code of the request's making: a `server_error` would be retried.
+            failed["error"] = json!({"code": "invalid_prompt", "message": "the model crashed"});
             ResponseTemplate::new(200).set_body_json(failed)
         } else {
             ResponseTemplate::new(200).set_body_json(response(vec![message("not json at all", &[])], 700, 20))
