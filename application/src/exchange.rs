@@ -57,10 +57,15 @@ impl Exchange {
     /// Writes items already read (by the command line, which shows its own progress), all or nothing.
     ///
     /// # Errors
+    /// [`Error::Invalid`] for an item with a control character in a text (`NewItem::check_texts`);
     /// `Unexpected` when the store fails; nothing is written then.
     pub async fn import_items(&self, household: HouseholdId, items: Vec<NewItem>) -> Result<Imported, Error> {
         if items.is_empty() {
             return Ok(Imported::default());
+        }
+        // The one text check of the domain, over every item whatever sheet it came from.
+        for (n, item) in items.iter().enumerate() {
+            item.check_texts().map_err(|e| Error::Invalid(format!("item {} of the sheet: {e}", n + 1)))?;
         }
         let rows = items.len() as u64;
         let ids = self.items.import(household, items, self.clock.now()).await?;

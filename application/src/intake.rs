@@ -131,6 +131,8 @@ impl Intake {
     /// [`Error::Invalid`] for an empty or too long text; otherwise as [`Intake::read_label`].
     pub async fn read_listing(&self, household: HouseholdId, text: &str) -> Result<IntakeReading, Error> {
         let text = reading::text_to_read(text, "text").map_err(|e| Error::Invalid(e.to_string()))?;
+        trove_domain::text::check("text", &text, trove_domain::text::Lines::Many)
+            .map_err(|e| Error::Invalid(e.to_string()))?;
         let input = InputItem::UserText(format!("The listing:\n{text}"));
         let mut run = RunSpend::default();
         self.read(household, reading_request(CallKind::ReadListing, input), MeasurementSource::Listing, &mut run, None)
@@ -143,6 +145,8 @@ impl Intake {
     /// As [`Intake::read_listing`].
     pub async fn read_voice_transcript(&self, household: HouseholdId, text: &str) -> Result<IntakeReading, Error> {
         let text = reading::text_to_read(text, "transcript").map_err(|e| Error::Invalid(e.to_string()))?;
+        trove_domain::text::check("transcript", &text, trove_domain::text::Lines::Many)
+            .map_err(|e| Error::Invalid(e.to_string()))?;
         let mut run = RunSpend::default();
         self.read_transcript(household, text, &mut run).await
     }

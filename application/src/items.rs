@@ -11,6 +11,7 @@ use trove_domain::item::{
     self, ChangeRefused, Fault, Gone, GoneReason, Item, ItemChanges, Measurement, NewItem, TestDone,
 };
 use trove_domain::place::PlaceRefused;
+use trove_domain::text::{self, ControlCharacter, Lines};
 use trove_domain::{HouseholdId, ItemId, PlaceId};
 
 /// Largest page of a listing.
@@ -86,6 +87,11 @@ impl Cursor {
 /// The fields a PATCH may change: the domain's [`ItemChanges`], whose rules decide what is allowed. Its
 /// `location` text is found or created as a path of places and becomes its `place_id`.
 pub type ItemPatch = ItemChanges;
+
+/// Input the domain's text check refused.
+fn invalid(e: ControlCharacter) -> Error {
+    Error::Invalid(e.to_string())
+}
 
 /// A change the item's rules refused.
 fn refused(e: ChangeRefused) -> Error {
@@ -166,6 +172,7 @@ impl Inventory {
     /// project sets, or `place_id` is not a place of the household; [`Error::Invalid`] for both a `place_id`
     /// and a `location`, or a `location` part that is not a place name. Nothing is written then.
     pub async fn create(&self, household: HouseholdId, mut item: NewItem) -> Result<Item, Error> {
+        item.check_texts().map_err(invalid)?;
         item.components.sort_unstable();
         item.components.dedup();
         self.check_components(household, &item.components).await?;
@@ -188,8 +195,9 @@ impl Inventory {
     /// A page of items, with the paths of the places they are in.
     ///
     /// # Errors
-    /// [`Error::Invalid`] for a limit outside 1..=500; [`Error::NotFound`] when the query's place is not a
-    /// place of the household.
+    /// [`Error::Invalid`] for a limit outside 1..=500 or a search `item::search` refuses (a control character,
+    /// more than `item::SEARCH_WORDS_MAX` words); [`Error::NotFound`] when the query's place is not a place of
+    /// the household.
     pub async fn list(&self, household: HouseholdId, query: &ItemQuery) -> Result<ItemPage, Error> {
         if query.limit == 0 || query.limit > LIMIT_MAX {
             return Err(Error::Invalid(format!("limit must be between 1 and {LIMIT_MAX}")));
@@ -197,7 +205,10 @@ impl Inventory {
         if let Some(filter) = query.place {
             self.places.get(household, filter.place).await.map_err(crate::places::no_place(filter.place))?;
         }
-        Ok(self.items.list(household, query).await?)
+        // The search's words are checked once here: no control character, a bounded count of words.
+        let q = query.q.as_deref().map(item::search).transpose().map_err(|e| Error::Invalid(e.to_string()))?;
+        let query = ItemQuery { q: q.flatten(), ..query.clone() };
+        Ok(self.items.list(household, &query).await?)
     }
 
     /// Reads the item, applies `change`, writes it conditional on its version; retried when another writer got
@@ -230,6 +241,7 @@ impl Inventory {
     /// place name; [`Error::Refused`] when the change would take a reserved or in-use item away from its
     /// project, or touches a gone item.
     pub async fn patch(&self, household: HouseholdId, id: ItemId, mut patch: ItemPatch) -> Result<Item, Error> {
+        patch.check_texts().map_err(invalid)?;
         if let Some(a) = patch.availability {
             item::check_manual_availability(a).map_err(refused)?;
         }
@@ -307,6 +319,7 @@ impl Inventory {
     /// # Errors
     /// [`Error::NotFound`]; [`Refusal::Change`] for a gone item.
     pub async fn add_fault(&self, household: HouseholdId, id: ItemId, fault: Fault) -> Result<Item, Error> {
+        text::check("text", &fault.text, Lines::One).map_err(invalid)?;
         self.modify(household, id, |item| {
             refuse_gone(item)?;
             item.faults.push(fault.clone());
@@ -320,6 +333,8 @@ impl Inventory {
     /// # Errors
     /// [`Error::NotFound`]; [`Refusal::Change`] for a gone item.
     pub async fn add_test(&self, household: HouseholdId, id: ItemId, test: TestDone) -> Result<Item, Error> {
+        text::check("name", &test.name, Lines::One).map_err(invalid)?;
+        text::check("note", test.note.as_deref().unwrap_or_default(), Lines::Many).map_err(invalid)?;
         self.modify(household, id, |item| {
             refuse_gone(item)?;
             item.tests_done.push(test.clone());
@@ -339,6 +354,7 @@ impl Inventory {
         reason: GoneReason,
         note: Option<String>,
     ) -> Result<Item, Error> {
+        text::check("note", note.as_deref().unwrap_or_default(), Lines::Many).map_err(invalid)?;
         let at = self.clock.now();
         self.modify(household, id, |item| {
             item.mark_gone(Gone { reason, at, note: note.clone() }).map_err(|e| Refusal::Gone(e).into())

@@ -167,7 +167,8 @@ impl Selling {
     /// [`Error::NotFound`].
     pub async fn history(&self, household: HouseholdId, id: ItemId) -> Result<Vec<PriceReport>, Error> {
         self.item(household, id).await?;
-        Ok(self.prices.history(household, id).await?)
+        // Read under the URL rule: a report stored before it may hold a URL that is not http(s).
+        Ok(self.prices.history(household, id).await?.into_iter().map(PriceReport::web_urls_only).collect())
     }
 
     /// The listing draft of an item meant for sale, priced from its latest estimate.

@@ -87,7 +87,8 @@ impl ProposeProjects {
     /// Runs the loop for `household` with the owner's optional wish, then writes what the rules keep.
     ///
     /// # Errors
-    /// [`Error::Invalid`] for a wish over [`BRIEF_MAX`] characters; [`Error::Budget`] before the first call when
+    /// [`Error::Invalid`] for a wish over [`BRIEF_MAX`] characters or with a control character (but tab and line
+    /// breaks); [`Error::Budget`] before the first call when
     /// the budget is spent; [`Error::ModelFailed`] when a call fails, the answer does not parse, or the fourth
     /// answer still calls tools (nothing is written, the spend is recorded).
     pub async fn run(&self, household: HouseholdId, brief: Option<&str>) -> Result<ProposeOutcome, Error> {
@@ -95,6 +96,9 @@ impl ProposeProjects {
         if wish.is_some_and(|b| b.chars().count() > BRIEF_MAX) {
             return Err(Error::Invalid(format!("brief is longer than {BRIEF_MAX} characters")));
         }
+        let lines = trove_domain::text::Lines::Many;
+        trove_domain::text::check("brief", wish.unwrap_or_default(), lines)
+            .map_err(|e| Error::Invalid(e.to_string()))?;
         let first = match wish {
             Some(w) => format!("{WISH_PREFIX}{w}"),
             None => "Propose projects I can build from my inventory.".to_owned(),

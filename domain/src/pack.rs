@@ -487,8 +487,10 @@ mod tests {
     #[test]
     fn the_pack_prints_as_markdown() {
         let mut named = supply();
-        named.name = ItemName::new("Mean Well\n# not a heading").unwrap();
-        let p = project(&[("power", 21), ("meter", 99)], &["enclosure"]);
+        named.name = ItemName::new("Mean Well # not a heading").unwrap();
+        let mut p = project(&[("power", 21), ("meter", 99)], &["enclosure"]);
+        // A model's reason may hold lines; the pack keeps it on one, so it never starts a heading.
+        p.reason = "The LRS-50\n# is spare.".into();
         let md = build_pack(&p, &template(), &[named]).to_markdown();
         assert_eq!(
             md,
@@ -500,7 +502,7 @@ mod tests {
              \n\
              A 12 V bench supply from a spare power supply.\n\
              \n\
-             Why: The LRS-50 is spare.\n\
+             Why: The LRS-50 # is spare.\n\
              \n\
              ## Parts\n\
              \n\

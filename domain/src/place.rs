@@ -29,6 +29,8 @@ pub enum PlaceError {
     Separator(String),
     #[error("place note is longer than {NOTE_MAX} characters")]
     NoteTooLong,
+    #[error(transparent)]
+    NoteControlCharacter(#[from] crate::text::ControlCharacter),
 }
 
 /// What the owner calls a place: trimmed, non-empty, at most [`NAME_MAX`] characters, no control characters,
@@ -54,7 +56,7 @@ impl PlaceName {
         if t.chars().count() > NAME_MAX {
             return Err(PlaceError::NameTooLong(crate::text::clip(t, 40) + "..."));
         }
-        if t.chars().any(char::is_control) {
+        if crate::text::check("place name", t, crate::text::Lines::One).is_err() {
             return Err(PlaceError::ControlCharacter(t.to_owned()));
         }
         if t.contains(SEPARATOR) || t.starts_with("/ ") || t.ends_with(" /") {
@@ -119,12 +121,12 @@ impl fmt::Display for PlaceName {
 /// Checks a place's note: trimmed, at most [`NOTE_MAX`] characters; blank is none.
 ///
 /// # Errors
-/// [`PlaceError::NoteTooLong`].
+/// [`PlaceError::NoteTooLong`], [`PlaceError::NoteControlCharacter`] (tab and line breaks are allowed).
 pub fn note(raw: Option<&str>) -> Result<Option<String>, PlaceError> {
     match raw.map(str::trim) {
         None | Some("") => Ok(None),
         Some(t) if t.chars().count() > NOTE_MAX => Err(PlaceError::NoteTooLong),
-        Some(t) => Ok(Some(t.to_owned())),
+        Some(t) => Ok(Some(crate::text::check("note", t, crate::text::Lines::Many).map(|()| t.to_owned())?)),
     }
 }
 

@@ -8,7 +8,7 @@ use crate::Timestamp;
 use crate::ids::ItemId;
 use crate::item::{Condition, Item};
 use crate::money::{Currency, Money};
-use crate::text::clip;
+use crate::text::{Lines, clean, clip};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -163,11 +163,48 @@ fn split_port(host_port: &str) -> (&str, &str) {
     }
 }
 
-/// True when a normalised URL is an `http` or `https` address with a host.
+/// True when a normalised URL is an `http` or `https` address with a host, without white space or control
+/// characters inside.
 fn is_web_address(normalised: &str) -> bool {
     let rest = normalised.strip_prefix("https://").or_else(|| normalised.strip_prefix("http://"));
-    rest.is_some_and(|r| !r.is_empty() && !r.starts_with(['/', '?', '#']))
+    rest.is_some_and(|r| {
+        !r.is_empty() && !r.starts_with(['/', '?', '#']) && !r.chars().any(|c| c.is_whitespace() || c.is_control())
+    })
 }
+
+/// **The URL rule**: only an `http` or `https` address (any case, white space around it ignored) is kept
+/// anywhere: as a comparable's page, in a dropped comparable, in the price history. Everything else
+/// (`javascript:`, `data:`, `ftp:`, no scheme at all) is text a browser must never follow.
+///
+/// ```
+/// use trove_domain::pricing::is_web_url;
+/// assert!(is_web_url(" HTTPS://shop.example/pi "));
+/// assert!(!is_web_url("javascript:alert(1)"));
+/// assert!(!is_web_url("data:text/html,<script>alert(1)</script>"));
+/// assert!(!is_web_url("ftp://shop.example/pi"));
+/// ```
+pub fn is_web_url(url: &str) -> bool {
+    is_web_address(&normalise_url(url))
+}
+
+/// Why a URL is not kept by [`is_web_url`]: its scheme named, when it has one.
+///
+/// ```
+/// use trove_domain::pricing::not_web_reason;
+/// assert_eq!(not_web_reason("javascript:alert(1)"), "url scheme \"javascript\" is not http or https");
+/// assert_eq!(not_web_reason("shop.example/pi"), "url is not an http or https address");
+/// ```
+pub fn not_web_reason(url: &str) -> String {
+    match url.trim().split_once(':').map(|(scheme, _)| scheme.to_ascii_lowercase()) {
+        Some(scheme) if is_scheme(&scheme) && scheme != "http" && scheme != "https" => {
+            format!("url scheme {:?} is not http or https", clip(&scheme, 20))
+        }
+        _ => NOT_WEB.to_owned(),
+    }
+}
+
+/// The reason a comparable whose URL has no scheme, or an `http(s)` one with no host, is dropped.
+pub const NOT_WEB: &str = "url is not an http or https address";
 
 /// The pages a price search really showed: every `url` of the `web_search_call` results and action sources and
 /// of the answer's `url_citation` annotations, normalised with [`normalise_url`]. Blank URLs and URLs that are
@@ -293,11 +330,13 @@ pub fn read_condition(words: &str) -> Option<Condition> {
 
 /// **The grounding rule.** Keeps a comparable only when its page is among `pages` (the search results, action
 /// sources and citations), after [`normalise_url`] on both sides; the others are dropped with the reason
-/// [`NOT_GROUNDED`]. Also dropped, each with its reason: a URL that is not `http(s)`, one that is no real page
+/// [`NOT_GROUNDED`]. Also dropped, each with its reason: a URL that is not `http(s)` (the URL rule,
+/// [`is_web_url`]: the dropped comparable keeps no such URL, its reason names the scheme), one that is no real page
 /// ([`is_real_page`]: [`NOT_A_PAGE`]), a price that is not a
 /// finite positive amount (or rounds to nothing), a currency that is not a three-letter ISO 4217 code, and a
 /// page already kept (the first one wins). Kept prices are integer minor units ([`Money::from_major`]),
-/// condition words are read with [`read_condition`], titles and notes are trimmed and clipped.
+/// condition words are read with [`read_condition`], titles and notes are trimmed and clipped, their control
+/// characters made spaces.
 ///
 /// ```
 /// use trove_domain::pricing::{ground, GroundingPages, ModelComparable};
@@ -315,11 +354,13 @@ pub fn ground(answer: &[ModelComparable], pages: &GroundingPages) -> (Vec<Compar
     let mut kept_pages: BTreeSet<String> = BTreeSet::new();
     let mut dropped: Vec<DroppedComparable> = Vec::new();
     for c in answer {
-        let url = c.url.trim().to_owned();
-        let title = clip(&c.title, COMPARABLE_TITLE_MAX);
+        let mut url = c.url.trim().to_owned();
+        let title = clip(&clean(&c.title, Lines::One), COMPARABLE_TITLE_MAX);
         let page = normalise_url(&url);
         let refusal = if !is_web_address(&page) {
-            Err("url is not an http or https address".to_owned())
+            let reason = not_web_reason(&url);
+            url.clear();
+            Err(reason)
         } else if !is_real_page(&page) {
             Err(NOT_A_PAGE.to_owned())
         } else if !pages.contains(&page) {
@@ -338,7 +379,7 @@ pub fn ground(answer: &[ModelComparable], pages: &GroundingPages) -> (Vec<Compar
                     price,
                     condition: c.condition.as_deref().and_then(read_condition),
                     sold: c.sold,
-                    note: crate::item::note(c.note.as_deref()),
+                    note: crate::item::model_note(c.note.as_deref()),
                 });
             }
             Err(reason) => dropped.push(DroppedComparable { url, title, reason }),
@@ -483,6 +524,27 @@ fn percentile(sorted: &[i64], p: i64) -> i64 {
     let above = sorted[index + 1];
     let step = (i128::from(above - below) * rest + 50) / 100;
     below + i64::try_from(step).unwrap_or(0)
+}
+
+impl PriceReport {
+    /// The report with [the URL rule](is_web_url) applied to what it holds, for a report stored before the rule:
+    /// a comparable whose URL is not `http(s)` becomes a dropped one without its URL, and a dropped comparable
+    /// keeps no such URL either. A report written by [`price_report`] is the same after.
+    pub fn web_urls_only(mut self) -> Self {
+        let (kept, refused): (Vec<Comparable>, Vec<Comparable>) =
+            self.comparables.into_iter().partition(|c| is_web_url(&c.url));
+        self.comparables = kept;
+        for c in refused {
+            let reason = not_web_reason(&c.url);
+            self.dropped.push(DroppedComparable { url: String::new(), title: c.title, reason });
+        }
+        for d in &mut self.dropped {
+            if !d.url.is_empty() && !is_web_url(&d.url) {
+                d.url.clear();
+            }
+        }
+        self
+    }
 }
 
 /// Why an item cannot be priced.
@@ -669,9 +731,13 @@ mod tests {
         check(offer("https://cited.example/listing/9", 45.0, "GBP"), Err(NOT_GROUNDED));
         check(offer("https://www.ebay.co.uk/itm/112", 45.0, "GBP"), Err(NOT_GROUNDED));
         check(offer("https://invented.example/pi", 45.0, "GBP"), Err(NOT_GROUNDED));
-        check(offer("ftp://www.ebay.co.uk/itm/111", 45.0, "GBP"), Err("url is not an http or https address"));
-        check(offer("javascript:alert(1)", 45.0, "GBP"), Err("url is not an http or https address"));
+        check(offer("ftp://www.ebay.co.uk/itm/111", 45.0, "GBP"), Err("url scheme \"ftp\" is not http or https"));
+        check(offer("javascript:alert(1)", 45.0, "GBP"), Err("url scheme \"javascript\" is not http or https"));
+        check(offer(" JavaScript://%0aalert(1)", 45.0, "GBP"), Err("url scheme \"javascript\" is not http or https"));
+        check(offer("data:text/html,<b>x</b>", 45.0, "GBP"), Err("url scheme \"data\" is not http or https"));
         check(offer("https://", 45.0, "GBP"), Err("url is not an http or https address"));
+        check(offer("//www.ebay.co.uk/itm/111", 45.0, "GBP"), Err("url is not an http or https address"));
+        check(offer("https://www.ebay.co.uk/itm/1 11", 45.0, "GBP"), Err("url is not an http or https address"));
         // The same page with tracking parameters or a fragment is the page the search showed.
         check(offer("https://www.ebay.co.uk/itm/111?utm_source=chatgpt.com", 45.0, "GBP"), Ok(4500));
         check(offer("https://shop.example/pi-4/?ref=search#reviews", 45.0, "GBP"), Ok(4500));
@@ -691,6 +757,42 @@ mod tests {
         check(offer("https://shop.example/pi-4", 2e12, "GBP"), Err("price is too large"));
         check(offer("https://shop.example/pi-4", 45.0, "£"), Err("currency \"£\" is not an ISO 4217 code"));
         check(offer("https://shop.example/pi-4", 45.0, "pounds"), Err("currency \"pounds\" is not an ISO 4217 code"));
+    }
+
+    /// The URL rule: a dropped comparable keeps no URL that is not http(s), model text loses its control
+    /// characters, and a report stored before the rule is read back under it.
+    #[test]
+    fn only_web_urls_are_kept_anywhere() {
+        let mut script = offer("javascript:alert(document.cookie)", 45.0, "GBP");
+        script.title = "Pi\u{0} 4\u{1b}[2J".into();
+        script.note = Some("a\u{7}b\nc".into());
+        let (kept, dropped) = ground(&[script, offer("https://invented.example/pi", 45.0, "GBP")], &search_pages());
+        assert!(kept.is_empty());
+        assert_eq!(dropped[0].url, "");
+        assert_eq!(dropped[0].title, "Pi  4 [2J");
+        assert_eq!(dropped[0].reason, "url scheme \"javascript\" is not http or https");
+        assert_eq!(dropped[1].url, "https://invented.example/pi", "an http(s) URL is kept, even when dropped");
+
+        let mut noted = offer("https://shop.example/pi-4", 45.0, "GBP");
+        noted.note = Some(" a\u{7}b\nc ".into());
+        let (kept, _) = ground(&[noted], &search_pages());
+        assert_eq!(kept[0].note.as_deref(), Some("a b\nc"));
+
+        let old = PriceReport {
+            item_id: ItemId(1),
+            at: Timestamp::default(),
+            comparables: vec![kept[0].clone(), Comparable { url: "data:text/html,x".into(), ..kept[0].clone() }],
+            dropped: vec![DroppedComparable { url: "vbscript:x".into(), title: "t".into(), reason: "r".into() }],
+            estimate: None,
+            searches: 1,
+        };
+        let read = old.clone().web_urls_only();
+        assert_eq!(read.comparables, vec![kept[0].clone()]);
+        assert_eq!(read.dropped[0], DroppedComparable { url: String::new(), title: "t".into(), reason: "r".into() });
+        assert_eq!(read.dropped[1].reason, "url scheme \"data\" is not http or https");
+        assert!(read.dropped.iter().all(|d| d.url.is_empty()));
+        let current = PriceReport { comparables: vec![kept[0].clone()], dropped: vec![], ..old };
+        assert_eq!(current.clone().web_urls_only(), current);
     }
 
     #[test]

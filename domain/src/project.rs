@@ -4,7 +4,7 @@ use crate::Timestamp;
 use crate::ids::{ItemId, ProjectId, TemplateId};
 use crate::item::Item;
 use crate::template::Template;
-use crate::text::clip;
+use crate::text::{Lines, clean, clip};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
@@ -127,7 +127,8 @@ pub const REASON_MAX: usize = 1000;
 /// the proposal. A proposal with at least one surviving allocation becomes a project whose `missing` lists the
 /// non-optional requirements left uncovered.
 ///
-/// Titles and reasons are model text: they are trimmed and clipped, never interpreted.
+/// Titles and reasons are model text: they are trimmed and clipped, their control characters made spaces, never
+/// interpreted.
 ///
 /// ```
 /// use trove_domain::project::{decide, ProposalSet};
@@ -141,7 +142,7 @@ pub fn decide(set: &ProposalSet, templates: &HashMap<TemplateId, Template>, item
     for proposal in &set.proposals {
         let drop = |requirement: Option<&str>, item_id: Option<i64>, reason: String| Dropped {
             template_id: proposal.template_id,
-            requirement: requirement.map(str::to_owned),
+            requirement: requirement.map(|r| clip(&clean(r, Lines::One), TITLE_MAX)),
             item_id,
             reason,
         };
@@ -196,11 +197,13 @@ pub fn decide(set: &ProposalSet, templates: &HashMap<TemplateId, Template>, item
             .filter(|r| !r.optional && !kept.iter().any(|k| k.requirement == r.key.as_str()))
             .map(|r| r.key.to_string())
             .collect();
-        let title = Some(clip(&proposal.title, TITLE_MAX)).filter(|t| !t.is_empty()).unwrap_or(template.label.clone());
+        let title = Some(clip(&clean(&proposal.title, Lines::One), TITLE_MAX))
+            .filter(|t| !t.is_empty())
+            .unwrap_or(template.label.clone());
         decision.projects.push(NewProject {
             template_id: template.id,
             title,
-            reason: clip(&proposal.reason, REASON_MAX),
+            reason: clip(&clean(&proposal.reason, Lines::Many), REASON_MAX),
             allocations: kept,
             missing,
         });

@@ -3,6 +3,7 @@
 
 use crate::ids::TemplateId;
 use crate::item::{Condition, FieldKey, Item, ItemType, Severity};
+use crate::text::{self, ControlCharacter, Lines};
 use crate::units::{self, Quantity, Unit, format_number};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -26,7 +27,18 @@ pub enum TemplateError {
     NoRequirements,
     #[error("a template needs at least one non-optional requirement")]
     AllOptional,
+    #[error("{what} may have at most {max} entries")]
+    TooMany { what: String, max: usize },
+    #[error(transparent)]
+    ControlCharacter(#[from] ControlCharacter),
 }
+
+/// Most requirements a template has.
+pub const REQUIREMENTS_MAX: usize = 50;
+/// Most steps a template has.
+pub const STEPS_MAX: usize = 50;
+/// Most entries of each list of a requirement: its item types, its field bounds, its disqualifying faults.
+pub const LIST_MAX: usize = 20;
 
 /// A bound on one field of an item, compared after unit normalisation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -347,6 +359,7 @@ pub struct NewTemplate {
     pub requirements: Vec<Requirement>,
 }
 
+/// A text of one line: trimmed, not empty, at most `max` characters, no control character.
 fn bounded(raw: &str, what: &'static str, max: usize) -> Result<String, TemplateError> {
     let t = raw.trim();
     if t.is_empty() {
@@ -355,12 +368,19 @@ fn bounded(raw: &str, what: &'static str, max: usize) -> Result<String, Template
     if t.chars().count() > max {
         return Err(TemplateError::TooLong { what, max });
     }
+    text::check(what, t, Lines::One)?;
     Ok(t.to_owned())
 }
 
+/// Refuses a list of more than `max` entries.
+fn at_most(what: impl FnOnce() -> String, len: usize, max: usize) -> Result<(), TemplateError> {
+    if len > max { Err(TemplateError::TooMany { what: what(), max }) } else { Ok(()) }
+}
+
 impl NewTemplate {
-    /// Validates a template: non-empty texts within limits, at least one non-optional requirement, unique keys,
-    /// each requirement with at least one item type.
+    /// Validates a template: non-empty texts of one line within limits, at least one non-optional requirement,
+    /// at most [`REQUIREMENTS_MAX`] requirements and [`STEPS_MAX`] steps, unique keys, each requirement with at
+    /// least one item type and at most [`LIST_MAX`] entries in each of its lists.
     ///
     /// # Errors
     /// The first [`TemplateError`] found.
@@ -374,7 +394,9 @@ impl NewTemplate {
         let label = bounded(label, "label", 120)?;
         let goal = bounded(goal, "goal", 500)?;
         let effort = bounded(effort, "effort", 60)?;
+        at_most(|| "steps".to_owned(), steps.len(), STEPS_MAX)?;
         let steps = steps.iter().map(|s| bounded(s, "step", 300)).collect::<Result<Vec<_>, _>>()?;
+        at_most(|| "requirements".to_owned(), requirements.len(), REQUIREMENTS_MAX)?;
         if requirements.is_empty() {
             return Err(TemplateError::NoRequirements);
         }
@@ -387,6 +409,13 @@ impl NewTemplate {
             }
             if r.item_types.is_empty() {
                 return Err(TemplateError::NoItemTypes(r.key.to_string()));
+            }
+            for (list, len) in [
+                ("item_types", r.item_types.len()),
+                ("fields", r.fields.len()),
+                ("disqualifying_faults", r.disqualifying_faults.len()),
+            ] {
+                at_most(|| format!("requirement {}: {list}", r.key), len, LIST_MAX)?;
             }
             bounded(&r.label, "requirement label", 200)?;
         }
@@ -553,6 +582,45 @@ mod tests {
         opt.optional = true;
         assert_eq!(NewTemplate::new("l", "g", "e", &[], vec![opt]), Err(TemplateError::AllOptional));
         assert_eq!(NewTemplate::new("l", "g", "e", &[], vec![]), Err(TemplateError::NoRequirements));
+        assert!(matches!(
+            NewTemplate::new("l\u{0}", "g", "e", &[], vec![r.clone()]),
+            Err(TemplateError::ControlCharacter(e)) if e.field == "label"
+        ));
+        assert!(matches!(
+            NewTemplate::new("l", "g", "e", &["cut\u{1b}[2J".to_owned()], vec![r.clone()]),
+            Err(TemplateError::ControlCharacter(e)) if e.field == "step"
+        ));
+    }
+
+    /// A template of `n` requirements, each with `types` item types and `bounds` field bounds.
+    fn sized(n: usize, types: usize, bounds: usize, steps: usize) -> Result<NewTemplate, TemplateError> {
+        let kinds: Vec<String> = (0..types).map(|i| format!("kind_{i}")).collect();
+        let kinds: Vec<&str> = kinds.iter().map(String::as_str).collect();
+        let requirements = (0..n)
+            .map(|i| {
+                let fields = (0..bounds).map(|b| FieldBound::new(&format!("f_{b}"), Some(1.0), None, "V").unwrap());
+                requirement(&format!("r_{i}"), "a thing", &kinds, None, false, fields.collect()).unwrap()
+            })
+            .collect();
+        let steps = vec!["a step".to_owned(); steps];
+        NewTemplate::new("l", "g", "e", &steps, requirements)
+    }
+
+    #[test]
+    fn templates_are_capped() {
+        let too_many = |what: &str, max| Err(TemplateError::TooMany { what: what.into(), max });
+        assert!(sized(REQUIREMENTS_MAX, LIST_MAX, LIST_MAX, STEPS_MAX).is_ok());
+        assert_eq!(sized(REQUIREMENTS_MAX + 1, 1, 0, 0), too_many("requirements", 50));
+        assert_eq!(sized(1, LIST_MAX + 1, 0, 0), too_many("requirement r_0: item_types", 20));
+        assert_eq!(sized(1, 1, LIST_MAX + 1, 0), too_many("requirement r_0: fields", 20));
+        assert_eq!(sized(1, 1, 0, STEPS_MAX + 1), too_many("steps", 50));
+        let mut faults = sized(1, 1, 0, 0).unwrap().requirements;
+        faults[0].disqualifying_faults = vec![Severity::Minor; LIST_MAX + 1];
+        assert_eq!(NewTemplate::new("l", "g", "e", &[], faults), too_many("requirement r_0: disqualifying_faults", 20));
+        assert_eq!(
+            sized(REQUIREMENTS_MAX + 1, 1, 0, 0).unwrap_err().to_string(),
+            "requirements may have at most 50 entries"
+        );
     }
 
     #[test]

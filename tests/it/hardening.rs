@@ -7,7 +7,11 @@ use crate::on_both;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
-on_both!(no_route_of_the_document_answers_500_whatever_it_is_fed);
+on_both!(
+    no_route_of_the_document_answers_500_whatever_it_is_fed,
+    control_characters_are_refused_in_every_text_field,
+    a_search_is_bounded_and_one_query
+);
 
 /// The headers a browser is told on the page, the API, an error and the docs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -234,11 +238,84 @@ async fn values_of_the_wrong_type_or_past_a_limit_are_refused() {
     }
 }
 
-/// Path values for `{id}`: unknown, huge, negative, not a number, with control characters.
-const IDS: &[&str] = &["999999999", "9223372036854775807", "-1", "0", "99999999999999999999999", "x", "%00", "1%0a"];
+/// Path values for `{id}`: unknown, huge, negative, not a number, with control characters, and one that exists
+/// (the demo's first item, project or template), so bodies reach the rules behind the lookup.
+const IDS: &[&str] =
+    &["999999999", "9223372036854775807", "-1", "0", "99999999999999999999999", "x", "%00", "1%0a", "1"];
+
+/// What every string or number of a body built from the document holds.
+#[derive(Debug, Clone, Copy)]
+enum Fill {
+    /// Strings with control characters (a NUL byte first), numbers ordinary.
+    Control,
+    /// The largest numbers JSON and an `i64` hold, strings ordinary.
+    Huge,
+    /// The most negative numbers, strings ordinary.
+    Negative,
+}
+
+/// A value the schema `schema` describes (its `$ref`s read from `doc`), filled as `fill` says: every member of
+/// an object, one entry of an array, the first value of an enumeration. Depth-bounded.
+fn fill_schema(doc: &Value, schema: &Value, fill: Fill, depth: usize) -> Value {
+    if depth > 8 {
+        return Value::Null;
+    }
+    if let Some(reference) = schema["$ref"].as_str() {
+        let name = reference.trim_start_matches("#/components/schemas/");
+        return fill_schema(doc, &doc["components"]["schemas"][name], fill, depth + 1);
+    }
+    if let Some(first) = schema["allOf"].as_array().and_then(|a| a.first()) {
+        return fill_schema(doc, first, fill, depth + 1);
+    }
+    if let Some(first) = schema["enum"].as_array().and_then(|e| e.first()) {
+        return first.clone();
+    }
+    match schema["type"].as_str() {
+        Some("object") => {
+            let mut object = serde_json::Map::new();
+            for (member, property) in schema["properties"].as_object().into_iter().flatten() {
+                object.insert(member.clone(), fill_schema(doc, property, fill, depth + 1));
+            }
+            if let Some(values) = schema.get("additionalProperties").filter(|v| v.is_object()) {
+                object.insert("capacity".into(), fill_schema(doc, values, fill, depth + 1));
+            }
+            Value::Object(object)
+        }
+        Some("array") => json!([fill_schema(doc, &schema["items"], fill, depth + 1)]),
+        Some("integer") => match fill {
+            Fill::Control => json!(1),
+            Fill::Huge => json!(i64::MAX),
+            Fill::Negative => json!(i64::MIN),
+        },
+        Some("number") => match fill {
+            Fill::Control => json!(1.5),
+            Fill::Huge => json!(f64::MAX),
+            Fill::Negative => json!(f64::MIN),
+        },
+        Some("boolean") => json!(true),
+        Some("string") if schema["format"] == "date-time" => json!("2026-01-01T00:00:00Z"),
+        Some("string") => match fill {
+            Fill::Control => json!("a\u{0}b\u{1}\u{1b}[2J\u{7f}\u{85}"),
+            _ => json!("gadget"),
+        },
+        _ => Value::Null,
+    }
+}
+
+/// The JSON bodies an operation of the document takes, each filled every way [`Fill`] knows.
+fn bodies_from_the_document(doc: &Value, operation: &Value) -> Vec<(&'static str, Vec<u8>)> {
+    let content = operation["requestBody"]["content"].as_object();
+    let json = content.into_iter().flatten().find(|(media, _)| media.starts_with("application/json"));
+    let Some((_, json)) = json else { return Vec::new() };
+    let schema = &json["schema"];
+    [Fill::Control, Fill::Huge, Fill::Negative]
+        .into_iter()
+        .map(|fill| ("application/json", fill_schema(doc, schema, fill, 0).to_string().into_bytes()))
+        .collect()
+}
 
 /// Bodies no route takes, or takes only to refuse.
-fn hostile_bodies(with_nul: bool) -> Vec<(&'static str, Vec<u8>)> {
+fn hostile_bodies() -> Vec<(&'static str, Vec<u8>)> {
     let json = "application/json";
     let mut bodies: Vec<(&str, Vec<u8>)> = vec![
         (json, b"{".to_vec()),
@@ -253,7 +330,7 @@ fn hostile_bodies(with_nul: bool) -> Vec<(&'static str, Vec<u8>)> {
         ("multipart/form-data; boundary=x", b"--x\r\nContent-Disposition: form-data; name=\"file\"\r\n\r\n".to_vec()),
         ("application/xml", b"<item/>".to_vec()),
     ];
-    let control = if with_nul { "\u{0}\u{1}\u{1b}\u{7f}" } else { "\u{1}\u{1b}\u{7f}" };
+    let control = "\u{0}\u{1}\u{1b}\u{7f}";
     let body = json!({
         "name": format!("a{control}b"), "item_type": "gadget", "profile": control, "condition": "good",
         "intent": "keep", "location": control, "text": control, "severity": "minor", "key": "capacity",
@@ -265,35 +342,48 @@ fn hostile_bodies(with_nul: bool) -> Vec<(&'static str, Vec<u8>)> {
     bodies
 }
 
-/// Every path and method of the document, with every id and every hostile body: never a 5xx but the 503 of a
-/// model route without a Model API, never a 500 or a dropped connection. PostgreSQL is fed no NUL byte until the text
-/// checks of the domain refuse it on both backends (the control-character change of issue 10); SQLite is.
+/// Every path and method of the document, with every id, every hostile body and bodies built from the
+/// operation's own schema (control characters in every string, the largest and the most negative numbers in
+/// every number): never a 5xx but the 503 of a model route without a Model API, never a 500 or a dropped
+/// connection, on both backends, NUL bytes included. No route is left out.
 async fn no_route_of_the_document_answers_500_whatever_it_is_fed(db: Db) {
     let app = TestApp::demo(db).await;
     let doc = document(&app).await;
-    let bodies = hostile_bodies(db == Db::Sqlite);
+    let hostile = hostile_bodies();
     let mut tried = 0;
+    let mut operations = 0;
     for (template, item) in doc["paths"].as_object().unwrap() {
         let ids: Vec<&str> = if template.contains('{') { IDS.to_vec() } else { vec![""] };
-        for (method, _) in item.as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            operations += 1;
+            let mut bodies = bodies_from_the_document(&doc, operation);
+            bodies.extend(hostile.iter().cloned());
             let method = Method::from_bytes(method.to_ascii_uppercase().as_bytes()).unwrap();
             for id in &ids {
                 let path = format!("/api{}", template.replace("{id}", id));
-                let queries =
-                    ["", "?limit=99999999999999999999&offset=-9223372036854775808&q=%01%1b&include_gone=maybe"];
-                for query in queries {
+                let queries = [
+                    "",
+                    "?limit=99999999999999999999&offset=-9223372036854775808&q=%01%1b&include_gone=maybe",
+                    "?q=%00&item_type=%00&after=%00&reference=%00&reference_mm=1e400&from=%00&status=%00",
+                    "?limit=9223372036854775807&offset=9223372036854775807&reference_mm=-1.7976931348623157e308",
+                ];
+                for (n, query) in queries.into_iter().enumerate() {
                     let url = app.url(&format!("{path}{query}"));
                     let mut requests = vec![app.client.request(method.clone(), &url).bearer_auth(&app.token)];
-                    if method != Method::GET {
+                    // Bodies go with the first two queries: once without an Idempotency-Key, so that they
+                    // reach the keyed routes' rules, and once with a key those routes refuse.
+                    if method != Method::GET && n < 2 {
                         for (media, body) in &bodies {
-                            requests.push(
-                                app.client
-                                    .request(method.clone(), &url)
-                                    .bearer_auth(&app.token)
-                                    .header("content-type", *media)
-                                    .header("Idempotency-Key", "key with spaces")
-                                    .body(body.clone()),
-                            );
+                            let mut request = app
+                                .client
+                                .request(method.clone(), &url)
+                                .bearer_auth(&app.token)
+                                .header("content-type", *media)
+                                .body(body.clone());
+                            if n == 1 {
+                                request = request.header("Idempotency-Key", "key with spaces");
+                            }
+                            requests.push(request);
                         }
                     }
                     for request in requests {
@@ -310,5 +400,226 @@ async fn no_route_of_the_document_answers_500_whatever_it_is_fed(db: Db) {
             }
         }
     }
-    assert!(tried > 500, "{tried} requests");
+    assert!(tried > 2000, "{tried} requests");
+    assert!(operations >= 30, "{operations} operations of the document walked");
+}
+
+/// A NUL byte, an escape or another control character in any text of any request is a 400 that names the field,
+/// on both backends alike, and nothing is written; tab and line breaks are taken where a text may hold lines.
+async fn control_characters_are_refused_in_every_text_field(db: Db) {
+    let app = TestApp::spawn(db, &[]).await;
+    let id = app.create_item(item("Bench supply", "power_supply")).await;
+    let with = |member: &str, value: Value| {
+        let mut body = item("Thing", "gadget");
+        body[member] = value;
+        body
+    };
+    let template = |label: &str, step: &str, requirement: &str| {
+        json!({"label": label, "goal": "g", "effort": "e", "steps": [step],
+               "requirements": [{"key": "k", "label": requirement, "item_types": ["gadget"]}]})
+    };
+    let nul = "a\u{0}b";
+    let cases: Vec<(Method, String, Value, &str)> = vec![
+        (Method::POST, "/api/items".into(), with("name", json!(nul)), "name"),
+        (Method::POST, "/api/items".into(), with("profile", json!("x\u{1b}[2J")), "profile"),
+        (Method::POST, "/api/items".into(), with("location", json!(nul)), "location"),
+        (Method::POST, "/api/items".into(), with("location", json!("Shelf\tB")), "location"),
+        (Method::POST, "/api/items".into(), with("accessories", json!(["ok", nul])), "accessory"),
+        (Method::POST, "/api/items".into(), with("faults", json!([{"text": nul, "severity": "minor"}])), "fault text"),
+        (Method::PATCH, format!("/api/items/{id}"), json!({"name": nul}), "name"),
+        (Method::PATCH, format!("/api/items/{id}"), json!({"profile": "\u{7}"}), "profile"),
+        (Method::PATCH, format!("/api/items/{id}"), json!({"location": "a\u{85}"}), "location"),
+        (Method::PATCH, format!("/api/items/{id}"), json!({"accessories": [nul]}), "accessory"),
+        (Method::POST, format!("/api/items/{id}/faults"), json!({"text": nul, "severity": "minor"}), "fault text"),
+        (Method::POST, format!("/api/items/{id}/tests"), json!({"name": nul, "result": "pass"}), "test name"),
+        (
+            Method::POST,
+            format!("/api/items/{id}/tests"),
+            json!({"name": "t", "result": "pass", "note": nul}),
+            "test note",
+        ),
+        (Method::POST, format!("/api/items/{id}/gone"), json!({"reason": "sold", "note": nul}), "note"),
+        (Method::POST, "/api/templates".into(), template(nul, "s", "r"), "label"),
+        (Method::POST, "/api/templates".into(), template("l", nul, "r"), "step"),
+        (Method::POST, "/api/templates".into(), template("l", "s", nul), "requirement label"),
+        (Method::POST, "/api/projects/propose".into(), json!({"brief": nul}), "brief"),
+        (Method::POST, "/api/intake/listing".into(), json!({"text": nul}), "text"),
+        (Method::POST, "/api/intake/voice".into(), json!({"transcript": nul}), "transcript"),
+    ];
+    for (method, path, body, field) in cases {
+        let answer = app
+            .client
+            .request(method.clone(), app.url(&path))
+            .bearer_auth(&app.token)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let status = answer.status();
+        let answer: Value = answer.json().await.unwrap();
+        assert_error(status, &answer, StatusCode::BAD_REQUEST, "invalid");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with(&format!("{field} must not contain control characters (found U+")),
+            "{method} {path} {body}: {message}"
+        );
+    }
+    // A CSV cell, the search and the item's type in a query too.
+    let csv = "name,item_type,profile\nPi,sbc,\"fine\"\nCell,cell,\"bad\u{0}\"\n";
+    let answer = app
+        .client
+        .post(app.url("/api/import"))
+        .bearer_auth(&app.token)
+        .header("content-type", "text/csv")
+        .body(csv)
+        .send()
+        .await
+        .unwrap();
+    let status = answer.status();
+    let answer: Value = answer.json().await.unwrap();
+    assert_error(status, &answer, StatusCode::BAD_REQUEST, "invalid");
+    assert!(answer["error"]["message"].as_str().unwrap().contains("line 3"), "{answer}");
+    assert!(answer["error"]["message"].as_str().unwrap().contains("profile must not contain control"), "{answer}");
+    for query in ["q=%00", "q=pi%1b", "item_type=%00"] {
+        let (status, answer) = app.get(&format!("/api/items?{query}")).await;
+        assert_error(status, &answer, StatusCode::BAD_REQUEST, "invalid");
+    }
+    // Nothing was written: the one item, unchanged, and no template of the household's own.
+    let items = app.all_items().await;
+    assert_eq!(items.len(), 1);
+    assert_eq!((items[0]["name"].as_str(), items[0]["profile"].as_str()), (Some("Bench supply"), Some("")));
+    assert!(items[0]["location"].is_null() && items[0]["accessories"].as_array().unwrap().is_empty());
+    assert!(items[0]["faults"].as_array().unwrap().is_empty() && items[0]["tests_done"].as_array().unwrap().is_empty());
+    assert!(items[0]["gone"].is_null());
+
+    // Where a text may hold lines, tab and line breaks are taken.
+    let (status, created) = app.post("/api/items", with("profile", json!("12 V\t5 A\r\nlinear"))).await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    assert_eq!(created["profile"], "12 V\t5 A\r\nlinear");
+    let test = json!({"name": "load test", "result": "pass", "note": "held 5 A\nfor an hour"});
+    let (status, tested) = app.post(&format!("/api/items/{id}/tests"), test).await;
+    assert_eq!(status, StatusCode::CREATED, "{tested}");
+    let (status, gone) =
+        app.post(&format!("/api/items/{id}/gone"), json!({"reason": "sold", "note": "to Sam\nvia ebay"})).await;
+    assert_eq!(status, StatusCode::OK, "{gone}");
+    assert_eq!(gone["gone"]["note"], "to Sam\nvia ebay");
+}
+
+/// A search takes at most 32 words (400 beyond, saying so) and is one bounded query: the 1,000 words that once
+/// gave SQLite "Expression tree is too large" are refused, and 32 words run on both backends.
+async fn a_search_is_bounded_and_one_query(db: Db) {
+    let app = TestApp::spawn(db, &[]).await;
+    let mut body = item("Samsung 25R cell", "lithium_cell");
+    body["profile"] = json!("INR18650-25R, 2500 mAh, 20 A, Über");
+    let id = app.create_item(body).await;
+    app.create_item(item("Pi 4", "single_board_computer")).await;
+
+    let words = |n: usize| (0..n).map(|i| format!("w{i}")).collect::<Vec<_>>().join("+");
+    let (status, answer) = app.get(&format!("/api/items?q={}", words(1000))).await;
+    assert_error(status, &answer, StatusCode::BAD_REQUEST, "invalid");
+    assert_eq!(answer["error"]["message"], "a search has at most 32 words");
+    let (status, answer) = app.get(&format!("/api/items?q={}", words(33))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    let (status, answer) = app.get(&format!("/api/items?q={}", "x".repeat(501))).await;
+    assert_error(status, &answer, StatusCode::BAD_REQUEST, "invalid");
+
+    // 32 words, each found in the name or the profile (some repeated, some across both), find the item.
+    let found = ["samsung", "25r", "cell", "inr18650", "2500", "mah", "20", "a", "Über"];
+    let q: Vec<&str> = found.iter().cycle().take(32).copied().collect();
+    let (status, page) = app.get(&format!("/api/items?q={}", q.join("+"))).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let ids: Vec<i64> = page["items"].as_array().unwrap().iter().map(|i| i["id"].as_i64().unwrap()).collect();
+    assert_eq!(ids, vec![id]);
+    // 32 distinct words, one of them in no item: nothing.
+    let (status, page) = app.get(&format!("/api/items?q=samsung+{}", words(31))).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert_eq!(page["total"], 0);
+    // A word never spans the name and the profile.
+    let (_, page) = app.get("/api/items?q=cellINR").await;
+    assert_eq!(page["total"], 0);
+    let (_, page) = app.get("/api/items?q=%C3%9Cber+SAMSUNG").await;
+    assert_eq!(page["total"], 1, "{page}");
+    // The limit is the document's.
+    let doc = document(&app).await;
+    let q = doc["paths"]["/items"]["get"]["parameters"].as_array().unwrap().iter().find(|p| p["name"] == "q").cloned();
+    assert_eq!(q.unwrap()["schema"]["maxLength"], 500);
+}
+
+/// A template has at most 50 requirements and each of its lists at most 20 entries; beyond, a 400 that says
+/// which, and nothing is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn templates_are_capped() {
+    let app = TestApp::spawn(Db::Sqlite, &[]).await;
+    let (_, before) = app.get("/api/templates").await;
+    let requirement = |key: String, types: usize, fields: usize| {
+        let item_types: Vec<String> = (0..types).map(|i| format!("kind_{i}")).collect();
+        let bounds: Vec<Value> =
+            (0..fields).map(|i| json!({"key": format!("f_{i}"), "min": 1.0, "unit": "V"})).collect();
+        json!({"key": key, "label": "a thing", "item_types": item_types, "fields": bounds})
+    };
+    let template =
+        |requirements: Vec<Value>| json!({"label": "Big", "goal": "g", "effort": "e", "requirements": requirements});
+    let cases = [
+        (
+            template((0..51).map(|i| requirement(format!("r_{i}"), 1, 0)).collect()),
+            "requirements may have at most 50 entries",
+        ),
+        (template(vec![requirement("r".into(), 21, 0)]), "requirement r: item_types may have at most 20 entries"),
+        (template(vec![requirement("r".into(), 1, 21)]), "requirement r: fields may have at most 20 entries"),
+    ];
+    for (body, message) in cases {
+        let (status, answer) = app.post("/api/templates", body).await;
+        assert_error(status, &answer, StatusCode::BAD_REQUEST, "invalid");
+        assert_eq!(answer["error"]["message"], message);
+    }
+    let (status, answer) =
+        app.post("/api/templates", template((0..50).map(|i| requirement(format!("r_{i}"), 20, 20)).collect())).await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    let (_, after) = app.get("/api/templates").await;
+    assert_eq!(after["templates"].as_array().unwrap().len(), before["templates"].as_array().unwrap().len() + 1);
+    let doc = document(&app).await;
+    let requirements = &doc["components"]["schemas"]["CreateTemplate"]["properties"]["requirements"];
+    assert_eq!(requirements["maxItems"], 50, "{requirements}");
+}
+
+/// The export escapes a cell a spreadsheet would run as a formula, and the import reads it back as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_export_escapes_formulas_and_the_import_reads_them_back() {
+    let app = TestApp::spawn(Db::Sqlite, &[]).await;
+    let hostile = ["=HYPERLINK(\"https://evil.example\",\"x\")", "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(1)", "'quoted"];
+    for (n, name) in hostile.iter().enumerate() {
+        let mut body = item(name, "gadget");
+        body["location"] = json!(format!("=Shelf {n}"));
+        app.create_item(body).await;
+    }
+    let export = app.client.get(app.url("/api/export.csv")).bearer_auth(&app.token).send().await.unwrap();
+    assert_eq!(export.status(), StatusCode::OK);
+    let sheet = export.text().await.unwrap();
+    for line in sheet.lines().skip(1) {
+        let cells: Vec<&str> = line.split(',').collect();
+        for cell in &cells[1..] {
+            let cell = cell.trim_start_matches('"');
+            assert!(!cell.starts_with(['=', '+', '-', '@', '\t', '\r']), "{cell:?} in {line}");
+        }
+    }
+    let other = app.token_of("elsewhere").await;
+    let answer = app
+        .client
+        .post(app.url("/api/import"))
+        .bearer_auth(&other)
+        .header("content-type", "text/csv")
+        .body(sheet)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), StatusCode::OK);
+    let (_, page) = app.get_as(&other, "/api/items?limit=500").await;
+    let mut names: Vec<&str> = page["items"].as_array().unwrap().iter().map(|i| i["name"].as_str().unwrap()).collect();
+    names.sort_unstable();
+    let mut want = hostile.to_vec();
+    want.sort_unstable();
+    assert_eq!(names, want);
+    let locations: Vec<&str> =
+        page["items"].as_array().unwrap().iter().map(|i| i["location"].as_str().unwrap()).collect();
+    assert!(locations.iter().all(|l| l.starts_with("=Shelf ")), "{locations:?}");
 }

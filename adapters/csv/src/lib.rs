@@ -11,6 +11,14 @@
 //! - `reserved` and `in_use` come back as `available` (the projects that held them do not travel);
 //! - fields are dated at the import and recorded as `manual`; components (ids of this store) are not kept.
 //!
+//! Cells are safe to open in a spreadsheet (OWASP's advice on CSV injection): a text cell that starts with `=`,
+//! `+`, `-`, `@`, a tab or a carriage return, which a spreadsheet would run as a formula, is written with a `'`
+//! in front, and so is one that starts with `'` itself. On import, a cell that starts with `'` followed by one
+//! of those characters (or another `'`) loses that first `'`, so a round trip gives back exactly what was
+//! exported, and a hand-written `'Tis` keeps its apostrophe. Numbers are not text: the `id` and the
+//! `field.<key>` cells (`-40 °C`) are written from numbers and a unit symbol, never from free text, so they are
+//! written as they are and a leading `-` stays a sign (an escaped field cell is read too).
+//!
 //! A Homebox export (`HB.*` columns) maps as: name from `HB.name`; profile from manufacturer and model number,
 //! description, serial (`serial X`, so matching finds it), custom fields that are not quantities, and notes;
 //! `item_type` from a custom field `type`/`item_type`/`kind`/`category` or the first label, to lower_snake_case,
@@ -48,6 +56,34 @@ pub const COLUMNS: [&str; 12] = [
 ];
 /// The prefix of a field column.
 pub const FIELD_PREFIX: &str = "field.";
+
+/// The first characters that make a spreadsheet read a cell as a formula (OWASP), and the escape itself.
+const FORMULA_START: [char; 7] = ['=', '+', '-', '@', '\t', '\r', '\''];
+
+/// A text cell as written: with a `'` in front when it starts with one of [`FORMULA_START`].
+///
+/// ```
+/// assert_eq!(trove_csv::escape_cell("=HYPERLINK(\"x\")"), "'=HYPERLINK(\"x\")");
+/// assert_eq!(trove_csv::escape_cell("'Tis"), "''Tis");
+/// assert_eq!(trove_csv::escape_cell("Pi 4"), "Pi 4");
+/// ```
+pub fn escape_cell(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.starts_with(FORMULA_START) { format!("'{text}").into() } else { text.into() }
+}
+
+/// A cell as read: [`escape_cell`] undone. Only a `'` before one of [`FORMULA_START`] is an escape.
+///
+/// ```
+/// assert_eq!(trove_csv::unescape_cell("'=1+1"), "=1+1");
+/// assert_eq!(trove_csv::unescape_cell("''Tis"), "'Tis");
+/// assert_eq!(trove_csv::unescape_cell("'Tis"), "'Tis");
+/// ```
+pub fn unescape_cell(cell: &str) -> &str {
+    match cell.strip_prefix('\'') {
+        Some(rest) if rest.starts_with(FORMULA_START) => rest,
+        _ => cell,
+    }
+}
 
 /// The CSV item sheet.
 #[derive(Debug, Clone, Copy, Default)]
@@ -88,8 +124,7 @@ pub fn write(items: &[Item]) -> anyhow::Result<Vec<u8>> {
                        "at": t.at.to_rfc3339(), "note": t.note})
             })
             .collect();
-        let mut row: Vec<String> = vec![
-            item.id.0.to_string(),
+        let texts = [
             item.name.to_string(),
             item.item_type.to_string(),
             item.profile.clone(),
@@ -102,6 +137,9 @@ pub fn write(items: &[Item]) -> anyhow::Result<Vec<u8>> {
             list_cell(&faults),
             list_cell(&tests),
         ];
+        // The id and the field cells are numbers, written as they are; every other cell is text, escaped.
+        let mut row: Vec<String> = vec![item.id.0.to_string()];
+        row.extend(texts.iter().map(|t| escape_cell(t).into_owned()));
         for key in &keys {
             let value = fields.iter().find(|(k, _)| k.as_str() == key).map(|(_, m)| m.quantity().to_string());
             row.push(value.unwrap_or_default());
@@ -130,9 +168,10 @@ struct Row<'a> {
 }
 
 impl Row<'_> {
-    /// The trimmed cell of a column; empty when the column or the cell is missing.
+    /// The trimmed cell of a column, its escape undone ([`unescape_cell`]); empty when the column or the cell
+    /// is missing.
     fn get(&self, column: &str) -> &str {
-        self.columns.get(column).and_then(|i| self.record.get(*i)).map_or("", str::trim)
+        self.columns.get(column).and_then(|i| self.record.get(*i)).map_or("", |c| unescape_cell(c.trim()))
     }
 
     fn given(&self, column: &str) -> Option<&str> {
@@ -291,7 +330,7 @@ fn trove_row(row: &Row<'_>, at: Timestamp) -> Result<Option<NewItem>, String> {
     }
     for (column, index) in row.columns {
         let Some(key) = column.strip_prefix(FIELD_PREFIX) else { continue };
-        let cell = row.record.get(*index).map_or("", str::trim);
+        let cell = row.record.get(*index).map_or("", |c| unescape_cell(c.trim()));
         if cell.is_empty() {
             continue;
         }
@@ -299,6 +338,7 @@ fn trove_row(row: &Row<'_>, at: Timestamp) -> Result<Option<NewItem>, String> {
     }
     item.measurements.sort_by(|a, b| a.key.cmp(&b.key));
     item.import_ref = row.given("id").map(|id| format!("trove:{id}"));
+    item.check_texts().map_err(|e| e.to_string())?;
     Ok(Some(item))
 }
 
@@ -330,7 +370,7 @@ fn homebox_row(row: &Row<'_>, at: Timestamp) -> Result<Option<NewItem>, String> 
     let mut custom: BTreeMap<String, (&str, &str)> = BTreeMap::new();
     for (column, index) in row.columns {
         let Some(label) = column.strip_prefix("HB.field.") else { continue };
-        let cell = row.record.get(*index).map_or("", str::trim);
+        let cell = row.record.get(*index).map_or("", |c| unescape_cell(c.trim()));
         if let (Some(key), false) = (to_snake_case(label), cell.is_empty()) {
             custom.insert(key, (label, cell));
         }
@@ -403,6 +443,7 @@ fn homebox_row(row: &Row<'_>, at: Timestamp) -> Result<Option<NewItem>, String> 
         .given("HB.import_ref")
         .map(str::to_owned)
         .or_else(|| row.given("HB.asset_id").map(|a| format!("hb-asset:{a}")));
+    item.check_texts().map_err(|e| e.to_string())?;
     Ok(Some(item))
 }
 
@@ -410,6 +451,7 @@ fn homebox_row(row: &Row<'_>, at: Timestamp) -> Result<Option<NewItem>, String> 
 mod tests {
     use super::*;
     use chrono::TimeZone;
+    use proptest::prelude::*;
     use trove_domain::ItemId;
 
     fn at() -> Timestamp {
@@ -498,6 +540,109 @@ mod tests {
         refused(&format!("{head}1,\"Pi\nB\",sbc,good,\n2,Cell,cell,good,3 parsecs\n"), 4, "unknown unit");
         refused("what,ever\n1,2\n", 1, "neither our export");
         refused(&format!("{head}1,Pi,sbc,good,\"unterminated\n"), 2, "field.capacity: no number in \"unterminated");
+    }
+
+    #[test]
+    fn formulas_are_escaped_and_read_back() {
+        let mut items = sample();
+        items[1].name = ItemName::new("=HYPERLINK(\"https://evil.example\",\"click\")").unwrap();
+        items[1].profile = "+1 555 0100".into();
+        items[1].location = Some("@SUM(A1)".into());
+        items[1].accessories = vec!["-cable".into()];
+        let bytes = write(&items).unwrap();
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        let row = text.lines().find(|l| l.starts_with("9,")).unwrap();
+        assert!(
+            row.starts_with(
+                "9,\"'=HYPERLINK(\"\"https://evil.example\"\",\"\"click\"\")\",single_board_computer,'+1 555 0100,"
+            ),
+            "{row}"
+        );
+        assert!(row.contains(",'@SUM(A1),"), "{row}");
+        // No cell of the sheet starts a formula.
+        let mut reader = csv::Reader::from_reader(bytes.as_slice());
+        for record in reader.records() {
+            for cell in &record.unwrap() {
+                assert!(!cell.starts_with(['=', '+', '@', '\t', '\r']), "{cell:?}");
+            }
+        }
+        let read = CsvSheet.read(&bytes, at()).unwrap();
+        assert_eq!(read.items[1].name, items[1].name);
+        assert_eq!(read.items[1].profile, items[1].profile);
+        assert_eq!(read.items[1].location, items[1].location);
+        assert_eq!(read.items[1].accessories, items[1].accessories);
+        // A negative number in a field cell is a number, not escaped.
+        let mut cold = items[1].clone();
+        cold.measurements =
+            vec![Measurement::new("temperature", -40.0, "°C", at(), MeasurementSource::Manual).unwrap()];
+        let text = String::from_utf8(write(&[cold]).unwrap()).unwrap();
+        assert!(text.trim_end().ends_with(",-40 C"), "{text}");
+        // An apostrophe of a hand-written sheet that escapes nothing is kept.
+        let read = CsvSheet.read("name,item_type,profile\n'Tis a box,box,'-5 V rail\n".as_bytes(), at()).unwrap();
+        assert_eq!((read.items[0].name.as_str(), read.items[0].profile.as_str()), ("'Tis a box", "-5 V rail"));
+    }
+
+    #[test]
+    fn control_characters_are_refused_on_their_line() {
+        refused("name,item_type\nPi,sbc\n\"Pi\u{0}\",sbc\n", 3, "name must not contain control characters");
+        refused("name,item_type,location\nPi,sbc,\"a\u{1b}b\"\n", 2, "location must not contain control characters");
+        refused(
+            "HB.name,HB.location,HB.import_ref\nPi,Garage,\"r\u{0}\"\n",
+            2,
+            "import_ref must not contain control characters",
+        );
+        refused("HB.name,HB.notes\nPi,\"n\u{7}\"\n", 2, "profile must not contain control characters");
+    }
+
+    /// A text that starts the way a formula, an escape or nothing special does.
+    fn tricky(required: bool) -> impl Strategy<Value = String> {
+        let start = prop_oneof![
+            Just(""),
+            Just("="),
+            Just("+"),
+            Just("-"),
+            Just("@"),
+            Just("'"),
+            Just("''"),
+            Just("'="),
+            Just("=HYPERLINK(\"https://x.example\")"),
+        ];
+        (start, "[a-zA-Z0-9 ,;\"'=+@-]{0,12}")
+            .prop_map(|(a, b)| format!("{a}{b}").trim().to_owned())
+            .prop_filter("a name is not blank", move |t| !required || !t.is_empty())
+    }
+
+    proptest! {
+        /// Export then import gives back every text exactly, whatever it starts with.
+        #[test]
+        fn texts_round_trip_whatever_they_start_with(
+            name in tricky(true),
+            profile in tricky(false),
+            location in tricky(true),
+            accessory in tricky(true),
+            fault in tricky(true),
+        ) {
+            let mut item = sample().remove(1);
+            item.name = ItemName::new(&name).unwrap();
+            item.profile = profile;
+            item.location = Some(location);
+            item.accessories = vec![accessory];
+            item.faults = vec![Fault::new(&fault, Severity::Minor).unwrap()];
+            let read = CsvSheet.read(&write(std::slice::from_ref(&item)).unwrap(), at()).unwrap();
+            let back = &read.items[0];
+            prop_assert_eq!(&back.name, &item.name);
+            prop_assert_eq!(&back.profile, &item.profile);
+            prop_assert_eq!(&back.location, &item.location);
+            prop_assert_eq!(&back.accessories, &item.accessories);
+            prop_assert_eq!(&back.faults, &item.faults);
+        }
+
+        /// Unescaping undoes escaping for any text at all.
+        #[test]
+        fn escaping_is_undone_exactly(text in "\\PC{0,12}", start in "[='+@\t\r-]?") {
+            let text = format!("{start}{text}");
+            prop_assert_eq!(unescape_cell(&escape_cell(&text)), text.as_str());
+        }
     }
 
     #[test]

@@ -52,7 +52,8 @@ pub fn sqlite_url(data_dir: &Path) -> String {
 impl Store {
     /// Opens the database at `url` (`sqlite://...` or `postgres://...`).
     ///
-    /// SQLite: the file's directory is created, the file too (`mode=rwc`), with WAL journaling, foreign keys
+    /// SQLite: the file's directory is created, the file too, readable by the owner only (0700 and 0600, see
+    /// [`create_owner_only`]), with WAL journaling, foreign keys
     /// on and a busy timeout, so concurrent writers wait for each other instead of failing. PostgreSQL: a
     /// normal connection pool.
     ///
@@ -62,11 +63,8 @@ impl Store {
         let mut options = ConnectOptions::new(url.to_owned());
         options.sqlx_logging(false).acquire_timeout(Duration::from_secs(30));
         if url.starts_with("sqlite:") {
-            if let Some(dir) = sqlite_file(url).and_then(|f| f.parent().map(Path::to_path_buf))
-                && !dir.as_os_str().is_empty()
-            {
-                std::fs::create_dir_all(&dir)
-                    .with_context(|| format!("create the database directory {}", dir.display()))?;
+            if let Some(file) = sqlite_file(url) {
+                create_owner_only(file)?;
             }
             options.max_connections(SQLITE_POOL).map_sqlx_sqlite_opts(|o| {
                 o.create_if_missing(true)
@@ -114,6 +112,32 @@ impl Store {
     async fn begin_write(&self) -> Result<DatabaseTransaction, sea_orm::DbErr> {
         let mode = (self.db.get_database_backend() == DbBackend::Sqlite).then_some(SqliteTransactionMode::Immediate);
         self.db.begin_with_options(TransactionOptions { sqlite_transaction_mode: mode, ..Default::default() }).await
+    }
+}
+
+/// Creates the SQLite file's missing directories (mode 0700) and the file itself when missing (mode 0600), so
+/// that only the owner reads the inventory; SQLite gives its `-wal` and `-shm` files the mode of the database
+/// file. What exists already is left as it is (the directory may be one the owner shares on purpose, such as
+/// `/tmp`). Elsewhere than on Unix, the platform's defaults.
+fn create_owner_only(file: &Path) -> anyhow::Result<()> {
+    let dir = file.parent().filter(|d| !d.as_os_str().is_empty());
+    let mut dirs = std::fs::DirBuilder::new();
+    dirs.recursive(true);
+    let mut create = std::fs::OpenOptions::new();
+    create.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+        dirs.mode(0o700);
+        create.mode(0o600);
+    }
+    if let Some(dir) = dir {
+        dirs.create(dir).with_context(|| format!("create the database directory {}", dir.display()))?;
+    }
+    match create.open(file) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e).with_context(|| format!("create the database file {}", file.display())),
     }
 }
 

@@ -20,7 +20,8 @@ use std::sync::Arc;
 use trove_application::idempotency::KEY_MAX;
 use trove_application::items::LIMIT_MAX;
 use trove_application::propose::BRIEF_MAX;
-use trove_domain::item::{NAME_MAX, PROFILE_MAX, SHORT_TEXT_MAX};
+use trove_domain::item::{NAME_MAX, PROFILE_MAX, SEARCH_MAX, SHORT_TEXT_MAX};
+use trove_domain::template::{LIST_MAX, REQUIREMENTS_MAX, STEPS_MAX};
 
 /// The name of the error answer's schema in the document.
 pub const ERROR_SCHEMA: &str = "Error";
@@ -54,6 +55,11 @@ pub fn limits() -> Vec<(&'static str, &'static str, Value)> {
         ("NewTest", "note", short.clone()),
         ("MarkGone", "note", short),
         ("ProposeRequest", "brief", json!({"maxLength": BRIEF_MAX})),
+        ("CreateTemplate", "requirements", json!({"minItems": 1, "maxItems": REQUIREMENTS_MAX})),
+        ("CreateTemplate", "steps", json!({"maxItems": STEPS_MAX})),
+        ("NewRequirement", "item_types", json!({"minItems": 1, "maxItems": LIST_MAX})),
+        ("NewRequirement", "fields", json!({"maxItems": LIST_MAX})),
+        ("NewRequirement", "disqualifying_faults", json!({"maxItems": LIST_MAX})),
         ("ListingText", "text", reading.clone()),
         ("VoiceTranscript", "transcript", reading),
     ]
@@ -68,6 +74,7 @@ pub fn parameter_limits() -> Vec<(&'static str, &'static str, Value)> {
         ("/items", "limit", json!({"minimum": 1, "maximum": LIMIT_MAX})),
         ("/items", "offset", json!({"minimum": 0})),
         ("/items", "item_type", json!({"pattern": "^([a-z][a-z0-9]*(_[a-z0-9]+)*)?$"})),
+        ("/items", "q", json!({"maxLength": SEARCH_MAX})),
         ("/projects/propose", "Idempotency-Key", key.clone()),
         ("/items/{id}/price", "Idempotency-Key", key),
     ]

@@ -229,3 +229,19 @@ export const AVAILABILITIES = ["available", "reserved", "in_use", "lent"];
 export const SEVERITIES = ["minor", "major", "blocking"];
 export const SOURCES = ["manual", "test", "label", "listing", "voice", "photo"];
 export const GONE_REASONS = ["sold", "given", "recycled", "lost", "other"];
+
+/**
+ * A link to a page on the web: only an `http:` or `https:` URL is a link (opened in a new tab, no referrer);
+ * any other (`javascript:`, `data:`, none at all) is shown as text, never followed.
+ */
+export function webLink(url, text) {
+  let page = null;
+  try {
+    const parsed = new URL(url);
+    if (parsed.protocol === "http:" || parsed.protocol === "https:") page = parsed.href;
+  } catch {
+    page = null;
+  }
+  if (page) return h("a", { href: page, target: "_blank", rel: "noopener noreferrer" }, text);
+  return h("span", { class: "not-a-link" }, url ? `${text} (${url})` : text);
+}

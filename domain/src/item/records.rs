@@ -1,7 +1,7 @@
 //! What is recorded on an item over time: measurements, faults, tests done, and its leaving.
 
 use super::values::{
-    FieldKey, GoneReason, ItemError, MeasurementSource, Severity, TestResult, optional_text, short_text,
+    FieldKey, GoneReason, ItemError, MeasurementSource, Severity, TestResult, optional_note, short_text,
 };
 use crate::Timestamp;
 use crate::units::{self, Quantity, Unit};
@@ -71,7 +71,8 @@ pub struct TestDone {
 
 impl TestDone {
     /// # Errors
-    /// [`ItemError::EmptyText`] or [`ItemError::TextTooLong`] for the name or the note.
+    /// [`ItemError::EmptyText`], [`ItemError::TextTooLong`] or [`ItemError::ControlCharacter`] for the name or
+    /// the note (which may hold several lines).
     pub fn new(
         name: &str,
         result: TestResult,
@@ -79,6 +80,6 @@ impl TestDone {
         at: Timestamp,
         note: Option<&str>,
     ) -> Result<Self, ItemError> {
-        Ok(Self { name: short_text(name, "test name")?, result, value, at, note: optional_text(note, "test note")? })
+        Ok(Self { name: short_text(name, "test name")?, result, value, at, note: optional_note(note, "test note")? })
     }
 }

@@ -5,6 +5,7 @@ use super::records::{Fault, Gone, Measurement, TestDone};
 use super::values::{Availability, Condition, FieldKey, Intent, ItemName, ItemType, Severity};
 use crate::Timestamp;
 use crate::ids::{ItemId, PlaceId, ProjectId};
+use crate::text::{self, ControlCharacter, Lines};
 use crate::units::Quantity;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -251,6 +252,84 @@ impl NewItem {
             updated_at: at,
             version: 1,
         }
+    }
+}
+
+/// Checks the `n`th text of a list, naming it `list[n]` (and `.member`) when it is refused.
+fn check_entry(list: &str, n: usize, member: &str, raw: &str, lines: Lines) -> Result<(), ControlCharacter> {
+    text::check("", raw, lines).map_err(|e| ControlCharacter { field: format!("{list}[{n}]{member}"), ..e })
+}
+
+/// The text check ([`text::check`]) over the texts every item has.
+fn check_item_texts(
+    name: &ItemName,
+    profile: &str,
+    location: Option<&str>,
+    accessories: &[String],
+    faults: &[Fault],
+    tests_done: &[TestDone],
+) -> Result<(), ControlCharacter> {
+    text::check("name", name.as_str(), Lines::One)?;
+    text::check("profile", profile, Lines::Many)?;
+    text::check("location", location.unwrap_or_default(), Lines::One)?;
+    for (n, a) in accessories.iter().enumerate() {
+        check_entry("accessories", n, "", a, Lines::One)?;
+    }
+    for (n, f) in faults.iter().enumerate() {
+        check_entry("faults", n, ".text", &f.text, Lines::One)?;
+    }
+    for (n, t) in tests_done.iter().enumerate() {
+        check_entry("tests", n, ".name", &t.name, Lines::One)?;
+        check_entry("tests", n, ".note", t.note.as_deref().unwrap_or_default(), Lines::Many)?;
+    }
+    Ok(())
+}
+
+impl NewItem {
+    /// The text check over every text of the item, whatever built it: the use cases that write a new item
+    /// (create, import) call it, so no path stores a control character, even one that filled the public fields
+    /// without their constructors.
+    ///
+    /// ```
+    /// use trove_domain::item::{Condition, Intent, ItemName, ItemType, NewItem};
+    /// let mut item = NewItem::new(
+    ///     ItemName::new("Pi").unwrap(), ItemType::new("sbc").unwrap(), String::new(), Condition::Good, Intent::Keep,
+    /// );
+    /// assert!(item.check_texts().is_ok());
+    /// item.accessories.push("case\u{0}".into());
+    /// assert_eq!(item.check_texts().unwrap_err().field, "accessories[0]");
+    /// ```
+    ///
+    /// # Errors
+    /// The first [`ControlCharacter`], naming its field.
+    pub fn check_texts(&self) -> Result<(), ControlCharacter> {
+        check_item_texts(
+            &self.name,
+            &self.profile,
+            self.location.as_deref(),
+            &self.accessories,
+            &self.faults,
+            &self.tests_done,
+        )?;
+        text::check("import_ref", self.import_ref.as_deref().unwrap_or_default(), Lines::One)
+    }
+}
+
+impl ItemChanges {
+    /// The text check over the texts of a change.
+    ///
+    /// # Errors
+    /// The first [`ControlCharacter`], naming its field.
+    pub fn check_texts(&self) -> Result<(), ControlCharacter> {
+        if let Some(name) = &self.name {
+            text::check("name", name.as_str(), Lines::One)?;
+        }
+        text::check("profile", self.profile.as_deref().unwrap_or_default(), Lines::Many)?;
+        text::check("location", self.location.as_ref().and_then(Option::as_deref).unwrap_or_default(), Lines::One)?;
+        for (n, a) in self.accessories.iter().flatten().enumerate() {
+            check_entry("accessories", n, "", a, Lines::One)?;
+        }
+        Ok(())
     }
 }
 

@@ -1,7 +1,7 @@
 //! The values an item is made of: its name, type and field keys, the words for its condition, intent and
 //! availability (and for its records), and the checks for its texts.
 
-use crate::text::{clip, is_snake_case};
+use crate::text::{self, ControlCharacter, Lines, clip, is_snake_case};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -33,6 +33,12 @@ pub enum ItemError {
     BadMeasurement { key: String, reason: String },
     #[error("an item cannot be a component of itself")]
     SelfComponent,
+    #[error(transparent)]
+    ControlCharacter(#[from] ControlCharacter),
+    #[error("a search has at most {SEARCH_WORDS_MAX} words")]
+    SearchTooManyWords,
+    #[error("a search is at most {SEARCH_MAX} characters long")]
+    SearchTooLong,
 }
 
 /// What the owner calls an item: non-empty, at most [`NAME_MAX`] characters, trimmed.
@@ -42,7 +48,8 @@ pub struct ItemName(String);
 
 impl ItemName {
     /// # Errors
-    /// [`ItemError::EmptyName`] when nothing is left after trimming, [`ItemError::NameTooLong`] past the limit.
+    /// [`ItemError::EmptyName`] when nothing is left after trimming, [`ItemError::NameTooLong`] past the limit,
+    /// [`ItemError::ControlCharacter`] for a control character.
     pub fn new(raw: &str) -> Result<Self, ItemError> {
         let t = raw.trim();
         if t.is_empty() {
@@ -51,6 +58,7 @@ impl ItemName {
         if t.chars().count() > NAME_MAX {
             return Err(ItemError::NameTooLong);
         }
+        text::check("name", t, Lines::One)?;
         Ok(Self(t.to_owned()))
     }
 
@@ -298,11 +306,16 @@ word_enum!(
     }
 );
 
-/// Trims a required short text and checks its length.
+/// Trims a required short text of one line and checks it: its length and no control character.
 ///
 /// # Errors
-/// [`ItemError::EmptyText`] when empty after trimming, [`ItemError::TextTooLong`] past [`SHORT_TEXT_MAX`].
+/// [`ItemError::EmptyText`] when empty after trimming, [`ItemError::TextTooLong`] past [`SHORT_TEXT_MAX`],
+/// [`ItemError::ControlCharacter`].
 pub fn short_text(raw: &str, what: &'static str) -> Result<String, ItemError> {
+    short_text_of(raw, what, Lines::One)
+}
+
+fn short_text_of(raw: &str, what: &'static str, lines: Lines) -> Result<String, ItemError> {
     let t = raw.trim();
     if t.is_empty() {
         return Err(ItemError::EmptyText(what));
@@ -310,13 +323,14 @@ pub fn short_text(raw: &str, what: &'static str) -> Result<String, ItemError> {
     if t.chars().count() > SHORT_TEXT_MAX {
         return Err(ItemError::TextTooLong(what));
     }
+    text::check(what, t, lines)?;
     Ok(t.to_owned())
 }
 
 /// Like [`short_text`], but `None` or a blank text is `None`.
 ///
 /// # Errors
-/// [`ItemError::TextTooLong`] past [`SHORT_TEXT_MAX`].
+/// [`ItemError::TextTooLong`] past [`SHORT_TEXT_MAX`], [`ItemError::ControlCharacter`].
 pub fn optional_text(raw: Option<&str>, what: &'static str) -> Result<Option<String>, ItemError> {
     match raw.map(str::trim) {
         None | Some("") => Ok(None),
@@ -324,16 +338,59 @@ pub fn optional_text(raw: Option<&str>, what: &'static str) -> Result<Option<Str
     }
 }
 
-/// Checks a profile: trimmed, at most [`PROFILE_MAX`] characters (may be empty).
+/// Like [`optional_text`], for a note: it may hold several lines.
 ///
 /// # Errors
-/// [`ItemError::ProfileTooLong`].
+/// [`ItemError::TextTooLong`] past [`SHORT_TEXT_MAX`], [`ItemError::ControlCharacter`] but tab and line breaks.
+pub fn optional_note(raw: Option<&str>, what: &'static str) -> Result<Option<String>, ItemError> {
+    match raw.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(t) => short_text_of(t, what, Lines::Many).map(Some),
+    }
+}
+
+/// Checks a profile: trimmed, at most [`PROFILE_MAX`] characters (may be empty), no control character but tab
+/// and line breaks (a pasted specification keeps its lines).
+///
+/// # Errors
+/// [`ItemError::ProfileTooLong`], [`ItemError::ControlCharacter`].
 pub fn profile(raw: &str) -> Result<String, ItemError> {
     let t = raw.trim();
     if t.chars().count() > PROFILE_MAX {
         return Err(ItemError::ProfileTooLong);
     }
+    text::check("profile", t, Lines::Many)?;
     Ok(t.to_owned())
+}
+
+/// Most words a search of the inventory takes: each word is one condition of the store's query.
+pub const SEARCH_WORDS_MAX: usize = 32;
+/// Longest search, in characters.
+pub const SEARCH_MAX: usize = 500;
+
+/// Checks the words of a search of the inventory (`q`): at most [`SEARCH_MAX`] characters, at most
+/// [`SEARCH_WORDS_MAX`] words, no control character. Answers the words joined by single spaces, `None` for a
+/// blank search.
+///
+/// ```
+/// use trove_domain::item::search;
+/// assert_eq!(search("  pi   4 ").unwrap().as_deref(), Some("pi 4"));
+/// assert_eq!(search(" ").unwrap(), None);
+/// assert!(search(&"w ".repeat(33)).is_err());
+/// ```
+///
+/// # Errors
+/// [`ItemError::SearchTooLong`], [`ItemError::SearchTooManyWords`], [`ItemError::ControlCharacter`].
+pub fn search(raw: &str) -> Result<Option<String>, ItemError> {
+    if raw.chars().count() > SEARCH_MAX {
+        return Err(ItemError::SearchTooLong);
+    }
+    text::check("q", raw, Lines::One)?;
+    let words: Vec<&str> = raw.split_whitespace().collect();
+    if words.len() > SEARCH_WORDS_MAX {
+        return Err(ItemError::SearchTooManyWords);
+    }
+    Ok((!words.is_empty()).then(|| words.join(" ")))
 }
 
 /// Checks a list of accessories: each a short text; duplicates (ignoring case) are kept once.
@@ -359,9 +416,13 @@ pub fn location(raw: Option<&str>) -> Result<Option<String>, ItemError> {
     optional_text(raw, "location")
 }
 
-/// Keeps a note to a sensible length; blank is none.
-pub fn note(raw: Option<&str>) -> Option<String> {
-    raw.map(|n| clip(n, 1000)).filter(|n| !n.is_empty())
+/// Longest note of a model's kept, in characters.
+pub const NOTE_MAX: usize = 1000;
+
+/// Keeps a model's note to [`NOTE_MAX`] characters, its control characters made spaces (model text is cleaned,
+/// never refused); blank is none.
+pub fn model_note(raw: Option<&str>) -> Option<String> {
+    raw.map(|n| clip(&text::clean(n, Lines::Many), NOTE_MAX)).filter(|n| !n.is_empty())
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use crate::repo::CHUNK;
 use crate::repo::places::{find_or_create_path, load_paths, lock_places};
 use anyhow::{Context as _, anyhow};
 use async_trait::async_trait;
-use sea_orm::sea_query::{Expr, ExprTrait, Func, LikeExpr};
+use sea_orm::sea_query::{BinOper, Expr, ExprTrait, Func, LikeExpr};
 use sea_orm::{
     ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter,
     QueryOrder, QuerySelect, QueryTrait,
@@ -140,22 +140,27 @@ fn list_condition(household: HouseholdId, query: &ItemQuery) -> sea_orm::Conditi
             items::Column::PlaceId.eq(p)
         });
     }
-    for word in query.q.as_deref().unwrap_or("").split_whitespace() {
+    // A search is one bounded condition: one LIKE per distinct word (two for a word with letters beyond
+    // ASCII) over the name and the profile joined by a space, which no word can span. The use case caps the
+    // words (`trove_domain::item::SEARCH_WORDS_MAX`), so the expression never grows past what a backend parses.
+    let mut words: Vec<&str> = query.q.as_deref().unwrap_or("").split_whitespace().collect();
+    words.sort_unstable();
+    words.dedup();
+    for word in words {
+        let both = || {
+            Expr::col((items::Entity, items::Column::Name))
+                .binary(BinOper::Custom("||"), Expr::val(" "))
+                .binary(BinOper::Custom("||"), Expr::col((items::Entity, items::Column::Profile)))
+        };
         // Lower-cased on both sides. SQLite's LOWER folds ASCII only, so a word with other letters is also
         // matched as typed: an exact-case search for "Über" finds "Über" on both backends.
-        let mut patterns = vec![(true, contains_pattern(&word.to_lowercase()))];
-        if !word.is_ascii() {
-            patterns.push((false, contains_pattern(word)));
-        }
-        let mut any = sea_orm::Condition::any();
-        for col in [items::Column::Name, items::Column::Profile] {
-            for (lowered, pattern) in &patterns {
-                let column = Expr::col((items::Entity, col));
-                let subject = if *lowered { Expr::expr(Func::lower(column)) } else { column };
-                any = any.add(subject.like(LikeExpr::new(pattern.clone()).escape('\\')));
-            }
-        }
-        cond = cond.add(any);
+        let lowered =
+            Expr::expr(Func::lower(both())).like(LikeExpr::new(contains_pattern(&word.to_lowercase())).escape('\\'));
+        cond = cond.add(if word.is_ascii() {
+            lowered
+        } else {
+            lowered.or(both().like(LikeExpr::new(contains_pattern(word)).escape('\\')))
+        });
     }
     cond
 }

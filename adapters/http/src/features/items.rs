@@ -259,7 +259,7 @@ impl ItemsApi {
         intent: Query<Option<Intent>>,
         availability: Query<Option<Availability>>,
         item_type: Query<Option<String>>,
-        /// Words that must all appear in the name or profile.
+        /// Words that must all appear in the name or profile: at most 32 words, 500 characters.
         q: Query<Option<String>>,
         #[oai(default)] include_gone: Query<bool>,
         /// 1 to 500, default 50.
@@ -368,7 +368,7 @@ impl ItemsApi {
     /// Mark an item gone (409 while reserved by a project).
     #[oai(path = "/items/:id/gone", method = "post")]
     async fn gone(&self, Member(h): Member, id: Path<i64>, body: Json<MarkGone>) -> ApiResult<Json<ItemDto>> {
-        let note = trove_domain::item::note(body.0.note.as_deref());
+        let note = di::optional_note(body.0.note.as_deref(), "note").map_err(ApiError::from)?;
         Ok(Json(
             (&self.0.inventory.mark_gone(h, ItemId(id.0), body.0.reason.into(), note).await.map_err(ApiError::from)?)
                 .into(),

@@ -1,7 +1,7 @@
 // Selling and giving: what is meant to go, pricing from grounded comparables, the listing draft and the share text.
 
 import { api, rememberName } from "../api.js";
-import { h, human, badge, money, usd, date, withProgress, section, copyButton, showError } from "../ui.js";
+import { h, human, badge, money, usd, date, withProgress, section, copyButton, showError, webLink } from "../ui.js";
 
 export async function sellListView() {
   const [sell, give] = await Promise.all([api("/items?intent=sell&limit=500"), api("/items?intent=give&limit=500")]);
@@ -117,7 +117,7 @@ function reportView(report, item, old = false) {
                 h(
                   "tr",
                   {},
-                  h("td", {}, h("a", { href: c.url, target: "_blank", rel: "noopener noreferrer" }, c.title)),
+                  h("td", {}, webLink(c.url, c.title)),
                   h("td", { class: "num" }, money(c.price, c.currency || currency)),
                   h("td", {}, c.sold ? "sold" : "asking"),
                   h("td", {}, c.condition ? human(c.condition) : "—"),
@@ -135,7 +135,7 @@ function reportView(report, item, old = false) {
             "ul",
             { class: "dropped-comparables" },
             report.dropped.map((d) =>
-              h("li", { class: "dropped" }, h("a", { href: d.url, target: "_blank", rel: "noopener noreferrer" }, d.title), " — ", h("span", { class: "reason" }, d.reason)),
+              h("li", { class: "dropped" }, webLink(d.url, d.title), " — ", h("span", { class: "reason" }, d.reason)),
             ),
           ),
         ]
