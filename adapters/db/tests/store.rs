@@ -117,6 +117,7 @@ on_both_backends!(
     items_are_found_within_places,
     bulk_updates_are_all_or_nothing,
     old_locations_become_places,
+    a_search_of_the_most_words_is_one_bounded_query,
 );
 
 fn day(d: u32) -> Timestamp {
@@ -1197,4 +1198,48 @@ async fn old_locations_become_places(ctx: Ctx) {
     let theirs = InventoryRepo::list(s, other, &ItemQuery { limit: 50, ..Default::default() }).await.unwrap();
     assert_eq!(theirs.items[0].location.as_deref(), Some("Garage / Shelf B2"));
     assert_ne!(theirs.items[0].place_id, got[0].1);
+}
+
+/// A search of `SEARCH_WORDS_MAX` words, none of them ASCII (two patterns each, the most a word gives), runs as
+/// one query on both backends and finds what holds every word, in the name or the profile; a search past the
+/// old limit of the expression tree (SQLite's 1,000 levels) also runs, since the store's condition grows by one
+/// per distinct word.
+async fn a_search_of_the_most_words_is_one_bounded_query(ctx: Ctx) {
+    use trove_domain::item::SEARCH_WORDS_MAX;
+    let s = &ctx.store;
+    let h = household(s, "home").await;
+    let words: Vec<String> = (0..SEARCH_WORDS_MAX).map(|i| format!("ü{i}é")).collect();
+    let (name_words, profile_words) = words.split_at(SEARCH_WORDS_MAX / 2);
+    let all = new_item(&name_words.join(" "), "part", &profile_words.join(" "), Intent::Keep);
+    let id = InventoryRepo::insert(s, h, all, day(1)).await.unwrap().id;
+    InventoryRepo::insert(s, h, new_item(&name_words.join(" "), "part", "", Intent::Keep), day(1)).await.unwrap();
+    let search = |q: String| async move {
+        let page = InventoryRepo::list(s, h, &ItemQuery { q: Some(q), limit: 50, ..Default::default() }).await.unwrap();
+        (page.items.iter().map(|i| i.id).collect::<Vec<_>>(), page.total)
+    };
+    assert_eq!(search(words.join(" ")).await, (vec![id], 1));
+    // The same words many times over are one condition each.
+    let repeated: Vec<&str> = words.iter().map(String::as_str).cycle().take(2_000).collect();
+    assert_eq!(search(repeated.join(" ")).await, (vec![id], 1));
+}
+
+/// The SQLite file and the directory it is made in are the owner's only (0600 and 0700), and so are the files
+/// SQLite keeps beside it (`-wal`, `-shm`).
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sqlite_file_and_its_directory_are_the_owners_only() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let ctx = sqlite().await;
+    let s = &ctx.store;
+    let h = household(s, "home").await;
+    add(s, h, "Pi").await;
+    let file = ctx.url.trim_start_matches("sqlite://").split('?').next().unwrap().to_owned();
+    let file = std::path::Path::new(&file);
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(file.parent().unwrap()), 0o700, "{}", file.display());
+    assert_eq!(mode(file), 0o600);
+    for beside in ["-wal", "-shm"] {
+        let path = std::path::PathBuf::from(format!("{}{beside}", file.display()));
+        assert_eq!(mode(&path), 0o600, "{}", path.display());
+    }
 }
