@@ -401,7 +401,7 @@ async fn no_route_of_the_document_answers_500_whatever_it_is_fed(db: Db) {
         }
     }
     assert!(tried > 2000, "{tried} requests");
-    assert!(operations >= 30, "{operations} operations of the document walked");
+    assert!(operations >= 29, "{operations} operations of the document walked");
 }
 
 /// A NUL byte, an escape or another control character in any text of any request is a 400 that names the field,
@@ -428,7 +428,7 @@ async fn control_characters_are_refused_in_every_text_field(db: Db) {
         (Method::POST, "/api/items".into(), with("faults", json!([{"text": nul, "severity": "minor"}])), "fault text"),
         (Method::PATCH, format!("/api/items/{id}"), json!({"name": nul}), "name"),
         (Method::PATCH, format!("/api/items/{id}"), json!({"profile": "\u{7}"}), "profile"),
-        (Method::PATCH, format!("/api/items/{id}"), json!({"location": "a\u{85}"}), "location"),
+        (Method::PATCH, format!("/api/items/{id}"), json!({"location": "a\u{85}b"}), "location"),
         (Method::PATCH, format!("/api/items/{id}"), json!({"accessories": [nul]}), "accessory"),
         (Method::POST, format!("/api/items/{id}/faults"), json!({"text": nul, "severity": "minor"}), "fault text"),
         (Method::POST, format!("/api/items/{id}/tests"), json!({"name": nul, "result": "pass"}), "test name"),

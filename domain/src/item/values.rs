@@ -380,15 +380,15 @@ pub const SEARCH_MAX: usize = 500;
 /// ```
 ///
 /// # Errors
-/// [`ItemError::SearchTooLong`], [`ItemError::SearchTooManyWords`], [`ItemError::ControlCharacter`].
+/// [`ItemError::ControlCharacter`], [`ItemError::SearchTooManyWords`], [`ItemError::SearchTooLong`].
 pub fn search(raw: &str) -> Result<Option<String>, ItemError> {
-    if raw.chars().count() > SEARCH_MAX {
-        return Err(ItemError::SearchTooLong);
-    }
     text::check("q", raw, Lines::One)?;
     let words: Vec<&str> = raw.split_whitespace().collect();
     if words.len() > SEARCH_WORDS_MAX {
         return Err(ItemError::SearchTooManyWords);
+    }
+    if raw.chars().count() > SEARCH_MAX {
+        return Err(ItemError::SearchTooLong);
     }
     Ok((!words.is_empty()).then(|| words.join(" ")))
 }
