@@ -243,75 +243,102 @@ async fn values_of_the_wrong_type_or_past_a_limit_are_refused() {
 const IDS: &[&str] =
     &["999999999", "9223372036854775807", "-1", "0", "99999999999999999999999", "x", "%00", "1%0a", "1"];
 
-/// What every string or number of a body built from the document holds.
-#[derive(Debug, Clone, Copy)]
+/// What the strings and numbers of a body built from the document hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Fill {
-    /// Strings with control characters (a NUL byte first), numbers ordinary.
-    Control,
-    /// The largest numbers JSON and an `i64` hold, strings ordinary.
+    /// The `n`th string (in the order of the walk) holds control characters, a NUL byte first; every other
+    /// value is one the route takes, so the text reaches the rules and the store behind them.
+    Control(usize),
+    /// The largest numbers JSON and an `i64` hold.
     Huge,
-    /// The most negative numbers, strings ordinary.
+    /// The most negative numbers.
     Negative,
 }
 
-/// A value the schema `schema` describes (its `$ref`s read from `doc`), filled as `fill` says: every member of
-/// an object, one entry of an array, the first value of an enumeration. Depth-bounded.
-fn fill_schema(doc: &Value, schema: &Value, fill: Fill, depth: usize) -> Value {
-    if depth > 8 {
-        return Value::Null;
-    }
-    if let Some(reference) = schema["$ref"].as_str() {
-        let name = reference.trim_start_matches("#/components/schemas/");
-        return fill_schema(doc, &doc["components"]["schemas"][name], fill, depth + 1);
-    }
-    if let Some(first) = schema["allOf"].as_array().and_then(|a| a.first()) {
-        return fill_schema(doc, first, fill, depth + 1);
-    }
-    if let Some(first) = schema["enum"].as_array().and_then(|e| e.first()) {
-        return first.clone();
-    }
-    match schema["type"].as_str() {
-        Some("object") => {
-            let mut object = serde_json::Map::new();
-            for (member, property) in schema["properties"].as_object().into_iter().flatten() {
-                object.insert(member.clone(), fill_schema(doc, property, fill, depth + 1));
-            }
-            if let Some(values) = schema.get("additionalProperties").filter(|v| v.is_object()) {
-                object.insert("capacity".into(), fill_schema(doc, values, fill, depth + 1));
-            }
-            Value::Object(object)
+/// Builds a value of a schema of the document, counting the strings it fills.
+struct Filler<'a> {
+    doc: &'a Value,
+    fill: Fill,
+    /// Strings filled so far.
+    strings: usize,
+}
+
+impl Filler<'_> {
+    /// A value the schema describes (its `$ref`s read from the document), filled as `fill` says: every member of
+    /// an object, one entry of an array, the first value of an enumeration; `member` is the name the value is
+    /// given under, which picks an ordinary string the route takes. Depth-bounded.
+    fn value(&mut self, schema: &Value, member: &str, depth: usize) -> Value {
+        if depth > 8 {
+            return Value::Null;
         }
-        Some("array") => json!([fill_schema(doc, &schema["items"], fill, depth + 1)]),
-        Some("integer") => match fill {
-            Fill::Control => json!(1),
-            Fill::Huge => json!(i64::MAX),
-            Fill::Negative => json!(i64::MIN),
-        },
-        Some("number") => match fill {
-            Fill::Control => json!(1.5),
-            Fill::Huge => json!(f64::MAX),
-            Fill::Negative => json!(f64::MIN),
-        },
-        Some("boolean") => json!(true),
-        Some("string") if schema["format"] == "date-time" => json!("2026-01-01T00:00:00Z"),
-        Some("string") => match fill {
-            Fill::Control => json!("a\u{0}b\u{1}\u{1b}[2J\u{7f}\u{85}"),
-            _ => json!("gadget"),
-        },
-        _ => Value::Null,
+        if let Some(reference) = schema["$ref"].as_str() {
+            let name = reference.trim_start_matches("#/components/schemas/");
+            return self.value(&self.doc["components"]["schemas"][name], member, depth + 1);
+        }
+        if let Some(first) = schema["allOf"].as_array().and_then(|a| a.first()) {
+            return self.value(first, member, depth + 1);
+        }
+        if let Some(first) = schema["enum"].as_array().and_then(|e| e.first()) {
+            return first.clone();
+        }
+        match schema["type"].as_str() {
+            Some("object") => {
+                let mut object = serde_json::Map::new();
+                for (name, property) in schema["properties"].as_object().into_iter().flatten() {
+                    object.insert(name.clone(), self.value(property, name, depth + 1));
+                }
+                if let Some(values) = schema.get("additionalProperties").filter(|v| v.is_object()) {
+                    object.insert("capacity".into(), self.value(values, "capacity", depth + 1));
+                }
+                Value::Object(object)
+            }
+            Some("array") => json!([self.value(&schema["items"], member, depth + 1)]),
+            Some("integer") => match self.fill {
+                Fill::Control(_) => json!(1),
+                Fill::Huge => json!(i64::MAX),
+                Fill::Negative => json!(i64::MIN),
+            },
+            Some("number") => match self.fill {
+                Fill::Control(_) => json!(1.5),
+                Fill::Huge => json!(f64::MAX),
+                Fill::Negative => json!(f64::MIN),
+            },
+            Some("boolean") => json!(true),
+            Some("string") if schema["format"] == "date-time" => json!("2026-01-01T00:00:00Z"),
+            Some("string") => {
+                self.strings += 1;
+                if self.fill == Fill::Control(self.strings - 1) {
+                    return json!("a\u{0}b\u{1}\u{1b}[2J\u{7f}\u{85}c");
+                }
+                json!(match member {
+                    "unit" => "V",
+                    "key" => "capacity",
+                    "currency" => "GBP",
+                    "reference" => "card",
+                    _ => "gadget",
+                })
+            }
+            _ => Value::Null,
+        }
     }
 }
 
-/// The JSON bodies an operation of the document takes, each filled every way [`Fill`] knows.
+/// The JSON bodies an operation of the document takes: one per string of its schema with control characters
+/// in that string only, and one each with the largest and the most negative numbers everywhere.
 fn bodies_from_the_document(doc: &Value, operation: &Value) -> Vec<(&'static str, Vec<u8>)> {
     let content = operation["requestBody"]["content"].as_object();
     let json = content.into_iter().flatten().find(|(media, _)| media.starts_with("application/json"));
     let Some((_, json)) = json else { return Vec::new() };
     let schema = &json["schema"];
-    [Fill::Control, Fill::Huge, Fill::Negative]
-        .into_iter()
-        .map(|fill| ("application/json", fill_schema(doc, schema, fill, 0).to_string().into_bytes()))
-        .collect()
+    let body = |fill: Fill| {
+        let mut filler = Filler { doc, fill, strings: 0 };
+        let value = filler.value(schema, "", 0);
+        (filler.strings, ("application/json", value.to_string().into_bytes()))
+    };
+    let (strings, huge) = body(Fill::Huge);
+    let mut bodies = vec![huge, body(Fill::Negative).1];
+    bodies.extend((0..strings).map(|n| body(Fill::Control(n)).1));
+    bodies
 }
 
 /// Bodies no route takes, or takes only to refuse.
@@ -343,8 +370,8 @@ fn hostile_bodies() -> Vec<(&'static str, Vec<u8>)> {
 }
 
 /// Every path and method of the document, with every id, every hostile body and bodies built from the
-/// operation's own schema (control characters in every string, the largest and the most negative numbers in
-/// every number): never a 5xx but the 503 of a model route without a Model API, never a 500 or a dropped
+/// operation's own schema (control characters in each string in turn, the largest and the most negative numbers
+/// in every number): never a 5xx but the 503 of a model route without a Model API, never a 500 or a dropped
 /// connection, on both backends, NUL bytes included. No route is left out.
 async fn no_route_of_the_document_answers_500_whatever_it_is_fed(db: Db) {
     let app = TestApp::demo(db).await;
