@@ -18,6 +18,7 @@ on_both!(
     a_failed_request_frees_its_key_for_a_retry,
     drafts_and_share_texts_follow_intent,
     pricing_needs_the_model_api,
+    only_web_urls_are_kept_in_a_report_and_its_history,
 );
 
 fn comparables() -> Value {
@@ -282,4 +283,81 @@ async fn pricing_needs_the_model_api(db: Db) {
     assert!(body["error"]["message"].as_str().unwrap().contains("MODEL_API_KEY"), "{body}");
     let (_, spend) = app.get("/api/spend").await;
     assert_eq!(spend["entries"], json!([]));
+}
+
+/// Only `http` and `https` URLs from a model are kept: a comparable with any other scheme is dropped without its
+/// URL, its reason naming the scheme, and the stored history, read back, holds no other URL either (a report
+/// written before the rule included). Model text loses its control characters.
+async fn only_web_urls_are_kept_in_a_report_and_its_history(db: Db) {
+    let answer = json!({"comparables": [
+        {"title": "Pi 4 sold", "url": "https://www.ebay.co.uk/itm/111", "price": 38.0, "currency": "GBP",
+         "condition": "good", "sold": true, "note": null},
+        {"title": "Click\u{0} me", "url": "javascript:alert(document.cookie)", "price": 40.0, "currency": "GBP",
+         "condition": null, "sold": true, "note": null},
+        {"title": "Inline", "url": "data:text/html,<script>alert(1)</script>", "price": 41.0, "currency": "GBP",
+         "condition": null, "sold": false, "note": null},
+        {"title": "Old mirror", "url": "ftp://www.ebay.co.uk/itm/222", "price": 42.0, "currency": "GBP",
+         "condition": null, "sold": false, "note": "a\u{7}b"}
+    ]});
+    let (server, _) = fake_api(move |_, _| {
+        // The search "showed" the hostile pages too: they are still no pages a browser may follow.
+        let search = web_search(
+            "raspberry pi 4 price",
+            &["https://www.ebay.co.uk/itm/111", "javascript:alert(document.cookie)", "ftp://www.ebay.co.uk/itm/222"],
+        );
+        let msg = message(&answer.to_string(), &["data:text/html,<script>alert(1)</script>"]);
+        ResponseTemplate::new(200).set_body_json(response(vec![search, msg], 1000, 200))
+    })
+    .await;
+    let app = TestApp::spawn(db, &settings(&server)).await;
+    let id = for_sale(&app).await;
+    let (status, report) = app.post(&format!("/api/items/{id}/price"), json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{report}");
+    assert_eq!(report["comparables"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        report["dropped"],
+        json!([
+            {"url": "", "title": "Click  me", "reason": "url scheme \"javascript\" is not http or https"},
+            {"url": "", "title": "Inline", "reason": "url scheme \"data\" is not http or https"},
+            {"url": "", "title": "Old mirror", "reason": "url scheme \"ftp\" is not http or https"},
+        ])
+    );
+
+    // A report stored before the rule, with such URLs among its comparables and its dropped ones.
+    use trove_application::ports::{HouseholdRepo, PriceRepo};
+    use trove_domain::pricing::{DroppedComparable, PriceReport};
+    let store = &app.app.store;
+    let household = store.ensure_household("default").await.unwrap();
+    let (_, history) = app.get(&format!("/api/items/{id}/prices")).await;
+    let mut old: PriceReport = PriceReport {
+        item_id: trove_domain::ItemId(id),
+        at: chrono::Utc::now() - chrono::Duration::days(30),
+        comparables: Vec::new(),
+        dropped: vec![DroppedComparable { url: "javascript:alert(1)".into(), title: "t".into(), reason: "r".into() }],
+        estimate: None,
+        searches: 1,
+    };
+    let kept = trove_domain::pricing::Comparable {
+        title: "Sneaky".into(),
+        url: "vbscript:msgbox(1)".into(),
+        price: trove_domain::money::Money { minor: 100, currency: trove_domain::money::Currency::new("GBP").unwrap() },
+        condition: None,
+        sold: true,
+        note: None,
+    };
+    old.comparables.push(kept);
+    PriceRepo::add(&**store, household, &old).await.unwrap();
+    let (status, after) = app.get(&format!("/api/items/{id}/prices")).await;
+    assert_eq!(status, StatusCode::OK, "{after}");
+    assert_eq!(after["prices"].as_array().unwrap().len(), history["prices"].as_array().unwrap().len() + 1);
+    let mut urls = Vec::new();
+    for report in after["prices"].as_array().unwrap() {
+        for c in report["comparables"].as_array().unwrap().iter().chain(report["dropped"].as_array().unwrap()) {
+            urls.push(c["url"].as_str().unwrap().to_owned());
+        }
+    }
+    assert!(urls.iter().all(|u| u.is_empty() || u.starts_with("https://")), "{urls:?}");
+    let old_one = &after["prices"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(old_one["comparables"], json!([]));
+    assert_eq!(old_one["dropped"][1]["reason"], "url scheme \"vbscript\" is not http or https");
 }
