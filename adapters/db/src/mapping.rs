@@ -36,7 +36,7 @@ pub(crate) fn item(m: items::Model) -> anyhow::Result<Item> {
     };
     Ok(Item {
         id: ItemId(id),
-        name: ItemName::new(&m.name).with_context(|| format!("name of item {id}"))?,
+        name: ItemName::stored(&m.name).with_context(|| format!("name of item {id}"))?,
         item_type: ItemType::new(&m.item_type).with_context(|| format!("item_type of item {id}"))?,
         profile: m.profile,
         condition: word(Condition::parse, &m.condition, "condition", id)?,
@@ -67,7 +67,7 @@ pub(crate) fn item_line(row: LineRow) -> anyhow::Result<ItemLine> {
     let (id, name, item_type, profile, condition, intent, availability, measurements) = row;
     Ok(ItemLine {
         id: ItemId(id),
-        name: ItemName::new(&name).with_context(|| format!("name of item {id}"))?,
+        name: ItemName::stored(&name).with_context(|| format!("name of item {id}"))?,
         item_type: ItemType::new(&item_type).with_context(|| format!("item_type of item {id}"))?,
         profile,
         condition: word(Condition::parse, &condition, "condition", id)?,

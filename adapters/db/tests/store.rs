@@ -1243,3 +1243,23 @@ async fn the_sqlite_file_and_its_directory_are_the_owners_only() {
         assert_eq!(mode(&path), 0o600, "{}", path.display());
     }
 }
+
+/// A name SQLite took with a control character before they were refused stays readable, the character made a
+/// space, in a listing, a read and the lines of the inventory. (PostgreSQL never stored one: it refuses NUL.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_name_stored_with_a_control_character_is_read_cleaned() {
+    let ctx = sqlite().await;
+    let s = &ctx.store;
+    let h = household(s, "home").await;
+    let item = add(s, h, "Pi 4").await;
+    let db = Database::connect(ctx.url.as_str()).await.unwrap();
+    db.execute_unprepared(&format!("UPDATE items SET name = 'Pi' || char(0) || '4' WHERE id = {}", item.id.0))
+        .await
+        .unwrap();
+    db.close().await.unwrap();
+    assert_eq!(InventoryRepo::get(s, h, item.id).await.unwrap().name.as_str(), "Pi 4");
+    let page = InventoryRepo::list(s, h, &ItemQuery { limit: 50, ..Default::default() }).await.unwrap();
+    assert_eq!(page.items[0].name.as_str(), "Pi 4");
+    let lines = InventoryRepo::lines(s, h).await.unwrap();
+    assert_eq!(lines[0].name.as_str(), "Pi 4");
+}

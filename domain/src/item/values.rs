@@ -62,6 +62,20 @@ impl ItemName {
         Ok(Self(t.to_owned()))
     }
 
+    /// A name as a store read it back: one written before control characters were refused (SQLite took
+    /// them) has them made spaces ([`text::clean`]), so the item stays readable; any other name is [`Self::new`]'s.
+    ///
+    /// ```
+    /// use trove_domain::item::ItemName;
+    /// assert_eq!(ItemName::stored("Pi\u{0}4").unwrap().as_str(), "Pi 4");
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Self::new`], for an empty or too long name.
+    pub fn stored(raw: &str) -> Result<Self, ItemError> {
+        Self::new(&text::clean(raw, Lines::One))
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }
