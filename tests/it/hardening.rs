@@ -341,6 +341,20 @@ fn bodies_from_the_document(doc: &Value, operation: &Value) -> Vec<(&'static str
     bodies
 }
 
+/// A path of the document with every parameter (`{id}`, `{place_id}`, ...) given as `id`.
+fn with_ids(template: &str, id: &str) -> String {
+    let mut path = String::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let close = rest[open..].find('}').map_or(rest.len(), |c| open + c + 1);
+        path.push_str(&rest[..open]);
+        path.push_str(id);
+        rest = &rest[close..];
+    }
+    path.push_str(rest);
+    path
+}
+
 /// Bodies no route takes, or takes only to refuse.
 fn hostile_bodies() -> Vec<(&'static str, Vec<u8>)> {
     let json = "application/json";
@@ -387,7 +401,7 @@ async fn no_route_of_the_document_answers_500_whatever_it_is_fed(db: Db) {
             bodies.extend(hostile.iter().cloned());
             let method = Method::from_bytes(method.to_ascii_uppercase().as_bytes()).unwrap();
             for id in &ids {
-                let path = format!("/api{}", template.replace("{id}", id));
+                let path = format!("/api{}", with_ids(template, id));
                 let queries = [
                     "",
                     "?limit=99999999999999999999&offset=-9223372036854775808&q=%01%1b&include_gone=maybe",
