@@ -17,6 +17,7 @@ pub mod photo;
 pub mod places;
 pub mod ports;
 pub mod price;
+pub mod progress;
 pub mod projects;
 pub mod propose;
 pub mod spend_report;

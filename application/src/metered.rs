@@ -149,6 +149,37 @@ impl Metered {
         }
     }
 
+    /// One call whose answer `read` turns into what the use case needs: budget, send, read, record. An answer
+    /// `read` refuses (no message, not the asked-for document, a loop that will not end) is recorded with the
+    /// outcome `failed`, like a call that failed, and answered as [`Error::ModelFailed`] with `read`'s reason.
+    ///
+    /// # Errors
+    /// As [`Metered::respond`], and [`Error::ModelFailed`] when `read` refuses the answer.
+    pub async fn respond_and_read<T>(
+        &self,
+        household: HouseholdId,
+        request: &ModelRequest,
+        run: &mut RunSpend,
+        read: impl FnOnce(ModelResponse) -> Result<T, String>,
+    ) -> Result<T, Error> {
+        self.check_budget(household).await?;
+        let response = match self.model.respond(request).await {
+            Ok(response) => response,
+            Err(e) => return Err(self.failed(household, request.kind, e, run).await),
+        };
+        let usage = response.usage;
+        match read(response) {
+            Ok(answer) => {
+                self.record(household, request.kind, &usage, CallOutcome::Ok, run).await?;
+                Ok(answer)
+            }
+            Err(reason) => {
+                self.record(household, request.kind, &usage, CallOutcome::Failed, run).await?;
+                Err(Error::ModelFailed { reason, spend: *run })
+            }
+        }
+    }
+
     /// Speech to text, metered as a `transcribe` entry costed per second of audio.
     ///
     /// # Errors

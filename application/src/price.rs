@@ -9,6 +9,7 @@ use crate::ports::model::{
     ApproximateLocation, Capability, InputItem, ModelRequest, OutputView, SearchContextSize, Tool,
 };
 use crate::ports::{Clock, InventoryRepo, PriceRepo};
+use crate::progress::{Progress, ProgressSink, Unwatched};
 use crate::{Error, RepoError};
 use std::sync::Arc;
 use trove_domain::item::Item;
@@ -127,10 +128,24 @@ impl Selling {
     /// [`Error::NotFound`]; [`Refusal::NotPriceable`] for a gone item; [`Error::NotConfigured`] without the Model
     /// API; [`Error::Budget`]; [`Error::ModelFailed`] (nothing stored but the spend).
     pub async fn price(&self, household: HouseholdId, id: ItemId) -> Result<Priced, Error> {
+        self.price_watched(household, id, &Unwatched).await
+    }
+
+    /// [`Selling::price`], reporting to `progress` when the search starts.
+    ///
+    /// # Errors
+    /// As [`Selling::price`].
+    pub async fn price_watched(
+        &self,
+        household: HouseholdId,
+        id: ItemId,
+        progress: &dyn ProgressSink,
+    ) -> Result<Priced, Error> {
         let item = self.item(household, id).await?;
         pricing::check_priceable(&item).map_err(Refusal::from)?;
         self.model.require(Capability::WebSearch)?;
         let mut run = RunSpend::default();
+        progress.report(Progress::Searching { max_searches: self.settings.max_searches });
         let response = self.model.respond(household, &self.price_request(&item), &mut run).await?;
         let mut pages: Vec<&str> = Vec::new();
         for o in &response.output {

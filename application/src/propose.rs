@@ -9,8 +9,9 @@
 use crate::Error;
 use crate::contracts::proposal;
 use crate::metered::{Metered, RunSpend};
-use crate::ports::model::{InputItem, ModelRequest, OutputView};
+use crate::ports::model::{InputItem, ModelRequest, ModelResponse, OutputView};
 use crate::ports::{Clock, InventoryRepo, ProjectRepo, TemplateRepo};
+use crate::progress::{Progress, ProgressSink, Unwatched};
 use crate::stamped::StampedCache;
 use crate::tools;
 use std::collections::HashMap;
@@ -46,6 +47,14 @@ pub struct ProposeOutcome {
     /// Model calls made.
     pub steps: u32,
     pub spend: RunSpend,
+}
+
+/// What one step's answer asks of the loop.
+enum Step {
+    /// The final answer: the proposals to judge.
+    Answer(ProposalSet),
+    /// Tool calls (call id, name, arguments) to answer before the next step.
+    Tools(ModelResponse, Vec<(String, String, String)>),
 }
 
 /// The use case.
@@ -92,6 +101,19 @@ impl ProposeProjects {
     /// the budget is spent; [`Error::ModelFailed`] when a call fails, the answer does not parse, or the fourth
     /// answer still calls tools (nothing is written, the spend is recorded).
     pub async fn run(&self, household: HouseholdId, brief: Option<&str>) -> Result<ProposeOutcome, Error> {
+        self.run_watched(household, brief, &Unwatched).await
+    }
+
+    /// [`ProposeProjects::run`], reporting each step and each tool's answer to `progress` as the run goes.
+    ///
+    /// # Errors
+    /// As [`ProposeProjects::run`].
+    pub async fn run_watched(
+        &self,
+        household: HouseholdId,
+        brief: Option<&str>,
+        progress: &dyn ProgressSink,
+    ) -> Result<ProposeOutcome, Error> {
         let wish = brief.map(str::trim).filter(|b| !b.is_empty());
         if wish.is_some_and(|b| b.chars().count() > BRIEF_MAX) {
             return Err(Error::Invalid(format!("brief is longer than {BRIEF_MAX} characters")));
@@ -118,28 +140,37 @@ impl ProposeProjects {
                 include_search_results: false,
                 household: Some(household),
             };
-            let response = self.model.respond(household, &request, &mut run).await?;
-            let calls: Vec<(String, String, String)> = response
-                .function_calls()
-                .map(|(id, name, args)| (id.to_owned(), name.to_owned(), args.to_owned()))
-                .collect();
-            if calls.is_empty() {
-                let text = response.final_text().ok_or_else(|| Error::ModelFailed {
-                    reason: "the model's final answer holds no message".into(),
-                    spend: run,
-                })?;
-                let set = proposal::read(text).map_err(|e| Error::ModelFailed {
-                    reason: format!("the model's answer is not a ProposalSet: {e}"),
-                    spend: run,
-                })?;
-                return self.write(household, &set, step, run).await;
-            }
-            if step == MAX_STEPS {
-                return Err(Error::ModelFailed {
-                    reason: format!("the model still called tools after {MAX_STEPS} steps"),
-                    spend: run,
-                });
-            }
+            let answer = self
+                .model
+                .respond_and_read(household, &request, &mut run, |response| {
+                    let calls: Vec<(String, String, String)> = response
+                        .function_calls()
+                        .map(|(id, name, args)| (id.to_owned(), name.to_owned(), args.to_owned()))
+                        .collect();
+                    if calls.is_empty() {
+                        let text = response.final_text().ok_or("the model's final answer holds no message")?;
+                        let set = proposal::read(text)
+                            .map_err(|e| format!("the model's answer is not a ProposalSet: {e}"))?;
+                        return Ok(Step::Answer(set));
+                    }
+                    if step == MAX_STEPS {
+                        return Err(format!("the model still called tools after {MAX_STEPS} steps"));
+                    }
+                    Ok(Step::Tools(response, calls))
+                })
+                .await;
+            let (response, calls) = match answer? {
+                Step::Answer(set) => {
+                    progress.report(Progress::Step { number: step, max: MAX_STEPS, tools: Vec::new() });
+                    return self.write(household, &set, step, run).await;
+                }
+                Step::Tools(response, calls) => (response, calls),
+            };
+            progress.report(Progress::Step {
+                number: step,
+                max: MAX_STEPS,
+                tools: calls.iter().map(|(_, name, _)| name.clone()).collect(),
+            });
             for item in response.output {
                 if !matches!(item.view, OutputView::Reasoning { replayable: false }) {
                     input.push(InputItem::Replay(item.raw));
@@ -147,6 +178,7 @@ impl ProposeProjects {
             }
             for (call_id, name, arguments) in calls {
                 let output = self.tool(household, &name, &arguments, &mut cache).await?;
+                progress.report(Progress::Tool { name, output_bytes: output.len() });
                 input.push(InputItem::FunctionCallOutput { call_id, output });
             }
         }

@@ -504,6 +504,23 @@ let projectTitle;
 test("what can I build: a proposal with allocations and dropped reasons, accepted", async () => {
   await open("#/projects", "Projects");
   await page.getByLabel("Wish (optional)").fill("something to play games on");
+  // Every text the progress line shows while the run streams its steps (the fake model takes 400 ms a step).
+  await page.evaluate(() => {
+    window.progressSeen = [];
+    const note = (el) => {
+      if (window.progressSeen.at(-1) !== el.textContent) window.progressSeen.push(el.textContent);
+    };
+    new MutationObserver((records) => {
+      for (const r of records) {
+        for (const node of [r.target, ...r.addedNodes]) {
+          const el = node.nodeType === Node.ELEMENT_NODE ? node : node.parentElement;
+          if (!el) continue;
+          if (el.matches(".progress-label")) note(el);
+          else el.querySelectorAll(".progress-label").forEach(note);
+        }
+      }
+    }).observe(document.body, { subtree: true, childList: true, characterData: true });
+  });
   await page.getByRole("button", { name: "What can I build?" }).click();
   await page.locator(".progress progress").waitFor();
   assert.equal(await page.getByRole("button", { name: "What can I build?" }).isDisabled(), true, "no second run meanwhile");
@@ -515,6 +532,12 @@ test("what can I build: a proposal with allocations and dropped reasons, accepte
   assert.match(dropped, /used twice/);
   const calls = fake.requests.filter((r) => r.body?.tools?.some((t) => t.name === "list_inventory"));
   assert.equal(calls.length, 2, "two steps of the loop reached the fake model");
+  const seen = await page.evaluate(() => window.progressSeen);
+  assert.ok(
+    seen.some((t) => /^Step 1 of at most 4: reading the inventory, reading the project templates/.test(t)),
+    `the steps were shown as they happened: ${JSON.stringify(seen)}`,
+  );
+  assert.ok(seen.some((t) => /^Step 2 of at most 4: writing the proposals/.test(t)), JSON.stringify(seen));
   assert.match(JSON.stringify(calls[0].body.input), /something to play games on/);
 
   const card = page.locator("article.project.proposed", { hasText: "Living-room retro console" });

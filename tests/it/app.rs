@@ -161,3 +161,25 @@ pub fn assert_error(status: StatusCode, body: &Value, want_status: StatusCode, w
     assert_eq!(body["error"]["code"], want_code, "{body}");
     assert!(body["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{body}");
 }
+
+/// The events of a `text/event-stream` answer, in order: (`event:`, the JSON of `data:`).
+pub async fn sse_events(response: reqwest::Response) -> Vec<(String, Value)> {
+    assert_eq!(response.status(), StatusCode::OK);
+    let kind = response.headers()["content-type"].to_str().unwrap().to_owned();
+    assert!(kind.starts_with("text/event-stream"), "{kind}");
+    let text = response.text().await.unwrap();
+    text.split("\n\n")
+        .filter_map(|block| {
+            let mut name = "message".to_owned();
+            let mut data = String::new();
+            for line in block.lines() {
+                if let Some(n) = line.strip_prefix("event:") {
+                    name = n.trim().to_owned();
+                } else if let Some(d) = line.strip_prefix("data:") {
+                    data.push_str(d.trim_start());
+                }
+            }
+            (!data.is_empty()).then(|| (name, serde_json::from_str(&data).unwrap()))
+        })
+        .collect()
+}

@@ -1,7 +1,7 @@
 //! Proposals and the project lifecycle through the HTTP API: the local planner on the demo inventory, a fake
 //! Model API driving the loop, failures that write nothing, and concurrent accepts across two processes.
 
-use crate::app::{Db, TestApp, assert_error, item};
+use crate::app::{Db, TestApp, assert_error, item, sse_events};
 use crate::fake_model::{fake_api, function_call, has_tool_outputs, message, response, settings, tool_output};
 use crate::on_both;
 use reqwest::StatusCode;
@@ -14,6 +14,7 @@ on_both!(
     accept_refuses_an_item_that_is_no_longer_buildable,
     the_loop_against_a_fake_model_writes_only_what_the_rules_keep,
     a_model_failure_writes_nothing_but_the_spend,
+    propose_streams_its_steps_as_server_sent_events,
 );
 
 async fn local_planner_proposes_and_the_lifecycle_moves_items(db: Db) {
@@ -275,6 +276,8 @@ async fn a_model_failure_writes_nothing_but_the_spend(db: Db) {
     let (_, spend) = app.get("/api/spend").await;
     assert_eq!(spend["entries"].as_array().unwrap().len(), 1);
     assert_eq!(spend["entries"][0]["output_tokens"], 50);
+    assert_eq!(spend["entries"][0]["outcome"], "failed");
+    assert_eq!((&spend["totals"]["all"]["calls"], &spend["totals"]["all"]["failed_calls"]), (&json!(1), &json!(1)));
     assert_eq!(seen.bodies().len(), 1);
 
     // A request the provider refuses is not retried and also answers 502.
@@ -288,4 +291,77 @@ async fn a_model_failure_writes_nothing_but_the_spend(db: Db) {
     assert_error(status, &body, StatusCode::BAD_GATEWAY, "model_failed");
     assert!(body["error"]["message"].as_str().unwrap().contains("400"), "{body}");
     assert_eq!(seen2.bodies().len(), 1, "a 400 is never retried");
+    // The refused call cost nothing and is still an entry, counted apart from the calls that answered.
+    let (_, spend) = app2.get("/api/spend").await;
+    let outcomes: Vec<(&str, i64)> = spend["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["outcome"].as_str().unwrap(), e["cost_micro_usd"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(outcomes.len(), 2, "{spend}");
+    assert!(outcomes.contains(&("failed", 0)), "{spend}");
+    assert_eq!(spend["totals"]["all"]["failed_calls"], 2);
+    assert_eq!(spend["totals"]["by_kind"]["propose"]["failed_calls"], 2);
+}
+
+async fn propose_streamed(app: &TestApp, body: Value) -> Vec<(String, Value)> {
+    let response = app
+        .client
+        .post(app.url("/api/projects/propose"))
+        .bearer_auth(&app.token)
+        .header("Accept", "text/event-stream")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    sse_events(response).await
+}
+
+async fn propose_streams_its_steps_as_server_sent_events(db: Db) {
+    // The local planner runs the seed's loop: its steps and tools are streamed as they happen, then the result.
+    let app = TestApp::demo(db).await;
+    let events = propose_streamed(&app, json!({"brief": "a weather station"})).await;
+    let (last, result) = events.last().unwrap();
+    assert_eq!(last, "result", "{events:?}");
+    let steps: Vec<&Value> = events.iter().filter(|(n, _)| n == "step").map(|(_, d)| d).collect();
+    assert_eq!(steps.len() as u64, result["steps"].as_u64().unwrap(), "{events:?}");
+    for (i, step) in steps.iter().enumerate() {
+        assert_eq!((step["number"].as_u64(), step["max"].as_u64()), (Some(i as u64 + 1), Some(4)), "{step}");
+    }
+    // Every tool a step called answers with a `tool` event before the next step.
+    let called: Vec<&str> =
+        steps.iter().flat_map(|s| s["tools"].as_array().unwrap()).map(|t| t.as_str().unwrap()).collect();
+    let answered: Vec<&str> =
+        events.iter().filter(|(n, _)| n == "tool").map(|(_, d)| d["name"].as_str().unwrap()).collect();
+    assert!(!called.is_empty(), "{events:?}");
+    assert_eq!(called, answered);
+    assert!(events.iter().filter(|(n, _)| n == "tool").all(|(_, d)| d["output_bytes"].as_u64().unwrap() > 0));
+    assert!(steps.last().unwrap()["tools"].as_array().unwrap().is_empty(), "the answering step calls no tool");
+    // The result is the plain answer's JSON: the projects it wrote are stored.
+    assert!(!result["projects"].as_array().unwrap().is_empty(), "{result}");
+    let (_, list) = app.get("/api/projects?status=proposed").await;
+    let stored: Vec<&Value> = list["projects"].as_array().unwrap().iter().map(|p| &p["id"]).collect();
+    assert!(result["projects"].as_array().unwrap().iter().all(|p| stored.contains(&&p["id"])), "{list}");
+
+    // A failed run ends with an `error` event: the plain answer's error body and its status; nothing is written.
+    let (server, _) = fake_api(|_, _| {
+        ResponseTemplate::new(200).set_body_json(response(vec![message("no JSON here", &[])], 100, 10))
+    })
+    .await;
+    let failing = TestApp::spawn_on(&app.database_url, &settings(&server)).await;
+    let before = list["projects"].as_array().unwrap().len();
+    let events = propose_streamed(&failing, json!({})).await;
+    let (last, error) = events.last().unwrap();
+    assert_eq!(last, "error", "{events:?}");
+    assert_eq!((error["error"]["status"].as_u64(), error["error"]["code"].as_str()), (Some(502), Some("model_failed")));
+    assert_eq!(error["error"]["spend"]["calls"], 1);
+    assert_eq!(events.len(), 1, "an unusable answer is no step: {events:?}");
+    let (_, list) = app.get("/api/projects?status=proposed").await;
+    assert_eq!(list["projects"].as_array().unwrap().len(), before);
+
+    // Without the header the answer is the plain JSON, as before.
+    let (status, plain) = app.post("/api/projects/propose", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{plain}");
+    assert!(plain["projects"].is_array());
 }

@@ -1,7 +1,7 @@
 //! Pricing, the spend ledger and its budget, idempotent replays, listing drafts and share texts through the
 //! HTTP API, against a fake Model API.
 
-use crate::app::{Db, TestApp, assert_error, item};
+use crate::app::{Db, TestApp, assert_error, item, sse_events};
 use crate::fake_model::{fake_api, message, response, settings, web_search};
 use crate::on_both;
 use reqwest::StatusCode;
@@ -360,4 +360,49 @@ async fn only_web_urls_are_kept_in_a_report_and_its_history(db: Db) {
     let old_one = &after["prices"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(old_one["comparables"], json!([]));
     assert_eq!(old_one["dropped"][1]["reason"], "url scheme \"vbscript\" is not http or https");
+}
+
+on_both!(pricing_streams_its_search_as_server_sent_events);
+
+async fn pricing_streams_its_search_as_server_sent_events(db: Db) {
+    let (server, seen) = fake_api(|_, _| price_answer()).await;
+    let app = TestApp::spawn(db, &settings(&server)).await;
+    let id = for_sale(&app).await;
+    let streamed = app
+        .client
+        .post(app.url(&format!("/api/items/{id}/price")))
+        .bearer_auth(&app.token)
+        .header("Accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    let events = sse_events(streamed).await;
+    let names: Vec<&str> = events.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["searching", "result"], "{events:?}");
+    assert_eq!(events[0].1["max_searches"], 4);
+    let report = &events[1].1;
+    assert_eq!(report["comparables"].as_array().unwrap().len(), 3, "{report}");
+    assert_eq!(seen.bodies().len(), 1);
+    // The streamed report is the one kept in the history, as the plain answer's would be.
+    let (_, history) = app.get(&format!("/api/items/{id}/prices")).await;
+    assert_eq!(history["prices"][0]["estimate"], report["estimate"], "{history}");
+
+    // An item that cannot be priced: the stream ends with the error the plain answer gives (409), nothing sent.
+    let (status, gone) = app.post(&format!("/api/items/{id}/gone"), json!({"reason": "sold"})).await;
+    assert_eq!(status, StatusCode::OK, "{gone}");
+    let streamed = app
+        .client
+        .post(app.url(&format!("/api/items/{id}/price")))
+        .bearer_auth(&app.token)
+        .header("Accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    let events = sse_events(streamed).await;
+    let (plain_status, plain) = app.post(&format!("/api/items/{id}/price"), json!({})).await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0].0, "error");
+    assert_eq!(events[0].1["error"]["status"].as_u64(), Some(u64::from(plain_status.as_u16())));
+    assert_eq!(events[0].1["error"]["code"], plain["error"]["code"]);
+    assert_eq!(seen.bodies().len(), 1);
 }

@@ -32,6 +32,15 @@ impl ApiError {
         Self { status, code, message: message.into(), spend: None }
     }
 
+    /// The error body: `{"error": {"code", "message", "spend"?}}`.
+    pub fn body(&self) -> serde_json::Value {
+        let mut body = json!({ "error": { "code": self.code, "message": self.message } });
+        if let Some(spend) = &self.spend {
+            body["error"]["spend"] = serde_json::to_value(RunSpendDto::from(spend)).unwrap_or_default();
+        }
+        body
+    }
+
     /// 400: the request is malformed; the message names the field.
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, "invalid", message)
@@ -132,11 +141,7 @@ impl poem::error::ResponseError for ApiError {
     }
 
     fn as_response(&self) -> Response {
-        let mut body = json!({ "error": { "code": self.code, "message": self.message } });
-        if let Some(spend) = &self.spend {
-            body["error"]["spend"] = serde_json::to_value(RunSpendDto::from(spend)).unwrap_or_default();
-        }
-        poem::web::Json(body).with_status(self.status).into_response()
+        poem::web::Json(self.body()).with_status(self.status).into_response()
     }
 }
 

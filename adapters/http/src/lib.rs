@@ -17,6 +17,7 @@ pub mod panics;
 pub mod security;
 pub mod services;
 pub mod shared;
+pub mod watched;
 pub mod web;
 
 pub use body_limit::{CSV_BODY_LIMIT, DRAIN_LIMIT, JSON_BODY_LIMIT, UPLOAD_BODY_LIMIT, body_limit};

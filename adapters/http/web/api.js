@@ -105,6 +105,94 @@ export async function api(path, { method = "GET", body, accept = "application/js
   return response.text();
 }
 
+/**
+ * Calls a long-running route with `Accept: text/event-stream` and reports its server-sent events as they come:
+ * `onEvent(name, data)` for `step`, `tool`, `searching`. Answers the `result` event's JSON; throws ApiError for
+ * an `error` event (carrying the status the plain answer would have had) or an error status.
+ */
+export async function apiEvents(path, { method = "POST", body, onEvent = () => {} } = {}) {
+  const init = { method, headers: { Accept: "text/event-stream" } };
+  const t = token();
+  if (t) init.headers.Authorization = `Bearer ${t}`;
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  let response;
+  try {
+    response = await fetch(`/api${path}`, init);
+  } catch (e) {
+    throw new ApiError(0, "network", e.message || "network error");
+  }
+  const type = response.headers.get("content-type") || "";
+  if (!response.ok || !type.includes("text/event-stream")) {
+    // Refused before the run started (401, 400 on the body...): the usual JSON error.
+    return api(path, { method, body });
+  }
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value.replace(/\r\n/g, "\n");
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let name = "message";
+      const data = [];
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event:")) name = line.slice(6).trim();
+        else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+      }
+      if (!data.length) continue;
+      const parsed = JSON.parse(data.join("\n"));
+      if (name === "result") return parsed;
+      if (name === "error") {
+        const err = parsed.error || {};
+        if (err.status === 401) window.dispatchEvent(new CustomEvent("trove:unauthorized"));
+        throw new ApiError(err.status || 500, err.code || "", err.message || "request failed", parsed);
+      }
+      onEvent(name, parsed);
+    }
+  }
+  throw new ApiError(0, "network", "the server closed the stream before the answer");
+}
+
+/** Fetches a file the API answers (a labels PDF) with the household's authorisation; answers a Blob. */
+export async function apiBlob(path) {
+  const init = { headers: {} };
+  const t = token();
+  if (t) init.headers.Authorization = `Bearer ${t}`;
+  let response;
+  try {
+    response = await fetch(`/api${path}`, init);
+  } catch (e) {
+    throw new ApiError(0, "network", e.message || "network error");
+  }
+  if (!response.ok) return api(path); // The usual JSON error, thrown as ApiError.
+  return response.blob();
+}
+
+/** Sends `blob` to the browser as a download named `name`. */
+export function download(blob, name) {
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+/** Fetches the labels of `items` and `places` (ids) as a PDF and downloads it. */
+export async function printLabels({ items = [], places = [], layout = "sheet" }) {
+  const blob = await apiBlob(`/labels.pdf${query({ items: items.join(","), places: places.join(","), layout })}`);
+  download(blob, `trove-labels-${layout}.pdf`);
+  return blob;
+}
+
 /** A query string from an object, leaving out empty values. */
 export function query(params) {
   const q = new URLSearchParams();

@@ -112,11 +112,14 @@ export async function withProgress(where, label, work, button) {
   const timer = setInterval(() => {
     seconds.textContent = ` ${Math.round((Date.now() - started) / 1000)} s`;
   }, 1000);
-  where.replaceChildren(h("div", { class: "progress", role: "status", "aria-live": "polite" }, bar, h("span", {}, label), seconds));
+  const text = h("span", { class: "progress-label" }, label);
+  where.replaceChildren(h("div", { class: "progress", role: "status", "aria-live": "polite" }, bar, text, seconds));
   where.setAttribute("aria-busy", "true");
   if (button) button.disabled = true;
   try {
-    const out = await work();
+    const out = await work((message) => {
+      text.textContent = message;
+    });
     where.replaceChildren();
     return out;
   } catch (e) {

@@ -446,6 +446,48 @@ async fn two_steps_replay_the_calls_answer_them_by_call_id_and_write_what_the_ru
     );
 }
 
+/// A watched run reports each step as the model answers it (with the tools it called) and each tool's answer by
+/// its size, in the order they happen; the answer is the same as an unwatched run's.
+#[tokio::test]
+async fn a_watched_run_reports_its_steps_and_tools_as_they_happen() {
+    let fc_inventory = function_call("fc_1", "call_a", "list_inventory", "{}");
+    let fc_details = function_call("fc_2", "call_b", "item_details", r#"{"item_id":12}"#);
+    let proposal = r#"{"proposals":[{"template_id":1,"title":"Console","reason":"Pi","allocations":[{"requirement":"controller","item_id":10}]}]}"#;
+    let mut h = Harness::new(vec![
+        tool_step(vec![fc_inventory, fc_details]),
+        respond(vec![message(proposal)], usage(2600, 250)),
+    ]);
+    h.lines_calls = exactly(1);
+    h.get_many_calls = exactly(1);
+    h.expect_insert();
+    let (use_case, requests, _) = h.use_case();
+    let seen = Mutex::new(Vec::new());
+    let sink = |event: Progress| seen.lock().unwrap().push(event);
+
+    let outcome = use_case.run_watched(HOUSEHOLD, None, &sink).await.unwrap();
+
+    let requests = requests.lock().unwrap().clone();
+    let outputs: Vec<usize> = requests[1]
+        .input
+        .iter()
+        .filter_map(|i| match i {
+            InputItem::FunctionCallOutput { output, .. } => Some(output.len()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(outputs.len(), 2);
+    assert_eq!(
+        seen.into_inner().unwrap(),
+        vec![
+            Progress::Step { number: 1, max: MAX_STEPS, tools: vec!["list_inventory".into(), "item_details".into()] },
+            Progress::Tool { name: "list_inventory".into(), output_bytes: outputs[0] },
+            Progress::Tool { name: "item_details".into(), output_bytes: outputs[1] },
+            Progress::Step { number: 2, max: MAX_STEPS, tools: vec![] },
+        ]
+    );
+    assert_eq!((outcome.steps, outcome.projects.len()), (2, 1));
+}
+
 #[tokio::test]
 async fn without_a_wish_the_loop_asks_for_projects_from_the_inventory() {
     for brief in [None, Some(""), Some("   \n ")] {
@@ -597,7 +639,10 @@ async fn a_fourth_answer_that_still_calls_tools_fails_the_run_and_writes_nothing
         want.push(output(&format!("call_{}", n + 1), inventory_text.clone()));
     }
     assert_eq!(requests[3].input, want);
-    assert_eq!(*entries.lock().unwrap(), vec![entry(1830, 412, 4039); 4]);
+    // The fourth answer is unusable to the loop: its call is recorded as failed.
+    let mut want_entries = vec![entry(1830, 412, 4039); 3];
+    want_entries.push(failed_entry(1830, 412, 4039));
+    assert_eq!(*entries.lock().unwrap(), want_entries);
     assert_eq!(spend.calls, 4);
     assert_eq!(spend.input_tokens, 4 * 1830);
     assert_eq!(spend.output_tokens, 4 * 412);
@@ -627,7 +672,7 @@ async fn an_unparsable_final_answer_fails_the_run_and_writes_nothing() {
         assert!(reason.starts_with("the model's answer is not a ProposalSet: "), "{text:?} -> {reason}");
         assert!(reason.contains(want), "{text:?} -> {reason}");
         // 900 * 1.25 + 120 * 4.25 = 1125 + 510 = 1635 micro-USD.
-        assert_eq!(*entries.lock().unwrap(), vec![entry(900, 120, 1635)], "{text:?}");
+        assert_eq!(*entries.lock().unwrap(), vec![failed_entry(900, 120, 1635)], "{text:?}");
         assert_eq!(spend.calls, 1);
         assert_eq!(spend.cost, MicroUsd(1635));
     }
@@ -643,7 +688,8 @@ async fn a_final_answer_without_a_message_fails_the_run() {
 
     assert_eq!(reason, "the model's final answer holds no message");
     assert_eq!(spend.calls, 1);
-    assert_eq!(entries.lock().unwrap().len(), 1);
+    let entries = entries.lock().unwrap();
+    assert_eq!((entries.len(), entries[0].outcome), (1, CallOutcome::Failed));
 }
 
 #[tokio::test]

@@ -6,6 +6,7 @@ use crate::auth::Member;
 use crate::error::{ApiError, ApiResult};
 use crate::services::Services;
 use crate::shared::{Condition, Kept, RunSpendDto, mirror_enum, request_json};
+use crate::watched::{Watch, Watched};
 use chrono::{DateTime, Utc};
 use poem_openapi::param::{Header, Path, Query};
 use poem_openapi::payload::{Json, PlainText};
@@ -283,26 +284,35 @@ pub struct ProjectsApi(pub Services);
 
 #[OpenApi(tag = "Tag::Projects")]
 impl ProjectsApi {
-    /// Run the proposal loop and write what the rules keep. The body (`{"brief"}`) may be left out.
+    /// Run the proposal loop and write what the rules keep. The body (`{"brief"}`) may be left out. With
+    /// `Accept: text/event-stream` the answer is a stream of server-sent events while the loop runs: `step`
+    /// (`{"number", "max", "tools"}`), `tool` (`{"name", "output_bytes"}`), then `result` (this JSON) or `error`.
     #[oai(path = "/projects/propose", method = "post")]
     async fn propose(
         &self,
         Member(h): Member,
         #[oai(name = "Idempotency-Key")] key: Header<Option<String>>,
+        #[oai(name = "Accept")] accept: Header<Option<String>>,
         body: Json<Option<ProposeRequest>>,
-    ) -> ApiResult<Json<ProposeResult>> {
+    ) -> ApiResult<Watched<ProposeResult>> {
         let body = body.0.unwrap_or_default();
-        let run = || async {
-            let out = self.0.propose.run(h, body.brief.as_deref()).await.map_err(ApiError::from)?;
-            Ok::<_, ApiError>(Kept(ProposeResult {
-                projects: out.projects.iter().map(Into::into).collect(),
-                dropped: out.dropped.iter().map(Into::into).collect(),
-                steps: out.steps,
-                spend: (&out.spend).into(),
-            }))
+        let services = self.0.clone();
+        let work = move |watch: Watch| async move {
+            let run = || async {
+                let out =
+                    services.propose.run_watched(h, body.brief.as_deref(), &watch).await.map_err(ApiError::from)?;
+                Ok::<_, ApiError>(Kept(ProposeResult {
+                    projects: out.projects.iter().map(Into::into).collect(),
+                    dropped: out.dropped.iter().map(Into::into).collect(),
+                    steps: out.steps,
+                    spend: (&out.spend).into(),
+                }))
+            };
+            let Kept(answer) =
+                services.idempotency.once(h, "propose", key.0.as_deref(), &request_json(&body), run).await?;
+            Ok(answer)
         };
-        let Kept(answer) = self.0.idempotency.once(h, "propose", key.0.as_deref(), &request_json(&body), run).await?;
-        Ok(Json(answer))
+        Watched::answer(accept.0.as_deref(), work).await
     }
 
     /// The household's projects, newest first; `status` keeps those in that status.

@@ -4,6 +4,7 @@ use crate::auth::Member;
 use crate::error::{ApiError, ApiResult};
 use crate::services::Services;
 use crate::shared::{Condition, Kept, RunSpendDto};
+use crate::watched::{Watch, Watched};
 use chrono::{DateTime, Utc};
 use poem_openapi::param::{Header, Path};
 use poem_openapi::payload::Json;
@@ -139,24 +140,32 @@ pub struct SellingApi(pub Services);
 
 #[OpenApi(tag = "Tag::Selling")]
 impl SellingApi {
-    /// Price an item from grounded web comparables (one model call with web search).
+    /// Price an item from grounded web comparables (one model call with web search). With
+    /// `Accept: text/event-stream` the answer is a stream of server-sent events: `searching`
+    /// (`{"max_searches"}`) when the call is sent, then `result` (this JSON) or `error`.
     #[oai(path = "/items/:id/price", method = "post")]
     async fn price(
         &self,
         Member(h): Member,
         id: Path<i64>,
         #[oai(name = "Idempotency-Key")] key: Header<Option<String>>,
-    ) -> ApiResult<Json<PriceReportDto>> {
-        let run = || async {
-            let priced = self.0.selling.price(h, ItemId(id.0)).await.map_err(ApiError::from)?;
-            let mut answer = PriceReportDto::from(&priced.report);
-            answer.spend = Some((&priced.spend).into());
-            Ok::<_, ApiError>(Kept(answer))
+        #[oai(name = "Accept")] accept: Header<Option<String>>,
+    ) -> ApiResult<Watched<PriceReportDto>> {
+        let services = self.0.clone();
+        let id = id.0;
+        let work = move |watch: Watch| async move {
+            let run = || async {
+                let priced = services.selling.price_watched(h, ItemId(id), &watch).await.map_err(ApiError::from)?;
+                let mut answer = PriceReportDto::from(&priced.report);
+                answer.spend = Some((&priced.spend).into());
+                Ok::<_, ApiError>(Kept(answer))
+            };
+            // The request has no body: the scope names all it asks.
+            let scope = format!("price:{id}");
+            let Kept(answer) = services.idempotency.once(h, &scope, key.0.as_deref(), b"", run).await?;
+            Ok(answer)
         };
-        // The request has no body: the scope names all it asks.
-        let scope = format!("price:{}", id.0);
-        let Kept(answer) = self.0.idempotency.once(h, &scope, key.0.as_deref(), b"", run).await?;
-        Ok(Json(answer))
+        Watched::answer(accept.0.as_deref(), work).await
     }
 
     /// The item's price history, newest first.

@@ -6,9 +6,10 @@ use crate::services::Services;
 use chrono::{DateTime, Utc};
 use poem_openapi::param::Query;
 use poem_openapi::payload::Json;
-use poem_openapi::{Object, OpenApi, Tags};
+use poem_openapi::{Enum, Object, OpenApi, Tags};
 use std::collections::BTreeMap;
 use trove_application::spend_report::{SpendReport, Totals};
+use trove_domain::spend::CallOutcome;
 
 #[derive(Tags)]
 enum Tag {
@@ -27,12 +28,34 @@ pub struct SpendEntryDto {
     pub output_tokens: u64,
     pub searches: u32,
     pub cost_micro_usd: i64,
+    /// `ok`, or `failed` for a call that failed (it is an entry even when it cost nothing).
+    pub outcome: CallOutcomeDto,
+}
+
+/// How a model call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
+#[oai(rename_all = "snake_case")]
+pub enum CallOutcomeDto {
+    Ok,
+    Failed,
+}
+
+impl From<CallOutcome> for CallOutcomeDto {
+    fn from(o: CallOutcome) -> Self {
+        match o {
+            CallOutcome::Ok => Self::Ok,
+            CallOutcome::Failed => Self::Failed,
+        }
+    }
 }
 
 /// Totals of some entries.
 #[derive(Debug, Clone, PartialEq, Object)]
 pub struct TotalsDto {
+    /// Every call, failed ones included.
     pub calls: u64,
+    /// The calls that failed (counted in `calls` too), whether or not they cost anything.
+    pub failed_calls: u64,
     pub input_tokens: u64,
     pub cached_tokens: u64,
     pub output_tokens: u64,
@@ -44,6 +67,7 @@ impl From<&Totals> for TotalsDto {
     fn from(t: &Totals) -> Self {
         Self {
             calls: t.calls,
+            failed_calls: t.failed_calls,
             input_tokens: t.input_tokens,
             cached_tokens: t.cached_tokens,
             output_tokens: t.output_tokens,
@@ -86,6 +110,7 @@ impl From<&SpendReport> for SpendDto {
                     output_tokens: e.output_tokens,
                     searches: e.searches,
                     cost_micro_usd: e.cost.0,
+                    outcome: e.outcome.into(),
                 })
                 .collect(),
             totals: SpendTotalsDto {

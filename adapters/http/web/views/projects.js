@@ -1,7 +1,7 @@
 // Projects: "what can I build?", the proposals with their allocations, what is missing and what the rules dropped;
 // accept, build, drop.
 
-import { api } from "../api.js";
+import { api, apiEvents } from "../api.js";
 import { h, field, human, badge, date, flash, showError, withProgress, section, itemLink, usd } from "../ui.js";
 
 let templates = null;
@@ -12,6 +12,23 @@ async function templateLabels() {
     templates = new Map(list.templates.map((t) => [t.id, t]));
   }
   return templates;
+}
+
+/** What a proposal run's event says it is doing, for the owner: "step 2 of at most 4: reading 3 items' details". */
+export function describeStep(name, data) {
+  if (name === "step") {
+    const counts = new Map();
+    for (const t of data.tools) counts.set(t, (counts.get(t) || 0) + 1);
+    const doing = [...counts].map(([tool, n]) => {
+      if (tool === "list_inventory") return "reading the inventory";
+      if (tool === "template_catalog") return "reading the project templates";
+      if (tool === "item_details") return n === 1 ? "reading 1 item's details" : `reading ${n} items' details`;
+      return `calling ${tool}`;
+    });
+    const what = doing.length ? doing.join(", ") : "writing the proposals; the rules check them";
+    return `Step ${data.number} of at most ${data.max}: ${what}…`;
+  }
+  return null;
 }
 
 /** What the last "what can I build?" run answered, so it survives re-rendering the list. */
@@ -39,7 +56,7 @@ export async function projectsView() {
     const result = await withProgress(
       out,
       "Asking the model for proposals… this can take a minute.",
-      () => api("/projects/propose", { method: "POST", body: brief ? { brief } : {} }),
+      (say) => apiEvents("/projects/propose", { body: brief ? { brief } : {}, onEvent: (name, data) => name === "step" && say(describeStep(name, data)) }),
       button,
     );
     if (result) {

@@ -1,6 +1,6 @@
 // Selling and giving: what is meant to go, pricing from grounded comparables, the listing draft and the share text.
 
-import { api, rememberName } from "../api.js";
+import { api, apiEvents, rememberName } from "../api.js";
 import { h, human, badge, money, usd, date, withProgress, section, copyButton, showError, webLink } from "../ui.js";
 
 export async function sellListView() {
@@ -50,7 +50,14 @@ export async function sellItemView(id) {
   const out = h("div", { class: "out" });
   const priceButton = h("button", { type: "button", class: "primary" }, "Price it");
   priceButton.addEventListener("click", async () => {
-    const report = await withProgress(out, "Searching the web for comparables… this can take a minute.", () => api(`/items/${id}/price`, { method: "POST", body: {} }), priceButton);
+    const report = await withProgress(out, "Searching the web for comparables… this can take a minute.", (say) =>
+        apiEvents(`/items/${id}/price`, {
+          onEvent: (name, data) => {
+            if (name === "searching") say(`Searching the web for comparables (at most ${data.max_searches} searches)… this can take a minute.`);
+          },
+        }),
+      priceButton,
+    );
     if (report) {
       reportBox.replaceChildren(reportView(report, item));
       draftBox.replaceChildren(await draftSection(id));
