@@ -119,10 +119,10 @@ mod tests {
         let started = Arc::new(AtomicUsize::new(0));
         let mut running = Vec::new();
         for i in 0..5 {
-            let (jobs, held, started) = (jobs.clone(), held.clone(), started.clone());
+            let (gate, held, starts) = (jobs.clone(), held.clone(), started.clone());
             running.push(tokio::spawn(async move {
-                jobs.run(move || {
-                    started.fetch_add(1, Ordering::SeqCst);
+                gate.run(move || {
+                    starts.fetch_add(1, Ordering::SeqCst);
                     held.lock().unwrap().recv().unwrap();
                     i
                 })
