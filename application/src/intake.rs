@@ -339,7 +339,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_label_the_image_port_refuses_is_never_sent() {
-        let cases: [(fn() -> VisionError, fn(&Error) -> bool); 4] = [
+        /// A refusal of the image port, and the error the use case must answer for it.
+        type Case = (fn() -> VisionError, fn(&Error) -> bool);
+        let cases: [Case; 4] = [
             (|| VisionError::Undecodable("the JPEG is cut short".into()), |e| matches!(e, Error::Invalid(_))),
             (|| VisionError::Unsupported, |e| matches!(e, Error::Invalid(_))),
             (

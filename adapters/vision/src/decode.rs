@@ -94,8 +94,8 @@ pub(crate) fn decode_rows<S: Rows>(bytes: &[u8], sink_for: impl FnOnce(u32, u32)
     let format = ImageFormat::sniff(bytes).ok_or(VisionError::Unsupported)?;
     match format {
         ImageFormat::Png => match png_rows(bytes)? {
-            Streamed::Rows(reader) => stream_png(reader, sink_for),
-            Streamed::Interlaced => whole(bytes, image::ImageFormat::Png, sink_for),
+            Some(reader) => stream_png(reader, sink_for),
+            None => whole(bytes, image::ImageFormat::Png, sink_for),
         },
         ImageFormat::Jpeg => {
             if !jpeg_is_complete(bytes) {
@@ -107,13 +107,9 @@ pub(crate) fn decode_rows<S: Rows>(bytes: &[u8], sink_for: impl FnOnce(u32, u32)
     }
 }
 
-enum Streamed<'a> {
-    Rows(png::Reader<Cursor<&'a [u8]>>),
-    Interlaced,
-}
-
-/// Reads a PNG's header and checks its size; a non-interlaced PNG is then read by rows.
-fn png_rows(bytes: &[u8]) -> Result<Streamed<'_>, VisionError> {
+/// Reads a PNG's header and checks its size: the reader of its rows, or `None` when it is interlaced (its rows do
+/// not come in order).
+fn png_rows(bytes: &[u8]) -> Result<Option<png::Reader<Cursor<&[u8]>>>, VisionError> {
     let mut decoder = png::Decoder::new_with_limits(Cursor::new(bytes), png::Limits { bytes: PNG_STREAM_BYTES });
     decoder.set_ignore_text_chunk(true);
     decoder.set_ignore_iccp_chunk(true);
@@ -122,7 +118,7 @@ fn png_rows(bytes: &[u8]) -> Result<Streamed<'_>, VisionError> {
     let reader = decoder.read_info().map_err(|e| png_error(e, None))?;
     let info = reader.info();
     check_size(info.width, info.height)?;
-    if info.interlaced { Ok(Streamed::Interlaced) } else { Ok(Streamed::Rows(reader)) }
+    if info.interlaced { Ok(None) } else { Ok(Some(reader)) }
 }
 
 fn png_error(e: png::DecodingError, size: Option<(u32, u32)>) -> VisionError {

@@ -149,7 +149,7 @@ impl Rows for Shrinker {
 impl Rows for RgbImage {
     fn add_row(&mut self, y: u32, row: &[u8], channels: usize) {
         let width = self.width() as usize;
-        let raw: &mut [u8] = &mut **self;
+        let raw: &mut [u8] = self;
         let Some(out) = raw.chunks_exact_mut(width * 3).nth(y as usize) else { return };
         for (o, px) in out.chunks_exact_mut(3).zip(row.chunks_exact(channels.max(1))) {
             if channels >= 3 {
