@@ -25,4 +25,4 @@ pub use projects::ProjectRepo;
 pub use sheet::ItemSheet;
 pub use spend::SpendLedger;
 pub use templates::TemplateRepo;
-pub use vision::{PhotoSegmenter, Segmentation, VisionError};
+pub use vision::{MIN_SIDE, ModelImages, PhotoSegmenter, PreparedImage, Segmentation, VisionError};
