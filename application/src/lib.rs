@@ -12,6 +12,7 @@ pub mod exchange;
 pub mod idempotency;
 pub mod intake;
 pub mod items;
+pub mod labels;
 pub mod metered;
 pub mod photo;
 pub mod places;
