@@ -81,3 +81,15 @@ pub fn photographed(label: &GrayImage, scale: f32, degrees: f32, width: u32, hei
     image::DynamicImage::ImageRgb8(frame).write_to(&mut Cursor::new(&mut jpeg), image::ImageFormat::Jpeg).unwrap();
     jpeg
 }
+
+/// `page` as a PNG.
+pub fn png(page: &GrayImage) -> Vec<u8> {
+    let mut out = Vec::new();
+    page.write_to(&mut Cursor::new(&mut out), image::ImageFormat::Png).unwrap();
+    out
+}
+
+/// A white label of `width` x `height` pixels with nothing on it.
+pub fn blank(width: u32, height: u32) -> GrayImage {
+    GrayImage::from_pixel(width, height, Luma([255]))
+}

@@ -4,7 +4,7 @@
 use trove_application::ports::{CodeReader, Label, LabelLayout, LabelPrinter};
 use trove_domain::label::{LabelTarget, PublicUrl};
 use trove_domain::{ItemId, PlaceId};
-use trove_labels::testing::{pages, photographed};
+use trove_labels::testing::{blank, pages, photographed, png};
 use trove_labels::{PdfLabels, QrReader, geometry};
 
 fn labels(n: i64) -> Vec<Label> {
@@ -21,12 +21,6 @@ fn labels(n: i64) -> Vec<Label> {
             }
         })
         .collect()
-}
-
-fn png(page: &image::GrayImage) -> Vec<u8> {
-    let mut out = Vec::new();
-    page.write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png).unwrap();
-    out
 }
 
 /// Every label of a sheet, each cut out of the page as a phone would frame it, decodes to its link.
@@ -72,6 +66,6 @@ fn a_photographed_label_decodes_to_its_link() {
         assert_eq!(QrReader.read(&photo).unwrap(), [labels[0].link.clone()], "x{scale} at {degrees} degrees");
     }
     // A photo of the table alone holds no code.
-    let blank = image::GrayImage::from_pixel(label.width(), label.height(), image::Luma([255]));
+    let blank = blank(label.width(), label.height());
     assert!(QrReader.read(&photographed(&blank, 1.0, 15.0, 1600, 1200)).unwrap().is_empty());
 }
