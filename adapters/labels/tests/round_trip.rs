@@ -52,7 +52,7 @@ fn a_roll_label_decodes_to_its_link() {
     let pages = pages(&pdf, 300);
     assert_eq!(pages.len(), 2);
     for (page, label) in pages.iter().zip(&labels) {
-        assert_eq!(QrReader.read(&png(page)).unwrap(), [label.link.clone()]);
+        assert_eq!(QrReader.read(&png(page)).unwrap(), std::slice::from_ref(&label.link));
     }
 }
 
