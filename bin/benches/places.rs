@@ -102,12 +102,10 @@ async fn bench_listing(name: &str, url: &str) {
     let backend = raw.get_database_backend();
     println!("| backend | place | items within | `Inventory::list` (median) | by hand (median) | ratio |");
     println!("|---|---|---:|---:|---:|---:|");
-    for (what, place) in [("a room (100 places)", rooms[3]), ("a shelf (11 places)", shelves[40]), ("a box", boxes[500])] {
-        let query = ItemQuery {
-            place: Some(PlaceFilter { place, within: true }),
-            limit: 50,
-            ..ItemQuery::default()
-        };
+    for (what, place) in
+        [("a room (100 places)", rooms[3]), ("a shelf (11 places)", shelves[40]), ("a box", boxes[500])]
+    {
+        let query = ItemQuery { place: Some(PlaceFilter { place, within: true }), limit: 50, ..ItemQuery::default() };
         let page = inventory.list(h, &query).await.unwrap();
         let mut ours = Vec::new();
         for _ in 0..RUNS {

@@ -15,7 +15,7 @@ use poem_openapi::{Object, OpenApi, Tags};
 use std::collections::{BTreeMap, HashMap};
 use trove_application::items::Cursor;
 use trove_application::ports::{ItemQuery, PlaceFilter};
-use trove_domain::bulk::{BULK_MAX, BulkSet};
+use trove_domain::bulk::BulkSet;
 use trove_domain::item::{self as di, Item, ItemName, ItemType, Measurement, MeasurementSource};
 use trove_domain::place::PlacePath;
 use trove_domain::{HouseholdId, ItemId, PlaceId, units};
@@ -399,11 +399,6 @@ impl ItemsApi {
     #[oai(path = "/items/bulk", method = "post")]
     async fn bulk(&self, Member(h): Member, body: Json<BulkChange>) -> ApiResult<Json<BulkDone>> {
         let BulkChange { ids, set } = body.0;
-        if ids.len() > BULK_MAX {
-            return Err(
-                ApiError::bad_request(format!("ids must name at most {BULK_MAX} items, not {}", ids.len())).into()
-            );
-        }
         let ids: Vec<ItemId> = ids.into_iter().map(ItemId).collect();
         let set = BulkSet {
             place_id: match set.place_id {

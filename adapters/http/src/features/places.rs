@@ -59,6 +59,7 @@ impl From<&PlaceView> for PlaceDto {
 
 /// A place with the places directly in it.
 #[derive(Debug, Clone, PartialEq, Object)]
+#[oai(rename = "PlaceDetail")]
 pub struct PlaceDetailDto {
     #[oai(flatten)]
     pub place: PlaceDto,
