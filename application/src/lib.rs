@@ -13,6 +13,7 @@ pub mod idempotency;
 pub mod intake;
 pub mod items;
 pub mod jobs;
+pub mod labels;
 pub mod metered;
 pub mod photo;
 pub mod places;

@@ -15,8 +15,10 @@ use trove_application::idempotency::Idempotency;
 use trove_application::intake::Intake;
 use trove_application::items::Inventory;
 use trove_application::jobs::Jobs;
+use trove_application::labels::Labels;
 use trove_application::metered::Metered;
 use trove_application::photo::Photos;
+use trove_application::places::Places;
 use trove_application::ports::{
     Clock, HouseholdRepo, IdempotencyStore, InventoryRepo, ItemSheet, ModelImages, ModelPort, PlaceRepo, PriceRepo,
     ProjectRepo, SpendLedger, TemplateRepo,
@@ -83,8 +85,18 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
     let jobs = Jobs::for_cores();
     let model_images: Arc<dyn ModelImages> = Arc::new(trove_vision::ModelImageEncoder);
 
+    let labels = Labels::new(
+        items.clone(),
+        places.clone(),
+        Arc::new(trove_labels::PdfLabels::new()),
+        Arc::new(trove_labels::QrReader::new()),
+        config.public_url.clone(),
+    );
+
     let services = Services {
-        inventory: Inventory::new(items.clone(), places, clock.clone()),
+        inventory: Inventory::new(items.clone(), places.clone(), clock.clone()),
+        places: Places::new(places, clock.clone()),
+        labels,
         catalogue,
         projects: Projects::new(projects.clone(), items.clone(), templates.clone(), clock.clone()),
         propose: ProposeProjects::new(metered.clone(), items.clone(), templates, projects, clock.clone()),

@@ -6,6 +6,7 @@ use crate::shared::RunSpendDto;
 use poem::http::StatusCode;
 use poem::{IntoResponse, Response};
 use serde_json::json;
+use trove_application::labels::ScanError;
 use trove_application::metered::RunSpend;
 use trove_application::photo::PhotoError;
 use trove_application::{Error, Refusal};
@@ -126,6 +127,16 @@ impl From<PhotoError> for ApiError {
             e @ PhotoError::Unsupported => Self::unsupported(e.to_string()),
             e @ PhotoError::TooLarge { .. } => Self::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", e.to_string()),
             PhotoError::Failed(e) => e.into(),
+        }
+    }
+}
+
+impl From<ScanError> for ApiError {
+    fn from(e: ScanError) -> Self {
+        match e {
+            ScanError::Image(e) => e.into(),
+            e @ ScanError::NoCode => Self::new(StatusCode::UNPROCESSABLE_ENTITY, "no_code", e.to_string()),
+            e @ ScanError::NotOurs(_) => Self::new(StatusCode::NOT_FOUND, "not_found", e.to_string()),
         }
     }
 }

@@ -101,6 +101,7 @@ fn answer(reading: &IntakeReading, source: MeasurementSource) -> IntakeAnswer {
                 profile: item.profile.clone(),
                 condition: item.condition.into(),
                 intent: Intent::from(item.intent),
+                place_id: None,
                 location: item.location.clone(),
                 accessories: Some(item.accessories.clone()),
                 fields: Some(
