@@ -55,6 +55,10 @@ pub enum Error {
     /// written but the spend of the calls that were made.
     #[error("{reason}")]
     ModelFailed { reason: String, spend: RunSpend },
+    /// The limit of concurrent CPU-heavy jobs is reached and its queue is full (`jobs::Jobs`); nothing ran. The
+    /// same request may succeed after `retry_after_s` seconds.
+    #[error("the server is busy with other images; try again in {retry_after_s} s")]
+    Busy { retry_after_s: u64 },
     #[error(transparent)]
     Unexpected(#[from] anyhow::Error),
 }
@@ -117,6 +121,9 @@ pub enum Refusal {
     /// ([`RepoError::Conflict`]).
     #[error("{0}")]
     StateChanged(String),
+    /// An image with a side under `min` pixels: too small to hold an item (checked before any other work).
+    #[error("the image is {width} x {height} pixels; at least {min} x {min} are needed to hold an item")]
+    ImageTooSmall { width: u32, height: u32, min: u32 },
     /// A voice note whose transcript is empty.
     #[error("the voice note holds no speech to read")]
     NoSpeech,

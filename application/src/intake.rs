@@ -3,12 +3,13 @@
 //! writes the inventory: the owner saves a candidate with the items API. What a reading is told and may answer is
 //! its contract, [`crate::contracts::reading`].
 
-use crate::Error;
 use crate::contracts::reading as contract;
+use crate::jobs::Jobs;
 use crate::metered::{Metered, RunSpend};
 use crate::ports::model::{Capability, InputItem, ModelRequest};
-use crate::ports::{Clock, InventoryRepo};
+use crate::ports::{Clock, InventoryRepo, ModelImages, VisionError};
 use crate::stamped::StampedCache;
+use crate::{Error, Refusal};
 use base64::Engine as _;
 use std::sync::Arc;
 use trove_domain::HouseholdId;
@@ -49,6 +50,10 @@ pub struct Intake {
     clock: Arc<dyn Clock>,
     /// The household's match index, rebuilt only when the inventory changed.
     indexes: Arc<StampedCache<MatchIndex>>,
+    /// Checks a label photo and downscales it to what the model needs, before anything is sent (CPU work).
+    images: Arc<dyn ModelImages>,
+    /// The limit of concurrent CPU-heavy jobs, shared with the other use cases.
+    jobs: Jobs,
 }
 
 impl std::fmt::Debug for Intake {
@@ -83,9 +88,28 @@ pub fn data_url(format: ImageFormat, bytes: &[u8]) -> String {
     format!("data:{};base64,{}", format.mime(), base64::engine::general_purpose::STANDARD.encode(bytes))
 }
 
+/// What refusing a label photo says: the image's own fault is the request's.
+fn label_refused(e: VisionError) -> Error {
+    match e {
+        VisionError::TooSmall { width, height, min_side } => {
+            Refusal::ImageTooSmall { width, height, min: min_side }.into()
+        }
+        VisionError::Unexpected(e) => Error::Unexpected(e),
+        e @ (VisionError::Unsupported | VisionError::Undecodable(_) | VisionError::TooLarge { .. }) => {
+            Error::Invalid(e.to_string())
+        }
+    }
+}
+
 impl Intake {
-    pub fn new(model: Metered, items: Arc<dyn InventoryRepo>, clock: Arc<dyn Clock>) -> Self {
-        Self { model, items, clock, indexes: Arc::default() }
+    pub fn new(
+        model: Metered,
+        items: Arc<dyn InventoryRepo>,
+        clock: Arc<dyn Clock>,
+        images: Arc<dyn ModelImages>,
+        jobs: Jobs,
+    ) -> Self {
+        Self { model, items, clock, indexes: Arc::default(), images, jobs }
     }
 
     /// The household's match index, rebuilt only when its inventory changed since it was built.
@@ -98,17 +122,16 @@ impl Intake {
             .await
     }
 
-    /// Reads a label photo: one call with the image beside an instruction.
+    /// Reads a label photo: one call with the image beside an instruction. The image is sent only when it
+    /// decodes whole and is of sane size, downscaled to what the model needs when it is larger
+    /// ([`ModelImages::prepare_for_model`], run under the limit of concurrent jobs).
     ///
     /// # Errors
-    /// [`Error::Invalid`] for an empty or too large image; [`Error::NotConfigured`] when the backend reads no
-    /// images (before anything is sent); [`Error::Budget`]; [`Error::ModelFailed`] (the spend is recorded).
-    pub async fn read_label(
-        &self,
-        household: HouseholdId,
-        image: &[u8],
-        format: ImageFormat,
-    ) -> Result<IntakeReading, Error> {
+    /// [`Error::Invalid`] for an empty, too large, unsupported or damaged image (a JPEG cut short included);
+    /// [`Refusal::ImageTooSmall`]; [`Error::NotConfigured`] when the backend reads no images; [`Error::Busy`]
+    /// when too many jobs wait: all before anything is sent or spent. Then [`Error::Budget`];
+    /// [`Error::ModelFailed`] (the spend is recorded).
+    pub async fn read_label(&self, household: HouseholdId, image: Vec<u8>) -> Result<IntakeReading, Error> {
         if image.is_empty() {
             return Err(Error::Invalid("the image is empty".into()));
         }
@@ -116,9 +139,11 @@ impl Intake {
             return Err(Error::Invalid(format!("the image is larger than {IMAGE_MAX} bytes")));
         }
         self.model.require(Capability::Images)?;
+        let images = self.images.clone();
+        let prepared = self.jobs.run(move || images.prepare_for_model(&image)).await?.map_err(label_refused)?;
         let input = InputItem::UserImage {
             text: "Read the item or items on this label.".into(),
-            image_data_url: data_url(format, image),
+            image_data_url: data_url(prepared.format, &prepared.bytes),
         };
         let mut run = RunSpend::default();
         self.read(household, reading_request(CallKind::ReadLabel, input), MeasurementSource::Label, &mut run, None)
@@ -172,7 +197,7 @@ impl Intake {
         let text = match reading::text_to_read(&transcript.text, "transcript") {
             Ok(t) => t,
             Err(reading::TextError::Empty(_)) => {
-                return Err(crate::error::Refusal::NoSpeech.into());
+                return Err(Refusal::NoSpeech.into());
             }
             Err(reading::TextError::TooLong(_)) => trove_domain::text::clip(&transcript.text, reading::TEXT_MAX),
         };
@@ -251,9 +276,14 @@ mod tests {
     use crate::ports::inventory::MockInventoryRepo;
     use crate::ports::model::{Capabilities, MockModelPort, ModelResponse, OutputItem, OutputView, RawJson};
     use crate::ports::spend::MockSpendLedger;
+    use crate::ports::vision::{MockModelImages, PreparedImage};
     use trove_domain::spend::Usage;
 
     fn intake(model: MockModelPort) -> Intake {
+        intake_with(model, MockModelImages::new())
+    }
+
+    fn intake_with(model: MockModelPort, images: MockModelImages) -> Intake {
         let mut ledger = MockSpendLedger::new();
         ledger.expect_record().returning(|_, _| Ok(()));
         let mut clock = MockClock::new();
@@ -263,7 +293,7 @@ mod tests {
         items.expect_stamp().returning(|_| Ok(crate::ports::InventoryStamp::default()));
         let clock: Arc<dyn Clock> = Arc::new(clock);
         let metered = Metered::new(Arc::new(model), Arc::new(ledger), clock.clone(), SpendPolicy::default());
-        Intake::new(metered, Arc::new(items), clock)
+        Intake::new(metered, Arc::new(items), clock, Arc::new(images), Jobs::new(1, 1))
     }
 
     fn answer(text: &str) -> ModelResponse {
@@ -286,8 +316,56 @@ mod tests {
     #[tokio::test]
     async fn a_label_needs_a_backend_that_reads_images_and_sends_nothing_otherwise() {
         let m = model(Capabilities { web_search: false, images: false, audio: false, remote: false });
-        let err = intake(m).read_label(HouseholdId(1), b"\x89PNG....", ImageFormat::Png).await.unwrap_err();
+        let err = intake(m).read_label(HouseholdId(1), b"\x89PNG....".to_vec()).await.unwrap_err();
         assert_eq!(err.to_string(), "reading a label photo needs the Model API: set MODEL_API_KEY");
+    }
+
+    const LAMP: &str = r#"{"candidates":[{"name":"Lamp","item_type":"lamp","profile":null,"brand":null,"model":null,"serial":null,"condition":"fair","measurements":[],"faults":[],"accessories":[]}]}"#;
+
+    #[tokio::test]
+    async fn a_label_is_sent_as_the_image_port_prepared_it() {
+        let mut images = MockModelImages::new();
+        images.expect_prepare_for_model().withf(|image| image == b"big photo").times(1).returning(|_| {
+            Ok(PreparedImage { format: ImageFormat::Jpeg, bytes: b"small".to_vec(), width: 2048, height: 1536 })
+        });
+        let mut m = model(Capabilities { web_search: true, images: true, audio: true, remote: true });
+        m.expect_respond()
+            .withf(|r| {
+                r.kind == CallKind::ReadLabel
+                    && matches!(&r.input[0], InputItem::UserImage { image_data_url, .. }
+                        if image_data_url == &data_url(ImageFormat::Jpeg, b"small"))
+            })
+            .times(1)
+            .returning(|_| Ok(answer(LAMP)));
+        let got = intake_with(m, images).read_label(HouseholdId(1), b"big photo".to_vec()).await.unwrap();
+        assert_eq!(got.candidates.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_label_the_image_port_refuses_is_never_sent() {
+        /// A refusal of the image port, and the error the use case must answer for it.
+        type Case = (fn() -> VisionError, fn(&Error) -> bool);
+        let cases: [Case; 4] = [
+            (|| VisionError::Undecodable("the JPEG is cut short".into()), |e| matches!(e, Error::Invalid(_))),
+            (|| VisionError::Unsupported, |e| matches!(e, Error::Invalid(_))),
+            (
+                || VisionError::TooLarge { width: 9000, height: 9000, max_pixels: 50_000_000 },
+                |e| matches!(e, Error::Invalid(_)),
+            ),
+            (
+                || VisionError::TooSmall { width: 1, height: 1, min_side: 16 },
+                |e| matches!(e, Error::Refused(Refusal::ImageTooSmall { width: 1, height: 1, min: 16 })),
+            ),
+        ];
+        for (refusal, expected) in cases {
+            let mut images = MockModelImages::new();
+            images.expect_prepare_for_model().times(1).returning(move |_| Err(refusal()));
+            let mut m = model(Capabilities { web_search: true, images: true, audio: true, remote: true });
+            m.expect_respond().times(0);
+            let err = intake_with(m, images).read_label(HouseholdId(1), b"photo".to_vec()).await.unwrap_err();
+            assert!(expected(&err), "{err:?}");
+            assert_eq!(err.to_string(), refusal().to_string());
+        }
     }
 
     #[tokio::test]

@@ -12,6 +12,8 @@ pub mod exchange;
 pub mod idempotency;
 pub mod intake;
 pub mod items;
+pub mod jobs;
+pub mod labels;
 pub mod metered;
 pub mod photo;
 pub mod places;

@@ -7,6 +7,7 @@ use std::time::Duration;
 use trove_application::metered::SpendPolicy;
 use trove_application::ports::model::{ApproximateLocation, SearchContextSize};
 use trove_application::price::PriceSettings;
+use trove_domain::label::PublicUrl;
 use trove_domain::money::{Currency, MicroUsd};
 use trove_domain::spend::Rates;
 use trove_model::{ModelApiConfig, Provider};
@@ -16,6 +17,7 @@ pub mod names {
     pub const DATABASE_URL: &str = "DATABASE_URL";
     pub const TROVE_DATA_DIR: &str = "TROVE_DATA_DIR";
     pub const TROVE_BIND: &str = "TROVE_BIND";
+    pub const TROVE_PUBLIC_URL: &str = "TROVE_PUBLIC_URL";
     pub const MODEL_PROVIDER: &str = "MODEL_PROVIDER";
     pub const MODEL_API_URL: &str = "MODEL_API_URL";
     pub const MODEL_API_KEY: &str = "MODEL_API_KEY";
@@ -48,6 +50,9 @@ pub struct Config {
     pub data_dir: PathBuf,
     /// `TROVE_BIND`.
     pub bind: SocketAddr,
+    /// `TROVE_PUBLIC_URL`: where phones reach Trove; the links in labels' QR codes start with it, and a scan
+    /// accepts only those (default `http://` + the bind address).
+    pub public_url: PublicUrl,
     /// `MODEL_PROVIDER`: `meta` (default), `openai` or `compatible`; its profile gives the defaults below and
     /// what the backend can do.
     pub model_provider: Provider,
@@ -153,6 +158,13 @@ impl Config {
         let bind = get(TROVE_BIND).unwrap_or_else(|| "127.0.0.1:8080".into());
         let bind: SocketAddr =
             bind.parse().with_context(|| format!("{TROVE_BIND}={bind:?} is not an address such as 127.0.0.1:8080"))?;
+        let public_url = match get(TROVE_PUBLIC_URL) {
+            None => PublicUrl::new(&format!("http://{bind}"))
+                .with_context(|| format!("{TROVE_PUBLIC_URL}: the default from {TROVE_BIND} is not a URL"))?,
+            Some(v) => PublicUrl::new(&v).with_context(|| {
+                format!("{TROVE_PUBLIC_URL}={v:?} must be an http:// or https:// URL such as http://192.168.1.20:8080")
+            })?,
+        };
         let provider = match get(MODEL_PROVIDER) {
             None => Provider::default(),
             Some(v) => Provider::parse(&v)
@@ -213,6 +225,7 @@ impl Config {
             database_url,
             data_dir: PathBuf::from(get(TROVE_DATA_DIR).unwrap_or_else(|| "./trove-data".into())),
             bind,
+            public_url,
             model_provider: provider,
             model_api_url: get(MODEL_API_URL).unwrap_or_else(|| profile.base_url.into()),
             model_api_key: get(MODEL_API_KEY),
@@ -273,6 +286,12 @@ mod tests {
     fn defaults() {
         let c = config(&[]).unwrap();
         assert_eq!(c.bind.to_string(), "127.0.0.1:8080");
+        assert_eq!(c.public_url.as_str(), "http://127.0.0.1:8080");
+        let c = config(&[("TROVE_BIND", "0.0.0.0:9000")]).unwrap();
+        assert_eq!(c.public_url.as_str(), "http://0.0.0.0:9000");
+        let c = config(&[("TROVE_PUBLIC_URL", "https://trove.home.example/")]).unwrap();
+        assert_eq!(c.public_url.as_str(), "https://trove.home.example");
+        let c = config(&[]).unwrap();
         assert_eq!(c.model_name, "muse-spark-1.3");
         assert_eq!(c.model_api_key, None);
         assert_eq!(c.price.max_searches, 4);
@@ -353,6 +372,9 @@ mod tests {
             ("MODEL_STRICT_TOOLS", "maybe"),
             ("MODEL_PROVIDER", "ollama"),
             ("MODEL_REPLAY_REASONING", "sometimes"),
+            ("TROVE_PUBLIC_URL", "trove.home.example"),
+            ("TROVE_PUBLIC_URL", "http://"),
+            ("TROVE_PUBLIC_URL", "https://x/?a=1"),
         ] {
             let err = format!("{:#}", config(&[(k, v)]).unwrap_err());
             assert!(err.contains(k), "{k}: {err}");

@@ -14,11 +14,14 @@ use trove_application::exchange::Exchange;
 use trove_application::idempotency::Idempotency;
 use trove_application::intake::Intake;
 use trove_application::items::Inventory;
+use trove_application::jobs::Jobs;
+use trove_application::labels::Labels;
 use trove_application::metered::Metered;
 use trove_application::photo::Photos;
+use trove_application::places::Places;
 use trove_application::ports::{
-    Clock, HouseholdRepo, IdempotencyStore, InventoryRepo, ItemSheet, ModelPort, PlaceRepo, PriceRepo, ProjectRepo,
-    SpendLedger, TemplateRepo,
+    Clock, HouseholdRepo, IdempotencyStore, InventoryRepo, ItemSheet, ModelImages, ModelPort, PlaceRepo, PriceRepo,
+    ProjectRepo, SpendLedger, TemplateRepo,
 };
 use trove_application::price::Selling;
 use trove_application::projects::Projects;
@@ -78,20 +81,33 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
     let model_name = model.model_name(trove_domain::spend::CallKind::Propose);
     let metered = Metered::new(model, ledger.clone(), clock.clone(), config.spend);
     let sheet: Arc<dyn ItemSheet> = Arc::new(trove_csv::CsvSheet);
+    // One limit of concurrent CPU-heavy jobs (images) for the whole server, sized to the cores.
+    let jobs = Jobs::for_cores();
+    let model_images: Arc<dyn ModelImages> = Arc::new(trove_vision::ModelImageEncoder);
+
+    let labels = Labels::new(
+        items.clone(),
+        places.clone(),
+        Arc::new(trove_labels::PdfLabels::new()),
+        Arc::new(trove_labels::QrReader::new()),
+        config.public_url.clone(),
+    );
 
     let services = Services {
-        inventory: Inventory::new(items.clone(), places, clock.clone()),
+        inventory: Inventory::new(items.clone(), places.clone(), clock.clone()),
+        places: Places::new(places, clock.clone()),
+        labels,
         catalogue,
         projects: Projects::new(projects.clone(), items.clone(), templates.clone(), clock.clone()),
         propose: ProposeProjects::new(metered.clone(), items.clone(), templates, projects, clock.clone()),
-        intake: Intake::new(metered.clone(), items.clone(), clock.clone()),
+        intake: Intake::new(metered.clone(), items.clone(), clock.clone(), model_images, jobs.clone()),
         exchange: Exchange::new(items.clone(), sheet, clock.clone()),
         selling: Selling::new(metered, items, prices, clock.clone(), config.price.clone()),
         spend: Spend::new(ledger, clock.clone(), config.spend),
         auth: Auth::new(households),
         idempotency: Idempotency::new(idempotency, clock.clone()),
         clock,
-        photos: Photos::new(Arc::new(trove_vision::Segmenter::new())),
+        photos: Photos::new(Arc::new(trove_vision::Segmenter::new()), jobs),
     };
     Ok(App { store, services, model_name })
 }

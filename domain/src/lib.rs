@@ -10,6 +10,7 @@ pub mod catalogue;
 pub mod demo;
 pub mod ids;
 pub mod item;
+pub mod label;
 pub mod listing;
 pub mod matching;
 pub mod measure;

@@ -77,7 +77,8 @@ pub enum ImageFormat {
 }
 
 impl ImageFormat {
-    /// The format of an image by its magic bytes; `None` for anything else (GIF, HEIC, text, ...).
+    /// The format of an image by its magic bytes; `None` for anything else (GIF, HEIC, text, ...). The one place
+    /// where image signatures are told: the HTTP and vision adapters call it.
     ///
     /// ```
     /// use trove_domain::reading::ImageFormat;
@@ -106,7 +107,8 @@ impl ImageFormat {
     }
 }
 
-/// True when `bytes` start like a WAV file (a RIFF container of form `WAVE`).
+/// True when `bytes` start like a WAV file (a RIFF container of form `WAVE`). The one place where the WAV
+/// signature is told: the HTTP and model adapters call it.
 ///
 /// ```
 /// assert!(trove_domain::reading::is_wav(b"RIFF\x24\0\0\0WAVEfmt "));

@@ -56,8 +56,6 @@ done
 #   well-formed request with 404, 409 and 422 when the household's data says no (an unknown id, a reserved
 #   item, a component of another household), and the document cannot state those rules; they are documented
 #   as such responses instead.
-# - POST /intake/photo: a 1 x 1 PNG panics inside imageproc's segmentation (a 500); images too small to hold an
-#   item become a 422 in the vision adapter on the image-memory branch of issue 10. Remove this exclusion with it.
 status=0
 # Run from the scratch directory: schemathesis keeps its own files in the working directory.
 cd "$data"
@@ -65,7 +63,6 @@ cd "$data"
   --header "Authorization: Bearer $token" \
   --checks all \
   --exclude-checks positive_data_acceptance \
-  --exclude-path /intake/photo \
   --seed "${FUZZ_SEED:-20260}" \
   --max-examples "${FUZZ_EXAMPLES:-100}" \
   --workers 2 \

@@ -5,6 +5,7 @@
 use crate::app::{Db, TestApp, assert_error, item};
 use crate::fake_model::{fake_api, message, response, settings};
 use crate::on_both;
+use base64::Engine as _;
 use reqwest::StatusCode;
 use reqwest::multipart::{Form, Part};
 use serde_json::{Value, json};
@@ -13,6 +14,8 @@ use wiremock::{Mock, ResponseTemplate};
 
 on_both!(
     a_label_is_read_from_a_data_url_and_matched_by_serial,
+    a_large_label_reaches_the_model_as_a_jpeg_of_2048_pixels,
+    a_label_that_does_not_decode_or_is_too_small_is_never_sent,
     a_listing_is_read_and_matched_by_name,
     a_wav_voice_note_is_transcribed_then_read,
     a_stereo_voice_note_is_converted_and_costed_by_its_length,
@@ -26,8 +29,21 @@ on_both!(
     the_command_line_exports_and_imports,
 );
 
-/// A tiny PNG: the magic bytes are what counts.
-const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x02\0\0\0";
+/// A small label photo: it decodes, so it is sent as it is.
+fn label_png() -> Vec<u8> {
+    encoded(&image::DynamicImage::ImageRgb8(ramp(64, 48)), image::ImageFormat::Png)
+}
+
+/// A smooth picture of `w x h`: a horizontal red ramp and a vertical green one.
+fn ramp(w: u32, h: u32) -> image::RgbImage {
+    image::RgbImage::from_fn(w, h, |x, y| image::Rgb([(x * 255 / w) as u8, (y * 255 / h) as u8, 128]))
+}
+
+fn encoded(image: &image::DynamicImage, format: image::ImageFormat) -> Vec<u8> {
+    let mut out = std::io::Cursor::new(Vec::new());
+    image.write_to(&mut out, format).expect("the image encodes");
+    out.into_inner()
+}
 const GIF: &[u8] = b"GIF89a\x01\0\x01\0\0\0\0;";
 const MP3: &[u8] = b"ID3\x04\0\0\0\0\0\0\xff\xfb\x90\x64";
 
@@ -109,7 +125,7 @@ async fn a_label_is_read_from_a_data_url_and_matched_by_serial(db: Db) {
     let owned = app.create_item(owned).await;
     app.create_item(item("Garden hose", "hose")).await;
 
-    let (status, body) = app.post_form("/api/intake/label", image_form("image", PNG, "image/png")).await;
+    let (status, body) = app.post_form("/api/intake/label", image_form("image", &label_png(), "image/png")).await;
     assert_eq!(status, StatusCode::OK, "{body}");
 
     let sent = &seen.bodies()[0];
@@ -146,6 +162,53 @@ async fn a_label_is_read_from_a_data_url_and_matched_by_serial(db: Db) {
     let (status, saved) = app.post("/api/items", c["item"].clone()).await;
     assert_eq!(status, StatusCode::CREATED, "{saved}");
     assert_eq!(saved["fields"]["capacity"]["value"], 10000.0);
+}
+
+async fn a_large_label_reaches_the_model_as_a_jpeg_of_2048_pixels(db: Db) {
+    let (server, seen) = fake_api(|_, _| reading(power_bank())).await;
+    let app = TestApp::spawn(db, &settings(&server)).await;
+    let photo = encoded(&image::DynamicImage::ImageRgb8(ramp(4000, 3000)), image::ImageFormat::Jpeg);
+    let (status, body) = app.post_form("/api/intake/label", image_form("image", &photo, "image/jpeg")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let bodies = seen.bodies();
+    assert_eq!(bodies.len(), 1);
+    let url = bodies[0]["input"][0]["content"][1]["image_url"].as_str().unwrap().to_owned();
+    let data = url.strip_prefix("data:image/jpeg;base64,").unwrap_or_else(|| panic!("a JPEG: {}", &url[..40]));
+    let sent = base64::engine::general_purpose::STANDARD.decode(data).unwrap();
+    assert!(sent.len() < photo.len(), "{} bytes sent for {}", sent.len(), photo.len());
+    let sent = image::load_from_memory_with_format(&sent, image::ImageFormat::Jpeg).unwrap().to_rgb8();
+    assert_eq!(sent.dimensions(), (2048, 1536));
+    // The same picture, smaller: the red ramp runs left to right, the green one top to bottom.
+    let px = sent.get_pixel(1536, 384);
+    assert!(px[0].abs_diff(191) <= 6 && px[1].abs_diff(63) <= 6, "{px:?}");
+    assert_eq!(body["candidates"][0]["item"]["name"], "Anker PowerCore 10000");
+    assert_eq!(app.spend_kinds().await, vec!["read_label"]);
+}
+
+async fn a_label_that_does_not_decode_or_is_too_small_is_never_sent(db: Db) {
+    let (server, seen) = fake_api(|_, _| reading(power_bank())).await;
+    let app = TestApp::spawn(db, &settings(&server)).await;
+    let photo = encoded(&image::DynamicImage::ImageRgb8(ramp(640, 480)), image::ImageFormat::Jpeg);
+    // A JPEG cut short: its decoder would fill the rest with pixels that are not in the picture.
+    let cut = &photo[..photo.len() * 2 / 3];
+    let (s, b) = app.post_form("/api/intake/label", image_form("image", cut, "image/jpeg")).await;
+    assert_error(s, &b, StatusCode::BAD_REQUEST, "invalid");
+    assert!(b["error"]["message"].as_str().unwrap().contains("cut short"), "{b}");
+    // PNG bytes that are not a picture.
+    let png = label_png();
+    let (s, b) = app.post_form("/api/intake/label", image_form("image", &png[..60], "image/png")).await;
+    assert_error(s, &b, StatusCode::BAD_REQUEST, "invalid");
+    // A picture too small to read a label from.
+    let dot = encoded(&image::DynamicImage::new_rgb8(1, 1), image::ImageFormat::Png);
+    let (s, b) = app.post_form("/api/intake/label", image_form("image", &dot, "image/png")).await;
+    assert_error(s, &b, StatusCode::UNPROCESSABLE_ENTITY, "rule");
+    assert_eq!(b["error"]["message"], "the image is 1 x 1 pixels; at least 16 x 16 are needed to hold an item");
+    assert!(seen.bodies().is_empty(), "nothing was sent");
+    assert!(app.spend_kinds().await.is_empty(), "nothing was spent");
+    // The whole picture is read.
+    let (s, b) = app.post_form("/api/intake/label", image_form("image", &photo, "image/jpeg")).await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    assert_eq!(seen.bodies().len(), 1);
 }
 
 async fn a_listing_is_read_and_matched_by_name(db: Db) {
@@ -308,7 +371,7 @@ async fn wrong_media_types_and_empty_texts_are_refused(db: Db) {
     let (s, b) = app.post_form("/api/intake/voice", image_form("audio", b"", "audio/wav")).await;
     assert_error(s, &b, StatusCode::BAD_REQUEST, "invalid");
     assert_eq!(b["error"]["message"], "the audio is empty");
-    let (s, b) = app.post_form("/api/intake/label", image_form("photo", PNG, "image/png")).await;
+    let (s, b) = app.post_form("/api/intake/label", image_form("photo", &label_png(), "image/png")).await;
     assert_error(s, &b, StatusCode::BAD_REQUEST, "invalid");
     let (s, b) = app.post("/api/intake/listing", json!({"text": "  "})).await;
     assert_error(s, &b, StatusCode::BAD_REQUEST, "invalid");
@@ -321,11 +384,11 @@ async fn wrong_media_types_and_empty_texts_are_refused(db: Db) {
     assert!(app.spend_kinds().await.is_empty());
 
     // An upload over the JSON body limit is not refused for its size alone.
-    let mut big = PNG.to_vec();
+    let mut big = label_png();
     big.resize(3 << 20, 0);
     let (s, b) = app.post_form("/api/intake/label", image_form("image", &big, "image/png")).await;
     assert_eq!(s, StatusCode::OK, "{b}");
-    let mut huge = PNG.to_vec();
+    let mut huge = label_png();
     huge.resize(21 << 20, 0);
     let (s, b) = app.post_form("/api/intake/label", image_form("image", &huge, "image/png")).await;
     assert_error(s, &b, StatusCode::PAYLOAD_TOO_LARGE, "too_large");
@@ -336,7 +399,7 @@ async fn readings_need_the_model_api(db: Db) {
     let (s, b) = app.post("/api/intake/listing", json!({"text": "a lamp"})).await;
     assert_error(s, &b, StatusCode::SERVICE_UNAVAILABLE, "not_configured");
     assert!(b["error"]["message"].as_str().unwrap().contains("MODEL_API_KEY"), "{b}");
-    let (s, b) = app.post_form("/api/intake/label", image_form("image", PNG, "image/png")).await;
+    let (s, b) = app.post_form("/api/intake/label", image_form("image", &label_png(), "image/png")).await;
     assert_error(s, &b, StatusCode::SERVICE_UNAVAILABLE, "not_configured");
     assert!(b["error"]["message"].as_str().unwrap().contains("MODEL_API_KEY"), "{b}");
     let (s, b) = app.post_form("/api/intake/voice", image_form("audio", &wav(), "audio/wav")).await;

@@ -10,6 +10,7 @@ mod intake;
 mod items;
 mod model_check;
 mod photo;
+mod places;
 mod projects;
 mod selling;
 mod templates;

@@ -8,7 +8,11 @@ use reqwest::multipart::{Form, Part};
 use serde_json::Value;
 use trove_vision::scene::{Scene, catalogue};
 
-on_both!(a_photo_is_split_into_measured_regions, other_uploads_are_refused);
+on_both!(
+    a_photo_is_split_into_measured_regions,
+    other_uploads_are_refused,
+    an_image_too_small_to_hold_an_item_or_cut_short_is_refused
+);
 
 fn scene(name: &str) -> Scene {
     catalogue().into_iter().find(|s| s.name == name).expect("the scene exists")
@@ -99,4 +103,28 @@ async fn other_uploads_are_refused(db: Db) {
 
     let resp = app.client.post(app.url("/api/intake/photo")).send().await.unwrap();
     assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+}
+
+async fn an_image_too_small_to_hold_an_item_or_cut_short_is_refused(db: Db) {
+    let app = TestApp::spawn(db, &[]).await;
+    for (w, h) in [(1, 1), (15, 600)] {
+        let mut png = std::io::Cursor::new(Vec::new());
+        image::DynamicImage::new_rgb8(w, h).write_to(&mut png, image::ImageFormat::Png).unwrap();
+        let form = Form::new().part("image", image_part(png.into_inner(), "image/png"));
+        let (status, body) = post_form(&app, "/api/intake/photo", form).await;
+        assert_error(status, &body, StatusCode::UNPROCESSABLE_ENTITY, "rule");
+        let message = format!("the image is {w} x {h} pixels; at least 16 x 16 are needed to hold an item");
+        assert_eq!(body["error"]["message"], message.as_str());
+    }
+    // A JPEG cut short is refused, never segmented into regions that are not in the picture.
+    let jpeg = scene("three boxes").jpeg();
+    let cut = jpeg[..jpeg.len() * 3 / 4].to_vec();
+    let (status, body) =
+        post_form(&app, "/api/intake/photo", Form::new().part("image", image_part(cut, "image/jpeg"))).await;
+    assert_error(status, &body, StatusCode::BAD_REQUEST, "invalid");
+    assert!(body["error"]["message"].as_str().unwrap().contains("cut short"), "{body}");
+    let (status, body) =
+        post_form(&app, "/api/intake/photo", Form::new().part("image", image_part(jpeg, "image/jpeg"))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["regions"].as_array().unwrap().len(), 3, "{body}");
 }

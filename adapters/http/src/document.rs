@@ -40,6 +40,8 @@ pub fn limits() -> Vec<(&'static str, &'static str, Value)> {
     let short_filled = json!({"minLength": 1, "maxLength": SHORT_TEXT_MAX, "pattern": NOT_BLANK});
     let profile = json!({"maxLength": PROFILE_MAX});
     let reading = json!({"minLength": 1, "maxLength": trove_domain::reading::TEXT_MAX});
+    let place_name = json!({"minLength": 1, "maxLength": trove_domain::place::NAME_MAX, "pattern": NOT_BLANK});
+    let place_note = json!({"maxLength": trove_domain::place::NOTE_MAX});
     vec![
         ("CreateItem", "name", name.clone()),
         ("CreateItem", "item_type", snake.clone()),
@@ -60,6 +62,11 @@ pub fn limits() -> Vec<(&'static str, &'static str, Value)> {
         ("NewRequirement", "item_types", json!({"minItems": 1, "maxItems": LIST_MAX})),
         ("NewRequirement", "fields", json!({"maxItems": LIST_MAX})),
         ("NewRequirement", "disqualifying_faults", json!({"maxItems": LIST_MAX})),
+        ("CreatePlace", "name", place_name.clone()),
+        ("CreatePlace", "note", place_note.clone()),
+        ("PatchPlace", "name", place_name),
+        ("PatchPlace", "note", place_note),
+        ("BulkChange", "ids", json!({"minItems": 1, "maxItems": trove_domain::bulk::BULK_MAX})),
         ("ListingText", "text", reading.clone()),
         ("VoiceTranscript", "transcript", reading),
     ]
@@ -75,10 +82,19 @@ pub fn parameter_limits() -> Vec<(&'static str, &'static str, Value)> {
         ("/items", "offset", json!({"minimum": 0})),
         ("/items", "item_type", json!({"pattern": "^([a-z][a-z0-9]*(_[a-z0-9]+)*)?$"})),
         ("/items", "q", json!({"maxLength": SEARCH_MAX})),
+        ("/labels.pdf", "items", json!({"pattern": ID_LIST})),
+        ("/labels.pdf", "places", json!({"pattern": ID_LIST})),
         ("/projects/propose", "Idempotency-Key", key.clone()),
         ("/items/{id}/price", "Idempotency-Key", key),
     ]
 }
+
+/// Ids separated by commas (`1,2,3`), as the label routes read them; blank is none.
+const ID_LIST: &str = "^ *([0-9]{1,18} *(, *[0-9]{1,18} *)*)?$";
+
+/// The routes that name an object in their query (a place to list the items of, the items and places to
+/// label): they may answer `404` although their path names none and they take no body.
+const QUERY_NAMES_OBJECT: &[(&str, &str)] = &[("get", "/items"), ("get", "/labels.pdf")];
 
 /// The routes that call the Model API: they may answer `402` (budget reached), `502` (the model failed) and
 /// `503` (the Model API is not configured).
@@ -238,8 +254,10 @@ fn declare_errors(method: &str, path: &str, operation: &mut Value) {
     if operation.contains_key("security") {
         statuses.push((401, "No valid bearer token."));
     }
-    if names_object {
+    if names_object || QUERY_NAMES_OBJECT.contains(&(method, path)) {
         statuses.push((404, "An object the request names does not exist in this household."));
+    }
+    if names_object {
         statuses.push((409, "The state of an object stands in the way; the same request may succeed once it changes."));
         statuses.push((422, "The rules never allow the request as it is."));
     }
@@ -406,7 +424,7 @@ mod tests {
         let statuses = |path: &str, method: &str| -> Vec<String> {
             doc["paths"][path][method]["responses"].as_object().unwrap().keys().cloned().collect()
         };
-        assert_eq!(statuses("/items", "get"), ["200", "400", "401", "500"]);
+        assert_eq!(statuses("/items", "get"), ["200", "400", "401", "404", "500"]);
         assert_eq!(statuses("/items", "post"), ["201", "400", "401", "404", "409", "413", "415", "422", "500"]);
         assert_eq!(statuses("/items/{id}/price", "post"), ["200", "402", "404", "409", "422", "500", "502", "503"]);
         assert!(doc["components"]["schemas"][ERROR_SCHEMA].is_object());

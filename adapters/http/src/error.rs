@@ -6,6 +6,7 @@ use crate::shared::RunSpendDto;
 use poem::http::StatusCode;
 use poem::{IntoResponse, Response};
 use serde_json::json;
+use trove_application::labels::ScanError;
 use trove_application::metered::RunSpend;
 use trove_application::photo::PhotoError;
 use trove_application::{Error, Refusal};
@@ -25,11 +26,13 @@ pub struct ApiError {
     pub message: String,
     /// What a failed model run cost, for 502 answers.
     pub spend: Option<RunSpend>,
+    /// Seconds a client should wait before trying again (`Retry-After`), for 503 answers of a busy server.
+    pub retry_after_s: Option<u64>,
 }
 
 impl ApiError {
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
-        Self { status, code, message: message.into(), spend: None }
+        Self { status, code, message: message.into(), spend: None, retry_after_s: None }
     }
 
     /// The error body: `{"error": {"code", "message", "spend"?}}`.
@@ -83,6 +86,10 @@ impl From<Error> for ApiError {
             Error::ModelFailed { spend, .. } => {
                 Self { spend: Some(spend), ..Self::new(StatusCode::BAD_GATEWAY, "model_failed", message) }
             }
+            Error::Busy { retry_after_s } => Self {
+                retry_after_s: Some(retry_after_s),
+                ..Self::new(StatusCode::SERVICE_UNAVAILABLE, "busy", message)
+            },
             Error::Unexpected(e) => {
                 tracing::error!(error = ?e, "unexpected error");
                 Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error; see the server log")
@@ -100,6 +107,7 @@ pub fn refusal_status(refusal: &Refusal) -> (StatusCode, &'static str) {
         Refusal::Change(ChangeRefused::SetByProject(_) | ChangeRefused::SelfComponent(_)) => RULE,
         Refusal::Change(ChangeRefused::Gone(_) | ChangeRefused::Held { .. }) => CONFLICT,
         Refusal::ForeignComponent(_) | Refusal::NoSpeech | Refusal::KeyUsedElsewhere | Refusal::Bulk(_) => RULE,
+        Refusal::ImageTooSmall { .. } => RULE,
         Refusal::Place(PlaceRefused::DuplicateName { .. }) => CONFLICT,
         Refusal::Place(_) => RULE,
         Refusal::Gone(_)
@@ -123,6 +131,16 @@ impl From<PhotoError> for ApiError {
     }
 }
 
+impl From<ScanError> for ApiError {
+    fn from(e: ScanError) -> Self {
+        match e {
+            ScanError::Image(e) => e.into(),
+            e @ ScanError::NoCode => Self::new(StatusCode::UNPROCESSABLE_ENTITY, "no_code", e.to_string()),
+            e @ ScanError::NotOurs(_) => Self::new(StatusCode::NOT_FOUND, "not_found", e.to_string()),
+        }
+    }
+}
+
 impl From<trove_domain::item::ItemError> for ApiError {
     fn from(e: trove_domain::item::ItemError) -> Self {
         Self::bad_request(e.to_string())
@@ -141,7 +159,11 @@ impl poem::error::ResponseError for ApiError {
     }
 
     fn as_response(&self) -> Response {
-        poem::web::Json(self.body()).with_status(self.status).into_response()
+        let mut response = poem::web::Json(self.body()).with_status(self.status).into_response();
+        if let Some(seconds) = self.retry_after_s {
+            response.headers_mut().insert(poem::http::header::RETRY_AFTER, seconds.into());
+        }
+        response
     }
 }
 
@@ -178,6 +200,15 @@ fn lower_first(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_busy_answer_says_when_to_retry() {
+        let response = poem::error::ResponseError::as_response(&ApiError::from(Error::Busy { retry_after_s: 4 }));
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(response.headers()[poem::http::header::RETRY_AFTER], "4");
+        let other = poem::error::ResponseError::as_response(&ApiError::bad_request("no"));
+        assert!(other.headers().get(poem::http::header::RETRY_AFTER).is_none());
+    }
     use trove_application::Object;
     use trove_domain::item::{Availability, GoneRefused, ProjectIdOrUnknown};
     use trove_domain::{ItemId, ProjectId};
@@ -231,6 +262,13 @@ mod tests {
                 "component 999 is not an item of this household",
             ),
             (Refusal::NoSpeech.into(), 422, "rule", "the voice note holds no speech to read"),
+            (
+                Refusal::ImageTooSmall { width: 1, height: 1, min: 16 }.into(),
+                422,
+                "rule",
+                "the image is 1 x 1 pixels; at least 16 x 16 are needed to hold an item",
+            ),
+            (Error::Busy { retry_after_s: 3 }, 503, "busy", "the server is busy with other images; try again in 3 s"),
             (Refusal::KeyUsedElsewhere.into(), 422, "rule", "this Idempotency-Key was used for a different request"),
             (Refusal::KeyRunning.into(), 409, "conflict", "a request with this Idempotency-Key is still running"),
             (Refusal::Stale(ItemId(7)).into(), 409, "conflict", "item 7 changed while this request ran; try again"),

@@ -97,13 +97,14 @@ impl Explainer {
     fn operation(&self, method: &Method, path: &str) -> Option<&Value> {
         let paths = self.spec.get("paths")?.as_object()?;
         let method = method.as_str().to_ascii_lowercase();
-        // The path that names the most segments literally wins (`/projects/propose` over `/projects/{id}`).
+        // The path that names the most segments literally wins (`/projects/propose` over `/projects/{id}`), as
+        // it does in the router, whether or not it takes the method: `PATCH /items/bulk` is a 405, never a
+        // `PATCH /items/{id}`.
         paths
             .iter()
             .filter(|(template, _)| template_matches(template, path))
-            .filter_map(|(template, item)| Some((template.matches('{').count(), item.get(&method)?)))
-            .min_by_key(|(params, _)| *params)
-            .map(|(_, operation)| operation)
+            .min_by_key(|(template, _)| template.matches('{').count())
+            .and_then(|(_, item)| item.get(&method))
     }
 }
 

@@ -7,7 +7,9 @@ use trove_application::exchange::Exchange;
 use trove_application::idempotency::Idempotency;
 use trove_application::intake::Intake;
 use trove_application::items::Inventory;
+use trove_application::labels::Labels;
 use trove_application::photo::Photos;
+use trove_application::places::Places;
 use trove_application::ports::Clock;
 use trove_application::price::Selling;
 use trove_application::projects::Projects;
@@ -18,6 +20,10 @@ use trove_application::spend_report::Spend;
 #[derive(Clone)]
 pub struct Services {
     pub inventory: Inventory,
+    /// The tree of places: create, list, move, delete, and the paths items are shown with.
+    pub places: Places,
+    /// Label PDFs and scans of labels (the PDF and the reading are CPU work, run on a blocking thread).
+    pub labels: Labels,
     pub catalogue: Catalogue,
     pub projects: Projects,
     pub propose: ProposeProjects,

@@ -13,6 +13,7 @@ use trove_application::idempotency::Replayable;
 use trove_application::metered::RunSpend;
 use trove_domain::ItemId;
 use trove_domain::item::{self as di, ItemError, ItemName, ItemType, Measurement, MeasurementSource, NewItem};
+use trove_domain::place::PlacePath;
 
 /// A DTO enum mirroring a domain enum variant for variant (`snake_case` on the wire), with both conversions.
 macro_rules! mirror_enum {
@@ -77,6 +78,19 @@ impl NewFault {
     }
 }
 
+/// One place of a path: its id and name.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(rename = "PlaceStep")]
+pub struct PlaceStepDto {
+    pub id: i64,
+    pub name: String,
+}
+
+/// The steps of a path, root first, the place itself last.
+pub fn steps(path: &PlacePath) -> Vec<PlaceStepDto> {
+    path.steps().iter().map(|s| PlaceStepDto { id: s.id.0, name: s.name.to_string() }).collect()
+}
+
 /// A new item.
 #[derive(Debug, Clone, PartialEq, Object)]
 #[oai(deny_unknown_fields)]
@@ -88,6 +102,9 @@ pub struct CreateItem {
     pub profile: String,
     pub condition: Condition,
     pub intent: Intent,
+    /// The place to put it in (`GET /api/places`); instead of `location`.
+    pub place_id: Option<i64>,
+    /// A path of places as text ("Garage / Shelf B2"), found or created; instead of `place_id`.
     pub location: Option<String>,
     pub accessories: Option<Vec<String>>,
     /// Measured values by key, in any unit spelling ("Ah", "mah", "TB"); stored normalised.
@@ -121,6 +138,7 @@ impl CreateItem {
             self.condition.into(),
             self.intent.into(),
         );
+        item.place_id = self.place_id.map(trove_domain::PlaceId);
         item.location = di::location(self.location.as_deref())?;
         item.accessories = di::accessories(&self.accessories.unwrap_or_default())?;
         let source = self.source.map(Into::into).unwrap_or(MeasurementSource::Manual);

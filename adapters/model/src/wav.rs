@@ -84,7 +84,7 @@ impl<'a> Wav<'a> {
     /// # Errors
     /// [`WavError::NotWav`], [`WavError::Malformed`] or [`WavError::Unsupported`] (compressed or odd formats).
     pub fn read(bytes: &'a [u8]) -> Result<Self, WavError> {
-        if bytes.len() < 12 || &bytes[..4] != b"RIFF" || &bytes[8..12] != b"WAVE" {
+        if !trove_domain::reading::is_wav(bytes) {
             return Err(WavError::NotWav);
         }
         let mut at = 12;

@@ -1,8 +1,11 @@
-//! Trove's photo segmentation: a photo of items laid out on a plain background, split into one region per item.
+//! Trove's images: a photo of items laid out on a plain background, split into one region per item
+//! ([`Segmenter`]); a label photo made ready for a model ([`ModelImageEncoder`]). The only crate that decodes or
+//! looks at pixels, and it decodes only what the work needs (see `decode.rs`).
 //!
-//! The pipeline, all but the first step on a working copy of at most [`WORKING_SIDE`] pixels a side:
-//! 1. decode (JPEG, PNG or WebP, told by magic bytes) and average blocks of `k x k` pixels into the working copy
-//!    (one pass over the full-size pixels: this is most of the time on a 12-megapixel photo);
+//! The segmentation pipeline, all but the first step on a working copy of at most [`WORKING_SIDE`] pixels a side:
+//! 1. decode (JPEG, PNG or WebP, told by magic bytes), row by row, averaging blocks of `k x k` pixels into the
+//!    working copy as the rows arrive (one pass over the full-size pixels: this is most of the time on a
+//!    12-megapixel photo; a PNG is never held whole);
 //! 2. model the background's lighting per channel as a quadratic surface, fitted to the border cells first and
 //!    then to every cell that looks like background, so that gradients and vignetting fall away;
 //! 3. measure each pixel's relative deviation from that background; decide the objects' polarity (darker, lighter
@@ -14,16 +17,23 @@
 //! 7. drop specks (relative to the image's area), regions that are most of the image or run along the border
 //!    (a table edge, a dark corner), and scale the boxes back to the photo's pixels.
 
+mod decode;
+#[cfg(any(test, feature = "scenes"))]
 pub mod scene;
 mod segment;
 
+pub use decode::{MAX_DECODED_BYTES, MAX_PIXELS, jpeg_is_complete};
 pub use segment::{WORKING_SIDE, segment_rgb};
 
-use std::io::Cursor;
-use trove_application::ports::{PhotoSegmenter, Segmentation, VisionError};
+use decode::decode_rows;
+use image::RgbImage;
+use segment::{Rows, Shrinker, segment_working};
+use trove_application::ports::vision::MODEL_IMAGE_SIDE;
+use trove_application::ports::{ModelImages, PhotoSegmenter, PreparedImage, Segmentation, VisionError};
+use trove_domain::reading::ImageFormat;
 
-/// The largest photo accepted, in pixels (an 8000 x 6000 photo is 48 megapixels).
-pub const MAX_PIXELS: u64 = 50_000_000;
+/// The quality of the JPEG a downscaled image is sent as.
+const MODEL_JPEG_QUALITY: u8 = 85;
 
 /// The segmenter over the `image` and `imageproc` crates.
 #[derive(Debug, Clone, Copy, Default)]
@@ -35,43 +45,81 @@ impl Segmenter {
     }
 }
 
-/// The format told by the first bytes: JPEG, PNG or WebP.
-pub fn sniff(bytes: &[u8]) -> Option<image::ImageFormat> {
-    if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
-        Some(image::ImageFormat::Jpeg)
-    } else if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
-        Some(image::ImageFormat::Png)
-    } else if bytes.len() >= 12 && &bytes[0..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
-        Some(image::ImageFormat::WebP)
-    } else {
-        None
-    }
-}
-
-/// Decodes a JPEG, PNG or WebP into 8-bit RGB, checking its size before decoding the pixels.
+/// Decodes a JPEG, PNG or WebP whole into 8-bit RGB, checking its size before decoding the pixels.
 ///
 /// # Errors
-/// `Unsupported`, `Undecodable` or `TooLarge`, as [`PhotoSegmenter::segment`] states.
-pub fn decode(bytes: &[u8]) -> Result<image::RgbImage, VisionError> {
-    use image::ImageDecoder;
-    let format = sniff(bytes).ok_or(VisionError::Unsupported)?;
-    let reader = image::ImageReader::with_format(Cursor::new(bytes), format);
-    let decoder = reader.into_decoder().map_err(|e| VisionError::Undecodable(e.to_string()))?;
-    let (width, height) = decoder.dimensions();
-    if u64::from(width) * u64::from(height) > MAX_PIXELS {
-        return Err(VisionError::TooLarge { width, height, max_pixels: MAX_PIXELS });
-    }
-    let decoded = image::DynamicImage::from_decoder(decoder).map_err(|e| VisionError::Undecodable(e.to_string()))?;
-    Ok(match decoded {
-        image::DynamicImage::ImageRgb8(rgb) => rgb,
-        other => other.to_rgb8(),
-    })
+/// `Unsupported`, `Undecodable`, `TooSmall` or `TooLarge`, as [`PhotoSegmenter::segment`] states.
+pub fn decode(bytes: &[u8]) -> Result<RgbImage, VisionError> {
+    decode_rows(bytes, RgbImage::new)
 }
 
 impl PhotoSegmenter for Segmenter {
+    /// Decodes the rows straight into the working copy's block sums: the photo is never held whole when it is a
+    /// PNG, and never converted to RGB at full size.
     fn segment(&self, image: &[u8]) -> Result<Segmentation, VisionError> {
-        let rgb = decode(image)?;
-        Ok(segment_rgb(&rgb))
+        let shrinker = decode_rows(image, Shrinker::working)?;
+        let (width, height) = shrinker.photo_size();
+        Ok(segment_working(&shrinker.into_working(), width, height))
+    }
+}
+
+/// Label photos made ready for a model: checked by decoding them whole, downscaled to [`MODEL_IMAGE_SIDE`] and
+/// encoded as JPEG when larger.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ModelImageEncoder;
+
+/// Where a label photo's rows go, by its size.
+enum ForModel {
+    /// Small enough to send as it is: the rows are decoded only to check them.
+    Check(u32, u32),
+    /// At least twice the size sent: averaged over blocks first.
+    Shrink(Shrinker),
+    /// Between the two: kept whole, then resized.
+    Whole(RgbImage),
+}
+
+impl Rows for ForModel {
+    fn add_row(&mut self, y: u32, row: &[u8], channels: usize) {
+        match self {
+            ForModel::Check(..) => {}
+            ForModel::Shrink(s) => s.add_row(y, row, channels),
+            ForModel::Whole(i) => i.add_row(y, row, channels),
+        }
+    }
+}
+
+/// The size of `width x height` with its longest side `side`.
+fn fitted(width: u32, height: u32, side: u32) -> (u32, u32) {
+    let scaled = |short: u32, long: u32| ((f64::from(short) * f64::from(side) / f64::from(long)).round() as u32).max(1);
+    if width >= height { (side, scaled(height, width)) } else { (scaled(width, height), side) }
+}
+
+impl ModelImages for ModelImageEncoder {
+    fn prepare_for_model(&self, image: &[u8]) -> Result<PreparedImage, VisionError> {
+        let format = ImageFormat::sniff(image).ok_or(VisionError::Unsupported)?;
+        let sink = decode_rows(image, |width, height| {
+            let k = width.max(height) / MODEL_IMAGE_SIDE;
+            match k {
+                _ if width.max(height) <= MODEL_IMAGE_SIDE => ForModel::Check(width, height),
+                0 | 1 => ForModel::Whole(RgbImage::new(width, height)),
+                k => ForModel::Shrink(Shrinker::new(width, height, k)),
+            }
+        })?;
+        let ((width, height), rgb) = match sink {
+            ForModel::Check(width, height) => {
+                return Ok(PreparedImage { format, bytes: image.to_vec(), width, height });
+            }
+            ForModel::Shrink(s) => (s.photo_size(), s.into_rgb()),
+            ForModel::Whole(i) => (i.dimensions(), i),
+        };
+        let (width, height) = fitted(width, height, MODEL_IMAGE_SIDE);
+        let small = image::imageops::resize(&rgb, width, height, image::imageops::FilterType::Triangle);
+        drop(rgb);
+        let mut bytes = Vec::new();
+        image::codecs::jpeg::JpegEncoder::new_with_quality(&mut bytes, MODEL_JPEG_QUALITY)
+            .encode_image(&small)
+            .map_err(|e| VisionError::Unexpected(anyhow::anyhow!("encoding the image as JPEG: {e}")))?;
+        Ok(PreparedImage { format: ImageFormat::Jpeg, bytes, width, height })
     }
 }
 

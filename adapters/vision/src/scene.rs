@@ -227,6 +227,13 @@ impl Scene {
         self.render().write_to(&mut out, image::ImageFormat::Png).unwrap_or_default();
         out.into_inner()
     }
+
+    /// The photo as JPEG bytes (quality 90).
+    pub fn jpeg(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        let encoded = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 90).encode_image(&self.render());
+        encoded.map(|()| out).unwrap_or_default()
+    }
 }
 
 const PAPER: [u8; 3] = [225, 222, 215];

@@ -4,7 +4,7 @@ use image::{GrayImage, Luma, RgbImage};
 use imageproc::distance_transform::Norm;
 use imageproc::region_labelling::{Connectivity, connected_components};
 use std::collections::VecDeque;
-use trove_application::ports::Segmentation;
+use trove_application::ports::{MIN_SIDE, Segmentation};
 use trove_domain::measure::Region;
 
 /// The longest side of the working copy: a 4000 x 3000 photo is worked on at 1000 x 750.
@@ -34,7 +34,7 @@ const CORE_LEVELS: [f32; 3] = [0.15, 0.3, 0.5];
 const MIN_CORE_RADIUS: u16 = 3;
 
 /// The working copy: channel planes of the photo averaged over `k x k` blocks.
-struct Working {
+pub(crate) struct Working {
     width: u32,
     height: u32,
     /// The block side: one working pixel is `k x k` photo pixels.
@@ -42,42 +42,133 @@ struct Working {
     planes: [Vec<f32>; 3],
 }
 
-/// Averages `k x k` blocks (the remainder at the right and bottom edges, under `k` pixels, is left out).
-fn shrink(rgb: &RgbImage) -> Working {
-    let (w, h) = rgb.dimensions();
-    let k = w.max(h).div_ceil(WORKING_SIDE).max(1);
-    let (ww, wh) = ((w / k).max(1), (h / k).max(1));
-    let (k_x, k_y) = (k.min(w) as usize, k.min(h) as usize);
-    let raw = rgb.as_raw();
-    let stride = w as usize * 3;
-    let n = ww as usize * wh as usize;
-    let mut planes = [vec![0f32; n], vec![0f32; n], vec![0f32; n]];
-    let mut sums = vec![0u32; ww as usize * 3];
-    let scale = 1.0 / (k_x * k_y) as f32;
-    for by in 0..wh as usize {
-        sums.fill(0);
-        for y in by * k_y..(by + 1) * k_y {
-            let row = &raw[y * stride..y * stride + ww as usize * k_x * 3];
-            for (block, sum) in row.chunks_exact(k_x * 3).zip(sums.chunks_exact_mut(3)) {
-                let (mut r, mut g, mut b) = (0u32, 0u32, 0u32);
-                for px in block.chunks_exact(3) {
+/// Where decoded rows go, one at a time, as 8-bit samples: the decoder never holds more than a row of its own.
+pub(crate) trait Rows {
+    /// Takes row `y` of the image: `channels` 8-bit samples a pixel (1 grey, 2 grey and alpha, 3 RGB, 4 RGBA;
+    /// alpha is ignored, as `image`'s conversion to RGB ignores it).
+    fn add_row(&mut self, y: u32, row: &[u8], channels: usize);
+}
+
+/// The sums of `k x k` blocks of a photo's pixels, filled row by row as they are decoded (the remainder at the
+/// right and bottom edges, under `k` pixels, is left out): the only copy of the photo that is ever whole.
+pub(crate) struct Shrinker {
+    /// The photo's size in pixels.
+    width: u32,
+    height: u32,
+    k: u32,
+    /// The shrunk size.
+    ww: u32,
+    wh: u32,
+    /// The block's sides, `k` but no more than the photo's.
+    k_x: usize,
+    k_y: usize,
+    /// Per block, the sums of red, green and blue.
+    sums: Vec<u32>,
+}
+
+impl Shrinker {
+    /// Blocks of `k x k` pixels (1 keeps every pixel).
+    pub(crate) fn new(width: u32, height: u32, k: u32) -> Self {
+        let k = k.max(1);
+        let (ww, wh) = ((width / k).max(1), (height / k).max(1));
+        let (k_x, k_y) = (k.min(width.max(1)) as usize, k.min(height.max(1)) as usize);
+        Shrinker { width, height, k, ww, wh, k_x, k_y, sums: vec![0; ww as usize * wh as usize * 3] }
+    }
+
+    /// The blocks of the working copy: the longest side at most [`WORKING_SIDE`].
+    pub(crate) fn working(width: u32, height: u32) -> Self {
+        Self::new(width, height, width.max(height).div_ceil(WORKING_SIDE).max(1))
+    }
+
+    /// The photo's size in pixels.
+    pub(crate) fn photo_size(&self) -> (u32, u32) {
+        (self.width, self.height)
+    }
+
+    /// The working copy: each block's mean.
+    pub(crate) fn into_working(self) -> Working {
+        let n = self.ww as usize * self.wh as usize;
+        let scale = 1.0 / (self.k_x * self.k_y) as f32;
+        let mut planes = [vec![0f32; n], vec![0f32; n], vec![0f32; n]];
+        for (i, sum) in self.sums.chunks_exact(3).enumerate() {
+            for c in 0..3 {
+                planes[c][i] = sum[c] as f32 * scale;
+            }
+        }
+        Working { width: self.ww, height: self.wh, k: self.k, planes }
+    }
+
+    /// The shrunk image: each block's mean, rounded.
+    pub(crate) fn into_rgb(self) -> RgbImage {
+        let n = (self.k_x * self.k_y) as u32;
+        let raw = self.sums.iter().map(|s| ((s + n / 2) / n) as u8).collect();
+        RgbImage::from_raw(self.ww, self.wh, raw).unwrap_or_else(|| RgbImage::new(self.ww, self.wh))
+    }
+
+    fn add<const N: usize>(&mut self, y: usize, row: &[u8]) {
+        let base = (y / self.k_y) * self.ww as usize * 3;
+        let used = self.ww as usize * self.k_x * N;
+        let Some(row) = row.get(..used) else { return };
+        let sums = &mut self.sums[base..base + self.ww as usize * 3];
+        for (block, sum) in row.chunks_exact(self.k_x * N).zip(sums.chunks_exact_mut(3)) {
+            let (mut r, mut g, mut b) = (0u32, 0u32, 0u32);
+            for px in block.chunks_exact(N) {
+                if N >= 3 {
                     r += u32::from(px[0]);
                     g += u32::from(px[1]);
                     b += u32::from(px[2]);
+                } else {
+                    r += u32::from(px[0]);
                 }
-                sum[0] += r;
-                sum[1] += g;
-                sum[2] += b;
             }
+            if N < 3 {
+                (g, b) = (r, r);
+            }
+            sum[0] += r;
+            sum[1] += g;
+            sum[2] += b;
         }
-        let base = by * ww as usize;
-        for (bx, sum) in sums.chunks_exact(3).enumerate() {
-            for c in 0..3 {
-                planes[c][base + bx] = sum[c] as f32 * scale;
+    }
+}
+
+impl Rows for Shrinker {
+    fn add_row(&mut self, y: u32, row: &[u8], channels: usize) {
+        let y = y as usize;
+        if y >= self.wh as usize * self.k_y {
+            return;
+        }
+        match channels {
+            1 => self.add::<1>(y, row),
+            2 => self.add::<2>(y, row),
+            3 => self.add::<3>(y, row),
+            _ => self.add::<4>(y, row),
+        }
+    }
+}
+
+impl Rows for RgbImage {
+    fn add_row(&mut self, y: u32, row: &[u8], channels: usize) {
+        let width = self.width() as usize;
+        let raw: &mut [u8] = self;
+        let Some(out) = raw.chunks_exact_mut(width * 3).nth(y as usize) else { return };
+        for (o, px) in out.chunks_exact_mut(3).zip(row.chunks_exact(channels.max(1))) {
+            if channels >= 3 {
+                o.copy_from_slice(&px[..3]);
+            } else {
+                o.fill(px[0]);
             }
         }
     }
-    Working { width: ww, height: wh, k, planes }
+}
+
+/// Averages `k x k` blocks of decoded pixels into the working copy.
+fn shrink(rgb: &RgbImage) -> Working {
+    let (w, h) = rgb.dimensions();
+    let mut shrinker = Shrinker::working(w, h);
+    for (y, row) in rgb.as_raw().chunks_exact(w.max(1) as usize * 3).enumerate() {
+        shrinker.add_row(y as u32, row, 3);
+    }
+    shrinker.into_working()
 }
 
 /// A quadratic surface `a0 + a1 x + a2 y + a3 x² + a4 xy + a5 y²` over coordinates scaled to -1..1.
@@ -574,17 +665,21 @@ fn is_background(s: &Stats, w: u32, h: u32) -> bool {
 }
 
 /// Segments decoded pixels: one region per item, in the photo's pixels, in reading order (top to bottom, then
-/// left to right).
+/// left to right). An image too small to hold an item has none.
 pub fn segment_rgb(rgb: &RgbImage) -> Segmentation {
     let (width, height) = rgb.dimensions();
-    if width == 0 || height == 0 {
+    if width < MIN_SIDE || height < MIN_SIDE {
         return Segmentation { width, height, regions: Vec::new() };
     }
-    let work = shrink(rgb);
+    segment_working(&shrink(rgb), width, height)
+}
+
+/// Segments the working copy of a `width x height` photo.
+pub(crate) fn segment_working(work: &Working, width: u32, height: u32) -> Segmentation {
     let (w, h) = (work.width, work.height);
-    let grid = cells(&work);
+    let grid = cells(work);
     let mut background = Background::estimate(&grid);
-    let mut mask = threshold(&background.deviations(&work), w, h);
+    let mut mask = threshold(&background.deviations(work), w, h);
     // Refit on the cells that hold no foreground pixel, now that the objects are known, and threshold again.
     let clear: Vec<bool> = {
         let mut busy = vec![false; grid.means.len()];
@@ -598,7 +693,7 @@ pub fn segment_rgb(rgb: &RgbImage) -> Segmentation {
     };
     if clear.iter().filter(|c| **c).count() >= 12 {
         background = Background::robust(&grid, clear);
-        mask = threshold(&background.deviations(&work), w, h);
+        mask = threshold(&background.deviations(work), w, h);
     }
     imageproc::morphology::open_mut(&mut mask, Norm::LInf, 1);
     imageproc::morphology::close_mut(&mut mask, Norm::LInf, 2);

@@ -2,8 +2,8 @@
 //! the count over the whole set is printed (`cargo test -p trove-vision -- --nocapture`).
 
 use crate::scene::{Scene, catalogue};
-use crate::{Segmenter, segment_rgb};
-use trove_application::ports::{PhotoSegmenter, VisionError};
+use crate::{ModelImageEncoder, Segmenter, segment_rgb};
+use trove_application::ports::{ModelImages, PhotoSegmenter, VisionError};
 use trove_domain::measure::{Region, measure};
 
 /// How one scene came out.
@@ -106,4 +106,118 @@ fn formats_are_told_by_their_magic_bytes() {
     assert!(matches!(Segmenter.segment(b"GIF89a\x01\x00\x01\x00"), Err(VisionError::Unsupported)));
     assert!(matches!(Segmenter.segment(b"\x89PNG\r\n\x1a\nnot really"), Err(VisionError::Undecodable(_))));
     assert!(matches!(Segmenter.segment(b""), Err(VisionError::Unsupported)));
+}
+
+/// Encodes `image` in `format`.
+fn encoded(image: &image::DynamicImage, format: image::ImageFormat) -> Vec<u8> {
+    let mut out = std::io::Cursor::new(Vec::new());
+    image.write_to(&mut out, format).unwrap();
+    out.into_inner()
+}
+
+#[test]
+fn decoding_row_by_row_segments_exactly_as_the_decoded_pixels() {
+    for scene in catalogue().iter().filter(|s| ["three boxes", "a card turned", "a square marker"].contains(&s.name)) {
+        let rgb = scene.render();
+        let want = segment_rgb(&rgb);
+        assert!(!want.regions.is_empty(), "{}", scene.name);
+        // 8-bit RGB PNG, streamed by rows.
+        assert_eq!(Segmenter.segment(&scene.png()).unwrap(), want, "{}: PNG", scene.name);
+        // 16-bit RGBA PNG (each 8-bit sample v is v * 257, which rounds back to v), streamed by rows.
+        let deep = image::DynamicImage::ImageRgba16(image::DynamicImage::ImageRgb8(rgb.clone()).to_rgba16());
+        assert_eq!(
+            Segmenter.segment(&encoded(&deep, image::ImageFormat::Png)).unwrap(),
+            want,
+            "{}: 16-bit",
+            scene.name
+        );
+        // Grey PNG: the same as its grey pixels given as RGB.
+        let grey = image::DynamicImage::ImageRgb8(rgb.clone()).to_luma8();
+        let grey_rgb = image::DynamicImage::ImageLuma8(grey.clone()).to_rgb8();
+        let png = encoded(&image::DynamicImage::ImageLuma8(grey), image::ImageFormat::Png);
+        assert_eq!(Segmenter.segment(&png).unwrap(), segment_rgb(&grey_rgb), "{}: grey", scene.name);
+        // A JPEG decoded whole: the same as the `image` crate's own decoding of it.
+        let jpeg = scene.jpeg();
+        let decoded = image::load_from_memory(&jpeg).unwrap().to_rgb8();
+        assert_eq!(Segmenter.segment(&jpeg).unwrap(), segment_rgb(&decoded), "{}: JPEG", scene.name);
+        assert_eq!(crate::decode(&jpeg).unwrap(), decoded);
+    }
+}
+
+#[test]
+fn images_too_small_to_hold_an_item_are_refused_before_segmentation() {
+    for (w, h) in [(1, 1), (15, 200), (200, 15)] {
+        let png = encoded(&image::DynamicImage::new_rgb8(w, h), image::ImageFormat::Png);
+        let err = Segmenter.segment(&png).unwrap_err();
+        assert!(
+            matches!(err, VisionError::TooSmall { width, height, min_side: 16 } if (width, height) == (w, h)),
+            "{w}x{h}: {err:?}"
+        );
+        assert!(matches!(ModelImageEncoder.prepare_for_model(&png), Err(VisionError::TooSmall { .. })));
+    }
+    // At the smallest size and the thinnest shapes, segmentation runs (on noise) without failing.
+    for (w, h) in [(16, 16), (16, 3000), (3000, 16), (17, 1100)] {
+        let noisy = Scene { noise: 20.0, ..Scene::plain("noise", w, h, [120, 120, 120]) };
+        let seg = Segmenter.segment(&noisy.png()).unwrap();
+        assert_eq!((seg.width, seg.height), (w, h));
+        assert_eq!(segment_rgb(&noisy.render()), seg);
+    }
+}
+
+#[test]
+fn a_jpeg_cut_short_is_undecodable_and_bytes_after_its_end_do_not_matter() {
+    let jpeg = catalogue().remove(0).jpeg();
+    assert!(crate::jpeg_is_complete(&jpeg));
+    for cut in [jpeg.len() - 2, jpeg.len() / 2, 600, 4] {
+        let short = &jpeg[..cut];
+        assert!(!crate::jpeg_is_complete(short), "cut at {cut}");
+        assert!(matches!(Segmenter.segment(short), Err(VisionError::Undecodable(_))), "cut at {cut}");
+        assert!(matches!(ModelImageEncoder.prepare_for_model(short), Err(VisionError::Undecodable(_))), "{cut}");
+    }
+    // A trailer after the end-of-image marker (as phones append) is not part of the picture.
+    let mut trailed = jpeg.clone();
+    trailed.extend_from_slice(b"\0\0ftypmp42 a motion photo's video");
+    assert_eq!(Segmenter.segment(&trailed).unwrap(), Segmenter.segment(&jpeg).unwrap());
+    // A PNG cut short fails in its rows.
+    let png = catalogue().remove(0).png();
+    assert!(matches!(Segmenter.segment(&png[..png.len() / 2]), Err(VisionError::Undecodable(_))));
+}
+
+/// A smooth picture of `w x h`: a horizontal red ramp and a vertical green one.
+fn ramp(w: u32, h: u32) -> image::RgbImage {
+    image::RgbImage::from_fn(w, h, |x, y| image::Rgb([(x * 255 / w) as u8, (y * 255 / h) as u8, 128]))
+}
+
+#[test]
+fn a_label_larger_than_the_model_needs_is_downscaled_to_a_jpeg_of_2048_pixels() {
+    let check = |bytes: Vec<u8>, want: (u32, u32)| {
+        let prepared = ModelImageEncoder.prepare_for_model(&bytes).unwrap();
+        assert_eq!(prepared.format, trove_domain::reading::ImageFormat::Jpeg);
+        assert_eq!((prepared.width, prepared.height), want);
+        let sent = image::load_from_memory_with_format(&prepared.bytes, image::ImageFormat::Jpeg).unwrap().to_rgb8();
+        assert_eq!(sent.dimensions(), want);
+        // The picture is the same picture: the ramps are where they were.
+        let (w, h) = want;
+        for (x, y) in [(w / 4, h / 4), (3 * w / 4, h / 2), (w / 2, 3 * h / 4)] {
+            let px = sent.get_pixel(x, y);
+            let (r, g) = (i32::from(px[0]), i32::from(px[1]));
+            assert!((r - (x * 255 / w) as i32).abs() <= 6, "red at {x},{y}: {r}");
+            assert!((g - (y * 255 / h) as i32).abs() <= 6, "green at {x},{y}: {g}");
+        }
+    };
+    // 4000 x 3000: decoded whole, then resized.
+    let photo = image::DynamicImage::ImageRgb8(ramp(4000, 3000));
+    check(encoded(&photo, image::ImageFormat::Jpeg), (2048, 1536));
+    // 1500 x 4500 PNG, 16-bit: streamed into blocks of 2 x 2 first.
+    let tall = image::DynamicImage::ImageRgb16(image::DynamicImage::ImageRgb8(ramp(1500, 4500)).to_rgb16());
+    check(encoded(&tall, image::ImageFormat::Png), (683, 2048));
+}
+
+#[test]
+fn a_label_the_model_can_read_as_it_is_is_sent_as_it_is() {
+    let png = encoded(&image::DynamicImage::ImageRgb8(ramp(1200, 900)), image::ImageFormat::Png);
+    let prepared = ModelImageEncoder.prepare_for_model(&png).unwrap();
+    assert_eq!(prepared.format, trove_domain::reading::ImageFormat::Png);
+    assert_eq!((prepared.width, prepared.height, prepared.bytes), (1200, 900, png));
+    assert!(matches!(ModelImageEncoder.prepare_for_model(b"GIF89a...."), Err(VisionError::Unsupported)));
 }

@@ -101,6 +101,7 @@ fn answer(reading: &IntakeReading, source: MeasurementSource) -> IntakeAnswer {
                 profile: item.profile.clone(),
                 condition: item.condition.into(),
                 intent: Intent::from(item.intent),
+                place_id: None,
                 location: item.location.clone(),
                 accessories: Some(item.accessories.clone()),
                 fields: Some(
@@ -147,8 +148,11 @@ pub struct IntakeApi(pub Services);
 
 #[OpenApi(tag = "Tag::Intake")]
 impl IntakeApi {
-    /// Read a label photo (multipart field `image`: JPEG, PNG or WebP, at most 20 MB; 400 when empty, 415 for
-    /// anything else) into candidate items with their matches. One model call without tools; nothing is written.
+    /// Read a label photo (multipart field `image`: JPEG, PNG or WebP, at most 20 MB; 400 when empty, damaged or
+    /// cut short, 415 for anything else, 422 under 16 pixels a side) into candidate items with their matches. The
+    /// image is checked by decoding it, and one larger than the model needs is sent downscaled (longest side
+    /// 2,048 pixels, JPEG); when too many images wait for a core, 503 with `Retry-After`. Nothing is sent or spent
+    /// before that. One model call without tools; nothing is written.
     #[oai(path = "/intake/label", method = "post")]
     async fn label(&self, Member(h): Member, body: LabelUpload) -> ApiResult<Json<IntakeAnswer>> {
         if body.image.size() > IMAGE_MAX {
@@ -158,10 +162,10 @@ impl IntakeApi {
         if bytes.is_empty() {
             return Err(ApiError::bad_request("the image is empty").into());
         }
-        let Some(format) = ImageFormat::sniff(&bytes) else {
+        if ImageFormat::sniff(&bytes).is_none() {
             return Err(ApiError::unsupported("the image must be a JPEG, PNG or WebP").into());
-        };
-        let reading = self.0.intake.read_label(h, &bytes, format).await.map_err(ApiError::from)?;
+        }
+        let reading = self.0.intake.read_label(h, bytes).await.map_err(ApiError::from)?;
         Ok(Json(answer(&reading, MeasurementSource::Label)))
     }
 

@@ -4,17 +4,21 @@
 use crate::auth::Member;
 use crate::error::{ApiError, ApiResult};
 use crate::services::Services;
-use crate::shared::{Condition, CreateItem, Created, FieldValue, Intent, NewFault, Severity, Source, mirror_enum};
+use crate::shared::{
+    Condition, CreateItem, Created, FieldValue, Intent, NewFault, PlaceStepDto, Severity, Source, mirror_enum, steps,
+};
 use chrono::{DateTime, Utc};
 use poem_openapi::param::{Path, Query};
 use poem_openapi::payload::Json;
 use poem_openapi::types::MaybeUndefined;
 use poem_openapi::{Object, OpenApi, Tags};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use trove_application::items::Cursor;
-use trove_application::ports::ItemQuery;
+use trove_application::ports::{ItemQuery, PlaceFilter};
+use trove_domain::bulk::BulkSet;
 use trove_domain::item::{self as di, Item, ItemName, ItemType, Measurement, MeasurementSource};
-use trove_domain::{ItemId, units};
+use trove_domain::place::PlacePath;
+use trove_domain::{HouseholdId, ItemId, PlaceId, units};
 
 #[derive(Tags)]
 enum Tag {
@@ -73,6 +77,15 @@ pub struct MeasurementDto {
     pub source: Source,
 }
 
+/// The place an item is in.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct ItemPlace {
+    pub id: i64,
+    pub name: String,
+    /// The way to it: root first, the place itself last.
+    pub path: Vec<PlaceStepDto>,
+}
+
 /// An item.
 #[derive(Debug, Clone, PartialEq, Object)]
 #[oai(rename = "Item")]
@@ -86,6 +99,12 @@ pub struct ItemDto {
     pub availability: Availability,
     /// The project holding the item while reserved or in use.
     pub project_id: Option<i64>,
+    /// The place it is in; `null`: nowhere in particular.
+    pub place_id: Option<i64>,
+    /// The place it is in, with the way to it; `null` when it is in none.
+    pub place: Option<ItemPlace>,
+    /// Read-only: the path of its place as text, joined with " / " ("Garage / Shelf B2"). Giving a `location`
+    /// on create or change finds or creates that path.
     pub location: Option<String>,
     pub gone: Option<GoneDto>,
     /// The current fields: the latest measurement per key.
@@ -100,8 +119,9 @@ pub struct ItemDto {
     pub updated_at: DateTime<Utc>,
 }
 
-impl From<&Item> for ItemDto {
-    fn from(i: &Item) -> Self {
+impl ItemDto {
+    /// The item as answered, with the path of its place (`path`, when it is in one).
+    pub fn new(i: &Item, path: Option<&PlacePath>) -> Self {
         Self {
             id: i.id.0,
             name: i.name.to_string(),
@@ -111,7 +131,9 @@ impl From<&Item> for ItemDto {
             intent: i.intent.into(),
             availability: i.availability.into(),
             project_id: i.project.map(|p| p.0),
-            location: i.location.clone(),
+            place_id: i.place_id.map(|p| p.0),
+            place: path.map(|p| ItemPlace { id: p.id().0, name: p.place().name.to_string(), path: steps(p) }),
+            location: path.map(PlacePath::joined).or_else(|| i.location.clone()),
             gone: i.gone.as_ref().map(|g| GoneDto { reason: g.reason.into(), at: g.at, note: g.note.clone() }),
             fields: i
                 .current_fields()
@@ -160,7 +182,10 @@ pub struct PatchItem {
     pub intent: Option<Intent>,
     /// Only `available` or `lent`: reserving and building go through projects.
     pub availability: Option<Availability>,
-    /// `null` clears it.
+    /// Moves it to this place; `null` takes it out of any place. Instead of `location`.
+    pub place_id: MaybeUndefined<i64>,
+    /// A path of places as text ("Garage / Shelf B2"), found or created; `null` takes it out of any place.
+    /// Instead of `place_id`.
     pub location: MaybeUndefined<String>,
     pub accessories: Option<Vec<String>>,
     pub components: Option<Vec<i64>>,
@@ -175,7 +200,11 @@ impl PatchItem {
             condition: self.condition.map(Into::into),
             intent: self.intent.map(Into::into),
             availability: self.availability.map(Into::into),
-            place_id: None,
+            place_id: match self.place_id {
+                MaybeUndefined::Undefined => None,
+                MaybeUndefined::Null => Some(None),
+                MaybeUndefined::Value(p) => Some(Some(PlaceId(p))),
+            },
             location: match self.location {
                 MaybeUndefined::Undefined => None,
                 MaybeUndefined::Null => Some(None),
@@ -234,6 +263,32 @@ pub struct MarkGone {
     pub note: Option<String>,
 }
 
+/// What a bulk change sets on every item; members left out stay as they are.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(deny_unknown_fields)]
+pub struct BulkSetDto {
+    /// Moves the items to this place; `null` takes them out of any place.
+    pub place_id: MaybeUndefined<i64>,
+    pub intent: Option<Intent>,
+    pub condition: Option<Condition>,
+}
+
+/// One change applied to many items: all or nothing.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(deny_unknown_fields)]
+pub struct BulkChange {
+    /// 1 to 1,000 item ids.
+    pub ids: Vec<i64>,
+    pub set: BulkSetDto,
+}
+
+/// What a bulk change did.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct BulkDone {
+    /// Items changed: every item named.
+    pub updated: u64,
+}
+
 /// A page of items.
 #[derive(Debug, Clone, PartialEq, Object)]
 pub struct ItemList {
@@ -248,9 +303,21 @@ pub struct ItemList {
 /// The item routes.
 pub struct ItemsApi(pub Services);
 
+impl ItemsApi {
+    /// The item as answered, with the path of its place read from the store.
+    async fn answer(&self, household: HouseholdId, item: &Item) -> ApiResult<ItemDto> {
+        let mut paths: HashMap<PlaceId, PlacePath> = match item.place_id {
+            Some(p) => self.0.places.paths(household, &[p]).await.map_err(ApiError::from)?,
+            None => HashMap::new(),
+        };
+        Ok(ItemDto::new(item, item.place_id.and_then(|p| paths.remove(&p)).as_ref()))
+    }
+}
+
 #[OpenApi(tag = "Tag::Items")]
 impl ItemsApi {
-    /// List items, with filters and paging.
+    /// List items, with filters and paging. `place=ID`: the items in that place and every place below it
+    /// (`within=false`: directly in it); 404 when it is not a place of the household.
     #[oai(path = "/items", method = "get")]
     #[allow(clippy::too_many_arguments)]
     async fn list(
@@ -261,6 +328,10 @@ impl ItemsApi {
         item_type: Query<Option<String>>,
         /// Words that must all appear in the name or profile: at most 32 words, 500 characters.
         q: Query<Option<String>>,
+        /// Only the items in this place and, unless `within=false`, in the places below it.
+        place: Query<Option<i64>>,
+        /// With `place`: `true` (default) counts the places below it too, `false` only the place itself.
+        within: Query<Option<bool>>,
         #[oai(default)] include_gone: Query<bool>,
         /// 1 to 500, default 50.
         limit: Query<Option<i64>>,
@@ -276,6 +347,9 @@ impl ItemsApi {
         if offset < 0 {
             return Err(ApiError::bad_request("offset must not be negative").into());
         }
+        if place.0.is_none() && within.0.is_some() {
+            return Err(ApiError::bad_request("within needs place").into());
+        }
         let mut query = ItemQuery {
             intent: intent.0.map(Into::into),
             availability: availability.0.map(Into::into),
@@ -287,7 +361,7 @@ impl ItemsApi {
                 .transpose()
                 .map_err(ApiError::from)?,
             q: q.0.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()),
-            place: None,
+            place: place.0.map(|p| PlaceFilter { place: PlaceId(p), within: within.0.unwrap_or(true) }),
             include_gone: include_gone.0,
             limit: limit as u32,
             offset: offset as u64,
@@ -301,7 +375,7 @@ impl ItemsApi {
         }
         let page = self.0.inventory.list(h, &query).await.map_err(ApiError::from)?;
         Ok(Json(ItemList {
-            items: page.items.iter().map(Into::into).collect(),
+            items: page.items.iter().map(|i| ItemDto::new(i, i.place_id.and_then(|p| page.places.get(&p)))).collect(),
             total: page.total,
             limit: query.limit,
             offset: query.offset,
@@ -309,25 +383,50 @@ impl ItemsApi {
         }))
     }
 
-    /// Add an item.
+    /// Add an item, in a place given by `place_id` or by a `location` text ("Garage / Shelf B2", found or
+    /// created).
     #[oai(path = "/items", method = "post")]
     async fn create(&self, Member(h): Member, body: Json<CreateItem>) -> ApiResult<Created<ItemDto>> {
         let new = body.0.try_into_domain(self.0.clock.now()).map_err(ApiError::from)?;
         let item = self.0.inventory.create(h, new).await.map_err(ApiError::from)?;
-        Ok(Created::Created(Json((&item).into())))
+        Ok(Created::Created(Json(self.answer(h, &item).await?)))
+    }
+
+    /// Change many items at once: move them to a place (`place_id`, `null` for none), set their intent or
+    /// condition. All or nothing: each item is checked by the rules of a single change, and one refused (gone,
+    /// held by a project) refuses the whole change with its id and the reason (422, or 404 for an item not in
+    /// the household); nothing is changed then. At most 1,000 ids.
+    #[oai(path = "/items/bulk", method = "post")]
+    async fn bulk(&self, Member(h): Member, body: Json<BulkChange>) -> ApiResult<Json<BulkDone>> {
+        let BulkChange { ids, set } = body.0;
+        let ids: Vec<ItemId> = ids.into_iter().map(ItemId).collect();
+        let set = BulkSet {
+            place_id: match set.place_id {
+                MaybeUndefined::Undefined => None,
+                MaybeUndefined::Null => Some(None),
+                MaybeUndefined::Value(p) => Some(Some(PlaceId(p))),
+            },
+            intent: set.intent.map(Into::into),
+            condition: set.condition.map(Into::into),
+        };
+        let updated = self.0.inventory.bulk_update(h, &ids, set).await.map_err(ApiError::from)?;
+        Ok(Json(BulkDone { updated }))
     }
 
     /// One item in full.
     #[oai(path = "/items/:id", method = "get")]
     async fn get(&self, Member(h): Member, id: Path<i64>) -> ApiResult<Json<ItemDto>> {
-        Ok(Json((&self.0.inventory.get(h, ItemId(id.0)).await.map_err(ApiError::from)?).into()))
+        let item = self.0.inventory.get(h, ItemId(id.0)).await.map_err(ApiError::from)?;
+        Ok(Json(self.answer(h, &item).await?))
     }
 
-    /// Change the fields given.
+    /// Change the fields given. `place_id` or a `location` text ("Garage / Shelf B2", found or created) moves
+    /// it.
     #[oai(path = "/items/:id", method = "patch")]
     async fn patch(&self, Member(h): Member, id: Path<i64>, body: Json<PatchItem>) -> ApiResult<Json<ItemDto>> {
         let patch = body.0.try_into_domain()?;
-        Ok(Json((&self.0.inventory.patch(h, ItemId(id.0), patch).await.map_err(ApiError::from)?).into()))
+        let item = self.0.inventory.patch(h, ItemId(id.0), patch).await.map_err(ApiError::from)?;
+        Ok(Json(self.answer(h, &item).await?))
     }
 
     /// Record a measurement (normalised to the canonical unit).
@@ -342,36 +441,32 @@ impl ItemsApi {
         let source = b.source.map(Into::into).unwrap_or(MeasurementSource::Manual);
         let m = Measurement::new(&b.key, b.value, &b.unit, b.at.unwrap_or_else(|| self.0.clock.now()), source)
             .map_err(ApiError::from)?;
-        Ok(Created::Created(Json(
-            (&self.0.inventory.add_measurement(h, ItemId(id.0), m).await.map_err(ApiError::from)?).into(),
-        )))
+        let item = self.0.inventory.add_measurement(h, ItemId(id.0), m).await.map_err(ApiError::from)?;
+        Ok(Created::Created(Json(self.answer(h, &item).await?)))
     }
 
     /// Record a fault.
     #[oai(path = "/items/:id/faults", method = "post")]
     async fn fault(&self, Member(h): Member, id: Path<i64>, body: Json<NewFault>) -> ApiResult<Created<ItemDto>> {
         let fault = body.0.try_into_domain().map_err(ApiError::from)?;
-        Ok(Created::Created(Json(
-            (&self.0.inventory.add_fault(h, ItemId(id.0), fault).await.map_err(ApiError::from)?).into(),
-        )))
+        let item = self.0.inventory.add_fault(h, ItemId(id.0), fault).await.map_err(ApiError::from)?;
+        Ok(Created::Created(Json(self.answer(h, &item).await?)))
     }
 
     /// Record a test.
     #[oai(path = "/items/:id/tests", method = "post")]
     async fn test(&self, Member(h): Member, id: Path<i64>, body: Json<NewTest>) -> ApiResult<Created<ItemDto>> {
         let test = body.0.try_into_domain(self.0.clock.now())?;
-        Ok(Created::Created(Json(
-            (&self.0.inventory.add_test(h, ItemId(id.0), test).await.map_err(ApiError::from)?).into(),
-        )))
+        let item = self.0.inventory.add_test(h, ItemId(id.0), test).await.map_err(ApiError::from)?;
+        Ok(Created::Created(Json(self.answer(h, &item).await?)))
     }
 
     /// Mark an item gone (409 while reserved by a project).
     #[oai(path = "/items/:id/gone", method = "post")]
     async fn gone(&self, Member(h): Member, id: Path<i64>, body: Json<MarkGone>) -> ApiResult<Json<ItemDto>> {
         let note = di::optional_note(body.0.note.as_deref(), "note").map_err(ApiError::from)?;
-        Ok(Json(
-            (&self.0.inventory.mark_gone(h, ItemId(id.0), body.0.reason.into(), note).await.map_err(ApiError::from)?)
-                .into(),
-        ))
+        let item =
+            self.0.inventory.mark_gone(h, ItemId(id.0), body.0.reason.into(), note).await.map_err(ApiError::from)?;
+        Ok(Json(self.answer(h, &item).await?))
     }
 }

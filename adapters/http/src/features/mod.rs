@@ -9,7 +9,9 @@
 pub mod exchange;
 pub mod intake;
 pub mod items;
+pub mod labels;
 pub mod photo;
+pub mod places;
 pub mod projects;
 pub mod selling;
 pub mod spend;
@@ -20,6 +22,8 @@ use crate::services::Services;
 /// Every route group of the API, in the order the OpenAPI document lists them.
 pub type Apis = (
     items::ItemsApi,
+    places::PlacesApi,
+    labels::LabelsApi,
     templates::TemplatesApi,
     projects::ProjectsApi,
     selling::SellingApi,
@@ -33,6 +37,8 @@ pub type Apis = (
 pub fn apis(s: Services) -> Apis {
     (
         items::ItemsApi(s.clone()),
+        places::PlacesApi(s.clone()),
+        labels::LabelsApi(s.clone()),
         templates::TemplatesApi(s.clone()),
         projects::ProjectsApi(s.clone()),
         selling::SellingApi(s.clone()),

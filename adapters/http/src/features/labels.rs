@@ -1,0 +1,172 @@
+//! Labels with QR codes for items and places, as a PDF to print; and a photo of a label read back into the item
+//! or place it names.
+
+use crate::auth::Member;
+use crate::error::{ApiError, ApiResult};
+use crate::services::Services;
+use crate::shared::{PlaceStepDto, steps};
+use poem_openapi::param::Query;
+use poem_openapi::payload::{Binary, Json};
+use poem_openapi::types::multipart::Upload;
+use poem_openapi::{ApiResponse, Enum, Multipart, Object, OpenApi, Tags};
+use trove_application::ports::LabelLayout;
+use trove_domain::label::LabelTarget;
+use trove_domain::{ItemId, PlaceId};
+
+/// The largest photo a scan takes, in bytes (20 MiB).
+pub const SCAN_MAX: usize = 20 * 1024 * 1024;
+
+#[derive(Tags)]
+enum Tag {
+    /// Labels with QR codes, and scanning them.
+    Labels,
+}
+
+/// How labels are laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
+#[oai(rename_all = "snake_case")]
+pub enum Layout {
+    /// A4 sheets of 63.5 x 38.1 mm sticky labels (3 columns, 7 rows).
+    Sheet,
+    /// One 62 x 29 mm label per page, for continuous label printers.
+    Roll,
+}
+
+impl From<Layout> for LabelLayout {
+    fn from(l: Layout) -> Self {
+        match l {
+            Layout::Sheet => Self::Sheet,
+            Layout::Roll => Self::Roll,
+        }
+    }
+}
+
+/// Reads a comma-separated list of ids (`1,2,3`); blank is none.
+fn ids(name: &str, raw: Option<&str>) -> Result<Vec<i64>, ApiError> {
+    let raw = raw.map(str::trim).unwrap_or_default();
+    if raw.is_empty() {
+        return Ok(Vec::new());
+    }
+    raw.split(',')
+        .map(|part| {
+            let part = part.trim();
+            part.parse::<i64>()
+                .ok()
+                .filter(|_| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()))
+                .ok_or_else(|| ApiError::bad_request(format!("{name} must be ids separated by commas, not {part:?}")))
+        })
+        .collect()
+}
+
+/// The labels as a PDF.
+#[derive(ApiResponse)]
+pub enum LabelsPdf {
+    /// One label per object, in the order asked: a QR code of the link to its page, its name and short code.
+    #[oai(status = 200, content_type = "application/pdf")]
+    Pdf(Binary<Vec<u8>>, #[oai(header = "Content-Disposition")] String),
+}
+
+/// A photo of a label.
+#[derive(Debug, Multipart)]
+pub struct ScanUpload {
+    /// The photo: JPEG, PNG or WebP (told by its bytes), at most 20 MB.
+    pub image: Upload,
+}
+
+/// What a label names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
+#[oai(rename_all = "snake_case")]
+pub enum ScannedKind {
+    Item,
+    Place,
+}
+
+/// The item or place a scanned label names.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct ScanAnswer {
+    pub kind: ScannedKind,
+    pub id: i64,
+    pub name: String,
+    /// For a place, the way to it (root first, itself last); for an item, the way to the place it is in (empty
+    /// when it is in none).
+    pub path: Vec<PlaceStepDto>,
+}
+
+/// The label routes.
+pub struct LabelsApi(pub Services);
+
+#[OpenApi(tag = "Tag::Labels")]
+impl LabelsApi {
+    /// Labels to print, as a PDF: one per item of `items` then per place of `places` (ids separated by commas,
+    /// at most 1,000 labels), each with a QR code of `TROVE_PUBLIC_URL/#/items/ID` (or `/#/places/ID`), the
+    /// name shortened to fit and a short code (`I-42`, `P-7`). `layout=sheet` (default): A4 sheets of 3 x 7
+    /// labels of 63.5 x 38.1 mm; `layout=roll`: one 62 x 29 mm label per page. Another household's id is 404.
+    #[oai(path = "/labels.pdf", method = "get")]
+    async fn pdf(
+        &self,
+        Member(h): Member,
+        /// Item ids, separated by commas.
+        items: Query<Option<String>>,
+        /// Place ids, separated by commas.
+        places: Query<Option<String>>,
+        layout: Query<Option<Layout>>,
+    ) -> ApiResult<LabelsPdf> {
+        let items: Vec<ItemId> = ids("items", items.0.as_deref())?.into_iter().map(ItemId).collect();
+        let places: Vec<PlaceId> = ids("places", places.0.as_deref())?.into_iter().map(PlaceId).collect();
+        let labels = self.0.labels.labels(h, &items, &places).await.map_err(ApiError::from)?;
+        let layout = layout.0.unwrap_or(Layout::Sheet).into();
+        let use_case = self.0.labels.clone();
+        let pdf = tokio::task::spawn_blocking(move || use_case.pdf(&labels, layout))
+            .await
+            .map_err(|e| ApiError::unexpected(format!("label task: {e}")))?
+            .map_err(ApiError::from)?;
+        Ok(LabelsPdf::Pdf(Binary(pdf), "inline; filename=\"trove-labels.pdf\"".into()))
+    }
+
+    /// Read a photo of one of our labels (multipart field `image`: JPEG, PNG or WebP, at most 20 MB) and answer
+    /// the item or place it names. 422 when no QR code can be read in it; 404 when the code is not a label of
+    /// this Trove (another server's link, or no link) or names another household's object.
+    #[oai(path = "/scan", method = "post")]
+    async fn scan(&self, Member(h): Member, body: ScanUpload) -> ApiResult<Json<ScanAnswer>> {
+        if body.image.size() > SCAN_MAX {
+            return Err(ApiError::too_large("image", SCAN_MAX).into());
+        }
+        let bytes = body
+            .image
+            .into_vec()
+            .await
+            .map_err(|e| ApiError::bad_request(format!("the image could not be read: {e}")))?;
+        let use_case = self.0.labels.clone();
+        let target = tokio::task::spawn_blocking(move || use_case.read(&bytes))
+            .await
+            .map_err(|e| ApiError::unexpected(format!("scan task: {e}")))?
+            .map_err(ApiError::from)?;
+        let scanned = self.0.labels.scanned(h, target).await.map_err(ApiError::from)?;
+        let (kind, id) = match scanned.target {
+            LabelTarget::Item(id) => (ScannedKind::Item, id.0),
+            LabelTarget::Place(id) => (ScannedKind::Place, id.0),
+        };
+        Ok(Json(ScanAnswer {
+            kind,
+            id,
+            name: scanned.name,
+            path: scanned.path.as_ref().map(steps).unwrap_or_default(),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn id_lists_are_read_strictly() {
+        assert_eq!(ids("items", None).unwrap(), Vec::<i64>::new());
+        assert_eq!(ids("items", Some(" ")).unwrap(), Vec::<i64>::new());
+        assert_eq!(ids("items", Some("1, 22,3")).unwrap(), [1, 22, 3]);
+        for bad in ["1,,2", "a", "1;2", "-1", "+4", "99999999999999999999"] {
+            let e = ids("items", Some(bad)).unwrap_err();
+            assert!(e.message.starts_with("items must be ids separated by commas"), "{bad}: {}", e.message);
+        }
+    }
+}

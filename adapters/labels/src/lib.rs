@@ -1,0 +1,12 @@
+//! Trove's labels: a PDF of labels, each a QR code of the link to an item's or a place's page, its name and its
+//! short code ([`PdfLabels`], the `LabelPrinter` port, over `qrcode` and `pdf-writer`); and the QR codes in a
+//! photo read back ([`QrReader`], the `CodeReader` port, over `rqrr`, on the pixels `trove_vision::decode`
+//! gives). The only crate that knows QR codes or PDF.
+
+mod pdf;
+mod read;
+#[cfg(feature = "testing")]
+pub mod testing;
+
+pub use pdf::{Geometry, PdfLabels, geometry};
+pub use read::{QrReader, WORKING_SIDE};

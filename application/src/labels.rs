@@ -1,0 +1,286 @@
+//! Labels and scanning: a PDF of labels for items and places (each a QR code of the link to its page, its name
+//! and a short code), and a photo of a label read back into the item or place it names.
+
+use crate::Error;
+use crate::error::Object;
+use crate::photo::PhotoError;
+use crate::ports::{CodeReader, InventoryRepo, Label, LabelLayout, LabelPrinter, PlaceRepo};
+use std::sync::Arc;
+use trove_domain::label::{LabelTarget, PublicUrl};
+use trove_domain::place::{PlacePath, PlaceTree};
+use trove_domain::{HouseholdId, ItemId, PlaceId};
+
+/// Most labels one PDF may hold (about 42 sheets).
+pub const LABELS_MAX: usize = 1000;
+
+/// What scanning a photo of a label found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scanned {
+    pub target: LabelTarget,
+    /// The item's or the place's name.
+    pub name: String,
+    /// For a place, the way to it (root first, itself last); for an item, the way to its place; `None` for an
+    /// item in no place.
+    pub path: Option<PlacePath>,
+}
+
+/// What reading a label's code from a photo reports besides success.
+#[derive(Debug, thiserror::Error)]
+pub enum ScanError {
+    /// The image itself: not a JPEG, PNG or WebP, too many pixels, or not decodable.
+    #[error(transparent)]
+    Image(#[from] PhotoError),
+    /// No QR code could be read in the photo.
+    #[error(
+        "no QR code could be read in the image; photograph one label, flat and in focus, filling much of the frame"
+    )]
+    NoCode,
+    /// The codes read are not labels of this Trove (another server's, or not a link at all).
+    #[error("the code read is not a label of this Trove: {0:?}")]
+    NotOurs(String),
+}
+
+/// The labels use cases.
+#[derive(Clone)]
+pub struct Labels {
+    items: Arc<dyn InventoryRepo>,
+    places: Arc<dyn PlaceRepo>,
+    /// Makes the PDF (CPU work).
+    printer: Arc<dyn LabelPrinter>,
+    /// Reads QR codes in photos (CPU work).
+    reader: Arc<dyn CodeReader>,
+    /// Where the labels' links point (`TROVE_PUBLIC_URL`), and the only links a scan accepts.
+    url: PublicUrl,
+}
+
+impl std::fmt::Debug for Labels {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Labels").field("url", &self.url).finish_non_exhaustive()
+    }
+}
+
+impl Labels {
+    pub fn new(
+        items: Arc<dyn InventoryRepo>,
+        places: Arc<dyn PlaceRepo>,
+        printer: Arc<dyn LabelPrinter>,
+        reader: Arc<dyn CodeReader>,
+        url: PublicUrl,
+    ) -> Self {
+        Self { items, places, printer, reader, url }
+    }
+
+    /// The labels of `items` then `places`, in the order given (an id given twice gets two labels).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for no id or more than [`LABELS_MAX`]; [`Error::NotFound`] naming the first item or
+    /// place that is not the household's.
+    pub async fn labels(
+        &self,
+        household: HouseholdId,
+        items: &[ItemId],
+        places: &[PlaceId],
+    ) -> Result<Vec<Label>, Error> {
+        let count = items.len() + places.len();
+        if count == 0 {
+            return Err(Error::Invalid("items or places must name at least one object to label".into()));
+        }
+        if count > LABELS_MAX {
+            return Err(Error::Invalid(format!("at most {LABELS_MAX} labels at once, not {count}")));
+        }
+        let mut out = Vec::with_capacity(count);
+        if !items.is_empty() {
+            let found = self.items.get_many(household, items).await?;
+            for id in items {
+                let item =
+                    found.iter().find(|i| i.id == *id).ok_or(Error::NotFound { what: Object::Item, id: id.0 })?;
+                out.push(self.label(LabelTarget::Item(*id), item.name.to_string()));
+            }
+        }
+        if !places.is_empty() {
+            let all = self.places.all(household).await?;
+            let tree = PlaceTree::new(&all);
+            for id in places {
+                let place = tree.get(*id).ok_or(Error::NotFound { what: Object::Place, id: id.0 })?;
+                out.push(self.label(LabelTarget::Place(*id), place.name.to_string()));
+            }
+        }
+        Ok(out)
+    }
+
+    fn label(&self, target: LabelTarget, name: String) -> Label {
+        Label { target, link: self.url.link(target), name, code: target.short_code() }
+    }
+
+    /// The PDF of `labels`. Synchronous: async callers run it on a blocking thread.
+    ///
+    /// # Errors
+    /// `Unexpected` when the printer fails.
+    pub fn pdf(&self, labels: &[Label], layout: LabelLayout) -> Result<Vec<u8>, Error> {
+        Ok(self.printer.pdf(labels, layout)?)
+    }
+
+    /// Reads the label in `image`: the first code read that is one of our links. Synchronous: async callers run
+    /// it on a blocking thread.
+    ///
+    /// # Errors
+    /// [`ScanError::Image`] for an image of no supported format, too large or undecodable;
+    /// [`ScanError::NoCode`] when no code is read; [`ScanError::NotOurs`] when every code read is someone
+    /// else's.
+    pub fn read(&self, image: &[u8]) -> Result<LabelTarget, ScanError> {
+        let texts = self.reader.read(image).map_err(PhotoError::from)?;
+        if let Some(target) = texts.iter().find_map(|t| self.url.read(t)) {
+            return Ok(target);
+        }
+        match texts.into_iter().next() {
+            Some(text) => Err(ScanError::NotOurs(trove_domain::text::clip(&text, 200))),
+            None => Err(ScanError::NoCode),
+        }
+    }
+
+    /// The item or place a scanned label names, with its name and path.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] when it is not the household's.
+    pub async fn scanned(&self, household: HouseholdId, target: LabelTarget) -> Result<Scanned, Error> {
+        match target {
+            LabelTarget::Item(id) => {
+                let item = self.items.get(household, id).await.map_err(crate::error::named(Object::Item, id.0))?;
+                let path = match item.place_id {
+                    Some(p) => self.places.paths(household, &[p]).await?.remove(&p),
+                    None => None,
+                };
+                Ok(Scanned { target, name: item.name.to_string(), path })
+            }
+            LabelTarget::Place(id) => {
+                let path = self.places.paths(household, &[id]).await?.remove(&id);
+                let path = path.ok_or(Error::NotFound { what: Object::Place, id: id.0 })?;
+                Ok(Scanned { target, name: path.place().name.to_string(), path: Some(path) })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::RepoError;
+    use crate::ports::VisionError;
+    use crate::ports::inventory::MockInventoryRepo;
+    use crate::ports::labels::{MockCodeReader, MockLabelPrinter};
+    use crate::ports::places::MockPlaceRepo;
+    use chrono::{TimeZone, Utc};
+    use trove_domain::item::{Condition, Intent, Item, ItemName, ItemType, NewItem};
+    use trove_domain::place::{Place, PlaceName, PlaceStep};
+
+    const H: HouseholdId = HouseholdId(3);
+
+    fn item(id: i64, name: &str, place: Option<i64>) -> Item {
+        let mut new = NewItem::new(
+            ItemName::new(name).unwrap(),
+            ItemType::new("laptop").unwrap(),
+            String::new(),
+            Condition::Good,
+            Intent::Keep,
+        );
+        new.place_id = place.map(PlaceId);
+        new.stored(ItemId(id), Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap())
+    }
+
+    fn place(id: i64, name: &str, parent: Option<i64>) -> Place {
+        Place {
+            id: PlaceId(id),
+            name: PlaceName::new(name).unwrap(),
+            parent_id: parent.map(PlaceId),
+            note: None,
+            created_at: Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap(),
+        }
+    }
+
+    /// Items 1 ("ThinkPad", in place 2) and 2 ("Pi"); places 1 "Garage" > 2 "Shelf B2".
+    fn labels(reader: MockCodeReader) -> Labels {
+        let mut items = MockInventoryRepo::new();
+        let stored = vec![item(1, "ThinkPad", Some(2)), item(2, "Pi", None)];
+        let kept = stored.clone();
+        items
+            .expect_get_many()
+            .returning(move |_, ids| Ok(kept.iter().filter(|i| ids.contains(&i.id)).cloned().collect()));
+        items
+            .expect_get()
+            .returning(move |_, id| stored.iter().find(|i| i.id == id).cloned().ok_or(RepoError::NotFound));
+        let mut places = MockPlaceRepo::new();
+        let tree = vec![place(1, "Garage", None), place(2, "Shelf B2", Some(1))];
+        let all = tree.clone();
+        places.expect_all().returning(move |_| Ok(all.clone()));
+        places.expect_paths().returning(move |_, ids| {
+            let t = PlaceTree::new(&tree);
+            Ok(ids.iter().filter_map(|id| t.path(*id).map(|p| (*id, p))).collect())
+        });
+        Labels::new(
+            Arc::new(items),
+            Arc::new(places),
+            Arc::new(MockLabelPrinter::new()),
+            Arc::new(reader),
+            PublicUrl::new("http://trove.local:8080").unwrap(),
+        )
+    }
+
+    #[tokio::test]
+    async fn labels_carry_links_names_and_codes_in_the_order_given() {
+        let l = labels(MockCodeReader::new());
+        let got = l.labels(H, &[ItemId(2), ItemId(1)], &[PlaceId(2)]).await.unwrap();
+        let got: Vec<(&str, &str, &str)> =
+            got.iter().map(|l| (l.link.as_str(), l.name.as_str(), l.code.as_str())).collect();
+        assert_eq!(
+            got,
+            [
+                ("http://trove.local:8080/#/items/2", "Pi", "I-2"),
+                ("http://trove.local:8080/#/items/1", "ThinkPad", "I-1"),
+                ("http://trove.local:8080/#/places/2", "Shelf B2", "P-2"),
+            ]
+        );
+        let err = |r: Result<Vec<Label>, Error>| r.unwrap_err().to_string();
+        assert_eq!(err(l.labels(H, &[ItemId(1), ItemId(9)], &[]).await), "no such item 9");
+        assert_eq!(err(l.labels(H, &[], &[PlaceId(5)]).await), "no such place 5");
+        assert_eq!(err(l.labels(H, &[], &[]).await), "items or places must name at least one object to label");
+        let many: Vec<ItemId> = (1..=1001).map(ItemId).collect();
+        assert_eq!(err(l.labels(H, &many, &[]).await), "at most 1000 labels at once, not 1001");
+    }
+
+    fn reading(texts: &'static [&'static str]) -> MockCodeReader {
+        let mut reader = MockCodeReader::new();
+        reader.expect_read().returning(move |_| Ok(texts.iter().map(|t| (*t).to_owned()).collect()));
+        reader
+    }
+
+    #[tokio::test]
+    async fn a_scan_accepts_only_our_links() {
+        let l = labels(reading(&["WIFI:S:home;;", "http://trove.local:8080/#/items/1"]));
+        let target = l.read(b"photo").unwrap();
+        assert_eq!(target, LabelTarget::Item(ItemId(1)));
+        let scanned = l.scanned(H, target).await.unwrap();
+        assert_eq!(
+            (scanned.name.as_str(), scanned.path.map(|p| p.joined())),
+            ("ThinkPad", Some("Garage / Shelf B2".into()))
+        );
+        let place = l.scanned(H, LabelTarget::Place(PlaceId(2))).await.unwrap();
+        assert_eq!(
+            place.path.unwrap().steps().to_vec(),
+            [
+                PlaceStep { id: PlaceId(1), name: PlaceName::new("Garage").unwrap() },
+                PlaceStep { id: PlaceId(2), name: PlaceName::new("Shelf B2").unwrap() }
+            ]
+        );
+        assert_eq!(l.scanned(H, LabelTarget::Item(ItemId(2))).await.unwrap().path, None);
+        assert_eq!(l.scanned(H, LabelTarget::Item(ItemId(7))).await.unwrap_err().to_string(), "no such item 7");
+        assert_eq!(l.scanned(H, LabelTarget::Place(PlaceId(7))).await.unwrap_err().to_string(), "no such place 7");
+
+        let l = labels(reading(&["http://elsewhere:8080/#/items/1"]));
+        assert!(matches!(l.read(b"photo"), Err(ScanError::NotOurs(t)) if t == "http://elsewhere:8080/#/items/1"));
+        let l = labels(reading(&[]));
+        assert!(matches!(l.read(b"photo"), Err(ScanError::NoCode)));
+        let mut reader = MockCodeReader::new();
+        reader.expect_read().returning(|_| Err(VisionError::Unsupported));
+        assert!(matches!(labels(reader).read(b"gif"), Err(ScanError::Image(PhotoError::Unsupported))));
+    }
+}

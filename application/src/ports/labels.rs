@@ -1,0 +1,52 @@
+//! Labels: printing them (a PDF of QR codes and names) and reading their codes back from a photo.
+
+use crate::ports::VisionError;
+use trove_domain::label::LabelTarget;
+
+/// One label as it is printed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Label {
+    /// What the label is stuck on.
+    pub target: LabelTarget,
+    /// What the QR code holds: the link that opens the object's page (`PublicUrl::link`).
+    pub link: String,
+    /// The object's name; the printer shortens it to fit (`trove_domain::label::fit`).
+    pub name: String,
+    /// The short code printed for people (`I-42`, `P-7`).
+    pub code: String,
+}
+
+/// How labels are laid out on paper.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LabelLayout {
+    /// A4 sheets of 3 x 8 labels of 63.5 x 38.1 mm (the common sheet of sticky labels).
+    Sheet,
+    /// One 62 x 29 mm label per page, for continuous label printers.
+    Roll,
+}
+
+/// Makes the PDF of a set of labels. Synchronous: it is CPU work, which async callers run on a blocking thread.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+pub trait LabelPrinter: Send + Sync {
+    /// A PDF with one label per entry of `labels`, in the order given, each with a QR code of its `link` that
+    /// an ordinary QR reader decodes, its name (shortened to fit) and its code.
+    ///
+    /// # Errors
+    /// Only when the PDF cannot be made (a link too long for a QR code); never for an empty list, which is one
+    /// blank page.
+    fn pdf(&self, labels: &[Label], layout: LabelLayout) -> anyhow::Result<Vec<u8>>;
+}
+
+/// Reads QR codes in a photo. Synchronous: it is CPU work, which async callers run on a blocking thread.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+pub trait CodeReader: Send + Sync {
+    /// Decodes `image` (JPEG, PNG or WebP, told by its magic bytes) and answers the text of every QR code it
+    /// reads, in no particular order; none found is an empty list, not an error. A large photo is read at a
+    /// bounded working size, so its cost does not grow with its pixels beyond decoding it.
+    ///
+    /// # Errors
+    /// MUST return `Unsupported` when the bytes are of no supported format, `Undecodable` when they claim one and
+    /// do not decode, and `TooLarge` when the image has more pixels than the reader accepts (checked before the
+    /// pixels are decoded).
+    fn read(&self, image: &[u8]) -> Result<Vec<String>, VisionError>;
+}
