@@ -1,0 +1,112 @@
+// Scanning a label: the camera looks for one of our QR codes (the browser's BarcodeDetector where there is one,
+// else a frame sent to `POST /api/scan` twice a second) and opens the item or place it names.
+
+import { api, ApiError } from "../api.js";
+import { h, field, showError } from "../ui.js";
+
+/** The page a label's URL opens (`.../#/items/7` -> `#/items/7`), or null when it is not one of ours. */
+export function labelTarget(url) {
+  const m = String(url).match(/#\/(items|places)\/(\d+)$/);
+  return m ? `#/${m[1]}/${m[2]}` : null;
+}
+
+/** Sends one picture to the server's QR reader: the page to open, or null while no code is in view. */
+async function readOnServer(blob, status) {
+  const form = new FormData();
+  form.append("image", blob, "frame.jpg");
+  try {
+    const found = await api("/scan", { method: "POST", body: form });
+    return `#/${found.kind === "place" ? "places" : "items"}/${found.id}`;
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 422) return null; // No code in this frame yet.
+    if (e instanceof ApiError && e.status === 404) {
+      status.textContent = "That code is not one of this household's labels.";
+      return null;
+    }
+    throw e;
+  }
+}
+
+export async function scanView() {
+  const status = h("p", { class: "scan-status", role: "status", "aria-live": "polite" }, "Starting the camera…");
+  const video = h("video", { class: "scan-video", autoplay: true, muted: true, playsinline: true });
+  const canvas = h("canvas", { hidden: true });
+  const out = h("div", { class: "out" });
+  const photo = h("input", { type: "file", name: "image", accept: "image/jpeg,image/png,image/webp", capture: "environment" });
+  let timer = null;
+  let stream = null;
+  let busy = false;
+  const stop = () => {
+    clearInterval(timer);
+    timer = null;
+    for (const t of stream?.getTracks() || []) t.stop();
+    stream = null;
+  };
+  const go = (target) => {
+    stop();
+    location.hash = target;
+  };
+  window.addEventListener("hashchange", stop, { once: true });
+
+  photo.addEventListener("change", async () => {
+    const file = photo.files?.[0];
+    if (!file) return;
+    try {
+      const target = await readOnServer(file, status);
+      if (target) go(target);
+      else status.textContent = "No label found in that photo; try again closer, with the code flat and lit.";
+    } catch (e) {
+      showError(e, out);
+    }
+  });
+
+  const detector = "BarcodeDetector" in window ? new window.BarcodeDetector({ formats: ["qr_code"] }) : null;
+  const tick = async () => {
+    if (busy || !stream || video.readyState < 2) return;
+    busy = true;
+    try {
+      if (detector) {
+        for (const code of await detector.detect(video)) {
+          const target = labelTarget(code.rawValue);
+          if (target) return go(target);
+          status.textContent = "That code is not one of Trove's labels.";
+        }
+        return;
+      }
+      canvas.width = video.videoWidth;
+      canvas.height = video.videoHeight;
+      canvas.getContext("2d").drawImage(video, 0, 0);
+      const blob = await new Promise((resolve) => canvas.toBlob(resolve, "image/jpeg", 0.85));
+      const target = blob && (await readOnServer(blob, status));
+      if (target) go(target);
+    } catch (e) {
+      stop();
+      showError(e, out);
+    } finally {
+      busy = false;
+    }
+  };
+
+  (async () => {
+    try {
+      stream = await navigator.mediaDevices.getUserMedia({ video: { facingMode: "environment" }, audio: false });
+      video.srcObject = stream;
+      await video.play().catch(() => {});
+      status.textContent = "Point the camera at a Trove label.";
+      timer = setInterval(tick, 500);
+    } catch (e) {
+      status.textContent = `No camera (${e.message || e.name}); take or choose a photo of the label instead.`;
+    }
+  })();
+
+  return h(
+    "div",
+    { class: "view scan" },
+    h("h1", {}, "Scan a label"),
+    status,
+    h("div", { class: "scan-frame" }, video),
+    canvas,
+    field("Or a photo of the label", photo),
+    out,
+  );
+}
