@@ -163,7 +163,7 @@ pub fn assert_error(status: StatusCode, body: &Value, want_status: StatusCode, w
 }
 
 /// The events of a `text/event-stream` answer, in order: (`event:`, the JSON of `data:`).
-pub async fn sse_events(response: reqwest::Response) -> Vec<(String, Value)> {
+async fn sse_events(response: reqwest::Response) -> Vec<(String, Value)> {
     assert_eq!(response.status(), StatusCode::OK);
     let kind = response.headers()["content-type"].to_str().unwrap().to_owned();
     assert!(kind.starts_with("text/event-stream"), "{kind}");
@@ -182,4 +182,20 @@ pub async fn sse_events(response: reqwest::Response) -> Vec<(String, Value)> {
             (!data.is_empty()).then(|| (name, serde_json::from_str(&data).unwrap()))
         })
         .collect()
+}
+
+impl TestApp {
+    /// POSTs `body` to `path` asking for server-sent events (`Accept: text/event-stream`); answers the events.
+    pub async fn post_streamed(&self, path: &str, body: Value) -> Vec<(String, Value)> {
+        let response = self
+            .client
+            .post(self.url(path))
+            .bearer_auth(&self.token)
+            .header("Accept", "text/event-stream")
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        sse_events(response).await
+    }
 }

@@ -1,7 +1,7 @@
 //! Proposals and the project lifecycle through the HTTP API: the local planner on the demo inventory, a fake
 //! Model API driving the loop, failures that write nothing, and concurrent accepts across two processes.
 
-use crate::app::{Db, TestApp, assert_error, item, sse_events};
+use crate::app::{Db, TestApp, assert_error, item};
 use crate::fake_model::{fake_api, function_call, has_tool_outputs, message, response, settings, tool_output};
 use crate::on_both;
 use reqwest::StatusCode;
@@ -305,23 +305,10 @@ async fn a_model_failure_writes_nothing_but_the_spend(db: Db) {
     assert_eq!(spend["totals"]["by_kind"]["propose"]["failed_calls"], 2);
 }
 
-async fn propose_streamed(app: &TestApp, body: Value) -> Vec<(String, Value)> {
-    let response = app
-        .client
-        .post(app.url("/api/projects/propose"))
-        .bearer_auth(&app.token)
-        .header("Accept", "text/event-stream")
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    sse_events(response).await
-}
-
 async fn propose_streams_its_steps_as_server_sent_events(db: Db) {
     // The local planner runs the seed's loop: its steps and tools are streamed as they happen, then the result.
     let app = TestApp::demo(db).await;
-    let events = propose_streamed(&app, json!({"brief": "a weather station"})).await;
+    let events = app.post_streamed("/api/projects/propose", json!({"brief": "a weather station"})).await;
     let (last, result) = events.last().unwrap();
     assert_eq!(last, "result", "{events:?}");
     let steps: Vec<&Value> = events.iter().filter(|(n, _)| n == "step").map(|(_, d)| d).collect();
@@ -351,7 +338,7 @@ async fn propose_streams_its_steps_as_server_sent_events(db: Db) {
     .await;
     let failing = TestApp::spawn_on(&app.database_url, &settings(&server)).await;
     let before = list["projects"].as_array().unwrap().len();
-    let events = propose_streamed(&failing, json!({})).await;
+    let events = failing.post_streamed("/api/projects/propose", json!({})).await;
     let (last, error) = events.last().unwrap();
     assert_eq!(last, "error", "{events:?}");
     assert_eq!((error["error"]["status"].as_u64(), error["error"]["code"].as_str()), (Some(502), Some("model_failed")));

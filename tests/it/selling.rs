@@ -1,7 +1,7 @@
 //! Pricing, the spend ledger and its budget, idempotent replays, listing drafts and share texts through the
 //! HTTP API, against a fake Model API.
 
-use crate::app::{Db, TestApp, assert_error, item, sse_events};
+use crate::app::{Db, TestApp, assert_error, item};
 use crate::fake_model::{fake_api, message, response, settings, web_search};
 use crate::on_both;
 use reqwest::StatusCode;
@@ -368,15 +368,7 @@ async fn pricing_streams_its_search_as_server_sent_events(db: Db) {
     let (server, seen) = fake_api(|_, _| price_answer()).await;
     let app = TestApp::spawn(db, &settings(&server)).await;
     let id = for_sale(&app).await;
-    let streamed = app
-        .client
-        .post(app.url(&format!("/api/items/{id}/price")))
-        .bearer_auth(&app.token)
-        .header("Accept", "text/event-stream")
-        .send()
-        .await
-        .unwrap();
-    let events = sse_events(streamed).await;
+    let events = app.post_streamed(&format!("/api/items/{id}/price"), json!({})).await;
     let names: Vec<&str> = events.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, ["searching", "result"], "{events:?}");
     assert_eq!(events[0].1["max_searches"], 4);
@@ -390,15 +382,7 @@ async fn pricing_streams_its_search_as_server_sent_events(db: Db) {
     // An item that cannot be priced: the stream ends with the error the plain answer gives (409), nothing sent.
     let (status, gone) = app.post(&format!("/api/items/{id}/gone"), json!({"reason": "sold"})).await;
     assert_eq!(status, StatusCode::OK, "{gone}");
-    let streamed = app
-        .client
-        .post(app.url(&format!("/api/items/{id}/price")))
-        .bearer_auth(&app.token)
-        .header("Accept", "text/event-stream")
-        .send()
-        .await
-        .unwrap();
-    let events = sse_events(streamed).await;
+    let events = app.post_streamed(&format!("/api/items/{id}/price"), json!({})).await;
     let (plain_status, plain) = app.post(&format!("/api/items/{id}/price"), json!({})).await;
     assert_eq!(events.len(), 1, "{events:?}");
     assert_eq!(events[0].0, "error");

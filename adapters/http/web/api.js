@@ -60,12 +60,9 @@ export class ApiError extends Error {
   }
 }
 
-/**
- * Calls the API. `body` may be a plain object (sent as JSON) or FormData (sent as multipart).
- * Answers the parsed JSON (or text when `accept` is not JSON); throws ApiError.
- */
-export async function api(path, { method = "GET", body, accept = "application/json", headers = {} } = {}) {
-  const init = { method, headers: { Accept: accept, ...headers } };
+/** A fetch's options: the household's token, and `body` as JSON (or as multipart when it is FormData). */
+function requestInit(method, headers, body) {
+  const init = { method, headers };
   const t = token();
   if (t) init.headers.Authorization = `Bearer ${t}`;
   if (body instanceof FormData) {
@@ -74,6 +71,15 @@ export async function api(path, { method = "GET", body, accept = "application/js
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
+  return init;
+}
+
+/**
+ * Calls the API. `body` may be a plain object (sent as JSON) or FormData (sent as multipart).
+ * Answers the parsed JSON (or text when `accept` is not JSON); throws ApiError.
+ */
+export async function api(path, { method = "GET", body, accept = "application/json", headers = {} } = {}) {
+  const init = requestInit(method, { Accept: accept, ...headers }, body);
   let response;
   try {
     response = await fetch(`/api${path}`, init);
@@ -111,13 +117,7 @@ export async function api(path, { method = "GET", body, accept = "application/js
  * an `error` event (carrying the status the plain answer would have had) or an error status.
  */
 export async function apiEvents(path, { method = "POST", body, onEvent = () => {} } = {}) {
-  const init = { method, headers: { Accept: "text/event-stream" } };
-  const t = token();
-  if (t) init.headers.Authorization = `Bearer ${t}`;
-  if (body !== undefined) {
-    init.headers["Content-Type"] = "application/json";
-    init.body = JSON.stringify(body);
-  }
+  const init = requestInit(method, { Accept: "text/event-stream" }, body);
   let response;
   try {
     response = await fetch(`/api${path}`, init);
