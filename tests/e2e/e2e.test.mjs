@@ -6,7 +6,7 @@
 import { test, before, after, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, mkdirSync, rmSync, readFileSync, writeFileSync, copyFileSync } from "node:fs";
+import { mkdtempSync, mkdirSync, rmSync, readFileSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -878,6 +878,26 @@ test("places: a tree of places, three items moved into a box by selection, their
   await page.setViewportSize({ width: 1280, height: 860 });
 });
 
+/**
+ * One frame of YUV4MPEG2 video (4:2:0) from a binary PGM: the grey values as luma, no colour, cropped to even
+ * sides with a white margin around the picture so the code sits in the middle of the camera's view.
+ */
+function y4mFromPgm(pgm) {
+  const header = pgm.subarray(0, 64).toString("latin1").match(/^P5\s+(\d+)\s+(\d+)\s+(\d+)\s/);
+  assert.ok(header, "pdftoppm wrote a binary PGM");
+  const [, w, h] = header.map(Number);
+  const pixels = pgm.subarray(header[0].length);
+  const margin = 40;
+  const W = (w + 2 * margin) & ~1;
+  const H = (h + 2 * margin) & ~1;
+  const y = Buffer.alloc(W * H, 255);
+  for (let r = 0; r < h && r + margin < H; r++) {
+    pixels.copy(y, (r + margin) * W + margin, r * w, r * w + Math.min(w, W - margin));
+  }
+  const chroma = Buffer.alloc((W / 2) * (H / 2) * 2, 128);
+  return Buffer.concat([Buffer.from(`YUV4MPEG2 W${W} H${H} F10:1 Ip A1:1 C420jpeg\nFRAME\n`, "latin1"), y, chroma]);
+}
+
 test("scanning a label with the camera opens its item", async () => {
   assert.ok(movedItems.length, "the places flow ran first");
   const id = movedItems[0];
@@ -886,9 +906,10 @@ test("scanning a label with the camera opens its item", async () => {
   assert.equal(res.status, 200);
   const dir = mkdtempSync(path.join(tmpdir(), "trove-scan-"));
   writeFileSync(path.join(dir, "label.pdf"), Buffer.from(await res.arrayBuffer()));
-  // The label as the fake camera's picture: one JPEG frame is a valid Motion-JPEG file, looped by Chromium.
-  execFileSync("pdftoppm", ["-jpeg", "-r", "200", "-singlefile", path.join(dir, "label.pdf"), path.join(dir, "label")]);
-  copyFileSync(path.join(dir, "label.jpg"), path.join(dir, "label.mjpeg"));
+  // The label as the fake camera's picture: rendered grey (PGM), then one Y4M frame that Chromium loops.
+  execFileSync("pdftoppm", ["-gray", "-r", "200", "-singlefile", path.join(dir, "label.pdf"), path.join(dir, "label")]);
+  const camera_file = path.join(dir, "label.y4m");
+  writeFileSync(camera_file, y4mFromPgm(readFileSync(path.join(dir, "label.pgm"))));
   const camera = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
@@ -900,7 +921,7 @@ test("scanning a label with the camera opens its item", async () => {
       "--no-first-run",
       "--use-fake-ui-for-media-stream",
       "--use-fake-device-for-media-stream",
-      `--use-file-for-fake-video-capture=${path.join(dir, "label.mjpeg")}`,
+      `--use-file-for-fake-video-capture=${camera_file}`,
     ],
   });
   try {
@@ -913,7 +934,15 @@ test("scanning a label with the camera opens its item", async () => {
     await p.getByRole("heading", { level: 1, name: "Inventory" }).waitFor();
     await p.goto(`${base}/#/scan`);
     await p.getByRole("heading", { level: 1, name: "Scan a label" }).waitFor();
-    await p.waitForFunction((want) => location.hash === want, `#/items/${id}`, { timeout: 30_000 });
+    const scans = [];
+    p.on("response", async (r) => {
+      if (r.url().endsWith("/api/scan")) scans.push(`${r.status()} ${(await r.text().catch(() => "")).slice(0, 120)}`);
+    });
+    await p.waitForFunction((want) => location.hash === want, `#/items/${id}`, { timeout: 30_000 }).catch(async (e) => {
+      const status = await p.locator(".scan-status").textContent().catch(() => "?");
+      const video = await p.evaluate(() => { const v = document.querySelector("video"); return v && `${v.readyState} ${v.videoWidth}x${v.videoHeight}`; });
+      throw new Error(`no item page after 30 s: status "${status}", video ${video}, ${scans.length} scans: ${scans.slice(0, 5).join(" | ")}`, { cause: e });
+    });
     const item = await apiGet(`/items/${id}`);
     await p.getByRole("heading", { level: 1, name: item.name }).waitFor();
   } finally {
