@@ -70,6 +70,7 @@ pub enum Object {
     Project,
     Template,
     Place,
+    Media,
 }
 
 impl std::fmt::Display for Object {
@@ -79,6 +80,7 @@ impl std::fmt::Display for Object {
             Object::Project => "project",
             Object::Template => "template",
             Object::Place => "place",
+            Object::Media => "media",
         })
     }
 }

@@ -14,6 +14,7 @@ pub mod intake;
 pub mod items;
 pub mod jobs;
 pub mod labels;
+pub mod media;
 pub mod metered;
 pub mod photo;
 pub mod places;

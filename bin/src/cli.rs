@@ -135,7 +135,10 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
                 .and_then(|a| a.as_socket_addr().copied())
                 .context("the listener has no address")?;
             announce(&app, demo, addr).await?;
-            trove_http::serve(acceptor, app.services, shutdown_signal()).await?;
+            let sweeper = tokio::spawn(crate::sweep_media(app.services.media.clone()));
+            let served = trove_http::serve(acceptor, app.services, shutdown_signal()).await;
+            sweeper.abort();
+            served?;
         }
     }
     Ok(())

@@ -37,6 +37,11 @@ pub mod names {
     pub const RATE_PER_SEARCH: &str = "RATE_PER_SEARCH";
     pub const RATE_TRANSCRIBE_PER_MIN: &str = "RATE_TRANSCRIBE_PER_MIN";
     pub const SPEND_MONTHLY_LIMIT_USD: &str = "SPEND_MONTHLY_LIMIT_USD";
+    pub const TROVE_MEDIA_URL: &str = "TROVE_MEDIA_URL";
+    pub const AWS_ENDPOINT_URL: &str = "AWS_ENDPOINT_URL";
+    pub const AWS_REGION: &str = "AWS_REGION";
+    pub const AWS_ACCESS_KEY_ID: &str = "AWS_ACCESS_KEY_ID";
+    pub const AWS_SECRET_ACCESS_KEY: &str = "AWS_SECRET_ACCESS_KEY";
 }
 
 use names::*;
@@ -79,6 +84,9 @@ pub struct Config {
     pub price: PriceSettings,
     /// Rates (default: the provider's) and `SPEND_MONTHLY_LIMIT_USD`.
     pub spend: SpendPolicy,
+    /// Where media blobs are kept: `TROVE_MEDIA_URL=s3://BUCKET/PREFIX` (with `AWS_ENDPOINT_URL`, `AWS_REGION`,
+    /// `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`), else files under `TROVE_DATA_DIR/media/`.
+    pub media: trove_media::MediaLocation,
 }
 
 fn flag(name: &str, raw: Option<String>, default: bool) -> anyhow::Result<bool> {
@@ -221,9 +229,23 @@ impl Config {
             bail!("{DATABASE_URL} must start with postgres://, postgresql:// or sqlite:");
         }
         let switch = |name: &str, default| flag(name, get(name), default);
+        let data_dir = PathBuf::from(get(TROVE_DATA_DIR).unwrap_or_else(|| "./trove-data".into()));
+        let media = match get(TROVE_MEDIA_URL) {
+            None => trove_media::MediaLocation::under_data_dir(&data_dir),
+            Some(url) => trove_media::MediaLocation::S3(
+                trove_media::S3Settings::from_url(
+                    url.trim(),
+                    get(AWS_ENDPOINT_URL),
+                    get(AWS_REGION),
+                    get(AWS_ACCESS_KEY_ID),
+                    get(AWS_SECRET_ACCESS_KEY),
+                )
+                .context(TROVE_MEDIA_URL)?,
+            ),
+        };
         Ok(Self {
             database_url,
-            data_dir: PathBuf::from(get(TROVE_DATA_DIR).unwrap_or_else(|| "./trove-data".into())),
+            data_dir,
             bind,
             public_url,
             model_provider: provider,
@@ -237,6 +259,7 @@ impl Config {
             model_replay_reasoning: switch(MODEL_REPLAY_REASONING, true)?,
             price: PriceSettings { context_size, max_searches, location, currency },
             spend: SpendPolicy { rates, monthly_limit },
+            media,
         })
     }
 

@@ -16,6 +16,8 @@ use trove_application::intake::Intake;
 use trove_application::items::Inventory;
 use trove_application::jobs::Jobs;
 use trove_application::labels::Labels;
+
+use trove_application::media::Media;
 use trove_application::metered::Metered;
 use trove_application::photo::Photos;
 use trove_application::places::Places;
@@ -70,6 +72,7 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
     let prices: Arc<dyn PriceRepo> = store.clone();
     let places: Arc<dyn PlaceRepo> = store.clone();
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let blobs = config.media.open().with_context(|| format!("opening the media store {}", config.media.describe()))?;
 
     let catalogue = Catalogue::new(templates.clone());
     catalogue.seed().await.context("seeding the template catalogue")?;
@@ -93,6 +96,9 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         config.public_url.clone(),
     );
 
+    let pictures = Arc::new(trove_vision::pictures::PictureWork::new());
+    let media = Media::new(store.clone(), blobs, pictures, items.clone(), clock.clone());
+
     let services = Services {
         inventory: Inventory::new(items.clone(), places.clone(), clock.clone()),
         places: Places::new(places, clock.clone()),
@@ -108,8 +114,29 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         idempotency: Idempotency::new(idempotency, clock.clone()),
         clock,
         photos: Photos::new(Arc::new(trove_vision::Segmenter::new()), jobs),
+        media,
     };
     Ok(App { store, services, model_name })
+}
+
+/// How often the media sweep runs while serving.
+pub const MEDIA_SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(60 * 60);
+
+/// Runs the media sweep (`Media::sweep`: pending media older than a day, blobs no row names) at once and then
+/// every [`MEDIA_SWEEP_EVERY`], until the task is dropped. A failed sweep is logged and tried again next time.
+pub async fn sweep_media(media: Media) {
+    let mut every = tokio::time::interval(MEDIA_SWEEP_EVERY);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        match media.sweep().await {
+            Ok(swept) if swept.pending + swept.blobs > 0 => {
+                tracing::info!(pending = swept.pending, blobs = swept.blobs, "media sweep");
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "media sweep failed; trying again in an hour"),
+        }
+    }
 }
 
 /// A new bearer token: 256 bits from the operating system's random source, hex-encoded.

@@ -38,3 +38,7 @@ id!(
     /// A place where things are (a room, a shelf, a box), unique in the store.
     PlaceId
 );
+id!(
+    /// A medium (a photo, receipt or manual) kept on an item, unique in the store.
+    MediaId
+);

@@ -14,6 +14,7 @@ pub mod label;
 pub mod listing;
 pub mod matching;
 pub mod measure;
+pub mod media;
 pub mod money;
 pub mod pack;
 pub mod place;
@@ -25,7 +26,7 @@ pub mod template;
 pub mod text;
 pub mod units;
 
-pub use ids::{HouseholdId, ItemId, PlaceId, ProjectId, TemplateId};
+pub use ids::{HouseholdId, ItemId, MediaId, PlaceId, ProjectId, TemplateId};
 
 /// A point in time. The domain never reads the clock: callers pass it in.
 pub type Timestamp = chrono::DateTime<chrono::Utc>;

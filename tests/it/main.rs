@@ -8,6 +8,7 @@ mod fake_model;
 mod hardening;
 mod intake;
 mod items;
+mod media;
 mod model_check;
 mod photo;
 mod places;

@@ -52,6 +52,8 @@ pub(crate) fn item(m: items::Model) -> anyhow::Result<Item> {
         place_id: m.place_id.map(PlaceId),
         // Filled from the place's path by the repository, which reads the paths of many items at once.
         location: None,
+        // Filled from the item's media by the repository, like the location.
+        cover: None,
         created_at: m.created_at,
         updated_at: m.updated_at,
         version: m.version,

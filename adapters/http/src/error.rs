@@ -7,6 +7,7 @@ use poem::http::StatusCode;
 use poem::{IntoResponse, Response};
 use serde_json::json;
 use trove_application::labels::ScanError;
+use trove_application::media::MediaError;
 use trove_application::metered::RunSpend;
 use trove_application::photo::PhotoError;
 use trove_application::{Error, Refusal};
@@ -137,6 +138,29 @@ impl From<ScanError> for ApiError {
             ScanError::Image(e) => e.into(),
             e @ ScanError::NoCode => Self::new(StatusCode::UNPROCESSABLE_ENTITY, "no_code", e.to_string()),
             e @ ScanError::NotOurs(_) => Self::new(StatusCode::NOT_FOUND, "not_found", e.to_string()),
+impl From<trove_domain::media::MediaRefused> for ApiError {
+    /// 415 for a type not taken, 413 for too many bytes or pixels, 400 for the rest (empty, broken, a bad kind
+    /// or caption).
+    fn from(e: trove_domain::media::MediaRefused) -> Self {
+        use trove_domain::media::MediaRefused as R;
+        match e {
+            R::Unsupported { .. } => Self::unsupported(e.to_string()),
+            R::TooLarge { .. } | R::TooManyPixels { .. } => {
+                Self::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", e.to_string())
+            }
+            R::Empty | R::Broken { .. } | R::UnknownKind(_) | R::CaptionTooLong | R::CaptionControl => {
+                Self::bad_request(e.to_string())
+            }
+        }
+    }
+}
+
+impl From<MediaError> for ApiError {
+    fn from(e: MediaError) -> Self {
+        match e {
+            MediaError::Refused(r) => r.into(),
+            e @ MediaError::NoThumbnail(_) => Self::new(StatusCode::NOT_FOUND, "not_found", e.to_string()),
+            MediaError::Failed(e) => e.into(),
         }
     }
 }

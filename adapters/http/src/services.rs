@@ -8,6 +8,7 @@ use trove_application::idempotency::Idempotency;
 use trove_application::intake::Intake;
 use trove_application::items::Inventory;
 use trove_application::labels::Labels;
+use trove_application::media::Media;
 use trove_application::photo::Photos;
 use trove_application::places::Places;
 use trove_application::ports::Clock;
@@ -39,6 +40,8 @@ pub struct Services {
     pub clock: Arc<dyn Clock>,
     /// Splits intake photos into regions and measures them (CPU work, run on a blocking thread).
     pub photos: Photos,
+    /// Photos, receipts and manuals kept on items.
+    pub media: Media,
 }
 
 impl std::fmt::Debug for Services {

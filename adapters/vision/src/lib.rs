@@ -18,6 +18,7 @@
 //!    (a table edge, a dark corner), and scale the boxes back to the photo's pixels.
 
 mod decode;
+pub mod pictures;
 #[cfg(any(test, feature = "scenes"))]
 pub mod scene;
 mod segment;

@@ -4,7 +4,7 @@
 use super::records::{Fault, Gone, Measurement, TestDone};
 use super::values::{Availability, Condition, FieldKey, Intent, ItemName, ItemType, Severity};
 use crate::Timestamp;
-use crate::ids::{ItemId, PlaceId, ProjectId};
+use crate::ids::{ItemId, MediaId, PlaceId, ProjectId};
 use crate::text::{self, ControlCharacter, Lines};
 use crate::units::Quantity;
 use std::collections::BTreeMap;
@@ -35,6 +35,9 @@ pub struct Item {
     /// Where the item is, as text: its place's path joined with " / " ("Garage / Shelf B2"). Read-only: the
     /// store fills it from `place_id` whenever it reads the item, and writes only `place_id`.
     pub location: Option<String>,
+    /// The item's first photo (`trove_domain::media`), to show it by. Read-only like `location`: the store
+    /// fills it whenever it reads the item.
+    pub cover: Option<MediaId>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
     /// Bumped by every write; writes are conditional on it, so two writers never silently overwrite each other.
@@ -248,6 +251,7 @@ impl NewItem {
             components: self.components,
             place_id: self.place_id,
             location: self.location,
+            cover: None,
             created_at: at,
             updated_at: at,
             version: 1,

@@ -4,6 +4,7 @@
 pub(crate) mod households;
 pub(crate) mod idempotency;
 pub(crate) mod items;
+pub(crate) mod media;
 pub(crate) mod places;
 pub(crate) mod price_reports;
 pub(crate) mod projects;

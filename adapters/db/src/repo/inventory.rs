@@ -166,11 +166,13 @@ fn list_condition(household: HouseholdId, query: &ItemQuery) -> sea_orm::Conditi
 }
 
 /// Sets the `location` of each item to its place's path, read for all of them in one query; answers the paths.
+/// Sets each item's `cover` too (`media::fill_covers`).
 async fn with_locations<C: ConnectionTrait>(
     db: &C,
     household: HouseholdId,
     items: &mut [Item],
 ) -> anyhow::Result<HashMap<PlaceId, PlacePath>> {
+    crate::repo::media::fill_covers(db, household, items).await?;
     let ids: Vec<PlaceId> = items.iter().filter_map(|i| i.place_id).collect();
     if ids.is_empty() {
         return Ok(HashMap::new());

@@ -3,6 +3,7 @@
 mod households;
 mod idempotency;
 mod inventory;
+pub(crate) mod media;
 pub(crate) mod places;
 mod prices;
 mod projects;

@@ -115,6 +115,8 @@ pub struct ItemDto {
     pub tests_done: Vec<TestDto>,
     pub accessories: Vec<String>,
     pub components: Vec<i64>,
+    /// The id of the item's first photo (`GET /api/media/{id}/thumb` shows it small), or null.
+    pub cover: Option<i64>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -165,6 +167,7 @@ impl ItemDto {
                 .collect(),
             accessories: i.accessories.clone(),
             components: i.components.iter().map(|c| c.0).collect(),
+            cover: i.cover.map(|c| c.0),
             created_at: i.created_at,
             updated_at: i.updated_at,
         }

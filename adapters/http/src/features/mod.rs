@@ -10,6 +10,7 @@ pub mod exchange;
 pub mod intake;
 pub mod items;
 pub mod labels;
+pub mod media;
 pub mod photo;
 pub mod places;
 pub mod projects;
@@ -31,6 +32,7 @@ pub type Apis = (
     intake::IntakeApi,
     exchange::ExchangeApi,
     photo::PhotoApi,
+    media::MediaApi,
 );
 
 /// All the API's route groups.
@@ -45,6 +47,7 @@ pub fn apis(s: Services) -> Apis {
         spend::SpendApi(s.clone()),
         intake::IntakeApi(s.clone()),
         exchange::ExchangeApi(s.clone()),
-        photo::PhotoApi(s),
+        photo::PhotoApi(s.clone()),
+        media::MediaApi(s),
     )
 }

@@ -1,0 +1,257 @@
+//! The media use cases: pictures and papers on items. Upload (the blob is written before its row), list, read,
+//! thumbnail (made once, kept), delete (the row first, then the blob once no row names it) and the sweep
+//! (pending media older than a day, and blobs no row names).
+
+use crate::error::{Object, named};
+use crate::ports::media::{KeptPicture, MediaRepo, MediaStore, PictureError, Pictures};
+use crate::ports::{Clock, InventoryRepo};
+use crate::{Error, RepoError};
+use anyhow::Context as _;
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+use trove_domain::media::{self, Caption, ContentHash, MediaKind, MediaRefused, MediaType, Medium, NewMedium};
+use trove_domain::{HouseholdId, ItemId, MediaId, Timestamp};
+
+/// How old a blob no row names must be before the sweep removes it: an upload writes its blob a moment before
+/// its row, and the sweep must not take the blob from under it.
+pub const ORPHAN_GRACE: chrono::TimeDelta = chrono::TimeDelta::hours(1);
+
+/// What a media use case reports besides success.
+#[derive(Debug, thiserror::Error)]
+pub enum MediaError {
+    /// The file or one of its values is refused (its type, size, content, kind or caption); nothing was kept.
+    #[error(transparent)]
+    Refused(#[from] MediaRefused),
+    /// A PDF (or other file without pixels) has no thumbnail.
+    #[error("media {0} is not a picture and has no thumbnail")]
+    NoThumbnail(MediaId),
+    /// The item or the medium does not exist in the household, or the store failed.
+    #[error(transparent)]
+    Failed(#[from] Error),
+}
+
+impl From<RepoError> for MediaError {
+    fn from(e: RepoError) -> Self {
+        MediaError::Failed(e.into())
+    }
+}
+
+/// A file to keep on an item, its values already read by the domain's rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Upload {
+    pub bytes: Vec<u8>,
+    /// By default a photo for a picture, `other` for a PDF.
+    pub kind: Option<MediaKind>,
+    pub caption: Option<Caption>,
+}
+
+/// What a sweep removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Swept {
+    /// Pending media rows older than a day.
+    pub pending: usize,
+    /// Blobs no row named.
+    pub blobs: usize,
+}
+
+/// The media use cases.
+#[derive(Clone)]
+pub struct Media {
+    media: Arc<dyn MediaRepo>,
+    blobs: Arc<dyn MediaStore>,
+    pictures: Arc<dyn Pictures>,
+    /// To tell a missing item (404) before any work is done.
+    inventory: Arc<dyn InventoryRepo>,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for Media {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Media").finish_non_exhaustive()
+    }
+}
+
+/// The SHA-256 of `bytes`, the name its blob is kept under.
+pub fn content_hash(bytes: &[u8]) -> ContentHash {
+    ContentHash::parse(&hex::encode(Sha256::digest(bytes))).expect("a SHA-256 in hex is a content hash")
+}
+
+fn no_media(id: MediaId) -> impl Fn(RepoError) -> Error {
+    named(Object::Media, id.0)
+}
+
+fn picture_refused(media_type: MediaType) -> impl Fn(PictureError) -> MediaError {
+    move |e| match e {
+        PictureError::Broken(reason) => MediaRefused::Broken { media_type, reason }.into(),
+        PictureError::TooManyPixels { width, height, max_pixels } => {
+            MediaRefused::TooManyPixels { width, height, max_pixels }.into()
+        }
+        PictureError::Unexpected(e) => Error::Unexpected(e).into(),
+    }
+}
+
+/// Runs CPU work on a blocking thread.
+async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, Error> {
+    tokio::task::spawn_blocking(work).await.context("the picture work stopped").map_err(Error::Unexpected)
+}
+
+impl Media {
+    pub fn new(
+        media: Arc<dyn MediaRepo>,
+        blobs: Arc<dyn MediaStore>,
+        pictures: Arc<dyn Pictures>,
+        inventory: Arc<dyn InventoryRepo>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        Self { media, blobs, pictures, inventory, clock }
+    }
+
+    /// Keeps a file on an item, or pending (on no item, for intake) when `item` is `None`. A picture loses its
+    /// location metadata and keeps showing the right way up ([`Pictures::keep`]) before anything is stored;
+    /// the blob is written before the row.
+    ///
+    /// # Errors
+    /// [`MediaError::Refused`] for an empty, too large, broken or unaccepted file; [`Error::NotFound`] naming
+    /// the item. Nothing is kept then (a blob written before the item vanished is removed, or swept).
+    pub async fn upload(
+        &self,
+        household: HouseholdId,
+        item: Option<ItemId>,
+        upload: Upload,
+    ) -> Result<Medium, MediaError> {
+        let media_type = media::sniff(&upload.bytes)?;
+        if let Some(item) = item {
+            self.inventory.get(household, item).await.map_err(named(Object::Item, item.0))?;
+        }
+        let (bytes, size) = if media_type.is_image() {
+            let pictures = Arc::clone(&self.pictures);
+            let bytes = upload.bytes;
+            let kept: KeptPicture =
+                blocking(move || pictures.keep(media_type, bytes)).await?.map_err(picture_refused(media_type))?;
+            (kept.bytes, Some(kept.size))
+        } else {
+            (upload.bytes, None)
+        };
+        let sha256 = content_hash(&bytes);
+        self.blobs.put(&sha256, &bytes).await?;
+        let new = NewMedium {
+            item_id: item,
+            kind: upload.kind.unwrap_or_else(|| MediaKind::default_for(media_type)),
+            media_type,
+            bytes: bytes.len() as u64,
+            size,
+            sha256: sha256.clone(),
+            caption: upload.caption,
+        };
+        match self.media.insert(household, new, self.clock.now()).await {
+            Ok(stored) => Ok(stored),
+            Err(e) => {
+                self.forget_unnamed(&sha256).await;
+                Err(match (e, item) {
+                    (RepoError::NotFound, Some(item)) => Error::NotFound { what: Object::Item, id: item.0 }.into(),
+                    (e, _) => e.into(),
+                })
+            }
+        }
+    }
+
+    /// The media of an item, oldest first.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] naming the item.
+    pub async fn of_item(&self, household: HouseholdId, item: ItemId) -> Result<Vec<Medium>, MediaError> {
+        self.inventory.get(household, item).await.map_err(named(Object::Item, item.0))?;
+        Ok(self.media.of_item(household, item).await?)
+    }
+
+    /// A medium and its bytes.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] naming the medium (also when its blob is missing: it cannot be shown).
+    pub async fn get(&self, household: HouseholdId, id: MediaId) -> Result<(Medium, Vec<u8>), MediaError> {
+        let medium = self.media.get(household, id).await.map_err(no_media(id))?;
+        let bytes = self.blobs.get(&medium.sha256).await.map_err(no_media(id))?;
+        Ok((medium, bytes))
+    }
+
+    /// The JPEG thumbnail of a picture: made from the kept picture at the first request, then kept and named
+    /// by the row.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] naming the medium; [`MediaError::NoThumbnail`] for a PDF.
+    pub async fn thumbnail(&self, household: HouseholdId, id: MediaId) -> Result<Vec<u8>, MediaError> {
+        let medium = self.media.get(household, id).await.map_err(no_media(id))?;
+        if !medium.media_type.is_image() {
+            return Err(MediaError::NoThumbnail(id));
+        }
+        if let Some(thumb) = &medium.thumb {
+            match self.blobs.get(thumb).await {
+                Ok(bytes) => return Ok(bytes),
+                // A lost thumbnail is made again.
+                Err(RepoError::NotFound) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let original = self.blobs.get(&medium.sha256).await.map_err(no_media(id))?;
+        let pictures = Arc::clone(&self.pictures);
+        let media_type = medium.media_type;
+        let thumb =
+            blocking(move || pictures.thumbnail(media_type, &original)).await?.map_err(picture_refused(media_type))?;
+        let hash = content_hash(&thumb);
+        self.blobs.put(&hash, &thumb).await?;
+        self.media.set_thumb(household, id, &hash).await.map_err(no_media(id))?;
+        Ok(thumb)
+    }
+
+    /// Deletes a medium: the row first, then its blob and thumbnail once no row names them.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] naming the medium. A blob that cannot be removed now is left to the sweep.
+    pub async fn delete(&self, household: HouseholdId, id: MediaId) -> Result<(), MediaError> {
+        let gone = self.media.delete(household, id).await.map_err(no_media(id))?;
+        self.forget_unnamed(&gone.sha256).await;
+        if let Some(thumb) = &gone.thumb {
+            self.forget_unnamed(thumb).await;
+        }
+        Ok(())
+    }
+
+    /// Removes pending media older than a day (`trove_domain::media::PENDING_KEPT_FOR`), then every blob no row
+    /// names that is older than [`ORPHAN_GRACE`].
+    ///
+    /// # Errors
+    /// `Unexpected` when a store fails; what was removed before stays removed.
+    pub async fn sweep(&self) -> Result<Swept, MediaError> {
+        let now = self.clock.now();
+        let pending = self.media.delete_pending(media::pending_cutoff(now)).await?;
+        let named = self.media.hashes().await?;
+        let mut blobs = 0;
+        for blob in self.blobs.list().await? {
+            if !named.contains(&blob.hash) && orphan_due(blob.written_at, now) {
+                self.blobs.delete(&blob.hash).await?;
+                blobs += 1;
+            }
+        }
+        Ok(Swept { pending: pending.len(), blobs })
+    }
+
+    /// Removes the blob `hash` when no row names it any more; a failure is logged and left to the sweep.
+    async fn forget_unnamed(&self, hash: &ContentHash) {
+        let result = match self.media.names(hash).await {
+            Ok(true) => Ok(()),
+            Ok(false) => self.blobs.delete(hash).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = result {
+            tracing::warn!(error = %e, %hash, "a blob no row names was left for the sweep");
+        }
+    }
+}
+
+/// Whether a blob no row names, written at `written_at`, is due for the sweep at `now`.
+fn orphan_due(written_at: Timestamp, now: Timestamp) -> bool {
+    now - written_at > ORPHAN_GRACE
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,329 @@
+//! Media on items through the API: upload, list, read, thumbnail and delete on the filesystem store and on the
+//! S3-compatible store (a `moto_server` started here, as in `adapters/media/tests/contract.rs`; without one the S3
+//! case says it was skipped, except under CI); a photo's GPS is gone and it still shows the right way up; refused
+//! files (HEIC 415, too large 413, empty or broken 400) keep nothing; another household's media is 404.
+
+use crate::app::{Db, TestApp, assert_error, item};
+use crate::on_both;
+use reqwest::StatusCode;
+use reqwest::multipart::{Form, Part};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::io::{Read as _, Write as _};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use trove_application::ports::MediaStore;
+use trove_vision::pictures::exif_jpeg;
+
+on_both!(
+    media_round_trip_without_gps,
+    media_round_trip_on_s3,
+    refused_files_keep_nothing,
+    another_households_media_is_404
+);
+
+/// The GPS latitude the test photo carries (51/1, 28/1, 38/1 as big-endian rationals).
+const LATITUDE: [u8; 24] = [0, 0, 0, 51, 0, 0, 0, 1, 0, 0, 0, 28, 0, 0, 0, 1, 0, 0, 0, 38, 0, 0, 0, 1];
+const PDF: &[u8] = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n";
+
+/// A fresh data directory for the media files, removed when dropped.
+struct DataDir(PathBuf);
+
+impl DataDir {
+    fn new() -> Self {
+        let mut salt = [0u8; 6];
+        getrandom::fill(&mut salt).unwrap();
+        DataDir(std::env::temp_dir().join(format!("trove-it-media-{}", hex::encode(salt))))
+    }
+}
+
+impl Drop for DataDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+async fn spawn(db: Db, dir: &DataDir) -> TestApp {
+    TestApp::spawn(db, &[("TROVE_DATA_DIR", dir.0.display().to_string())]).await
+}
+
+/// A `moto_server` on a free port with a fresh bucket `trove-it`, stopped when dropped.
+struct Moto {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn http(port: u16, request: &str) -> std::io::Result<String> {
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    stream.write_all(request.as_bytes())?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer)?;
+    Ok(answer.lines().next().unwrap_or_default().to_owned())
+}
+
+/// Starts `moto_server` (from `MOTO_SERVER` or the PATH), or answers `None` when there is none (a failure under
+/// CI, where `.ci/run` installs it).
+fn moto() -> Option<Moto> {
+    let path = std::env::var_os("MOTO_SERVER").map(PathBuf::from).or_else(|| {
+        std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join("moto_server")).find(|p| p.is_file())
+    });
+    let Some(path) = path else {
+        assert!(std::env::var_os("CI").is_none(), "moto_server is not installed; CI needs it (see .ci/run)");
+        eprintln!("SKIPPED media_round_trip_on_s3: moto_server not found on the PATH nor in MOTO_SERVER");
+        return None;
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let child = Command::new(&path)
+        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("start {}: {e}", path.display()));
+    let moto = Moto { child, port };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !http(port, "GET /moto-api/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .is_ok_and(|s| s.contains(" 200 "))
+    {
+        assert!(Instant::now() < deadline, "moto_server did not answer within 60 s");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let created =
+        http(port, "PUT /trove-it HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").unwrap();
+    assert!(created.contains(" 200 "), "create the bucket: {created}");
+    Some(moto)
+}
+
+/// The S3 settings of the app and of the test's own look at the bucket.
+fn s3_settings(moto: &Moto) -> Vec<(&'static str, String)> {
+    vec![
+        ("TROVE_MEDIA_URL", "s3://trove-it/media".to_owned()),
+        ("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{}", moto.port)),
+        ("AWS_REGION", "us-east-1".to_owned()),
+        ("AWS_ACCESS_KEY_ID", "test".to_owned()),
+        ("AWS_SECRET_ACCESS_KEY", "test".to_owned()),
+    ]
+}
+
+fn file(bytes: &[u8], name: &str) -> Part {
+    Part::bytes(bytes.to_vec()).file_name(name.to_owned())
+}
+
+async fn upload(app: &TestApp, token: &str, item: i64, form: Form) -> (StatusCode, Value) {
+    let resp = app
+        .client
+        .post(app.url(&format!("/api/items/{item}/media")))
+        .bearer_auth(token)
+        .multipart(form)
+        .send()
+        .await
+        .expect("answer");
+    let status = resp.status();
+    let text = resp.text().await.unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+}
+
+/// GET of raw bytes: the status, the content type and the body.
+async fn fetch(app: &TestApp, token: &str, path: &str) -> (StatusCode, String, Vec<u8>) {
+    let resp = app.client.get(app.url(path)).bearer_auth(token).send().await.expect("answer");
+    let status = resp.status();
+    let media_type = resp.headers().get("content-type").map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default();
+    (status, media_type, resp.bytes().await.unwrap().to_vec())
+}
+
+async fn delete(app: &TestApp, token: &str, path: &str) -> StatusCode {
+    app.client.delete(app.url(path)).bearer_auth(token).send().await.expect("answer").status()
+}
+
+/// Every blob kept by `store` (files and thumbnails).
+async fn kept_files(store: &dyn MediaStore) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for blob in store.list().await.unwrap() {
+        out.push(store.get(&blob.hash).await.unwrap());
+    }
+    out
+}
+
+fn red(p: image::Rgb<u8>) -> bool {
+    p.0[0] > 150 && p.0[2] < 100
+}
+
+async fn media_round_trip_without_gps(db: Db) {
+    let dir = DataDir::new();
+    let app = spawn(db, &dir).await;
+    round_trip(&app, Arc::new(trove_media::FileStore::open(&dir.0.join("media")))).await;
+    // Nothing is left under a temporary name.
+    assert_eq!(std::fs::read_dir(dir.0.join("media/tmp")).unwrap().count(), 0);
+}
+
+async fn media_round_trip_on_s3(db: Db) {
+    let Some(moto) = moto() else { return };
+    let dir = DataDir::new();
+    let mut settings = s3_settings(&moto);
+    settings.push(("TROVE_DATA_DIR", dir.0.display().to_string()));
+    let app = TestApp::spawn(db, &settings).await;
+    let bucket = trove_media::S3Settings::from_url(
+        "s3://trove-it/media",
+        Some(format!("http://127.0.0.1:{}", moto.port)),
+        Some("us-east-1".into()),
+        Some("test".into()),
+        Some("test".into()),
+    )
+    .unwrap();
+    round_trip(&app, Arc::new(trove_media::S3Store::open(&bucket).unwrap())).await;
+    assert!(!dir.0.join("media").exists(), "nothing is kept on disk with the S3 store");
+}
+
+/// Upload, read, thumbnail, list and delete, looking into `store` (where the app keeps its blobs).
+async fn round_trip(app: &TestApp, store: Arc<dyn MediaStore>) {
+    let drill = app.create_item(item("Cordless drill", "tool")).await;
+    let (_, fresh) = app.get(&format!("/api/items/{drill}")).await;
+    assert_eq!(fresh["cover"], Value::Null);
+
+    // A phone photo: 64 x 32 pixels as stored, turned (EXIF orientation 6), with a GPS position.
+    let photo = exif_jpeg(64, 32, 6, true);
+    assert!(photo.windows(LATITUDE.len()).any(|w| w == LATITUDE), "the test photo carries its GPS");
+    let (status, kept) = upload(app, &app.token, drill, Form::new().part("file", file(&photo, "IMG_0001.jpg"))).await;
+    assert_eq!(status, StatusCode::CREATED, "{kept}");
+    let id = kept["id"].as_i64().unwrap();
+    assert_eq!(kept["item_id"], drill);
+    assert_eq!(kept["kind"], "photo");
+    assert_eq!(kept["media_type"], "image/jpeg");
+    assert_eq!((kept["width"].as_u64(), kept["height"].as_u64()), (Some(32), Some(64)), "{kept}");
+    assert_eq!(kept["caption"], Value::Null);
+    assert!(kept["created_at"].is_string());
+
+    // Served: no GPS, no EXIF, the right way up (the red quarter top right), and what the record says.
+    let (status, media_type, served) = fetch(app, &app.token, &format!("/api/media/{id}")).await;
+    assert_eq!((status, media_type.as_str()), (StatusCode::OK, "image/jpeg"));
+    assert!(!served.windows(LATITUDE.len()).any(|w| w == LATITUDE), "the GPS position is gone");
+    assert!(!served.windows(4).any(|w| w == b"Exif"), "no EXIF is left");
+    assert_eq!(kept["bytes"].as_u64(), Some(served.len() as u64));
+    assert_eq!(kept["sha256"], hex::encode(Sha256::digest(&served)));
+    let shown = image::load_from_memory(&served).unwrap().to_rgb8();
+    assert_eq!(shown.dimensions(), (32, 64));
+    assert!(red(*shown.get_pixel(28, 4)) && !red(*shown.get_pixel(4, 4)), "shown the right way up");
+    // Nor is the GPS anywhere in the store.
+    let files = kept_files(store.as_ref()).await;
+    assert!(!files.is_empty());
+    assert!(files.iter().all(|f| !f.windows(LATITUDE.len()).any(|w| w == LATITUDE)));
+
+    let (_, with_cover) = app.get(&format!("/api/items/{drill}")).await;
+    assert_eq!(with_cover["cover"], id);
+    let (_, listed) = app.get("/api/items").await;
+    let row = listed["items"].as_array().unwrap().iter().find(|i| i["id"] == drill).unwrap().clone();
+    assert_eq!(row["cover"], id);
+
+    // The thumbnail: a JPEG, small, upright; the same bytes the second time (kept).
+    let (status, media_type, thumb) = fetch(app, &app.token, &format!("/api/media/{id}/thumb")).await;
+    assert_eq!((status, media_type.as_str()), (StatusCode::OK, "image/jpeg"));
+    let small = image::load_from_memory(&thumb).unwrap().to_rgb8();
+    assert!(small.width().max(small.height()) <= 320);
+    assert_eq!(small.dimensions(), (32, 64));
+    assert!(red(*small.get_pixel(28, 4)));
+    let (_, _, again) = fetch(app, &app.token, &format!("/api/media/{id}/thumb")).await;
+    assert_eq!(thumb, again);
+
+    // A receipt: a PDF with a kind and a caption; no size, no thumbnail.
+    let form =
+        Form::new().part("file", file(PDF, "receipt.pdf")).text("kind", "receipt").text("caption", " bought in March ");
+    let (status, receipt) = upload(app, &app.token, drill, form).await;
+    assert_eq!(status, StatusCode::CREATED, "{receipt}");
+    assert_eq!((receipt["kind"].as_str(), receipt["media_type"].as_str()), (Some("receipt"), Some("application/pdf")));
+    assert_eq!((receipt["width"].clone(), receipt["height"].clone()), (Value::Null, Value::Null));
+    assert_eq!(receipt["caption"], "bought in March");
+    let receipt_id = receipt["id"].as_i64().unwrap();
+    let (status, media_type, pdf) = fetch(app, &app.token, &format!("/api/media/{receipt_id}")).await;
+    assert_eq!((status, media_type.as_str(), pdf.as_slice()), (StatusCode::OK, "application/pdf", PDF));
+    let (status, _, body) = fetch(app, &app.token, &format!("/api/media/{receipt_id}/thumb")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{}", String::from_utf8_lossy(&body));
+
+    let (status, list) = app.get(&format!("/api/items/{drill}/media")).await;
+    assert_eq!(status, StatusCode::OK);
+    let ids: Vec<i64> = list["media"].as_array().unwrap().iter().map(|m| m["id"].as_i64().unwrap()).collect();
+    assert_eq!(ids, vec![id, receipt_id], "oldest first");
+    assert_eq!(list["media"][0], kept);
+
+    // Delete: 204, then gone everywhere, its files too; the receipt stays.
+    assert_eq!(delete(app, &app.token, &format!("/api/media/{id}")).await, StatusCode::NO_CONTENT);
+    let (status, _, _) = fetch(app, &app.token, &format!("/api/media/{id}")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(delete(app, &app.token, &format!("/api/media/{id}")).await, StatusCode::NOT_FOUND);
+    let (_, list) = app.get(&format!("/api/items/{drill}/media")).await;
+    assert_eq!(list["media"].as_array().unwrap().len(), 1);
+    let (_, without) = app.get(&format!("/api/items/{drill}")).await;
+    assert_eq!(without["cover"], Value::Null);
+    let files = kept_files(store.as_ref()).await;
+    assert_eq!(files, vec![PDF.to_vec()], "only the receipt's file is left");
+}
+
+async fn refused_files_keep_nothing(db: Db) {
+    let dir = DataDir::new();
+    let app = spawn(db, &dir).await;
+    let drill = app.create_item(item("Cordless drill", "tool")).await;
+    let heic = b"\0\0\0\x18ftypheic\0\0\0\0mif1heicmiaf\0\0\0\0".to_vec();
+    let (status, body) = upload(&app, &app.token, drill, Form::new().part("file", file(&heic, "IMG.HEIC"))).await;
+    assert_error(status, &body, StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("image/heic") && message.contains("image/jpeg") && message.contains("application/pdf"),
+        "{message}"
+    );
+
+    let mut cut = exif_jpeg(200, 100, 1, true);
+    cut.truncate(cut.len() / 3);
+    let mut big = vec![0u8; 25 * 1024 * 1024 + 1];
+    big[..3].copy_from_slice(&[0xFF, 0xD8, 0xFF]);
+    let cases: Vec<(Form, StatusCode, &str)> = vec![
+        (Form::new().part("file", file(b"", "empty.jpg")), StatusCode::BAD_REQUEST, "invalid"),
+        (Form::new().part("file", file(&cut, "cut.jpg")), StatusCode::BAD_REQUEST, "invalid"),
+        (Form::new().part("file", file(b"%PDF-1.7 no end", "cut.pdf")), StatusCode::BAD_REQUEST, "invalid"),
+        (Form::new().part("file", file(&big, "big.jpg")), StatusCode::PAYLOAD_TOO_LARGE, "too_large"),
+        (Form::new().part("file", file(PDF, "r.pdf")).text("kind", "selfie"), StatusCode::BAD_REQUEST, "invalid"),
+        (Form::new().part("file", file(PDF, "r.pdf")).text("caption", "a\u{7}b"), StatusCode::BAD_REQUEST, "invalid"),
+        (Form::new().text("kind", "photo"), StatusCode::BAD_REQUEST, "invalid"),
+    ];
+    for (form, want, code) in cases {
+        let (status, body) = upload(&app, &app.token, drill, form).await;
+        assert_error(status, &body, want, code);
+    }
+    let (status, body) = upload(&app, &app.token, 999_999, Form::new().part("file", file(PDF, "r.pdf"))).await;
+    assert_error(status, &body, StatusCode::NOT_FOUND, "not_found");
+    let (_, list) = app.get(&format!("/api/items/{drill}/media")).await;
+    assert_eq!(list["media"], serde_json::json!([]));
+    let store = trove_media::FileStore::open(&dir.0.join("media"));
+    assert!(kept_files(&store).await.is_empty(), "nothing is kept of a refused file");
+}
+
+async fn another_households_media_is_404(db: Db) {
+    let dir = DataDir::new();
+    let app = spawn(db, &dir).await;
+    let drill = app.create_item(item("Cordless drill", "tool")).await;
+    let (status, kept) =
+        upload(&app, &app.token, drill, Form::new().part("file", file(&exif_jpeg(40, 30, 1, false), "a.jpg"))).await;
+    assert_eq!(status, StatusCode::CREATED, "{kept}");
+    let id = kept["id"].as_i64().unwrap();
+    let other = app.token_of("neighbours").await;
+    for path in [format!("/api/media/{id}"), format!("/api/media/{id}/thumb"), format!("/api/items/{drill}/media")] {
+        let (status, _, body) = fetch(&app, &other, &path).await;
+        let body: Value = serde_json::from_slice(&body).unwrap();
+        assert_error(status, &body, StatusCode::NOT_FOUND, "not_found");
+    }
+    assert_eq!(delete(&app, &other, &format!("/api/media/{id}")).await, StatusCode::NOT_FOUND);
+    let (status, body) = upload(&app, &other, drill, Form::new().part("file", file(PDF, "r.pdf"))).await;
+    assert_error(status, &body, StatusCode::NOT_FOUND, "not_found");
+    // Still there for its own household.
+    let (status, _, _) = fetch(&app, &app.token, &format!("/api/media/{id}")).await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, list) = app.get(&format!("/api/items/{drill}/media")).await;
+    assert_eq!(list["media"].as_array().unwrap().len(), 1);
+}
