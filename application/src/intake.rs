@@ -192,8 +192,12 @@ impl Intake {
             return Err(Error::Invalid(format!("the audio is larger than {AUDIO_MAX} bytes")));
         }
         self.model.require(Capability::Audio)?;
+        // Checked and converted under the limit of concurrent CPU-heavy jobs, before anything is sent or spent.
+        let prepare = self.model.audio_preparer();
+        let owned = wav.to_vec();
+        let audio = self.jobs.run(move || prepare(&owned)).await?.map_err(|e| Error::Invalid(e.to_string()))?;
         let mut run = RunSpend::default();
-        let transcript = self.model.transcribe(household, wav, &mut run).await?;
+        let transcript = self.model.transcribe(household, &audio, &mut run).await?;
         let text = match reading::text_to_read(&transcript.text, "transcript") {
             Ok(t) => t,
             Err(reading::TextError::Empty(_)) => {

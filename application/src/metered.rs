@@ -180,6 +180,13 @@ impl Metered {
         }
     }
 
+    /// The backend's [`ModelPort::prepare_audio`], as a function to run on a blocking thread (no spend: nothing
+    /// is sent).
+    pub fn audio_preparer(&self) -> impl FnOnce(&[u8]) -> Result<Vec<u8>, ModelError> + Send + 'static {
+        let model = self.model.clone();
+        move |wav| model.prepare_audio(wav)
+    }
+
     /// Speech to text, metered as a `transcribe` entry costed per second of audio.
     ///
     /// # Errors

@@ -276,12 +276,25 @@ fn declare_errors(method: &str, path: &str, operation: &mut Value) {
     let responses = operation.entry("responses").or_insert_with(|| json!({}));
     let Some(responses) = responses.as_object_mut() else { return };
     for (status, description) in statuses {
-        responses.entry(status.to_string()).or_insert_with(|| {
+        let answer = responses.entry(status.to_string()).or_insert_with(|| {
             json!({
                 "description": description,
                 "content": {"application/json; charset=utf-8": {"schema": {"$ref": format!("#/components/schemas/{ERROR_SCHEMA}")}}},
             })
         });
+        // A busy server (503) and a throttled sign-in (429) say when to try again.
+        if matches!(status, 429 | 503)
+            && let Some(answer) = answer.as_object_mut()
+        {
+            answer.entry("headers").or_insert_with(|| json!({})).as_object_mut().map(|h| {
+                h.entry("Retry-After").or_insert_with(|| {
+                    json!({
+                        "description": "Seconds to wait before trying again (when the server is busy or the sign-in is throttled).",
+                        "schema": {"type": "integer", "format": "int64", "minimum": 0},
+                    })
+                })
+            });
+        }
     }
 }
 
@@ -427,6 +440,8 @@ mod tests {
         assert_eq!(statuses("/items", "get"), ["200", "400", "401", "404", "500"]);
         assert_eq!(statuses("/items", "post"), ["201", "400", "401", "404", "409", "413", "415", "422", "500"]);
         assert_eq!(statuses("/items/{id}/price", "post"), ["200", "402", "404", "409", "422", "500", "502", "503"]);
+        let busy = &doc["paths"]["/items/{id}/price"]["post"]["responses"]["503"];
+        assert_eq!(busy["headers"]["Retry-After"]["schema"]["type"], "integer", "{busy}");
         assert!(doc["components"]["schemas"][ERROR_SCHEMA].is_object());
     }
 

@@ -244,20 +244,18 @@ impl ModelPort for ModelApi {
         Ok(response)
     }
 
+    fn prepare_audio(&self, wav: &[u8]) -> Result<Vec<u8>, ModelError> {
+        let audio = wav::for_transcription(wav).map_err(|e| ModelError::BadInput(e.to_string()))?;
+        Ok(audio.into_owned())
+    }
+
     async fn transcribe(&self, wav: &[u8]) -> Result<Transcript, ModelError> {
         let Some(transcription) = self.config.profile.transcription else {
             return Err(Capability::Audio.lacking());
         };
-        // Checked and, where needed, converted (CPU work: on a blocking thread) before anything is sent.
-        let owned = wav.to_vec();
-        let audio = tokio::task::spawn_blocking(move || {
-            let audio = wav::for_transcription(&owned)?.into_owned();
-            let played = wav::Wav::read(&audio)?.duration_ms();
-            Ok::<_, wav::WavError>((audio, played))
-        })
-        .await
-        .map_err(|e| ModelError::bad_response(format!("the audio could not be prepared: {e}")))?;
-        let (audio, played) = audio.map_err(|e| ModelError::BadInput(e.to_string()))?;
+        // Audio from `prepare_audio` passes through unchanged (a header check); anything else is converted here.
+        let audio = wav::for_transcription(wav).map_err(|e| ModelError::BadInput(e.to_string()))?.into_owned();
+        let played = wav::Wav::read(&audio).map_err(|e| ModelError::BadInput(e.to_string()))?.duration_ms();
         match transcription {
             Transcription::MetaAsr => self.transcribe_meta(audio, played).await,
             Transcription::OpenAi => self.transcribe_openai(audio, played).await,

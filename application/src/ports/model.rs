@@ -345,7 +345,17 @@ pub trait ModelPort: Send + Sync {
     /// `Unavailable` (a provider that lacks it) for a request this backend cannot serve, before anything is sent.
     async fn respond(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError>;
 
-    /// Speech to text of a mono 16-bit PCM WAV.
+    /// Checks a voice note and converts it into the audio [`ModelPort::transcribe`] sends (the Model API's takes
+    /// any uncompressed WAV to mono 16-bit PCM). CPU work, synchronous so the caller schedules it: `Intake` runs it
+    /// under its limit of concurrent jobs. The default keeps the bytes as they are.
+    ///
+    /// # Errors
+    /// `BadInput` for audio the backend would refuse to send (damaged, compressed, too long).
+    fn prepare_audio(&self, wav: &[u8]) -> Result<Vec<u8>, ModelError> {
+        Ok(wav.to_vec())
+    }
+
+    /// Speech to text of audio made by [`ModelPort::prepare_audio`].
     ///
     /// # Errors
     /// As [`ModelPort::respond`]; `NotConfigured` or `Unavailable` when the backend has no speech to text.
