@@ -6,7 +6,8 @@
 import { test, before, after, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
+import { mkdtempSync, mkdirSync, rmSync, readFileSync, writeFileSync, copyFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import net from "node:net";
@@ -359,8 +360,10 @@ test("the sign-in URL signs in, removes the token from the address and shows the
   await shot("inventory");
 });
 
-/** Waits until every cell of column `col` in the inventory table passes `pattern`, and answers those cells. */
+/** Waits until every cell of column `col` (counted without the selection column) in the inventory table passes
+ * `pattern`, and answers those cells. */
 async function columnWhenAll(col, pattern) {
+  col += 1;
   const handle = await page.waitForFunction(
     ([col, source, flags]) => {
       const re = new RegExp(source, flags);
@@ -811,6 +814,114 @@ test("intake: a typed voice transcript is read into a candidate", async (t) => {
   }
 });
 
+/** Adds a place through the page's form on the current page and answers nothing; waits for the flash. */
+async function addPlace(formName, name) {
+  const form = page.getByRole("form", { name: formName });
+  await form.getByLabel("Name").fill(name);
+  await form.getByRole("button", { name: "Add place" }).click();
+  await page.locator("ul.place-children a, h1", { hasText: name }).first().waitFor();
+}
+
+let movedItems = [];
+
+test("places: a tree of places, three items moved into a box by selection, their labels printed", async () => {
+  await open("#/places", "Places");
+  await addPlace("New place", "E2E House");
+  await page.getByRole("heading", { level: 1, name: "E2E House" }).waitFor();
+  await settled();
+  for (const [parent, child] of [["E2E House", "Garage"], ["Garage", "Shelf B2"], ["Shelf B2", "Box 4"]]) {
+    await page.getByRole("heading", { level: 1, name: parent }).waitFor();
+    await addPlace("Add a place here", child);
+    await settled();
+    await page.locator("ul.place-children a", { hasText: child }).click();
+    await settled();
+  }
+  await page.getByRole("heading", { level: 1, name: "Box 4" }).waitFor();
+  const crumbs = await page.locator("nav.breadcrumbs").textContent();
+  assert.match(crumbs, /E2E House \/ Garage \/ Shelf B2 \/ Box 4/);
+  const boxHash = new URL(page.url()).hash;
+
+  await open("#/items", "Inventory");
+  const boxes = page.locator("table.items tbody input[name=select]:not([disabled])");
+  movedItems = [];
+  for (let i = 0; i < 3; i++) {
+    await boxes.nth(i).check();
+    movedItems.push(+(await boxes.nth(i).getAttribute("value")));
+  }
+  const bar = page.getByRole("region", { name: "Change the selected items" });
+  await bar.waitFor();
+  assert.equal(await page.locator("#selected-count").textContent(), "3 selected");
+  await bar.getByLabel("Move the selected items to").selectOption({ label: "E2E House / Garage / Shelf B2 / Box 4" });
+  await bar.getByRole("button", { name: "Move" }).click();
+  await page.locator(".message.ok", { hasText: "Moved 3 items" }).waitFor();
+  for (const id of movedItems) {
+    const it = await apiGet(`/items/${id}`);
+    assert.equal(it.location, "E2E House / Garage / Shelf B2 / Box 4");
+  }
+
+  await open(boxHash, "Box 4");
+  assert.equal(await page.locator("ul.place-items li").count(), 3);
+  await open("#/items", "Inventory");
+  await page.locator("#select-all").check();
+  const [download] = await Promise.all([
+    page.waitForEvent("download"),
+    page.getByRole("region", { name: "Change the selected items" }).getByRole("button", { name: "Print labels" }).click(),
+  ]);
+  const pdf = readFileSync(await download.path());
+  assert.equal(pdf.subarray(0, 5).toString(), "%PDF-", "the labels answer is a PDF");
+  await page.setViewportSize({ width: 390, height: 844 });
+  for (const [hash, heading] of [["#/places", "Places"], [boxHash, "Box 4"], ["#/items", "Inventory"]]) {
+    await open(hash, heading);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 1, `no sideways scrolling on ${hash} at 390 px: ${overflow}px`);
+  }
+  await page.setViewportSize({ width: 1280, height: 860 });
+});
+
+test("scanning a label with the camera opens its item", async () => {
+  assert.ok(movedItems.length, "the places flow ran first");
+  const id = movedItems[0];
+  const token = decodeURIComponent(signInUrl.split("#token=")[1]);
+  const res = await fetch(`${base}/api/labels.pdf?items=${id}&layout=roll`, { headers: { Authorization: `Bearer ${token}` } });
+  assert.equal(res.status, 200);
+  const dir = mkdtempSync(path.join(tmpdir(), "trove-scan-"));
+  writeFileSync(path.join(dir, "label.pdf"), Buffer.from(await res.arrayBuffer()));
+  // The label as the fake camera's picture: one JPEG frame is a valid Motion-JPEG file, looped by Chromium.
+  execFileSync("pdftoppm", ["-jpeg", "-r", "200", "-singlefile", path.join(dir, "label.pdf"), path.join(dir, "label")]);
+  copyFileSync(path.join(dir, "label.jpg"), path.join(dir, "label.mjpeg"));
+  const camera = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--no-first-run",
+      "--use-fake-ui-for-media-stream",
+      "--use-fake-device-for-media-stream",
+      `--use-file-for-fake-video-capture=${path.join(dir, "label.mjpeg")}`,
+    ],
+  });
+  try {
+    const ctx = await camera.newContext({ viewport: { width: 390, height: 844 } });
+    await ctx.grantPermissions(["camera"], { origin: base });
+    const p = await ctx.newPage();
+    await watchPolicy(p);
+    p.setDefaultTimeout(DEADLINE);
+    await p.goto(signInUrl);
+    await p.getByRole("heading", { level: 1, name: "Inventory" }).waitFor();
+    await p.goto(`${base}/#/scan`);
+    await p.getByRole("heading", { level: 1, name: "Scan a label" }).waitFor();
+    await p.waitForFunction((want) => location.hash === want, `#/items/${id}`, { timeout: 30_000 });
+    const item = await apiGet(`/items/${id}`);
+    await p.getByRole("heading", { level: 1, name: item.name }).waitFor();
+  } finally {
+    await camera.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 /** Runs `body(page, origin)` against a second, signed-in server with `env`; stops it afterwards. */
 async function withSecondTrove(env, body) {
   const { url, stop } = await startSecondTrove(env);
@@ -898,6 +1009,7 @@ test("the dark colour scheme keeps every page readable", async () => {
       ["#/sell", "Sell & give"],
       ["#/spend", "Spend"],
       ["#/intake", "Intake"],
+      ["#/places", "Places"],
     ]) {
       await open(hash, heading);
       assert.deepEqual(await lowContrastText(), [], `text under WCAG AA contrast on ${hash} in the dark scheme`);

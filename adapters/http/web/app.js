@@ -9,6 +9,8 @@ import { packView } from "./views/pack.js";
 import { sellListView, sellItemView } from "./views/selling.js";
 import { intakeView } from "./views/intake.js";
 import { spendView } from "./views/spend.js";
+import { placesView, placeView } from "./views/places.js";
+import { scanView } from "./views/scan.js";
 
 const main = document.getElementById("main");
 
@@ -20,6 +22,9 @@ const routes = [
   [/^\/projects\/(\d+)\/pack$/, (m) => packView(+m[1]), "projects"],
   [/^\/projects\/(\d+)$/, (m) => projectView(+m[1]), "projects"],
   [/^\/projects$/, () => projectsView(), "projects"],
+  [/^\/places\/(\d+)$/, (m, q) => placeView(+m[1], q), "places"],
+  [/^\/places$/, () => placesView(), "places"],
+  [/^\/scan$/, () => scanView(), "places"],
   [/^\/sell$/, () => sellListView(), "sell"],
   [/^\/intake$/, () => intakeView(), "intake"],
   [/^\/spend$/, () => spendView(), "spend"],

@@ -83,8 +83,19 @@ export function flash(text, kind = "info") {
   return msg;
 }
 
+let afterNavigation = [];
+
+/** A message for the page about to be drawn (a change that re-renders the view shows its result after it). */
+export function flashNext(text, kind = "info") {
+  afterNavigation.push([text, kind]);
+}
+
+/** Clears the messages of the page being left; shows those left for the next one by `flashNext`. */
 export function clearMessages() {
   document.getElementById("messages").replaceChildren();
+  const next = afterNavigation;
+  afterNavigation = [];
+  for (const [text, kind] of next) flash(text, kind);
 }
 
 /** Shows an error where it happened (inside `where` if given) and at the top when there is no place for it. */

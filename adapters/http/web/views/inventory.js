@@ -1,7 +1,8 @@
 // The inventory: a table with search, filters and paging; the filters live in the address so Back works.
 
 import { api, query, rememberName } from "../api.js";
-import { h, field, select, human, badge, quantity, INTENTS, AVAILABILITIES } from "../ui.js";
+import { h, field, select, human, badge, quantity, flashNext, showError, INTENTS, AVAILABILITIES } from "../ui.js";
+import { labelsButton, placeOptions } from "./places.js";
 
 const PAGE_SIZES = ["25", "50", "100", "200"];
 
@@ -25,8 +26,9 @@ export async function inventoryView(params) {
     include_gone: params.get("include_gone") === "true",
     limit: PAGE_SIZES.includes(params.get("limit")) ? params.get("limit") : "50",
     offset: Math.max(0, parseInt(params.get("offset") || "0", 10) || 0),
+    place: /^\d+$/.test(params.get("place") || "") ? params.get("place") : "",
   };
-  const [list, types] = await Promise.all([api(`/items${query(f)}`), itemTypes()]);
+  const [list, types, places] = await Promise.all([api(`/items${query(f)}`), itemTypes(), placeOptions()]);
   list.items.forEach(rememberName);
 
   const go = (changes) => {
@@ -46,6 +48,7 @@ export async function inventoryView(params) {
       select("availability", [["", "any"], ...AVAILABILITIES.map((a) => [a, human(a)])], f.availability),
     ),
     field("Type", typeInput),
+    field("Place", select("place", [["", "anywhere"], ...places], f.place)),
     h("datalist", { id: "item-types" }, types.map((t) => h("option", { value: t }))),
     h(
       "div",
@@ -64,6 +67,7 @@ export async function inventoryView(params) {
       intent: d.get("intent"),
       availability: d.get("availability"),
       item_type: d.get("item_type").trim(),
+      place: d.get("place"),
       include_gone: d.get("include_gone") === "on",
       limit: d.get("limit"),
       offset: 0,
@@ -74,16 +78,65 @@ export async function inventoryView(params) {
     el.addEventListener("change", () => form.requestSubmit());
   }
 
-  const rows = list.items.map((it) =>
-    h(
+  // Selection for bulk changes: ids of the checked rows on this page.
+  const chosen = new Set();
+  const count = h("span", { id: "selected-count", "aria-live": "polite" }, "");
+  const bulkOut = h("div", { class: "out" });
+  const moveTo = select("place_id", [["", "choose a place"], ...places], "", { "aria-label": "Move the selected items to" });
+  const intentTo = select("intent", [["", "choose an intent"], ...INTENTS.map((i) => [i, human(i)])], "", { "aria-label": "New use of the selected items (keep, sell, give)" });
+  const bulk = async (set, what) => {
+    try {
+      const out = await api("/items/bulk", { method: "POST", body: { ids: [...chosen], set } });
+      flashNext(`${what} ${out.updated} item${out.updated === 1 ? "" : "s"}.`, "ok");
+      window.dispatchEvent(new HashChangeEvent("hashchange"));
+    } catch (e) {
+      showError(e, bulkOut);
+    }
+  };
+  const bar = h(
+    "div",
+    { class: "bulk-bar", role: "region", "aria-label": "Change the selected items", hidden: true },
+    count,
+    h("div", { class: "bulk-action" }, moveTo, h("button", { type: "button", class: "primary", onclick: () => moveTo.value && bulk({ place_id: +moveTo.value }, "Moved") }, "Move")),
+    h("div", { class: "bulk-action" }, intentTo, h("button", { type: "button", onclick: () => intentTo.value && bulk({ intent: intentTo.value }, "Changed") }, "Set intent")),
+    labelsButton("Print labels", () => ({ items: [...chosen] })),
+    bulkOut,
+  );
+  const boxes = [];
+  const allBox = h("input", { type: "checkbox", id: "select-all", "aria-label": "Select every item on this page" });
+  const refresh = () => {
+    bar.hidden = chosen.size === 0;
+    count.textContent = `${chosen.size} selected`;
+    allBox.checked = chosen.size > 0 && chosen.size === boxes.length;
+    allBox.indeterminate = chosen.size > 0 && chosen.size < boxes.length;
+  };
+  allBox.addEventListener("change", () => {
+    for (const b of boxes) {
+      b.checked = allBox.checked;
+      if (allBox.checked) chosen.add(+b.value);
+      else chosen.delete(+b.value);
+    }
+    refresh();
+  });
+
+  const rows = list.items.map((it) => {
+    const box = h("input", { type: "checkbox", name: "select", value: String(it.id), "aria-label": `Select ${it.name}`, disabled: !!it.gone });
+    box.addEventListener("change", () => {
+      if (box.checked) chosen.add(it.id);
+      else chosen.delete(it.id);
+      refresh();
+    });
+    if (!it.gone) boxes.push(box);
+    return h(
       "tr",
       { class: it.gone ? "gone" : null },
+      h("td", { class: "select" }, box),
       h("td", {}, h("a", { href: `#/items/${it.id}` }, it.name), h("div", { class: "sub" }, it.profile)),
       h("td", { class: "hide-phone" }, human(it.item_type)),
       h("td", { class: "hide-phone" }, human(it.condition)),
       h("td", {}, badge(it.intent)),
       h("td", {}, it.gone ? badge(`gone: ${it.gone.reason}`, "gone") : badge(it.availability)),
-      h("td", { class: "hide-narrow" }, it.location || ""),
+      h("td", { class: "hide-narrow" }, it.place ? h("a", { href: `#/places/${it.place.id}` }, it.location) : ""),
       h(
         "td",
         { class: "hide-narrow" },
@@ -91,8 +144,8 @@ export async function inventoryView(params) {
           .map(([k, v]) => `${human(k)}: ${quantity(v)}`)
           .join(", "),
       ),
-    ),
-  );
+    );
+  });
 
   const total = list.total;
   const from = total === 0 ? 0 : list.offset + 1;
@@ -120,12 +173,13 @@ export async function inventoryView(params) {
             h(
               "tr",
               {},
+              h("th", { scope: "col", class: "select" }, allBox),
               h("th", { scope: "col" }, "Name"),
               h("th", { scope: "col", class: "hide-phone" }, "Type"),
               h("th", { scope: "col", class: "hide-phone" }, "Condition"),
               h("th", { scope: "col" }, "Intent"),
               h("th", { scope: "col" }, "Availability"),
-              h("th", { scope: "col", class: "hide-narrow" }, "Location"),
+              h("th", { scope: "col", class: "hide-narrow" }, "Place"),
               h("th", { scope: "col", class: "hide-narrow" }, "Fields"),
             ),
           ),
@@ -137,9 +191,10 @@ export async function inventoryView(params) {
   return h(
     "div",
     { class: "view inventory" },
-    h("div", { class: "title-row" }, h("h1", {}, "Inventory"), h("a", { class: "button", href: "#/intake" }, "Add items")),
+    h("div", { class: "title-row" }, h("h1", {}, "Inventory"), h("div", { class: "title-actions" }, h("a", { class: "button", href: "#/scan" }, "Scan"), h("a", { class: "button", href: "#/places" }, "Places"), h("a", { class: "button", href: "#/intake" }, "Add items"))),
     form,
     table,
     pager,
+    bar,
   );
 }

@@ -1,6 +1,7 @@
 // One item: its current fields and history, faults, tests, accessories, components, and the forms that change it.
 
 import { api, rememberName } from "../api.js";
+import { breadcrumbs, labelsButton, placeOptions } from "./places.js";
 import {
   h,
   field,
@@ -22,8 +23,12 @@ import {
   GONE_REASONS,
 } from "../ui.js";
 
+/** The household's places as select options, read when the item page opens. */
+let knownPlaces = [];
+
 export async function itemView(id) {
-  const item = await api(`/items/${id}`);
+  const [item, places] = await Promise.all([api(`/items/${id}`), placeOptions()]);
+  knownPlaces = places;
   rememberName(item);
   const root = h("div", { class: "view item" });
   render(root, item);
@@ -74,8 +79,8 @@ function render(root, item) {
       badge(item.availability),
       item.project_id ? [" in ", h("a", { href: `#/projects/${item.project_id}` }, `project ${item.project_id}`)] : null,
     ),
-    h("dt", {}, "Location"),
-    h("dd", {}, item.location || "—"),
+    h("dt", {}, "Place"),
+    h("dd", {}, item.place ? breadcrumbs(item.place.path) : "—"),
     item.gone ? [h("dt", {}, "Gone"), h("dd", {}, `${human(item.gone.reason)} on ${day(item.gone.at)}${item.gone.note ? `: ${item.gone.note}` : ""}`)] : null,
     h("dt", {}, "Added"),
     h("dd", {}, date(item.created_at)),
@@ -226,14 +231,15 @@ function render(root, item) {
           }),
           "Reserving and building go through projects.",
         ),
-        field("Location", h("input", { name: "location", value: item.location || "" })),
+        field("Place", select("place_id", [["", "(no place)"], ...knownPlaces], item.place_id ? String(item.place_id) : "")),
         h("button", { type: "submit", class: "primary" }, "Save changes"),
       ),
       root,
       (v) => {
         const body = { intent: v.intent, condition: v.condition };
         if (v.availability) body.availability = v.availability;
-        if (v.location && v.location !== (item.location || "")) body.location = v.location;
+        const place = v.place_id ? +v.place_id : null;
+        if (place !== (item.place_id ?? null)) body.place_id = place;
         return api(`/items/${id}`, { method: "PATCH", body });
       },
       "Saved.",
@@ -267,7 +273,7 @@ function render(root, item) {
   root.replaceChildren(
     ...[
     h("p", { class: "crumbs" }, h("a", { href: "#/items" }, "← Inventory")),
-    h("div", { class: "title-row" }, h("h1", { tabindex: "-1" }, item.name), sellLink),
+    h("div", { class: "title-row" }, h("h1", { tabindex: "-1" }, item.name), h("div", { class: "title-actions" }, labelsButton("Print label", { items: [id] }), sellLink)),
     item.gone ? h("p", { class: "message info" }, `This item is gone (${human(item.gone.reason)}).`) : null,
     h("div", { class: "grid" }, section("Details", details), current, change),
     h("div", { class: "grid" }, faults, tests),

@@ -2,7 +2,7 @@
 // breadcrumbs, the places below it and the items in it, and the label printer.
 
 import { api, query, printLabels, rememberName } from "../api.js";
-import { h, field, select, human, badge, flash, showError } from "../ui.js";
+import { h, field, select, badge, flash, showError } from "../ui.js";
 
 /** A place's path as text: "House / Garage / Shelf B2". */
 export function pathText(path) {
@@ -50,7 +50,7 @@ function newPlaceForm(parentId, options, onMade) {
   const out = h("div", { class: "out" });
   const form = h(
     "form",
-    { class: "card inline-form", "aria-label": "New place" },
+    { class: "card inline-form", "aria-label": parentId ? "Add a place here" : "New place" },
     h("h2", {}, parentId ? "Add a place here" : "New place"),
     field("Name", name),
     parentId ? null : field("Inside", parent),
@@ -237,4 +237,3 @@ export async function placeView(id, params) {
   );
 }
 
-export { human };

@@ -60,7 +60,17 @@ export async function scanView() {
     }
   });
 
-  const detector = "BarcodeDetector" in window ? new window.BarcodeDetector({ formats: ["qr_code"] }) : null;
+  // Chromium on Linux and Windows exposes BarcodeDetector without any format: ask, and fall back to the server.
+  let detector = null;
+  const findDetector = async () => {
+    try {
+      if ("BarcodeDetector" in window && (await window.BarcodeDetector.getSupportedFormats()).includes("qr_code")) {
+        detector = new window.BarcodeDetector({ formats: ["qr_code"] });
+      }
+    } catch {
+      detector = null;
+    }
+  };
   const tick = async () => {
     if (busy || !stream || video.readyState < 2) return;
     busy = true;
@@ -90,6 +100,7 @@ export async function scanView() {
   (async () => {
     try {
       stream = await navigator.mediaDevices.getUserMedia({ video: { facingMode: "environment" }, audio: false });
+      await findDetector();
       video.srcObject = stream;
       await video.play().catch(() => {});
       status.textContent = "Point the camera at a Trove label.";
