@@ -148,6 +148,10 @@ impl From<ScanError> for ApiError {
             ScanError::Image(e) => e.into(),
             e @ ScanError::NoCode => Self::new(StatusCode::UNPROCESSABLE_ENTITY, "no_code", e.to_string()),
             e @ ScanError::NotOurs(_) => Self::new(StatusCode::NOT_FOUND, "not_found", e.to_string()),
+        }
+    }
+}
+
 impl From<trove_domain::media::MediaRefused> for ApiError {
     /// 415 for a type not taken, 413 for too many bytes or pixels, 400 for the rest (empty, broken, a bad kind
     /// or caption).
