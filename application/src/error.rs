@@ -41,6 +41,15 @@ pub enum Error {
     /// not allowed. Nothing was written.
     #[error(transparent)]
     Refused(#[from] Refusal),
+    /// The caller's role or token does not allow this; nothing was done. The message names what is needed.
+    #[error(transparent)]
+    Forbidden(#[from] Forbidden),
+    /// A sign-in with a wrong name or password: the same answer for both.
+    #[error("wrong name or password")]
+    SignInFailed,
+    /// Too many failed sign-ins for this name: refused for `retry_after_secs` more seconds.
+    #[error("too many failed sign-ins for this name; try again in {retry_after_secs} seconds")]
+    Throttled { retry_after_secs: u64 },
     /// This month's model budget is spent; nothing was sent.
     #[error(transparent)]
     Budget(#[from] BudgetReached),
@@ -71,6 +80,9 @@ pub enum Object {
     Template,
     Place,
     Media,
+    Member,
+    Invitation,
+    Token,
 }
 
 impl std::fmt::Display for Object {
@@ -81,8 +93,22 @@ impl std::fmt::Display for Object {
             Object::Template => "template",
             Object::Place => "place",
             Object::Media => "media",
+            Object::Member => "member",
+            Object::Invitation => "invitation",
+            Object::Token => "token",
         })
     }
+}
+
+/// What a request needs that its caller lacks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Forbidden {
+    /// A role at least this one.
+    #[error("this needs the {0} role")]
+    Role(trove_domain::people::Role),
+    /// A token with the `write` scope (or a session).
+    #[error("this needs a token with the write scope; this one may only read")]
+    ReadToken,
 }
 
 /// The rule that refused a request, with its data. The message is the rule's own.
@@ -126,6 +152,15 @@ pub enum Refusal {
     /// An image with a side under `min` pixels: too small to hold an item (checked before any other work).
     #[error("the image is {width} x {height} pixels; at least {min} x {min} are needed to hold an item")]
     ImageTooSmall { width: u32, height: u32, min: u32 },
+    /// An invitation that was used or has expired.
+    #[error(transparent)]
+    InvitationGone(#[from] trove_domain::people::InvitationGone),
+    /// A change that would leave the household without an owner.
+    #[error("member {0} is the household's last owner; make another member owner first")]
+    LastOwner(trove_domain::people::MemberId),
+    /// A member name someone already has (names are unique across the instance, ignoring case).
+    #[error("the name {0:?} is taken; choose another")]
+    NameTaken(String),
     /// A voice note whose transcript is empty.
     #[error("the voice note holds no speech to read")]
     NoSpeech,

@@ -16,6 +16,7 @@ pub mod jobs;
 pub mod labels;
 pub mod media;
 pub mod metered;
+pub mod people;
 pub mod photo;
 pub mod places;
 pub mod ports;
@@ -27,4 +28,4 @@ pub mod spend_report;
 pub mod stamped;
 pub mod tools;
 
-pub use error::{Error, Object, Refusal, RepoError};
+pub use error::{Error, Forbidden, Object, Refusal, RepoError};

@@ -1,6 +1,6 @@
 //! The command line.
 
-use crate::{App, Config, build, issue_token, seed_demo};
+use crate::{App, Config, build, invite, issue_token, seed_demo};
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use poem::listener::{Acceptor, Listener, TcpListener};
@@ -17,7 +17,8 @@ pub struct Cli {
 pub enum Command {
     /// Serve the API and the web page on TROVE_BIND (default 127.0.0.1:8080).
     Serve {
-        /// Seed the demo inventory into an empty store and print a sign-in URL with a new token.
+        /// Seed the demo inventory into an empty store and print an invitation link for the demo household's
+        /// owner.
         #[arg(long)]
         demo: bool,
     },
@@ -40,6 +41,15 @@ pub enum Command {
         #[arg(long)]
         out: Option<std::path::PathBuf>,
         /// The household to export.
+        #[arg(long, default_value = trove_application::auth::DEFAULT_HOUSEHOLD)]
+        household: String,
+    },
+    /// Print a one-time invitation link (valid 7 days) into a household: how a household starts.
+    Invite {
+        /// The role the invited person gets: owner, member or viewer.
+        #[arg(long, value_parser = ["owner", "member", "viewer"])]
+        role: String,
+        /// The household (created on first use).
         #[arg(long, default_value = trove_application::auth::DEFAULT_HOUSEHOLD)]
         household: String,
     },
@@ -66,14 +76,15 @@ pub enum ModelCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum TokenCommand {
-    /// Print a new bearer token (the household is created on first use).
+    /// Print a new write token of the household's first owner (the household and its owner are created on
+    /// first use).
     New {
         /// The household the token belongs to.
         #[arg(long, default_value = trove_application::auth::DEFAULT_HOUSEHOLD)]
         household: String,
-        /// Who the token is for.
-        #[arg(long, default_value = "owner")]
-        member: String,
+        /// What the token is for, as `GET /api/tokens` lists it.
+        #[arg(long, alias = "member", default_value = "command line")]
+        name: String,
     },
 }
 
@@ -111,9 +122,14 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
                 println!("exported {n} items of household {household} to {}", out.display());
             }
         }
-        Command::Token { command: TokenCommand::New { household, member } } => {
+        Command::Token { command: TokenCommand::New { household, name } } => {
             let app = build(&config).await?;
-            println!("{}", issue_token(&app, &household, &member).await?);
+            println!("{}", issue_token(&app, &household, &name).await?);
+        }
+        Command::Invite { role, household } => {
+            let app = build(&config).await?;
+            let role = trove_domain::people::Role::parse(&role).context("--role must be owner, member or viewer")?;
+            println!("{}", invite(&app, &household, role).await?);
         }
         Command::Model { command: ModelCommand::Check } => {
             let app = build(&config).await?;
@@ -152,11 +168,11 @@ async fn announce(app: &App, demo: bool, addr: std::net::SocketAddr) -> anyhow::
         if n > 0 {
             println!("seeded {n} demo items");
         }
-        let token = issue_token(app, trove_application::auth::DEFAULT_HOUSEHOLD, "demo").await?;
-        println!("sign in: http://{addr}/#token={token}");
-        println!("or use the API: curl -H 'Authorization: Bearer {token}' http://{addr}/api/items");
+        let link = invite(app, trove_application::auth::DEFAULT_HOUSEHOLD, trove_domain::people::Role::Owner).await?;
+        println!("sign up as the demo household's owner: {link}");
+        println!("scripts: make a token on the page, or with trove token new");
     } else {
-        println!("get a token with: trove token new");
+        println!("start a household with: trove invite --role owner");
     }
     Ok(())
 }

@@ -386,6 +386,9 @@ mod tests {
     fn bad_values_name_the_setting() {
         for (k, v) in [
             ("TROVE_BIND", "nowhere"),
+            ("TROVE_PUBLIC_URL", "trove.home.example"),
+            ("TROVE_PUBLIC_URL", "http://"),
+            ("TROVE_PUBLIC_URL", "https://x/?a=1"),
             ("PRICE_SEARCH_CONTEXT", "huge"),
             ("PRICE_MAX_SEARCHES", "0"),
             ("TROVE_LOCATION", "planet=Mars"),

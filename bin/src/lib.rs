@@ -5,10 +5,11 @@ pub mod check;
 pub mod cli;
 pub mod config;
 pub mod exchange;
+pub mod password;
 
 use anyhow::Context;
 use std::sync::Arc;
-use trove_application::auth::Auth;
+use trove_application::auth::{Auth, PeoplePorts};
 use trove_application::catalogue::Catalogue;
 use trove_application::exchange::Exchange;
 use trove_application::idempotency::Idempotency;
@@ -19,6 +20,7 @@ use trove_application::labels::Labels;
 
 use trove_application::media::Media;
 use trove_application::metered::Metered;
+use trove_application::people::People;
 use trove_application::photo::Photos;
 use trove_application::places::Places;
 use trove_application::ports::{
@@ -73,6 +75,16 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
     let places: Arc<dyn PlaceRepo> = store.clone();
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let blobs = config.media.open().with_context(|| format!("opening the media store {}", config.media.describe()))?;
+    let people = PeoplePorts {
+        households: households.clone(),
+        members: store.clone(),
+        invitations: store.clone(),
+        sessions: store.clone(),
+        tokens: store.clone(),
+        hasher: Arc::new(password::Argon2Hasher),
+        secrets: Arc::new(password::OsSecrets),
+        clock: clock.clone(),
+    };
 
     let catalogue = Catalogue::new(templates.clone());
     catalogue.seed().await.context("seeding the template catalogue")?;
@@ -110,7 +122,9 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         exchange: Exchange::new(items.clone(), sheet, clock.clone()),
         selling: Selling::new(metered, items, prices, clock.clone(), config.price.clone()),
         spend: Spend::new(ledger, clock.clone(), config.spend),
-        auth: Auth::new(households),
+        auth: Auth::new(&people),
+        people: People::new(&people),
+        site: trove_http::site::Site::new(config.public_url.as_str()),
         idempotency: Idempotency::new(idempotency, clock.clone()),
         clock,
         photos: Photos::new(Arc::new(trove_vision::Segmenter::new()), jobs),
@@ -149,13 +163,14 @@ pub fn new_token() -> anyhow::Result<String> {
     Ok(format!("trove_{}", hex::encode(bytes)))
 }
 
-/// Issues a token for `household` and answers it (shown once; only its hash is stored).
+/// Issues a write token named `name` for the first owner of `household` (both created on first use) and answers
+/// it (shown once; only its hash is stored).
 ///
 /// # Errors
 /// When the store fails.
-pub async fn issue_token(app: &App, household: &str, member: &str) -> anyhow::Result<String> {
+pub async fn issue_token(app: &App, household: &str, name: &str) -> anyhow::Result<String> {
     let token = new_token()?;
-    app.services.auth.issue(household, member, &token).await.context("storing the token")?;
+    app.services.auth.issue(household, name, &token).await.context("storing the token")?;
     Ok(token)
 }
 
@@ -171,4 +186,14 @@ pub async fn seed_demo(app: &App) -> anyhow::Result<usize> {
         .context("creating the default household")?;
     let items: Arc<dyn InventoryRepo> = app.store.clone();
     trove_application::demo::seed(&items, &app.services.clock, household).await.context("seeding the demo inventory")
+}
+
+/// An invitation into `household` (created on first use) with `role`: the link to open, valid 7 days.
+///
+/// # Errors
+/// When the household name is bad or the store fails.
+pub async fn invite(app: &App, household: &str, role: trove_domain::people::Role) -> anyhow::Result<String> {
+    let invited =
+        app.services.people.invite_from_command_line(household, role).await.context("storing the invitation")?;
+    Ok(app.services.site.join_link(&invited.code))
 }

@@ -17,6 +17,7 @@ pub mod measure;
 pub mod media;
 pub mod money;
 pub mod pack;
+pub mod people;
 pub mod place;
 pub mod pricing;
 pub mod project;

@@ -30,7 +30,10 @@ let browser;
 let context;
 let page;
 let base;
-let signInUrl;
+let joinUrl;
+// The owner the suite signs up as, and a write token made through the API for looking things up.
+const OWNER = { name: "E2E Owner", password: "a long enough passphrase" };
+let apiToken;
 let paths = {};
 const consoleErrors = [];
 // What the Content-Security-Policy refused, on any page of any flow: asserted empty after each test.
@@ -97,10 +100,10 @@ async function spawnTrove(dir, env, baseEnv = process.env) {
   });
   let log = "";
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`trove did not print a sign-in URL within 30 s:\n${log}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`trove did not print an invitation link within 30 s:\n${log}`)), 30_000);
     const onData = (chunk) => {
       log += chunk.toString();
-      const m = log.match(/sign in: (http:\/\/\S+#token=\S+)/);
+      const m = log.match(/sign up as the demo household's owner: (http:\/\/\S+#\/join\/\S+)/);
       if (m) {
         clearTimeout(timer);
         resolve({ child, url: m[1] });
@@ -238,9 +241,28 @@ async function apiPaths() {
 
 /** Calls the API as the demo household (for looking things up that the page is then checked against). */
 async function apiGet(p) {
-  const token = decodeURIComponent(signInUrl.split("#token=")[1]);
-  const res = await fetch(`${base}/api${p}`, { headers: { Authorization: `Bearer ${token}` } });
+  const res = await fetch(`${base}/api${p}`, { headers: { Authorization: `Bearer ${apiToken}` } });
   return res.json();
+}
+
+/** Signs up on `p` through an invitation link with a name and password, and waits for the inventory. */
+async function join(p, url, who) {
+  await p.goto(url);
+  await p.getByRole("heading", { level: 1, name: "Join a household" }).waitFor({ timeout: DEADLINE });
+  await p.getByLabel("Name").fill(who.name);
+  await p.getByLabel("Password").fill(who.password);
+  await p.getByRole("button", { name: "Join" }).click();
+  await p.getByRole("heading", { level: 1, name: "Inventory" }).waitFor({ timeout: DEADLINE });
+}
+
+/** Signs in on `p` (at `origin`) with a name and password, and waits for the inventory. */
+async function signIn(p, origin, who) {
+  await p.goto(`${origin}/#/items`);
+  await p.getByRole("heading", { level: 1, name: "Sign in to Trove" }).waitFor({ timeout: DEADLINE });
+  await p.getByLabel("Name").fill(who.name);
+  await p.getByLabel("Password").fill(who.password);
+  await p.getByRole("button", { name: "Sign in" }).click();
+  await p.getByRole("heading", { level: 1, name: "Inventory" }).waitFor({ timeout: DEADLINE });
 }
 
 /**
@@ -308,8 +330,8 @@ before(async () => {
   mkdirSync(SHOTS, { recursive: true });
   if (DOCS) mkdirSync(DOCS, { recursive: true });
   fake = await startFakeModel();
-  signInUrl = await startTrove({ MODEL_API_URL: fake.url, MODEL_API_KEY: "test", SPEND_MONTHLY_LIMIT_USD: "5" });
-  base = new URL(signInUrl).origin;
+  joinUrl = await startTrove({ MODEL_API_URL: fake.url, MODEL_API_KEY: "test", SPEND_MONTHLY_LIMIT_USD: "5" });
+  base = new URL(joinUrl).origin;
   paths = await apiPaths();
   browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -347,12 +369,31 @@ after(async () => {
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
-test("the sign-in URL signs in, removes the token from the address and shows the demo inventory", async () => {
-  await page.goto(signInUrl);
-  await page.getByRole("heading", { level: 1, name: "Inventory" }).waitFor();
-  assert.ok(!page.url().includes("token="), `the token is still in the address: ${page.url()}`);
-  const stored = await page.evaluate(() => localStorage.getItem("trove.token"));
-  assert.ok(stored?.startsWith("trove_"), "the token is kept in local storage");
+test("the invitation link signs the owner up with a password; the page keeps no secret and shows the demo inventory", async () => {
+  await join(page, joinUrl, OWNER);
+  assert.deepEqual(await page.evaluate(() => Object.keys(localStorage)), [], "nothing is kept in local storage");
+  assert.equal(await page.evaluate(() => document.cookie), "", "the session cookie is HttpOnly: the page cannot read it");
+  const [cookie] = await context.cookies(base);
+  assert.equal(cookie.name, "trove_session");
+  assert.ok(cookie.httpOnly && cookie.sameSite === "Strict", JSON.stringify(cookie));
+  assert.match(await page.locator("#who").textContent(), /E2E Owner · owner/);
+  const made = await page.evaluate(() =>
+    fetch("/api/tokens", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ name: "e2e lookups", scope: "read" }) }).then((r) => r.json()),
+  );
+  apiToken = made.token;
+  assert.ok(apiToken, JSON.stringify(made));
+  // The link was for one person: opened again, it is refused.
+  const other = await browser.newContext();
+  try {
+    const p = await other.newPage();
+    await p.goto(joinUrl);
+    await p.getByLabel("Name").fill("Someone Else");
+    await p.getByLabel("Password").fill("another long passphrase");
+    await p.getByRole("button", { name: "Join" }).click();
+    await p.locator(".message.error", { hasText: "Gone" }).waitFor({ timeout: DEADLINE });
+  } finally {
+    await other.close();
+  }
   const rows = page.locator("table.items tbody tr");
   assert.ok((await rows.count()) >= 40, `the demo inventory shows: ${await rows.count()} rows`);
   assert.match(await page.locator("#page-status").textContent(), /1–\d+ of \d+/);
@@ -901,8 +942,7 @@ function y4mFromPgm(pgm) {
 test("scanning a label with the camera opens its item", async () => {
   assert.ok(movedItems.length, "the places flow ran first");
   const id = movedItems[0];
-  const token = decodeURIComponent(signInUrl.split("#token=")[1]);
-  const res = await fetch(`${base}/api/labels.pdf?items=${id}&layout=roll`, { headers: { Authorization: `Bearer ${token}` } });
+  const res = await fetch(`${base}/api/labels.pdf?items=${id}&layout=roll`, { headers: { Authorization: `Bearer ${apiToken}` } });
   assert.equal(res.status, 200);
   const dir = mkdtempSync(path.join(tmpdir(), "trove-scan-"));
   writeFileSync(path.join(dir, "label.pdf"), Buffer.from(await res.arrayBuffer()));
@@ -930,8 +970,7 @@ test("scanning a label with the camera opens its item", async () => {
     const p = await ctx.newPage();
     await watchPolicy(p);
     p.setDefaultTimeout(DEADLINE);
-    await p.goto(signInUrl);
-    await p.getByRole("heading", { level: 1, name: "Inventory" }).waitFor();
+    await signIn(p, base, OWNER);
     await p.goto(`${base}/#/scan`);
     await p.getByRole("heading", { level: 1, name: "Scan a label" }).waitFor();
     const scans = [];
@@ -958,8 +997,7 @@ async function withSecondTrove(env, body) {
   const p = await other.newPage();
   await watchPolicy(p);
   try {
-    await p.goto(url);
-    await p.getByRole("heading", { level: 1, name: "Inventory" }).waitFor({ timeout: DEADLINE });
+    await join(p, url, OWNER);
     await body(p, new URL(url).origin);
   } finally {
     await other.close();
@@ -1005,17 +1043,65 @@ test("a spent budget is explained, and nothing reaches the model", async () => {
   assert.equal(fake.requests.length, sent, "no request reached the Model API");
 });
 
-test("signing out forgets the token; pasting one signs in again", async () => {
-  const stored = await page.evaluate(() => localStorage.getItem("trove.token"));
+test("the owner invites a viewer, who sees no button that writes, and a forced write is refused", async () => {
+  await open("#/household", "default");
+  await checkAccessible("the household page");
+  const form = page.getByRole("form", { name: "Invite someone" });
+  await form.getByLabel("Role").selectOption("viewer");
+  await form.getByRole("button", { name: "Make an invitation link" }).click();
+  const link = await page.locator("code.invitation-url").textContent();
+  assert.match(link, /#\/join\/[A-Za-z0-9_-]+$/);
+  const other = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  try {
+    const p = await other.newPage();
+    await watchPolicy(p);
+    await join(p, link, { name: "E2E Viewer", password: "the viewer's passphrase" });
+    assert.match(await p.locator("#who").textContent(), /E2E Viewer · viewer/);
+    const item = (await apiGet("/items?limit=1")).items[0];
+    for (const [hash, heading] of [["#/items", "Inventory"], [`#/items/${item.id}`, item.name], ["#/places", "Places"], ["#/projects", "Projects"], ["#/intake", "Intake"]]) {
+      await p.goto(`${base}/${hash}`);
+      await p.getByRole("heading", { level: 1, name: heading }).waitFor({ timeout: DEADLINE });
+      await p.waitForFunction((want) => document.getElementById("main").dataset.view === want, hash);
+      const writes = await p.evaluate(() =>
+        [...document.querySelectorAll("main button, main form")]
+          .filter((el) => !el.closest("[data-read]") && !el.hasAttribute("data-read"))
+          .map((el) => el.textContent.trim().slice(0, 40) || el.getAttribute("aria-label")),
+      );
+      assert.deepEqual(writes, [], `a viewer sees no control that writes on ${hash}`);
+    }
+    const forced = await p.evaluate((id) =>
+      fetch(`/api/items/${id}`, { method: "PATCH", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ notes: "viewer was here" }) }).then(async (r) => [r.status, (await r.json()).error?.code]),
+    item.id);
+    assert.deepEqual(forced, [403, "forbidden"]);
+    assert.notEqual((await apiGet(`/items/${item.id}`)).notes, "viewer was here");
+  } finally {
+    await other.close();
+  }
+});
+
+test("signing out ends the session; a wrong password is refused, five in a row are throttled", async () => {
   await open("#/items", "Inventory");
   await page.getByRole("button", { name: "Sign out" }).click();
   await page.getByRole("heading", { level: 1, name: "Sign in to Trove" }).waitFor();
-  assert.equal(await page.evaluate(() => localStorage.getItem("trove.token")), null);
+  assert.deepEqual(await context.cookies(base), [], "the session cookie is gone");
   await checkAccessible("the sign-in page");
-  await page.getByLabel("Token").fill("trove_not_a_token");
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.locator(".message.error", { hasText: "token was refused" }).waitFor();
-  await page.getByLabel("Token").fill(stored);
+  // Throttling is per name: a name of its own, so the owner can still sign in below.
+  const other = await browser.newContext();
+  try {
+    const p = await other.newPage();
+    await p.goto(`${base}/#/items`);
+    for (let i = 1; i <= 6; i++) {
+      await p.getByLabel("Name").fill("E2E Viewer");
+      await p.getByLabel("Password").fill(`wrong password number ${i}`);
+      await p.getByRole("button", { name: "Sign in" }).click();
+      const want = i <= 5 ? "Not signed in" : "Too many tries";
+      await p.locator(".message.error", { hasText: want }).waitFor({ timeout: DEADLINE });
+    }
+  } finally {
+    await other.close();
+  }
+  await page.getByLabel("Name").fill(OWNER.name);
+  await page.getByLabel("Password").fill(OWNER.password);
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.getByRole("heading", { level: 1, name: "Inventory" }).waitFor();
 });

@@ -167,6 +167,10 @@ async fn the_document_says_what_is_answered_and_what_is_taken() {
                 if status == "400" && operation.get("parameters").is_none() && operation.get("requestBody").is_none() {
                     continue;
                 }
+                // Signing in and accepting an invitation need no one: they answer 401 only for a wrong password.
+                if status == "401" && operation.get("security").is_none() && path != "/session" {
+                    continue;
+                }
                 let error = &responses.get(status).unwrap_or_else(|| panic!("{method} {path} documents {status}"));
                 let reference = error["content"]["application/json; charset=utf-8"]["schema"]["$ref"].clone();
                 assert_eq!(reference, "#/components/schemas/Error", "{method} {path} {status}");

@@ -10,6 +10,7 @@ mod intake;
 mod items;
 mod media;
 mod model_check;
+mod people;
 mod photo;
 mod places;
 mod projects;

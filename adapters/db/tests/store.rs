@@ -9,9 +9,10 @@ use trove_application::RepoError;
 use trove_application::ports::idempotency::{
     ANSWER_KEPT_FOR, Fingerprint, PENDING_HELD_FOR, Reservation, Reserve, StoredAnswer,
 };
+use trove_application::ports::people::{Member, NewMember, NewToken};
 use trove_application::ports::{
-    HouseholdRepo, IdempotencyStore, InventoryRepo, InventoryStamp, ItemQuery, PlaceFilter, PlaceRepo, PriceRepo,
-    ProjectRepo, SpendLedger, TemplateRepo,
+    HouseholdRepo, IdempotencyStore, InventoryRepo, InventoryStamp, InvitationRepo, ItemQuery, MemberRepo, PlaceFilter,
+    PlaceRepo, PriceRepo, ProjectRepo, SessionRepo, SpendLedger, TemplateRepo, TokenRepo,
 };
 use trove_db::{Store, testing};
 use trove_domain::item::{
@@ -19,6 +20,7 @@ use trove_domain::item::{
     MeasurementSource, NewItem, Severity, TestDone, TestResult,
 };
 use trove_domain::money::{Currency, MicroUsd, Money};
+use trove_domain::people::{MemberName, Role, Scope};
 use trove_domain::place::{NewPlace, PlaceName};
 use trove_domain::pricing::{Comparable, DroppedComparable, Estimate, PriceReport};
 use trove_domain::project::{Allocation, NewProject, Project, ProjectStatus};
@@ -111,13 +113,17 @@ on_both_backends!(
     price_history_is_newest_first,
     import_upserts_by_reference,
     import_is_all_or_nothing,
-    tokens_are_found_by_hash,
     migrations_race_safely,
     places_form_a_tree_per_household,
     items_are_found_within_places,
     bulk_updates_are_all_or_nothing,
     old_locations_become_places,
     a_search_of_the_most_words_is_one_bounded_query,
+    people_names_are_unique_and_tokens_found_by_hash,
+    the_last_owner_stays,
+    invitations_are_redeemed_once,
+    sessions_are_found_touched_and_ended,
+    old_tokens_become_the_first_owners_write_tokens,
 );
 
 fn day(d: u32) -> Timestamp {
@@ -941,28 +947,6 @@ async fn migrations_race_safely(ctx: Ctx) {
     assert_eq!(add(&fresh.store, h, "Pi 4").await.version, 1);
 }
 
-async fn tokens_are_found_by_hash(ctx: Ctx) {
-    let s = &ctx.store;
-    let (s1, s2) = (s.clone(), s.clone());
-    let (a, b) = tokio::join!(
-        tokio::spawn(async move { s1.ensure_household("home").await }),
-        tokio::spawn(async move { s2.ensure_household("home").await })
-    );
-    let home = a.unwrap().unwrap();
-    assert_eq!(b.unwrap().unwrap(), home);
-    assert_eq!(s.ensure_household("home").await.unwrap(), home);
-    let away = s.ensure_household("away").await.unwrap();
-    assert_ne!(away, home);
-
-    s.add_token(home, "hash-alice", "alice").await.unwrap();
-    s.add_token(away, "hash-bob", "bob").await.unwrap();
-    assert_eq!(s.household_for_token("hash-alice").await.unwrap(), Some(home));
-    assert_eq!(s.household_for_token("hash-bob").await.unwrap(), Some(away));
-    assert_eq!(s.household_for_token("hash-nobody").await.unwrap(), None);
-    assert!(matches!(s.add_token(away, "hash-alice", "mallory").await, Err(RepoError::Conflict(_))));
-    assert_eq!(s.household_for_token("hash-alice").await.unwrap(), Some(home));
-}
-
 fn name(n: &str) -> PlaceName {
     PlaceName::new(n).unwrap()
 }
@@ -1262,4 +1246,175 @@ async fn a_name_stored_with_a_control_character_is_read_cleaned() {
     assert_eq!(page.items[0].name.as_str(), "Pi 4");
     let lines = InventoryRepo::lines(s, h).await.unwrap();
     assert_eq!(lines[0].name.as_str(), "Pi 4");
+}
+
+fn person(h: HouseholdId, name: &str, role: Role) -> NewMember {
+    NewMember {
+        household: h,
+        name: MemberName::new(name).unwrap(),
+        role,
+        password_hash: Some(format!("hash of {name}")),
+        created_at: day(2),
+    }
+}
+
+fn new_token(m: &Member, hash: &str, scope: Scope) -> NewToken {
+    NewToken {
+        member: m.id,
+        household: m.household,
+        hash: hash.into(),
+        name: format!("{hash} script"),
+        scope,
+        created_at: day(3),
+        expires_at: Some(day(20)),
+    }
+}
+
+async fn people_names_are_unique_and_tokens_found_by_hash(ctx: Ctx) {
+    let s = &ctx.store;
+    let (s1, s2) = (s.clone(), s.clone());
+    let (a, b) = tokio::join!(
+        tokio::spawn(async move { s1.ensure_household("home").await }),
+        tokio::spawn(async move { s2.ensure_household("home").await })
+    );
+    let home = a.unwrap().unwrap();
+    assert_eq!(b.unwrap().unwrap(), home);
+    let away = s.ensure_household("away").await.unwrap();
+    assert_ne!(away, home);
+    assert_eq!(MemberRepo::household(s, home).await.unwrap().name, "home");
+
+    let ada = s.add_member(person(home, "Ada", Role::Owner)).await.unwrap();
+    assert_eq!((ada.name.as_str(), ada.role, ada.household, ada.created_at), ("Ada", Role::Owner, home, day(2)));
+    // Names are unique across the instance, ignoring case.
+    assert!(matches!(s.add_member(person(away, "ADA", Role::Owner)).await, Err(RepoError::Conflict(_))));
+    let bob = s.add_member(person(away, "Bob", Role::Viewer)).await.unwrap();
+    let (found, hash) = s.member_by_name(&MemberName::new("ada").unwrap()).await.unwrap().unwrap();
+    assert_eq!((found, hash.as_deref()), (ada.clone(), Some("hash of Ada")));
+    assert_eq!(s.member_by_name(&MemberName::new("nobody").unwrap()).await.unwrap(), None);
+    assert!(matches!(MemberRepo::member(s, home, bob.id).await, Err(RepoError::NotFound)));
+    assert_eq!(s.first_owner(home).await.unwrap(), Some(ada.clone()));
+    assert_eq!(s.first_owner(away).await.unwrap(), None);
+
+    let t = s.add_token(new_token(&ada, "hash-ada", Scope::Read)).await.unwrap();
+    assert_eq!(
+        (t.scope, t.expires_at, t.last_used_at, t.name.as_str()),
+        (Scope::Read, Some(day(20)), None, "hash-ada script")
+    );
+    s.add_token(new_token(&bob, "hash-bob", Scope::Write)).await.unwrap();
+    assert!(matches!(s.add_token(new_token(&bob, "hash-ada", Scope::Write)).await, Err(RepoError::Conflict(_))));
+    let (got, owner) = s.token("hash-ada").await.unwrap().unwrap();
+    assert_eq!((got.id, owner.id), (t.id, ada.id));
+    assert_eq!(s.token("hash-nobody").await.unwrap(), None);
+    s.touch_token(t.id, day(4)).await.unwrap();
+    assert_eq!(s.token("hash-ada").await.unwrap().unwrap().0.last_used_at, Some(day(4)));
+    assert_eq!(s.tokens(home, None).await.unwrap().len(), 1);
+    assert_eq!(s.tokens(away, Some(ada.id)).await.unwrap(), vec![]);
+    // Another household's token is not found to revoke; one's own goes at once.
+    assert!(matches!(s.revoke_token(away, t.id, None).await, Err(RepoError::NotFound)));
+    assert!(matches!(s.revoke_token(home, t.id, Some(bob.id)).await, Err(RepoError::NotFound)));
+    s.revoke_token(home, t.id, Some(ada.id)).await.unwrap();
+    assert_eq!(s.token("hash-ada").await.unwrap(), None);
+}
+
+async fn the_last_owner_stays(ctx: Ctx) {
+    let s = &ctx.store;
+    let home = household(s, "home").await;
+    let ada = s.add_member(person(home, "Ada", Role::Owner)).await.unwrap();
+    let bob = s.add_member(person(home, "Bob", Role::Member)).await.unwrap();
+    assert!(matches!(s.set_role(home, ada.id, Role::Member).await, Err(RepoError::Conflict(_))));
+    assert!(matches!(s.remove_member(home, ada.id).await, Err(RepoError::Conflict(_))));
+    assert_eq!(s.set_role(home, bob.id, Role::Owner).await.unwrap().role, Role::Owner);
+    // Two owners: demoting either at once leaves exactly one.
+    let (s1, s2) = (s.clone(), s.clone());
+    let (a, b) = tokio::join!(
+        tokio::spawn(async move { s1.set_role(home, ada.id, Role::Viewer).await }),
+        tokio::spawn(async move { s2.set_role(home, bob.id, Role::Viewer).await })
+    );
+    assert_eq!(a.unwrap().is_ok() as u8 + b.unwrap().is_ok() as u8, 1);
+    let roles: Vec<Role> = s.members(home).await.unwrap().iter().map(|m| m.role).collect();
+    assert_eq!(roles.iter().filter(|r| **r == Role::Owner).count(), 1, "{roles:?}");
+
+    // Removing a member takes their sessions and tokens with them.
+    let cleo = s.add_member(person(home, "Cleo", Role::Member)).await.unwrap();
+    s.add_session(cleo.id, "session-cleo", day(3)).await.unwrap();
+    s.add_token(new_token(&cleo, "token-cleo", Scope::Write)).await.unwrap();
+    assert!(matches!(s.remove_member(HouseholdId(home.0 + 1000), cleo.id).await, Err(RepoError::NotFound)));
+    s.remove_member(home, cleo.id).await.unwrap();
+    assert_eq!(s.session("session-cleo").await.unwrap(), None);
+    assert_eq!(s.token("token-cleo").await.unwrap(), None);
+    assert_eq!(s.members(home).await.unwrap().len(), 2);
+}
+
+async fn invitations_are_redeemed_once(ctx: Ctx) {
+    let s = &ctx.store;
+    let home = household(s, "home").await;
+    s.add_member(person(home, "Ada", Role::Owner)).await.unwrap();
+    s.add_invitation(home, "code-1", Role::Viewer, None, day(1)).await.unwrap();
+    assert!(matches!(s.add_invitation(home, "code-1", Role::Owner, None, day(1)).await, Err(RepoError::Conflict(_))));
+    let found = s.invitation("code-1").await.unwrap().unwrap();
+    assert_eq!((found.household, found.role, found.created_at, found.used), (home, Role::Viewer, day(1), false));
+    assert_eq!(s.invitation("code-2").await.unwrap(), None);
+
+    // A taken name leaves the invitation unused.
+    assert!(matches!(s.redeem("code-1", person(home, "ada", Role::Viewer)).await, Err(RepoError::Conflict(_))));
+    assert!(!s.invitation("code-1").await.unwrap().unwrap().used);
+    let grace = s.redeem("code-1", person(home, "Grace", Role::Viewer)).await.unwrap();
+    assert_eq!((grace.name.as_str(), grace.role), ("Grace", Role::Viewer));
+    assert!(s.invitation("code-1").await.unwrap().unwrap().used);
+    assert!(matches!(s.redeem("code-1", person(home, "Hedy", Role::Viewer)).await, Err(RepoError::Conflict(_))));
+    assert_eq!(s.member_by_name(&MemberName::new("Hedy").unwrap()).await.unwrap(), None);
+}
+
+async fn sessions_are_found_touched_and_ended(ctx: Ctx) {
+    let s = &ctx.store;
+    let home = household(s, "home").await;
+    let ada = s.add_member(person(home, "Ada", Role::Owner)).await.unwrap();
+    let one = s.add_session(ada.id, "one", day(3)).await.unwrap();
+    s.add_session(ada.id, "two", day(3)).await.unwrap();
+    let found = s.session("one").await.unwrap().unwrap();
+    assert_eq!((found.id, found.member, found.last_seen), (one, ada.clone(), day(3)));
+    s.touch_session(one, day(5)).await.unwrap();
+    assert_eq!(s.session("one").await.unwrap().unwrap().last_seen, day(5));
+    s.end_session(one).await.unwrap();
+    assert_eq!(s.session("one").await.unwrap(), None);
+    assert!(s.session("two").await.unwrap().is_some());
+    assert_eq!(s.end_sessions(ada.id).await.unwrap(), 1);
+    assert_eq!(s.session("two").await.unwrap(), None);
+}
+
+/// A database at the schema before people, with tokens, upgraded: each household with tokens gets a first
+/// owner whose write tokens they become.
+async fn old_tokens_become_the_first_owners_write_tokens(ctx: Ctx) {
+    let url = if ctx.store.backend_name() == "sqlite" {
+        testing::fresh_sqlite_url()
+    } else {
+        testing::fresh_postgres_url().await.unwrap()
+    };
+    let old = Ctx { store: Store::connect(&url).await.unwrap(), url };
+    let s = &old.store;
+    testing::migrate_first(s, 4).await.unwrap();
+    let home = household(s, "home").await;
+    let away = household(s, "HOME").await;
+    let empty = household(s, "empty").await;
+    let db = Database::connect(&old.url).await.unwrap();
+    let backend = db.get_database_backend();
+    for (h, hash) in [(home, "old-1"), (home, "old-2"), (away, "old-3")] {
+        let sql = if backend == sea_orm::DbBackend::Postgres {
+            "INSERT INTO tokens (hash, household_id, member, created_at) VALUES ($1, $2, 'someone', $3)"
+        } else {
+            "INSERT INTO tokens (hash, household_id, member, created_at) VALUES (?, ?, 'someone', ?)"
+        };
+        let values: Vec<sea_orm::Value> = vec![hash.into(), h.0.into(), day(1).into()];
+        db.execute_raw(sea_orm::Statement::from_sql_and_values(backend, sql, values)).await.unwrap();
+    }
+    db.close().await.unwrap();
+    s.migrate().await.unwrap();
+
+    let (t1, owner) = s.token("old-1").await.unwrap().unwrap();
+    assert_eq!((owner.name.as_str(), owner.role, owner.household), ("home owner", Role::Owner, home));
+    assert_eq!((t1.scope, t1.name.as_str(), t1.expires_at), (Scope::Write, "someone", None));
+    assert_eq!(s.token("old-2").await.unwrap().unwrap().1.id, owner.id);
+    let (_, other) = s.token("old-3").await.unwrap().unwrap();
+    assert_eq!((other.name.as_str(), other.household), ("HOME owner 2", away), "names stay unique ignoring case");
+    assert_eq!(s.first_owner(empty).await.unwrap(), None);
 }

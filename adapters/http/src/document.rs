@@ -252,7 +252,23 @@ fn declare_errors(method: &str, path: &str, operation: &mut Value) {
         statuses.push((400, "The request is malformed or breaks a limit; the message names the field."));
     }
     if operation.contains_key("security") {
-        statuses.push((401, "No valid bearer token."));
+        statuses.push((401, "No valid bearer token or session cookie."));
+        statuses.push((
+            403,
+            "The caller's role or token does not allow this, or a cookie-signed request came from another origin.",
+        ));
+    }
+    match (method, path) {
+        ("post", "/session") => {
+            statuses.push((401, "Wrong name or password (the same answer for both)."));
+            statuses.push((429, "Too many failed sign-ins for this name; try again after Retry-After."));
+        }
+        ("post", "/invitations/accept") => {
+            statuses.push((404, "No invitation has this code."));
+            statuses.push((409, "The name is taken."));
+            statuses.push((410, "The invitation was used or has expired."));
+        }
+        _ => {}
     }
     if names_object || QUERY_NAMES_OBJECT.contains(&(method, path)) {
         statuses.push((404, "An object the request names does not exist in this household."));
@@ -437,8 +453,8 @@ mod tests {
         let statuses = |path: &str, method: &str| -> Vec<String> {
             doc["paths"][path][method]["responses"].as_object().unwrap().keys().cloned().collect()
         };
-        assert_eq!(statuses("/items", "get"), ["200", "400", "401", "404", "500"]);
-        assert_eq!(statuses("/items", "post"), ["201", "400", "401", "404", "409", "413", "415", "422", "500"]);
+        assert_eq!(statuses("/items", "get"), ["200", "400", "401", "403", "404", "500"]);
+        assert_eq!(statuses("/items", "post"), ["201", "400", "401", "403", "404", "409", "413", "415", "422", "500"]);
         assert_eq!(statuses("/items/{id}/price", "post"), ["200", "402", "404", "409", "422", "500", "502", "503"]);
         let busy = &doc["paths"]["/items/{id}/price"]["post"]["responses"]["503"];
         assert_eq!(busy["headers"]["Retry-After"]["schema"]["type"], "integer", "{busy}");

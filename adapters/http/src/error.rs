@@ -12,6 +12,7 @@ use trove_application::metered::RunSpend;
 use trove_application::photo::PhotoError;
 use trove_application::{Error, Refusal};
 use trove_domain::item::ChangeRefused;
+use trove_domain::people::InvitationGone;
 use trove_domain::place::PlaceRefused;
 
 /// What a route answers: its payload, or an error rendered in the API's shape.
@@ -50,9 +51,9 @@ impl ApiError {
         Self::new(StatusCode::BAD_REQUEST, "invalid", message)
     }
 
-    /// 401: no valid bearer token.
+    /// 401: no valid bearer token or session.
     pub fn unauthorized() -> Self {
-        Self::new(StatusCode::UNAUTHORIZED, "unauthorized", "a valid bearer token is required (trove token new)")
+        Self::new(StatusCode::UNAUTHORIZED, "unauthorized", "sign in, or send a valid bearer token (POST /api/tokens)")
     }
 
     /// 413: `what` (a body, an image, ...) is larger than `max` bytes.
@@ -81,6 +82,12 @@ impl From<Error> for ApiError {
                 let (status, code) = refusal_status(&refusal);
                 Self::new(status, code, message)
             }
+            Error::Forbidden(_) => Self::new(StatusCode::FORBIDDEN, "forbidden", message),
+            Error::SignInFailed => Self::new(StatusCode::UNAUTHORIZED, "unauthorized", message),
+            Error::Throttled { retry_after_secs } => Self {
+                retry_after_s: Some(retry_after_secs),
+                ..Self::new(StatusCode::TOO_MANY_REQUESTS, "throttled", message)
+            },
             Error::Budget(_) => Self::new(StatusCode::PAYMENT_REQUIRED, "budget_reached", message),
             Error::NotConfigured { .. } => Self::new(StatusCode::SERVICE_UNAVAILABLE, "not_configured", message),
             Error::Unavailable { .. } => Self::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", message),
@@ -107,6 +114,9 @@ pub fn refusal_status(refusal: &Refusal) -> (StatusCode, &'static str) {
     match refusal {
         Refusal::Change(ChangeRefused::SetByProject(_) | ChangeRefused::SelfComponent(_)) => RULE,
         Refusal::Change(ChangeRefused::Gone(_) | ChangeRefused::Held { .. }) => CONFLICT,
+        Refusal::InvitationGone(InvitationGone::Unknown) => (StatusCode::NOT_FOUND, "not_found"),
+        Refusal::InvitationGone(_) => (StatusCode::GONE, "gone"),
+        Refusal::LastOwner(_) | Refusal::NameTaken(_) => CONFLICT,
         Refusal::ForeignComponent(_) | Refusal::NoSpeech | Refusal::KeyUsedElsewhere | Refusal::Bulk(_) => RULE,
         Refusal::ImageTooSmall { .. } => RULE,
         Refusal::Place(PlaceRefused::DuplicateName { .. }) => CONFLICT,
@@ -203,7 +213,7 @@ pub fn render(err: poem::Error) -> Response {
     }
     let status = err.status();
     let (code, message) = match status {
-        StatusCode::UNAUTHORIZED => ("unauthorized", "a valid bearer token is required (trove token new)".to_owned()),
+        StatusCode::UNAUTHORIZED => ("unauthorized", ApiError::unauthorized().message),
         StatusCode::NOT_FOUND => ("not_found", "no such route".to_owned()),
         StatusCode::METHOD_NOT_ALLOWED => ("method_not_allowed", "method not allowed on this route".to_owned()),
         StatusCode::PAYLOAD_TOO_LARGE => ("too_large", "the request body is too large".to_owned()),
@@ -305,6 +315,27 @@ mod tests {
                 409,
                 "conflict",
                 "item 7 is no longer buildable (it changed while accepting)",
+            ),
+            (
+                trove_application::Forbidden::Role(trove_domain::people::Role::Owner).into(),
+                403,
+                "forbidden",
+                "this needs the owner role",
+            ),
+            (Error::SignInFailed, 401, "unauthorized", "wrong name or password"),
+            (
+                Error::Throttled { retry_after_secs: 60 },
+                429,
+                "throttled",
+                "too many failed sign-ins for this name; try again in 60 seconds",
+            ),
+            (Refusal::InvitationGone(InvitationGone::Used).into(), 410, "gone", "this invitation was already used"),
+            (Refusal::InvitationGone(InvitationGone::Unknown).into(), 404, "not_found", "no invitation has this code"),
+            (
+                Refusal::LastOwner(trove_domain::people::MemberId(4)).into(),
+                409,
+                "conflict",
+                "member 4 is the household's last owner; make another member owner first",
             ),
             (
                 Error::NotConfigured { what: "pricing with web search".into(), setting: "MODEL_API_KEY" },

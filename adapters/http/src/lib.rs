@@ -17,6 +17,7 @@ pub mod panics;
 pub mod security;
 pub mod services;
 pub mod shared;
+pub mod site;
 pub mod watched;
 pub mod web;
 
@@ -64,10 +65,12 @@ pub fn app(services: Services) -> impl poem::Endpoint {
         .nest(
             "/api",
             api.around(move |next, req| explain::explain_body(next, req, explainer.clone()))
-                .around(body_limit::limit_body),
+                .around(body_limit::limit_body)
+                .around(auth::slide_session),
         )
         .nest("/", web::site())
         .data(services.auth.clone())
+        .data(services.site.clone())
         .with_if(access_log(), Tracing)
         .catch_all_error(|err| async move { error::render(err) })
         .with(panics::catch_panics())

@@ -9,6 +9,7 @@ use trove_application::intake::Intake;
 use trove_application::items::Inventory;
 use trove_application::labels::Labels;
 use trove_application::media::Media;
+use trove_application::people::People;
 use trove_application::photo::Photos;
 use trove_application::places::Places;
 use trove_application::ports::Clock;
@@ -35,6 +36,10 @@ pub struct Services {
     /// CSV export and import.
     pub exchange: Exchange,
     pub auth: Auth,
+    /// Members, invitations and personal API tokens.
+    pub people: People,
+    /// Where the site is (`TROVE_PUBLIC_URL`): invitation links, the cookie's `Secure`, the page's origin.
+    pub site: crate::site::Site,
     /// Runs a request carrying an `Idempotency-Key` at most once, and replays its answer.
     pub idempotency: Idempotency,
     pub clock: Arc<dyn Clock>,

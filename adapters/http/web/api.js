@@ -1,18 +1,5 @@
-// Talking to Trove's API: the token, the error body, and what each error means to the owner.
-
-const TOKEN_KEY = "trove.token";
-
-export function token() {
-  return localStorage.getItem(TOKEN_KEY);
-}
-
-export function setToken(value) {
-  localStorage.setItem(TOKEN_KEY, value);
-}
-
-export function clearToken() {
-  localStorage.removeItem(TOKEN_KEY);
-}
+// Talking to Trove's API: the session cookie (set by signing in; the page keeps no secret itself), the error
+// body, and what each error means to the owner.
 
 /** An error the API answered (`{"error": {"code", "message"}}`) or a failure to reach it. */
 export class ApiError extends Error {
@@ -32,7 +19,13 @@ export class ApiError extends Error {
       case 400:
         return `That was not accepted: ${m}.`;
       case 401:
-        return "The token was refused. Sign in again with a token from `trove token new`.";
+        return `Not signed in: ${m}. Sign in again.`;
+      case 403:
+        return `Not allowed: ${m}.`;
+      case 410:
+        return `Gone: ${m}.`;
+      case 429:
+        return `Too many tries: ${m}.`;
       case 402:
         return `Budget reached: ${m}. Nothing was sent to the model.`;
       case 404:
@@ -60,11 +53,9 @@ export class ApiError extends Error {
   }
 }
 
-/** A fetch's options: the household's token, and `body` as JSON (or as multipart when it is FormData). */
+/** A fetch's options: the session cookie, and `body` as JSON (or as multipart when it is FormData). */
 function requestInit(method, headers, body) {
-  const init = { method, headers };
-  const t = token();
-  if (t) init.headers.Authorization = `Bearer ${t}`;
+  const init = { method, headers, credentials: "same-origin" };
   if (body instanceof FormData) {
     init.body = body;
   } else if (body !== undefined) {
@@ -159,11 +150,9 @@ export async function apiEvents(path, { method = "POST", body, onEvent = () => {
   throw new ApiError(0, "network", "the server closed the stream before the answer");
 }
 
-/** Fetches a file the API answers (a labels PDF) with the household's authorisation; answers a Blob. */
+/** Fetches a file the API answers (a labels PDF) with the session cookie; answers a Blob. */
 export async function apiBlob(path) {
-  const init = { headers: {} };
-  const t = token();
-  if (t) init.headers.Authorization = `Bearer ${t}`;
+  const init = { headers: {}, credentials: "same-origin" };
   let response;
   try {
     response = await fetch(`/api${path}`, init);

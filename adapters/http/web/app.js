@@ -1,6 +1,6 @@
 // The page's entry: sign-in, the router over `#/...` and the header.
 
-import { api, clearToken, setToken, token, ApiError } from "./api.js";
+import { api, ApiError } from "./api.js";
 import { h, field, clearMessages, showError } from "./ui.js";
 import { inventoryView } from "./views/inventory.js";
 import { itemView } from "./views/item.js";
@@ -11,6 +11,7 @@ import { intakeView } from "./views/intake.js";
 import { spendView } from "./views/spend.js";
 import { placesView, placeView } from "./views/places.js";
 import { scanView } from "./views/scan.js";
+import { householdView, tokensView } from "./views/people.js";
 
 const main = document.getElementById("main");
 
@@ -28,65 +29,131 @@ const routes = [
   [/^\/sell$/, () => sellListView(), "sell"],
   [/^\/intake$/, () => intakeView(), "intake"],
   [/^\/spend$/, () => spendView(), "spend"],
+  [/^\/household$/, () => householdView(signedInMember()), "household"],
+  [/^\/tokens$/, () => tokensView(signedInMember()), "tokens"],
 ];
 
-/** Takes `#token=...` from the address (the sign-in link `trove serve --demo` prints) and removes it. */
-function takeTokenFromUrl() {
-  const m = location.hash.match(/^#token=([^&]+)/);
-  if (!m) return false;
-  setToken(decodeURIComponent(m[1]));
-  history.replaceState(null, "", `${location.pathname}${location.search}#/items`);
-  return true;
+/** Who is signed in (`GET /api/me`): `{member, household}`, or null before sign-in. */
+let me = null;
+
+/** The signed-in member, for views that show or hide what only some roles may do. */
+export function signedInMember() {
+  return me?.member ?? null;
 }
 
-function signedIn(yes) {
-  document.getElementById("nav").hidden = !yes;
-  document.getElementById("sign-out").hidden = !yes;
+function signedIn(who) {
+  me = who;
+  document.getElementById("nav").hidden = !who;
+  document.getElementById("sign-out").hidden = !who;
+  const badge = document.getElementById("who");
+  badge.hidden = !who;
+  badge.textContent = who ? `${who.member.name} · ${who.member.role}` : "";
+  if (who) document.body.dataset.role = who.member.role;
+  else delete document.body.dataset.role;
+  const household = document.querySelector('#nav a[data-section="household"]');
+  if (household) household.hidden = who?.member.role !== "owner";
 }
 
-function signInView(reason) {
-  signedIn(false);
-  document.title = "Sign in · Trove";
-  const input = h("input", {
-    name: "token",
+/** Asks the server who the session cookie belongs to; null when there is none or it ended. */
+async function whoAmI() {
+  try {
+    return await api("/me");
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) return null;
+    throw err;
+  }
+}
+
+/** A name and password form (sign-in, or sign-up from an invitation); `submit(name, password)` does the rest. */
+function credentialsForm({ title, intro, button, newPassword, reason, submit }) {
+  const name = h("input", { name: "name", autocomplete: "username", required: true, maxlength: 64, spellcheck: "false" });
+  const password = h("input", {
+    name: "password",
     type: "password",
-    autocomplete: "off",
+    autocomplete: newPassword ? "new-password" : "current-password",
     required: true,
-    spellcheck: "false",
+    minlength: newPassword ? 12 : null,
   });
   const out = h("div", { class: "out" });
   const form = h(
     "form",
-    { class: "card narrow", "aria-labelledby": "signin-title" },
-    h("h1", { id: "signin-title" }, "Sign in to Trove"),
+    { class: "card narrow", "aria-labelledby": "auth-title", "data-read": "" },
+    h("h1", { id: "auth-title" }, title),
     reason ? h("p", { class: "message error", role: "alert" }, reason) : null,
-    h("p", {}, "Paste a token once; this browser keeps it until you sign out. Make one on the server with ", h("code", {}, "trove token new"), ", or open the link ", h("code", {}, "trove serve --demo"), " prints."),
-    field("Token", input),
-    h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Sign in")),
+    h("p", {}, ...intro),
+    field("Name", name),
+    field("Password", password, newPassword ? "At least 12 characters." : null),
+    h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, button)),
     out,
   );
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
-    setToken(input.value.trim());
     try {
-      await api("/items?limit=1");
+      await submit(name.value.trim(), password.value);
+      password.value = "";
+      signedIn(await whoAmI());
       location.hash = "#/items";
       route();
     } catch (err) {
-      clearToken();
       showError(err, out);
     }
   });
+  return { form, focus: () => name.focus() };
+}
+
+function signInView(reason) {
+  signedIn(null);
+  document.title = "Sign in · Trove";
+  const { form, focus } = credentialsForm({
+    title: "Sign in to Trove",
+    intro: ["Sign in with the name and password you chose when you joined. New here? Open the invitation link a household owner sent you (", h("code", {}, "trove invite"), " makes one)."],
+    button: "Sign in",
+    reason,
+    submit: (name, password) => api("/session", { method: "POST", body: { name, password } }),
+  });
   main.replaceChildren(form);
-  input.focus();
+  main.dataset.view = "#/sign-in";
+  focus();
+}
+
+function joinView(code) {
+  signedIn(null);
+  document.title = "Join · Trove";
+  const { form, focus } = credentialsForm({
+    title: "Join a household",
+    intro: ["Pick the name you will sign in with (unique on this Trove) and a password."],
+    button: "Join",
+    newPassword: true,
+    submit: (name, password) => api("/invitations/accept", { method: "POST", body: { code, name, password } }),
+  });
+  main.replaceChildren(form);
+  main.dataset.view = location.hash;
+  focus();
+}
+
+/**
+ * Viewers write nothing: every button and form a view draws is removed for them, except those marked
+ * `data-read` (filters, search, printing, copying), so a forgotten mark hides a control rather than showing one.
+ */
+function readOnly(node) {
+  if (me?.member.role !== "viewer") return;
+  for (const el of node.querySelectorAll("form:not([data-read]), button:not([data-read]), .bulk-bar, input[name=select], #select-all")) {
+    if (el.tagName === "BUTTON" && el.closest("form[data-read]")) continue;
+    el.remove();
+  }
 }
 
 let current = 0;
 
 async function route() {
   clearMessages();
-  if (!token()) return signInView();
-  signedIn(true);
+  const join = location.hash.match(/^#\/join\/([A-Za-z0-9_-]+)$/);
+  if (join) return joinView(join[1]);
+  if (!me) {
+    const who = await whoAmI().catch(() => null);
+    if (!who) return signInView();
+    signedIn(who);
+  }
   let hash = location.hash.replace(/^#/, "") || "/items";
   if (!hash.startsWith("/")) hash = "/items";
   const [path, qs] = hash.split("?");
@@ -106,6 +173,7 @@ async function route() {
   try {
     const node = await view(path.match(re), params);
     if (mine !== current) return; // A later navigation won.
+    readOnly(node);
     main.replaceChildren(node);
     // Which address this content is for: tests (and scripts) wait on it rather than on time.
     main.dataset.view = location.hash;
@@ -122,25 +190,24 @@ async function route() {
 }
 
 window.addEventListener("trove:unauthorized", () => {
-  clearToken();
-  signInView("The token was refused: it may have been revoked. Paste a valid one.");
+  if (me) signInView("Your session ended (signed out elsewhere, or by the household's owner). Sign in again.");
 });
 
-document.getElementById("sign-out").addEventListener("click", () => {
-  clearToken();
+document.getElementById("sign-out").addEventListener("click", async () => {
+  try {
+    await api("/session/logout", { method: "POST" });
+  } catch {
+    // Signed out already: the sign-in page is right either way.
+  }
   history.replaceState(null, "", `${location.pathname}#/items`);
   signInView();
 });
 
-window.addEventListener("hashchange", () => {
-  if (takeTokenFromUrl()) return route();
-  route();
-});
+window.addEventListener("hashchange", () => route());
 
 /** Re-renders the current page (after a change made on it). */
 export function refresh() {
   return route();
 }
 
-takeTokenFromUrl();
 route();

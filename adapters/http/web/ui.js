@@ -160,7 +160,7 @@ export async function copyText(text) {
 
 /** A button that copies what `text()` gives and says so. */
 export function copyButton(label, text) {
-  const b = h("button", { type: "button", class: "copy" }, label);
+  const b = h("button", { type: "button", class: "copy", "data-read": "" }, label);
   b.addEventListener("click", async () => {
     const ok = await copyText(typeof text === "function" ? text() : text);
     b.textContent = ok ? "Copied" : "Copy failed: select the text";

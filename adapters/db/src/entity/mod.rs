@@ -3,11 +3,14 @@
 
 pub(crate) mod households;
 pub(crate) mod idempotency;
+pub(crate) mod invitations;
 pub(crate) mod items;
 pub(crate) mod media;
+pub(crate) mod members;
 pub(crate) mod places;
 pub(crate) mod price_reports;
 pub(crate) mod projects;
+pub(crate) mod sessions;
 pub(crate) mod spend_entries;
 pub(crate) mod templates;
 pub(crate) mod tokens;

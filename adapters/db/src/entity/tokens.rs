@@ -1,4 +1,4 @@
-//! `tokens`: the hashes of members' bearer tokens.
+//! `tokens`: members' personal API tokens, by hash.
 
 use sea_orm::entity::prelude::*;
 
@@ -10,8 +10,15 @@ pub struct Model {
     /// Unique: a token is looked up by its hash.
     pub hash: String,
     pub household_id: i64,
-    pub member: String,
+    /// What the token is for ("backup script").
+    pub name: String,
     pub created_at: DateTimeUtc,
+    /// Null only between the migration's steps: every token belongs to a member.
+    pub member_id: Option<i64>,
+    /// `read` or `write`.
+    pub scope: String,
+    pub expires_at: Option<DateTimeUtc>,
+    pub last_used_at: Option<DateTimeUtc>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

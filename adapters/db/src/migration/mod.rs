@@ -7,6 +7,7 @@ mod m0002_idempotency_reservations;
 mod m0003_places;
 mod m0004_spend_outcome;
 mod m0005_media;
+mod m0006_people;
 
 /// Every migration, in order.
 #[derive(Debug)]
@@ -21,6 +22,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0003_places::Migration),
             Box::new(m0004_spend_outcome::Migration),
             Box::new(m0005_media::Migration),
+            Box::new(m0006_people::Migration),
         ]
     }
 }

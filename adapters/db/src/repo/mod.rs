@@ -4,6 +4,7 @@ mod households;
 mod idempotency;
 mod inventory;
 pub(crate) mod media;
+mod people;
 pub(crate) mod places;
 mod prices;
 mod projects;

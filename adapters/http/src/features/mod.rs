@@ -11,6 +11,7 @@ pub mod intake;
 pub mod items;
 pub mod labels;
 pub mod media;
+pub mod people;
 pub mod photo;
 pub mod places;
 pub mod projects;
@@ -33,6 +34,7 @@ pub type Apis = (
     exchange::ExchangeApi,
     photo::PhotoApi,
     media::MediaApi,
+    people::PeopleApi,
 );
 
 /// All the API's route groups.
@@ -49,5 +51,6 @@ pub fn apis(s: Services) -> Apis {
         exchange::ExchangeApi(s.clone()),
         photo::PhotoApi(s.clone()),
         media::MediaApi(s),
+        people::PeopleApi(s),
     )
 }

@@ -40,7 +40,7 @@ export async function inventoryView(params) {
   const typeInput = h("input", { name: "item_type", value: f.item_type, list: "item-types", placeholder: "any type" });
   const form = h(
     "form",
-    { class: "filters", role: "search", "aria-label": "Filter the inventory" },
+    { class: "filters", role: "search", "aria-label": "Filter the inventory", "data-read": "" },
     field("Search", search),
     field("Intent", select("intent", [["", "any"], ...INTENTS.map((i) => [i, human(i)])], f.intent)),
     field(
@@ -154,9 +154,9 @@ export async function inventoryView(params) {
   const pager = h(
     "nav",
     { class: "pager", "aria-label": "Pages" },
-    h("button", { type: "button", disabled: f.offset <= 0, onclick: () => go({ offset: Math.max(0, f.offset - limit) }) }, "← Previous"),
+    h("button", { type: "button", "data-read": "", disabled: f.offset <= 0, onclick: () => go({ offset: Math.max(0, f.offset - limit) }) }, "← Previous"),
     h("span", { "aria-live": "polite", id: "page-status" }, total ? `${from}–${to} of ${total}` : "No items"),
-    h("button", { type: "button", disabled: to >= total, onclick: () => go({ offset: f.offset + limit }) }, "Next →"),
+    h("button", { type: "button", "data-read": "", disabled: to >= total, onclick: () => go({ offset: f.offset + limit }) }, "Next →"),
   );
 
   const table = list.items.length

@@ -22,7 +22,7 @@ export async function packView(id) {
       "div",
       { class: "no-print toolbar" },
       h("a", { href: `#/projects/${id}` }, "← Project"),
-      h("button", { type: "button", class: "primary", onclick: () => window.print() }, "Print"),
+      h("button", { type: "button", class: "primary", "data-read": "", onclick: () => window.print() }, "Print"),
       copyButton("Copy Markdown", markdown),
       download,
     ),

@@ -28,7 +28,7 @@ export async function placeOptions() {
 /** The "print labels" button: a sheet of A4 labels or a roll label per object. */
 export function labelsButton(text, objects) {
   const layout = select("layout", [["sheet", "A4 sheet (3 x 8)"], ["roll", "Label roll (62 x 29 mm)"]], "sheet", { "aria-label": "Label layout" });
-  const button = h("button", { type: "button" }, text);
+  const button = h("button", { type: "button", "data-read": "" }, text);
   button.addEventListener("click", async () => {
     const chosen = typeof objects === "function" ? objects() : objects;
     button.disabled = true;

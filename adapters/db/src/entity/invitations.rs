@@ -1,0 +1,23 @@
+//! `invitations`: one-time codes into a household, by hash.
+
+use sea_orm::entity::prelude::*;
+
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "invitations")]
+pub struct Model {
+    #[sea_orm(primary_key)]
+    pub id: i64,
+    pub household_id: i64,
+    /// Unique: SHA-256 of the code.
+    pub code_hash: String,
+    pub role: String,
+    pub created_by: Option<i64>,
+    pub created_at: DateTimeUtc,
+    pub used_at: Option<DateTimeUtc>,
+    pub used_by: Option<i64>,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}

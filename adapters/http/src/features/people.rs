@@ -1,0 +1,320 @@
+//! The people of a household: who I am, members and roles, invitations and accepting them, signing in and out
+//! (the session cookie), ending a member's sessions, and personal API tokens.
+
+use crate::auth::{Person, session_clear_cookie, session_set_cookie};
+use crate::error::{ApiError, ApiResult};
+use crate::services::Services;
+use crate::shared::{Created, mirror_enum};
+use chrono::{DateTime, Utc};
+use poem_openapi::param::Path;
+use poem_openapi::payload::Json;
+use poem_openapi::{ApiResponse, Object, OpenApi, Tags};
+use trove_application::auth::SignedIn;
+use trove_application::ports::people::{ApiToken, Member as MemberRecord};
+use trove_domain::people::{self as dp, MemberId, TokenId};
+
+#[derive(Tags)]
+enum Tag {
+    /// The people of a household: sign-in, members, invitations and API tokens.
+    People,
+}
+
+mirror_enum!(
+    /// What a member may do: `owner` (everything, and the household's people), `member` (everything on the
+    /// inventory; their own tokens), `viewer` (reads only).
+    Role <=> dp::Role { Owner, Member, Viewer }
+);
+mirror_enum!(
+    /// What a token may do: `read` only, or `write` (whatever its member's role allows).
+    Scope <=> dp::Scope { Read, Write }
+);
+
+/// A member of the household.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(rename = "Member")]
+pub struct MemberDto {
+    pub id: i64,
+    pub name: String,
+    pub role: Role,
+    pub created_at: DateTime<Utc>,
+}
+
+impl From<&MemberRecord> for MemberDto {
+    fn from(m: &MemberRecord) -> Self {
+        Self { id: m.id.0, name: m.name.to_string(), role: m.role.into(), created_at: m.created_at }
+    }
+}
+
+/// A household.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct HouseholdDto {
+    pub id: i64,
+    pub name: String,
+}
+
+/// Who I am.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct Me {
+    pub member: MemberDto,
+    pub household: HouseholdDto,
+}
+
+/// The members of the household, oldest first.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct MemberList {
+    pub members: Vec<MemberDto>,
+}
+
+/// A member's new role.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(deny_unknown_fields)]
+pub struct PatchMember {
+    pub role: Role,
+}
+
+/// An invitation to make.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(deny_unknown_fields)]
+pub struct NewInvitation {
+    /// The role the invited person gets.
+    pub role: Role,
+}
+
+/// A one-time invitation, valid 7 days.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct InvitationDto {
+    /// The link to open: `TROVE_PUBLIC_URL/#/join/CODE`.
+    pub url: String,
+    pub code: String,
+    pub role: Role,
+    pub expires_at: DateTime<Utc>,
+}
+
+/// Accepting an invitation with a password.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(deny_unknown_fields)]
+pub struct AcceptInvitation {
+    #[oai(validator(max_length = 200))]
+    pub code: String,
+    /// What the new member signs in with: unique across the instance, ignoring case.
+    #[oai(validator(max_length = 64))]
+    pub name: String,
+    /// At least 12 characters.
+    #[oai(validator(max_length = 1024))]
+    pub password: String,
+}
+
+/// Signing in with a password.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(deny_unknown_fields)]
+pub struct SignIn {
+    #[oai(validator(max_length = 200))]
+    pub name: String,
+    #[oai(validator(max_length = 1024))]
+    pub password: String,
+}
+
+/// The member now signed in (the session is the cookie).
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct SignedInDto {
+    pub member: MemberDto,
+}
+
+/// How many sessions ended.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct Ended {
+    pub ended: u64,
+}
+
+/// A personal API token to make.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(deny_unknown_fields)]
+pub struct NewTokenDto {
+    /// What it is for ("backup script"): 1 to 100 characters.
+    #[oai(validator(max_length = 100))]
+    pub name: String,
+    pub scope: Scope,
+    /// 1 to 3650; without it the token does not expire.
+    #[oai(validator(minimum(value = "1"), maximum(value = "3650")))]
+    pub expires_in_days: Option<i64>,
+}
+
+/// A personal API token, as listed (never the token itself).
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(rename = "ApiToken")]
+pub struct TokenDto {
+    pub id: i64,
+    pub member_id: i64,
+    pub name: String,
+    pub scope: Scope,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: Option<DateTime<Utc>>,
+    pub last_used_at: Option<DateTime<Utc>>,
+}
+
+impl From<&ApiToken> for TokenDto {
+    fn from(t: &ApiToken) -> Self {
+        Self {
+            id: t.id.0,
+            member_id: t.member.0,
+            name: t.name.clone(),
+            scope: t.scope.into(),
+            created_at: t.created_at,
+            expires_at: t.expires_at,
+            last_used_at: t.last_used_at,
+        }
+    }
+}
+
+/// A new token: shown this once, never again.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct NewTokenAnswer {
+    /// Send it as `Authorization: Bearer TOKEN`.
+    pub token: String,
+    #[oai(flatten)]
+    pub details: TokenDto,
+}
+
+/// The tokens: one's own, or every member's for an owner.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct TokenList {
+    pub tokens: Vec<TokenDto>,
+}
+
+/// A sign-in: the member, and the session cookie.
+#[derive(ApiResponse)]
+pub enum SignedInAnswer {
+    /// Signed in.
+    #[oai(status = 200)]
+    Ok(Json<SignedInDto>, #[oai(header = "Set-Cookie")] String),
+    /// Signed up and in.
+    #[oai(status = 201)]
+    Created(Json<SignedInDto>, #[oai(header = "Set-Cookie")] String),
+}
+
+/// Done, nothing to answer.
+#[derive(ApiResponse)]
+pub enum Done {
+    #[oai(status = 204)]
+    Done,
+}
+
+/// Signed out: the cookie is removed.
+#[derive(ApiResponse)]
+pub enum SignedOut {
+    #[oai(status = 204)]
+    Done(#[oai(header = "Set-Cookie")] String),
+}
+
+/// The people routes.
+pub struct PeopleApi(pub Services);
+
+impl PeopleApi {
+    fn signed_in(&self, s: &SignedIn) -> (Json<SignedInDto>, String) {
+        (Json(SignedInDto { member: (&s.member).into() }), session_set_cookie(&self.0.site, &s.secret))
+    }
+}
+
+#[OpenApi(tag = "Tag::People")]
+impl PeopleApi {
+    /// Who I am, and my household.
+    #[oai(path = "/me", method = "get")]
+    async fn me(&self, Person(c): Person) -> ApiResult<Json<Me>> {
+        let (member, household) = self.0.people.me(&c).await.map_err(ApiError::from)?;
+        Ok(Json(Me { member: (&member).into(), household: HouseholdDto { id: household.id.0, name: household.name } }))
+    }
+
+    /// The members of the household.
+    #[oai(path = "/members", method = "get")]
+    async fn members(&self, Person(c): Person) -> ApiResult<Json<MemberList>> {
+        let members = self.0.people.members(&c).await.map_err(ApiError::from)?;
+        Ok(Json(MemberList { members: members.iter().map(Into::into).collect() }))
+    }
+
+    /// Give a member another role (owners; 409 for the last owner).
+    #[oai(path = "/members/:id", method = "patch")]
+    async fn patch_member(
+        &self,
+        Person(c): Person,
+        id: Path<i64>,
+        body: Json<PatchMember>,
+    ) -> ApiResult<Json<MemberDto>> {
+        let member = self.0.people.set_role(&c, MemberId(id.0), body.0.role.into()).await.map_err(ApiError::from)?;
+        Ok(Json((&member).into()))
+    }
+
+    /// Remove a member with their sessions and tokens (owners; 409 for the last owner).
+    #[oai(path = "/members/:id", method = "delete")]
+    async fn remove_member(&self, Person(c): Person, id: Path<i64>) -> ApiResult<Done> {
+        self.0.people.remove(&c, MemberId(id.0)).await.map_err(ApiError::from)?;
+        Ok(Done::Done)
+    }
+
+    /// End every session of a member (owners; anyone for themselves).
+    #[oai(path = "/members/:id/sessions", method = "delete")]
+    async fn end_sessions(&self, Person(c): Person, id: Path<i64>) -> ApiResult<Json<Ended>> {
+        let ended = self.0.people.end_sessions(&c, MemberId(id.0)).await.map_err(ApiError::from)?;
+        Ok(Json(Ended { ended }))
+    }
+
+    /// Invite a person (owners): a one-time link valid 7 days.
+    #[oai(path = "/invitations", method = "post")]
+    async fn invite(&self, Person(c): Person, body: Json<NewInvitation>) -> ApiResult<Created<InvitationDto>> {
+        let invited = self.0.people.invite(&c, body.0.role.into()).await.map_err(ApiError::from)?;
+        Ok(Created::Created(Json(InvitationDto {
+            url: self.0.site.join_link(&invited.code),
+            code: invited.code,
+            role: invited.role.into(),
+            expires_at: invited.expires_at,
+        })))
+    }
+
+    /// Accept an invitation with a name and a password: 201 with the session cookie; 410 for a used or expired
+    /// code.
+    #[oai(path = "/invitations/accept", method = "post")]
+    async fn accept(&self, body: Json<AcceptInvitation>) -> ApiResult<SignedInAnswer> {
+        let b = body.0;
+        let signed = self.0.people.accept(&b.code, &b.name, &b.password).await.map_err(ApiError::from)?;
+        let (json, cookie) = self.signed_in(&signed);
+        Ok(SignedInAnswer::Created(json, cookie))
+    }
+
+    /// Sign in with a name and a password: the session cookie. A wrong name or password is the same 401; too
+    /// many failures for a name are 429 with `Retry-After`.
+    #[oai(path = "/session", method = "post")]
+    async fn sign_in(&self, body: Json<SignIn>) -> ApiResult<SignedInAnswer> {
+        let signed = self.0.auth.sign_in(&body.0.name, &body.0.password).await.map_err(ApiError::from)?;
+        let (json, cookie) = self.signed_in(&signed);
+        Ok(SignedInAnswer::Ok(json, cookie))
+    }
+
+    /// Sign out: the session ends and the cookie is removed.
+    #[oai(path = "/session/logout", method = "post")]
+    async fn sign_out(&self, Person(c): Person) -> ApiResult<SignedOut> {
+        self.0.auth.sign_out(&c).await.map_err(ApiError::from)?;
+        Ok(SignedOut::Done(session_clear_cookie(&self.0.site)))
+    }
+
+    /// Make a personal API token: shown once.
+    #[oai(path = "/tokens", method = "post")]
+    async fn create_token(&self, Person(c): Person, body: Json<NewTokenDto>) -> ApiResult<Created<NewTokenAnswer>> {
+        let b = body.0;
+        let made =
+            self.0.people.create_token(&c, &b.name, b.scope.into(), b.expires_in_days).await.map_err(ApiError::from)?;
+        Ok(Created::Created(Json(NewTokenAnswer { token: made.secret, details: (&made.token).into() })))
+    }
+
+    /// My tokens (an owner sees every member's).
+    #[oai(path = "/tokens", method = "get")]
+    async fn tokens(&self, Person(c): Person) -> ApiResult<Json<TokenList>> {
+        let tokens = self.0.people.tokens(&c).await.map_err(ApiError::from)?;
+        Ok(Json(TokenList { tokens: tokens.iter().map(Into::into).collect() }))
+    }
+
+    /// Revoke a token at once (one's own; an owner any of the household's).
+    #[oai(path = "/tokens/:id", method = "delete")]
+    async fn revoke_token(&self, Person(c): Person, id: Path<i64>) -> ApiResult<Done> {
+        self.0.people.revoke_token(&c, TokenId(id.0)).await.map_err(ApiError::from)?;
+        Ok(Done::Done)
+    }
+}

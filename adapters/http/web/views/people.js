@@ -1,0 +1,184 @@
+// The people of a household: the owner's page (members and roles, invitations with a link to copy, ending a
+// member's sessions) and everyone's API tokens for scripts.
+
+import { api } from "../api.js";
+import { h, field, select, date, section, copyButton, flashNext, showError } from "../ui.js";
+
+const ROLES = [
+  ["owner", "owner: everything, and the household's people"],
+  ["member", "member: the inventory, projects, intake, pricing"],
+  ["viewer", "viewer: reads only"],
+];
+
+/** Re-renders the page after a change, with its result shown on the new page. */
+function done(text) {
+  flashNext(text, "ok");
+  window.dispatchEvent(new HashChangeEvent("hashchange"));
+}
+
+/** Runs `action`, showing a refusal inside `out`. */
+async function attempt(out, action) {
+  try {
+    await action();
+  } catch (e) {
+    showError(e, out);
+  }
+}
+
+export async function householdView(me) {
+  const [{ members }, who] = await Promise.all([api("/members"), api("/me")]);
+  const owner = me?.role === "owner";
+  const out = h("div", { class: "out" });
+
+  const rows = members.map((m) => {
+    const role = select("role", ROLES.map(([r]) => [r, r]), m.role, { "aria-label": `Role of ${m.name}` });
+    role.addEventListener("change", () =>
+      attempt(out, async () => {
+        await api(`/members/${m.id}`, { method: "PATCH", body: { role: role.value } });
+        done(`${m.name} is now ${role.value}.`);
+      }),
+    );
+    const end = h("button", { type: "button" }, "End sessions");
+    end.addEventListener("click", () =>
+      attempt(out, async () => {
+        const { ended } = await api(`/members/${m.id}/sessions`, { method: "DELETE" });
+        done(`Ended ${ended} session${ended === 1 ? "" : "s"} of ${m.name}.`);
+      }),
+    );
+    const remove = h("button", { type: "button", class: "danger" }, "Remove");
+    remove.addEventListener("click", () =>
+      attempt(out, async () => {
+        if (!window.confirm(`Remove ${m.name} from the household? Their sessions and tokens end too.`)) return;
+        await api(`/members/${m.id}`, { method: "DELETE" });
+        done(`${m.name} was removed.`);
+      }),
+    );
+    return h(
+      "tr",
+      {},
+      h("th", { scope: "row" }, m.name, m.id === who.member.id ? " (you)" : ""),
+      h("td", {}, owner ? role : m.role),
+      h("td", {}, date(m.created_at)),
+      h("td", { class: "row-actions" }, owner ? end : null, owner && m.id !== who.member.id ? remove : null),
+    );
+  });
+
+  const inviteRole = select("role", ROLES, "member", {});
+  const invited = h("div", { class: "invited", "aria-live": "polite" });
+  const invite = h(
+    "form",
+    { class: "card", "aria-label": "Invite someone" },
+    h("p", {}, "An invitation is a link for one person, valid 7 days. Send it any way you like; whoever opens it first joins."),
+    field("Role", inviteRole),
+    h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Make an invitation link")),
+    invited,
+  );
+  invite.addEventListener("submit", (e) => {
+    e.preventDefault();
+    attempt(invited, async () => {
+      const inv = await api("/invitations", { method: "POST", body: { role: inviteRole.value } });
+      invited.replaceChildren(
+        h("p", {}, `A link for a new ${inv.role}, valid until ${date(inv.expires_at)}:`),
+        h("p", { class: "link" }, h("code", { class: "invitation-url" }, inv.url)),
+        copyButton("Copy link", inv.url),
+      );
+    });
+  });
+
+  return h(
+    "div",
+    { class: "view household" },
+    h("h1", {}, who.household.name),
+    out,
+    section(
+      "Members",
+      h(
+        "div",
+        { class: "table-wrap" },
+        h(
+          "table",
+          { class: "members" },
+          h("thead", {}, h("tr", {}, ["Name", "Role", "Joined", ""].map((c) => h("th", { scope: "col" }, c)))),
+          h("tbody", {}, ...rows),
+        ),
+      ),
+    ),
+    owner ? section("Invite someone", invite) : null,
+  );
+}
+
+export async function tokensView() {
+  const { tokens } = await api("/tokens");
+  const out = h("div", { class: "out" });
+  const made = h("div", { class: "made", "aria-live": "polite" });
+  const name = h("input", { name: "name", required: true, maxlength: 100, placeholder: "backup script" });
+  const scope = select("scope", [["read", "read: look only"], ["write", "write: change what my role allows"]], "read", {});
+  const days = h("input", { name: "expires_in_days", type: "number", min: 1, max: 3650, inputmode: "numeric", placeholder: "never" });
+  const form = h(
+    "form",
+    { class: "card", "aria-label": "Make a token" },
+    field("Name", name, "What the token is for, so you know which to revoke."),
+    field("Scope", scope),
+    field("Expires after (days)", days),
+    h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Make a token")),
+    made,
+  );
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    attempt(made, async () => {
+      const body = { name: name.value.trim(), scope: scope.value };
+      if (days.value) body.expires_in_days = +days.value;
+      const t = await api("/tokens", { method: "POST", body });
+      made.replaceChildren(
+        h("p", {}, "Your new token, shown this once: keep it where your script reads it. Send it as ", h("code", {}, "Authorization: Bearer TOKEN"), "."),
+        h("p", { class: "link" }, h("code", { class: "new-token" }, t.token)),
+        copyButton("Copy token", t.token),
+      );
+      name.value = "";
+    });
+  });
+
+  const rows = tokens.map((t) => {
+    const revoke = h("button", { type: "button", class: "danger" }, "Revoke");
+    revoke.addEventListener("click", () =>
+      attempt(out, async () => {
+        await api(`/tokens/${t.id}`, { method: "DELETE" });
+        done(`The token "${t.name}" was revoked.`);
+      }),
+    );
+    return h(
+      "tr",
+      {},
+      h("th", { scope: "row" }, t.name),
+      h("td", {}, t.scope),
+      h("td", {}, date(t.created_at)),
+      h("td", {}, t.expires_at ? date(t.expires_at) : "never"),
+      h("td", {}, t.last_used_at ? date(t.last_used_at) : "not yet"),
+      h("td", {}, revoke),
+    );
+  });
+
+  return h(
+    "div",
+    { class: "view tokens" },
+    h("h1", {}, "API tokens"),
+    h("p", {}, "Tokens let scripts use Trove's API as you. A read token cannot change anything."),
+    out,
+    section("Make a token", form),
+    section(
+      "Your tokens",
+      tokens.length
+        ? h(
+            "div",
+            { class: "table-wrap" },
+            h(
+              "table",
+              { class: "tokens" },
+              h("thead", {}, h("tr", {}, ["Name", "Scope", "Made", "Expires", "Last used", ""].map((c) => h("th", { scope: "col" }, c)))),
+              h("tbody", {}, ...rows),
+            ),
+          )
+        : h("p", {}, "None yet."),
+    ),
+  );
+}

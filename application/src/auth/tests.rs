@@ -1,0 +1,268 @@
+//! Authentication against mocked ports: tokens and sessions (expiry, scope, touching), sign-in (the same
+//! answer and the same work for an unknown name and a wrong password) and its throttle.
+
+use super::*;
+use crate::ports::clock::MockClock;
+use crate::ports::households::MockHouseholdRepo;
+use crate::ports::people::{
+    ApiToken, MockInvitationRepo, MockMemberRepo, MockPasswordHasher, MockSecretSource, MockSessionRepo, MockTokenRepo,
+    Session,
+};
+use chrono::{Duration, TimeZone, Utc};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+fn now() -> Timestamp {
+    Utc.with_ymd_and_hms(2026, 6, 1, 9, 0, 0).unwrap()
+}
+
+pub(crate) fn ada(role: Role) -> Member {
+    Member {
+        id: MemberId(7),
+        household: HouseholdId(3),
+        name: MemberName::new("Ada").unwrap(),
+        role,
+        created_at: now(),
+    }
+}
+
+/// The ports with nothing expected of them; each test sets what it needs.
+pub(crate) struct Mocks {
+    pub households: MockHouseholdRepo,
+    pub members: MockMemberRepo,
+    pub invitations: MockInvitationRepo,
+    pub sessions: MockSessionRepo,
+    pub tokens: MockTokenRepo,
+    pub hasher: MockPasswordHasher,
+    pub secrets: MockSecretSource,
+    pub clock: MockClock,
+}
+
+impl Mocks {
+    pub fn new(at: Timestamp) -> Self {
+        let mut clock = MockClock::new();
+        clock.expect_now().returning(move || at);
+        let mut secrets = MockSecretSource::new();
+        secrets.expect_new_secret().returning(|| Ok("s".repeat(43)));
+        Self {
+            households: MockHouseholdRepo::new(),
+            members: MockMemberRepo::new(),
+            invitations: MockInvitationRepo::new(),
+            sessions: MockSessionRepo::new(),
+            tokens: MockTokenRepo::new(),
+            hasher: MockPasswordHasher::new(),
+            secrets,
+            clock,
+        }
+    }
+
+    pub fn ports(self) -> PeoplePorts {
+        PeoplePorts {
+            households: Arc::new(self.households),
+            members: Arc::new(self.members),
+            invitations: Arc::new(self.invitations),
+            sessions: Arc::new(self.sessions),
+            tokens: Arc::new(self.tokens),
+            hasher: Arc::new(self.hasher),
+            secrets: Arc::new(self.secrets),
+            clock: Arc::new(self.clock),
+        }
+    }
+}
+
+fn token(scope: Scope, expires_at: Option<Timestamp>, last_used_at: Option<Timestamp>) -> ApiToken {
+    ApiToken {
+        id: TokenId(5),
+        member: MemberId(7),
+        name: "script".into(),
+        scope,
+        created_at: now() - Duration::days(1),
+        expires_at,
+        last_used_at,
+    }
+}
+
+#[tokio::test]
+async fn a_token_stands_for_its_member_until_it_expires_and_its_use_is_recorded() {
+    let mut m = Mocks::new(now());
+    m.tokens
+        .expect_token()
+        .withf(|h| h == hash_token("good"))
+        .returning(|_| Ok(Some((token(Scope::Read, Some(now() + Duration::days(1)), None), ada(Role::Member)))));
+    m.tokens
+        .expect_token()
+        .withf(|h| h == hash_token("old"))
+        .returning(|_| Ok(Some((token(Scope::Write, Some(now()), None), ada(Role::Member)))));
+    m.tokens.expect_token().returning(|_| Ok(None));
+    m.tokens.expect_touch_token().withf(|id, at| *id == TokenId(5) && *at == now()).times(1).returning(|_, _| Ok(()));
+    let auth = Auth::new(&m.ports());
+    let caller = auth.by_token("good").await.unwrap().unwrap();
+    assert_eq!(
+        caller,
+        Caller {
+            household: HouseholdId(3),
+            member: MemberId(7),
+            role: Role::Member,
+            access: Access::Token { id: TokenId(5), scope: Scope::Read }
+        }
+    );
+    assert_eq!(auth.by_token("old").await.unwrap(), None);
+    assert_eq!(auth.by_token("unknown").await.unwrap(), None);
+    assert_eq!(auth.by_token("").await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn a_read_token_reads_only_and_roles_bound_the_rest() {
+    let caller = |role, access| Caller { household: HouseholdId(1), member: MemberId(1), role, access };
+    let read = Access::Token { id: TokenId(1), scope: Scope::Read };
+    let write = Access::Token { id: TokenId(1), scope: Scope::Write };
+    let session = Access::Session(SessionId(1));
+    assert!(caller(Role::Owner, read).may(Permission::Read));
+    assert!(matches!(
+        caller(Role::Owner, read).require(Permission::WriteInventory),
+        Err(Error::Forbidden(Forbidden::ReadToken))
+    ));
+    assert!(matches!(
+        caller(Role::Owner, read).require(Permission::OwnTokens),
+        Err(Error::Forbidden(Forbidden::ReadToken))
+    ));
+    assert!(caller(Role::Member, write).may(Permission::CallModel));
+    assert!(matches!(
+        caller(Role::Member, session).require(Permission::ManageHousehold),
+        Err(Error::Forbidden(Forbidden::Role(Role::Owner)))
+    ));
+    assert!(matches!(
+        caller(Role::Viewer, write).require(Permission::WriteInventory),
+        Err(Error::Forbidden(Forbidden::Role(Role::Member)))
+    ));
+    assert_eq!(Error::from(Forbidden::Role(Role::Owner)).to_string(), "this needs the owner role");
+}
+
+#[tokio::test]
+async fn a_session_slides_while_used_and_ends_after_thirty_idle_days() {
+    let mut m = Mocks::new(now());
+    let session = |last_seen| Session { id: SessionId(2), member: ada(Role::Viewer), last_seen };
+    m.sessions.expect_session().withf(|h| h == hash_token("fresh")).returning(move |_| Ok(Some(session(now()))));
+    m.sessions
+        .expect_session()
+        .withf(|h| h == hash_token("day-old"))
+        .returning(move |_| Ok(Some(session(now() - Duration::days(1)))));
+    m.sessions
+        .expect_session()
+        .withf(|h| h == hash_token("idle"))
+        .returning(move |_| Ok(Some(session(now() - Duration::days(30)))));
+    // Only the day-old session is written: the fresh one was touched less than a minute ago.
+    m.sessions
+        .expect_touch_session()
+        .withf(|id, at| *id == SessionId(2) && *at == now())
+        .times(1)
+        .returning(|_, _| Ok(()));
+    let auth = Auth::new(&m.ports());
+    let fresh = auth.by_session("fresh").await.unwrap().unwrap();
+    assert_eq!((fresh.role, fresh.access), (Role::Viewer, Access::Session(SessionId(2))));
+    assert!(auth.by_session("day-old").await.unwrap().is_some());
+    assert_eq!(auth.by_session("idle").await.unwrap(), None);
+}
+
+/// A hasher that counts its checks and knows one password.
+fn counting_hasher(checks: Arc<AtomicUsize>) -> MockPasswordHasher {
+    let mut hasher = MockPasswordHasher::new();
+    hasher.expect_hash().returning(|p| Ok(format!("hash:{p}")));
+    hasher.expect_verify().returning(move |p, h| {
+        checks.fetch_add(1, Ordering::SeqCst);
+        h == format!("hash:{p}")
+    });
+    hasher
+}
+
+fn ada_with_password(m: &mut Mocks) {
+    m.members.expect_member_by_name().returning(|n| {
+        Ok((n.key() == "ada").then(|| (ada(Role::Member), Some("hash:correct horse battery".to_owned()))))
+    });
+}
+
+#[tokio::test]
+async fn an_unknown_name_and_a_wrong_password_fail_alike_after_the_same_work() {
+    let checks = Arc::new(AtomicUsize::new(0));
+    let mut m = Mocks::new(now());
+    m.hasher = counting_hasher(checks.clone());
+    ada_with_password(&mut m);
+    m.sessions
+        .expect_add_session()
+        .withf(|member, _, at| *member == MemberId(7) && *at == now())
+        .times(1)
+        .returning(|_, _, _| Ok(SessionId(1)));
+    let auth = Auth::new(&m.ports());
+
+    let unknown = auth.sign_in("nobody", "correct horse battery").await.unwrap_err();
+    let wrong = auth.sign_in("Ada", "wrong horse battery").await.unwrap_err();
+    assert_eq!(unknown.to_string(), wrong.to_string());
+    assert!(matches!(unknown, Error::SignInFailed) && matches!(wrong, Error::SignInFailed));
+    assert_eq!(checks.load(Ordering::SeqCst), 2, "both failures checked a password hash");
+
+    let signed = auth.sign_in(" ada ", "correct horse battery").await.unwrap();
+    assert_eq!(signed.member.id, MemberId(7));
+    assert_eq!(signed.expires_at, now() + people::SESSION_IDLE);
+    assert!(!signed.secret.is_empty());
+}
+
+#[tokio::test]
+async fn five_failures_refuse_the_name_even_with_the_right_password() {
+    let checks = Arc::new(AtomicUsize::new(0));
+    let mut m = Mocks::new(now());
+    m.hasher = counting_hasher(checks.clone());
+    ada_with_password(&mut m);
+    m.sessions.expect_add_session().never();
+    let auth = Auth::new(&m.ports());
+    for _ in 0..5 {
+        assert!(matches!(auth.sign_in("ada", "wrong password!").await, Err(Error::SignInFailed)));
+    }
+    match auth.sign_in("ADA", "correct horse battery").await {
+        Err(Error::Throttled { retry_after_secs }) => assert_eq!(retry_after_secs, 15 * 60),
+        other => panic!("expected throttled, got {other:?}"),
+    }
+    assert_eq!(checks.load(Ordering::SeqCst), 5, "a refused name costs no hash");
+    // Another name is not refused.
+    assert!(matches!(auth.sign_in("grace", "whatever password").await, Err(Error::SignInFailed)));
+}
+
+#[tokio::test]
+async fn the_command_line_token_belongs_to_the_first_owner_made_on_first_use() {
+    let mut m = Mocks::new(now());
+    m.households.expect_ensure_household().withf(|n| n == "home").returning(|_| Ok(HouseholdId(3)));
+    m.members.expect_first_owner().returning(|_| Ok(None));
+    // "home owner" is taken in another household: the next name is tried.
+    m.members
+        .expect_add_member()
+        .withf(|n| n.name.as_str() == "home owner")
+        .returning(|_| Err(RepoError::Conflict("taken".into())));
+    m.members
+        .expect_add_member()
+        .withf(|n| n.name.as_str() == "home owner 2" && n.role == Role::Owner && n.password_hash.is_none())
+        .returning(|n| {
+            Ok(Member { id: MemberId(9), household: n.household, name: n.name, role: n.role, created_at: n.created_at })
+        });
+    m.tokens
+        .expect_add_token()
+        .withf(|t| {
+            t.member == MemberId(9)
+                && t.scope == Scope::Write
+                && t.hash == hash_token(&"t".repeat(40))
+                && t.name == "laptop"
+        })
+        .times(1)
+        .returning(|t| {
+            Ok(ApiToken {
+                id: TokenId(1),
+                member: t.member,
+                name: t.name,
+                scope: t.scope,
+                created_at: t.created_at,
+                expires_at: None,
+                last_used_at: None,
+            })
+        });
+    let auth = Auth::new(&m.ports());
+    assert_eq!(auth.issue(" home ", "laptop", &"t".repeat(40)).await.unwrap(), HouseholdId(3));
+    assert!(matches!(auth.issue("home", "laptop", "short").await, Err(Error::Invalid(_))));
+    assert!(matches!(auth.issue("  ", "laptop", &"t".repeat(40)).await, Err(Error::Invalid(_))));
+}

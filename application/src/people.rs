@@ -1,0 +1,252 @@
+//! The people of a household: who I am, the members and their roles, invitations and accepting them, ending a
+//! member's sessions, and personal API tokens. Every use case takes the [`Caller`] and checks its role here;
+//! the HTTP adapter only refuses writes to read-only callers as a whole.
+
+use crate::auth::{Caller, PeoplePorts, SignedIn, hash_token, household_name, open_session};
+use crate::error::named;
+use crate::ports::people::{ApiToken, Household, Member, NewMember, NewToken};
+use crate::ports::{
+    Clock, HouseholdRepo, InvitationRepo, MemberRepo, PasswordHasher, SecretSource, SessionRepo, TokenRepo,
+};
+use crate::{Error, Object, Refusal, RepoError};
+use anyhow::Context as _;
+use std::sync::Arc;
+use trove_domain::people::{self, MemberId, MemberName, Permission, Role, Scope, TokenId};
+use trove_domain::{HouseholdId, Timestamp};
+
+/// A new invitation: the code (shown once) and when it expires.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invited {
+    pub household: HouseholdId,
+    pub code: String,
+    pub role: Role,
+    pub expires_at: Timestamp,
+}
+
+/// A new API token: what is listed, and the token itself (shown once).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewApiToken {
+    pub token: ApiToken,
+    pub secret: String,
+}
+
+/// The people use cases.
+#[derive(Clone)]
+pub struct People {
+    households: Arc<dyn HouseholdRepo>,
+    members: Arc<dyn MemberRepo>,
+    invitations: Arc<dyn InvitationRepo>,
+    sessions: Arc<dyn SessionRepo>,
+    tokens: Arc<dyn TokenRepo>,
+    hasher: Arc<dyn PasswordHasher>,
+    secrets: Arc<dyn SecretSource>,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for People {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("People").finish_non_exhaustive()
+    }
+}
+
+impl People {
+    pub fn new(p: &PeoplePorts) -> Self {
+        Self {
+            households: p.households.clone(),
+            members: p.members.clone(),
+            invitations: p.invitations.clone(),
+            sessions: p.sessions.clone(),
+            tokens: p.tokens.clone(),
+            hasher: p.hasher.clone(),
+            secrets: p.secrets.clone(),
+            clock: p.clock.clone(),
+        }
+    }
+
+    /// The caller as a member, and their household.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] when the member was removed meanwhile.
+    pub async fn me(&self, caller: &Caller) -> Result<(Member, Household), Error> {
+        let member = self
+            .members
+            .member(caller.household, caller.member)
+            .await
+            .map_err(named(Object::Member, caller.member.0))?;
+        let household = self.members.household(caller.household).await.context("reading the caller's household")?;
+        Ok((member, household))
+    }
+
+    /// Every member of the caller's household, oldest first.
+    ///
+    /// # Errors
+    /// [`Error::Unexpected`] only.
+    pub async fn members(&self, caller: &Caller) -> Result<Vec<Member>, Error> {
+        caller.require(Permission::Read)?;
+        Ok(self.members.members(caller.household).await?)
+    }
+
+    /// Gives a member another role (owners only). The last owner cannot be demoted.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`], [`Error::NotFound`], [`Refusal::LastOwner`].
+    pub async fn set_role(&self, caller: &Caller, id: MemberId, role: Role) -> Result<Member, Error> {
+        caller.require(Permission::ManageHousehold)?;
+        let member = self.members.member(caller.household, id).await.map_err(named(Object::Member, id.0))?;
+        if member.role == role {
+            return Ok(member);
+        }
+        self.members.set_role(caller.household, id, role).await.map_err(|e| last_owner(e, id))
+    }
+
+    /// Removes a member with their sessions and tokens (owners only). The last owner cannot be removed.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`], [`Error::NotFound`], [`Refusal::LastOwner`].
+    pub async fn remove(&self, caller: &Caller, id: MemberId) -> Result<(), Error> {
+        caller.require(Permission::ManageHousehold)?;
+        self.members.remove_member(caller.household, id).await.map_err(|e| last_owner(e, id))
+    }
+
+    /// Ends every session of a member (owners only; anyone may end their own). Answers how many there were.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`], [`Error::NotFound`].
+    pub async fn end_sessions(&self, caller: &Caller, id: MemberId) -> Result<u64, Error> {
+        caller.require(if id == caller.member { Permission::OwnTokens } else { Permission::ManageHousehold })?;
+        self.members.member(caller.household, id).await.map_err(named(Object::Member, id.0))?;
+        Ok(self.sessions.end_sessions(id).await?)
+    }
+
+    /// Invites a person into the caller's household with `role` (owners only).
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`].
+    pub async fn invite(&self, caller: &Caller, role: Role) -> Result<Invited, Error> {
+        caller.require(Permission::ManageHousehold)?;
+        self.store_invitation(caller.household, role, Some(caller.member)).await
+    }
+
+    /// Invites a person into the household called `household` (created on first use) from the command line.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a bad household name.
+    pub async fn invite_from_command_line(&self, household: &str, role: Role) -> Result<Invited, Error> {
+        let household = self.households.ensure_household(&household_name(household)?).await?;
+        self.store_invitation(household, role, None).await
+    }
+
+    async fn store_invitation(
+        &self,
+        household: HouseholdId,
+        role: Role,
+        by: Option<MemberId>,
+    ) -> Result<Invited, Error> {
+        let code = self.secrets.new_secret()?;
+        let now = self.clock.now();
+        self.invitations.add_invitation(household, &hash_token(&code), role, by, now).await?;
+        Ok(Invited { household, code, role, expires_at: now + people::INVITATION_VALID_FOR })
+    }
+
+    /// Accepts an invitation with a name and a password: the new member, signed in.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a bad name or password, [`Refusal::InvitationGone`] for an unknown code
+    /// or one that was used or has expired, [`Refusal::NameTaken`].
+    pub async fn accept(&self, code: &str, name: &str, password: &str) -> Result<SignedIn, Error> {
+        let name = MemberName::new(name).map_err(|e| Error::Invalid(e.to_string()))?;
+        people::check_password(password).map_err(|e| Error::Invalid(e.to_string()))?;
+        let hash = hash_token(code);
+        let invitation = self
+            .invitations
+            .invitation(&hash)
+            .await?
+            .ok_or(Refusal::InvitationGone(people::InvitationGone::Unknown))?;
+        let now = self.clock.now();
+        people::check_invitation(invitation.created_at, invitation.used, now).map_err(Refusal::from)?;
+        if self.members.member_by_name(&name).await?.is_some() {
+            return Err(Refusal::NameTaken(name.to_string()).into());
+        }
+        let hasher = self.hasher.clone();
+        let password = password.to_owned();
+        let password_hash =
+            tokio::task::spawn_blocking(move || hasher.hash(&password)).await.context("hashing a password")??;
+        let new = NewMember {
+            household: invitation.household,
+            name: name.clone(),
+            role: invitation.role,
+            password_hash: Some(password_hash),
+            created_at: now,
+        };
+        let member = self.invitations.redeem(&hash, new).await.map_err(|e| match e {
+            // Between the checks and the write: the code was used, or the name taken, by a concurrent request.
+            RepoError::Conflict(_) => Error::from(Refusal::NameTaken(name.to_string())),
+            other => other.into(),
+        })?;
+        open_session(&*self.sessions, &*self.secrets, member, now).await
+    }
+
+    /// Makes a personal API token of the caller (shown once). A read-scope token makes no tokens.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a bad name or life, [`Error::Forbidden`].
+    pub async fn create_token(
+        &self,
+        caller: &Caller,
+        name: &str,
+        scope: Scope,
+        expires_in_days: Option<i64>,
+    ) -> Result<NewApiToken, Error> {
+        caller.require(Permission::OwnTokens)?;
+        let name = people::token_name(name).map_err(|e| Error::Invalid(e.to_string()))?;
+        let now = self.clock.now();
+        let expires_at = people::token_expiry(now, expires_in_days).map_err(|e| Error::Invalid(e.to_string()))?;
+        let secret = format!("trove_{}", self.secrets.new_secret()?);
+        let token = self
+            .tokens
+            .add_token(NewToken {
+                member: caller.member,
+                household: caller.household,
+                hash: hash_token(&secret),
+                name,
+                scope,
+                created_at: now,
+                expires_at,
+            })
+            .await?;
+        Ok(NewApiToken { token, secret })
+    }
+
+    /// The caller's tokens; an owner sees every member's.
+    ///
+    /// # Errors
+    /// [`Error::Unexpected`] only.
+    pub async fn tokens(&self, caller: &Caller) -> Result<Vec<ApiToken>, Error> {
+        caller.require(Permission::Read)?;
+        Ok(self.tokens.tokens(caller.household, self.only_own(caller)).await?)
+    }
+
+    /// Revokes a token at once: one's own, or any of the household for an owner.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`], [`Error::NotFound`].
+    pub async fn revoke_token(&self, caller: &Caller, id: TokenId) -> Result<(), Error> {
+        caller.require(Permission::OwnTokens)?;
+        self.tokens.revoke_token(caller.household, id, self.only_own(caller)).await.map_err(named(Object::Token, id.0))
+    }
+
+    fn only_own(&self, caller: &Caller) -> Option<MemberId> {
+        (!caller.role.may(Permission::ManageHousehold)).then_some(caller.member)
+    }
+}
+
+/// A store's `Conflict` on a role change or removal is the last-owner rule; `NotFound` names the member.
+fn last_owner(e: RepoError, id: MemberId) -> Error {
+    match e {
+        RepoError::Conflict(_) => Refusal::LastOwner(id).into(),
+        other => named(Object::Member, id.0)(other),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,186 @@
+//! The people use cases against mocked ports: roles checked here, the last owner kept, invitations one-time,
+//! tokens one's own (or every member's for an owner).
+
+use super::*;
+use crate::auth::Access;
+use crate::auth::tests::{Mocks, ada};
+use crate::ports::people::Invitation;
+use chrono::{Duration, TimeZone, Utc};
+use trove_domain::people::{InvitationGone, SessionId};
+
+fn now() -> Timestamp {
+    Utc.with_ymd_and_hms(2026, 6, 1, 9, 0, 0).unwrap()
+}
+
+fn caller(role: Role) -> Caller {
+    Caller { household: HouseholdId(3), member: MemberId(7), role, access: Access::Session(SessionId(1)) }
+}
+
+#[tokio::test]
+async fn only_owners_manage_members_and_the_last_owner_stays() {
+    let mut m = Mocks::new(now());
+    m.members.expect_member().returning(|_, id| Ok(Member { id, ..ada(Role::Owner) }));
+    m.members.expect_set_role().returning(|_, _, _| Err(RepoError::Conflict("no owner left".into())));
+    m.members
+        .expect_remove_member()
+        .withf(|_, id| *id == MemberId(7))
+        .returning(|_, _| Err(RepoError::Conflict("x".into())));
+    m.members.expect_remove_member().returning(|_, _| Err(RepoError::NotFound));
+    let people = People::new(&m.ports());
+
+    for role in [Role::Member, Role::Viewer] {
+        assert!(matches!(
+            people.set_role(&caller(role), MemberId(8), Role::Viewer).await,
+            Err(Error::Forbidden(crate::Forbidden::Role(Role::Owner)))
+        ));
+        assert!(matches!(people.remove(&caller(role), MemberId(8)).await, Err(Error::Forbidden(_))));
+        assert!(matches!(people.invite(&caller(role), Role::Viewer).await, Err(Error::Forbidden(_))));
+        assert!(matches!(people.end_sessions(&caller(role), MemberId(8)).await, Err(Error::Forbidden(_))));
+    }
+    let owner = caller(Role::Owner);
+    let demoted = people.set_role(&owner, MemberId(7), Role::Member).await.unwrap_err();
+    assert!(matches!(demoted, Error::Refused(Refusal::LastOwner(MemberId(7)))), "{demoted:?}");
+    assert!(matches!(people.remove(&owner, MemberId(7)).await, Err(Error::Refused(Refusal::LastOwner(_)))));
+    assert!(matches!(people.remove(&owner, MemberId(99)).await, Err(Error::NotFound { what: Object::Member, id: 99 })));
+    // Giving a member the role they have writes nothing.
+    assert_eq!(people.set_role(&owner, MemberId(7), Role::Owner).await.unwrap().role, Role::Owner);
+}
+
+fn invitation(created_at: Timestamp, used: bool) -> Invitation {
+    Invitation { household: HouseholdId(3), role: Role::Viewer, created_at, used }
+}
+
+fn accepting(m: &mut Mocks) {
+    m.hasher.expect_hash().returning(|p| Ok(format!("hash:{p}")));
+    m.invitations
+        .expect_invitation()
+        .withf(|h| *h == hash_token("fresh"))
+        .returning(|_| Ok(Some(invitation(now(), false))));
+    m.invitations
+        .expect_invitation()
+        .withf(|h| *h == hash_token("used"))
+        .returning(|_| Ok(Some(invitation(now(), true))));
+    m.invitations
+        .expect_invitation()
+        .withf(|h| *h == hash_token("old"))
+        .returning(|_| Ok(Some(invitation(now() - Duration::days(8), false))));
+    m.invitations.expect_invitation().returning(|_| Ok(None));
+    m.members.expect_member_by_name().returning(|n| Ok((n.key() == "ada").then(|| (ada(Role::Owner), None))));
+}
+
+#[tokio::test]
+async fn an_invitation_is_accepted_once_with_a_free_name_and_a_long_password() {
+    let mut m = Mocks::new(now());
+    accepting(&mut m);
+    m.invitations
+        .expect_redeem()
+        .withf(|h, n| {
+            *h == hash_token("fresh")
+                && n.name.as_str() == "Grace"
+                && n.role == Role::Viewer
+                && n.password_hash.as_deref() == Some("hash:twelve chars!")
+        })
+        .times(1)
+        .returning(|_, n| {
+            Ok(Member { id: MemberId(8), household: n.household, name: n.name, role: n.role, created_at: n.created_at })
+        });
+    m.sessions
+        .expect_add_session()
+        .withf(|member, _, _| *member == MemberId(8))
+        .times(1)
+        .returning(|_, _, _| Ok(SessionId(4)));
+    let people = People::new(&m.ports());
+
+    let refused = |r: Result<SignedIn, Error>| match r {
+        Err(Error::Refused(r)) => r,
+        other => panic!("expected a refusal, got {other:?}"),
+    };
+    assert_eq!(
+        refused(people.accept("used", "Grace", "twelve chars!").await),
+        Refusal::InvitationGone(InvitationGone::Used)
+    );
+    assert_eq!(
+        refused(people.accept("old", "Grace", "twelve chars!").await),
+        Refusal::InvitationGone(InvitationGone::Expired)
+    );
+    assert_eq!(
+        refused(people.accept("nope", "Grace", "twelve chars!").await),
+        Refusal::InvitationGone(InvitationGone::Unknown)
+    );
+    assert_eq!(refused(people.accept("fresh", " ADA ", "twelve chars!").await), Refusal::NameTaken("ADA".into()));
+    assert!(matches!(people.accept("fresh", "Grace", "too short").await, Err(Error::Invalid(m)) if m.contains("12")));
+    assert!(matches!(people.accept("fresh", "", "twelve chars!").await, Err(Error::Invalid(_))));
+
+    let signed = people.accept("fresh", "Grace", "twelve chars!").await.unwrap();
+    assert_eq!((signed.member.id, signed.member.role), (MemberId(8), Role::Viewer));
+}
+
+#[tokio::test]
+async fn an_owner_invites_with_a_code_valid_seven_days() {
+    let mut m = Mocks::new(now());
+    m.invitations
+        .expect_add_invitation()
+        .withf(|h, hash, role, by, at| {
+            *h == HouseholdId(3)
+                && *hash == hash_token(&"s".repeat(43))
+                && *role == Role::Member
+                && *by == Some(MemberId(7))
+                && *at == now()
+        })
+        .times(1)
+        .returning(|_, _, _, _, _| Ok(()));
+    let people = People::new(&m.ports());
+    let invited = people.invite(&caller(Role::Owner), Role::Member).await.unwrap();
+    assert_eq!((invited.code.len(), invited.expires_at), (43, now() + Duration::days(7)));
+}
+
+#[tokio::test]
+async fn members_see_their_own_tokens_and_owners_every_members() {
+    let mut m = Mocks::new(now());
+    m.tokens.expect_tokens().withf(|_, member| *member == Some(MemberId(7))).times(2).returning(|_, _| Ok(vec![]));
+    m.tokens.expect_tokens().withf(|_, member| member.is_none()).times(1).returning(|_, _| Ok(vec![]));
+    m.tokens
+        .expect_revoke_token()
+        .withf(|_, _, member| *member == Some(MemberId(7)))
+        .times(1)
+        .returning(|_, _, _| Err(RepoError::NotFound));
+    m.tokens
+        .expect_add_token()
+        .withf(|t| {
+            t.name == "backup"
+                && t.scope == Scope::Read
+                && t.expires_at == Some(now() + Duration::days(30))
+                && t.member == MemberId(7)
+        })
+        .times(1)
+        .returning(|t| {
+            Ok(ApiToken {
+                id: TokenId(2),
+                member: t.member,
+                name: t.name,
+                scope: t.scope,
+                created_at: t.created_at,
+                expires_at: t.expires_at,
+                last_used_at: None,
+            })
+        });
+    let people = People::new(&m.ports());
+    people.tokens(&caller(Role::Member)).await.unwrap();
+    people.tokens(&caller(Role::Viewer)).await.unwrap();
+    people.tokens(&caller(Role::Owner)).await.unwrap();
+    assert!(matches!(
+        people.revoke_token(&caller(Role::Member), TokenId(4)).await,
+        Err(Error::NotFound { what: Object::Token, id: 4 })
+    ));
+    let made = people.create_token(&caller(Role::Viewer), " backup ", Scope::Read, Some(30)).await.unwrap();
+    assert!(made.secret.starts_with("trove_"));
+    assert!(matches!(
+        people.create_token(&caller(Role::Member), "x", Scope::Read, Some(0)).await,
+        Err(Error::Invalid(_))
+    ));
+    let read = Caller { access: Access::Token { id: TokenId(1), scope: Scope::Read }, ..caller(Role::Owner) };
+    assert!(matches!(
+        people.create_token(&read, "x", Scope::Read, None).await,
+        Err(Error::Forbidden(crate::Forbidden::ReadToken))
+    ));
+}

@@ -1,0 +1,554 @@
+//! People in a household: members and their roles, what each role may do, member names, the password policy,
+//! invitations, sessions and API tokens (how long each lives), the sign-in throttle and the history of changes
+//! (events and when one may be undone). Pure rules: time is passed in.
+
+use crate::Timestamp;
+use chrono::Duration;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+macro_rules! id {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(pub i64);
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+    };
+}
+
+id!(
+    /// A member of a household, unique in the store.
+    MemberId
+);
+id!(
+    /// A signed-in browser session.
+    SessionId
+);
+id!(
+    /// A personal API token.
+    TokenId
+);
+id!(
+    /// An event of the history.
+    EventId
+);
+
+/// What a member may do in the household.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Role {
+    /// Reads everything; writes nothing and makes no model call.
+    Viewer,
+    /// Everything on items, places, media, projects, intake and pricing; their own tokens.
+    Member,
+    /// Everything, plus members, invitations, every member's tokens and the budget.
+    Owner,
+}
+
+impl Role {
+    /// The role's word: `owner`, `member` or `viewer`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Owner => "owner",
+            Role::Member => "member",
+            Role::Viewer => "viewer",
+        }
+    }
+
+    /// Reads a role's word.
+    ///
+    /// ```
+    /// use trove_domain::people::Role;
+    /// assert_eq!(Role::parse("viewer"), Some(Role::Viewer));
+    /// assert_eq!(Role::parse("admin"), None);
+    /// ```
+    pub fn parse(s: &str) -> Option<Role> {
+        match s {
+            "owner" => Some(Role::Owner),
+            "member" => Some(Role::Member),
+            "viewer" => Some(Role::Viewer),
+            _ => None,
+        }
+    }
+
+    /// Whether this role may do `what`.
+    ///
+    /// ```
+    /// use trove_domain::people::{Permission, Role};
+    /// assert!(Role::Member.may(Permission::WriteInventory));
+    /// assert!(!Role::Viewer.may(Permission::CallModel));
+    /// assert!(!Role::Member.may(Permission::ManageHousehold));
+    /// ```
+    pub fn may(self, what: Permission) -> bool {
+        self >= what.needs()
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a request does, as far as roles are concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Permission {
+    /// Read anything of the household.
+    Read,
+    /// Change items, places, media, projects (and anything else but people and the budget).
+    WriteInventory,
+    /// Make a model call, which spends from the budget.
+    CallModel,
+    /// Make, list and revoke one's own API tokens; end one's own session.
+    OwnTokens,
+    /// Members, invitations, every member's tokens and sessions, the budget.
+    ManageHousehold,
+}
+
+impl Permission {
+    /// The least role that may do this.
+    pub fn needs(self) -> Role {
+        match self {
+            Permission::Read | Permission::OwnTokens => Role::Viewer,
+            Permission::WriteInventory | Permission::CallModel => Role::Member,
+            Permission::ManageHousehold => Role::Owner,
+        }
+    }
+}
+
+/// What an API token may be used for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// Reading only: any request that would change something is refused.
+    Read,
+    /// Whatever its member's role allows.
+    Write,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Read => "read",
+            Scope::Write => "write",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Scope> {
+        match s {
+            "read" => Some(Scope::Read),
+            "write" => Some(Scope::Write),
+            _ => None,
+        }
+    }
+}
+
+/// Why a person's input was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PeopleError {
+    #[error("name must be 1 to {NAME_MAX} characters")]
+    NameLength,
+    #[error("name must not contain control characters")]
+    NameControl,
+    #[error("password must be at least {PASSWORD_MIN} characters")]
+    PasswordTooShort,
+    #[error("password must be at most {PASSWORD_MAX} characters")]
+    PasswordTooLong,
+    #[error("token name must be 1 to {TOKEN_NAME_MAX} characters")]
+    TokenName,
+    #[error("expires_in_days must be between 1 and {TOKEN_DAYS_MAX}")]
+    TokenDays,
+}
+
+/// The longest member name, in characters.
+pub const NAME_MAX: usize = 64;
+/// The shortest password, in characters.
+pub const PASSWORD_MIN: usize = 12;
+/// The longest password, in characters (hashing is the only thing done with it; this bounds that work).
+pub const PASSWORD_MAX: usize = 1024;
+/// The longest API token name, in characters.
+pub const TOKEN_NAME_MAX: usize = 100;
+/// The longest life of an API token, in days.
+pub const TOKEN_DAYS_MAX: i64 = 3650;
+
+/// A member's name: what a person signs in with, unique across the instance ignoring case. Trimmed, 1 to
+/// [`NAME_MAX`] characters, no control characters.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct MemberName(String);
+
+impl MemberName {
+    /// ```
+    /// use trove_domain::people::MemberName;
+    /// let n = MemberName::new("  Ada Lovelace ").unwrap();
+    /// assert_eq!((n.as_str(), n.key().as_str()), ("Ada Lovelace", "ada lovelace"));
+    /// assert!(MemberName::new("   ").is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// [`PeopleError::NameLength`] or [`PeopleError::NameControl`].
+    pub fn new(raw: &str) -> Result<Self, PeopleError> {
+        let name = raw.trim();
+        let n = name.chars().count();
+        if n == 0 || n > NAME_MAX {
+            return Err(PeopleError::NameLength);
+        }
+        if name.chars().any(char::is_control) {
+            return Err(PeopleError::NameControl);
+        }
+        Ok(Self(name.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The name as it is compared: lower-cased, so `Ada` and `ada` are one name.
+    pub fn key(&self) -> String {
+        self.0.to_lowercase()
+    }
+}
+
+impl fmt::Display for MemberName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The password policy: at least [`PASSWORD_MIN`] characters (and at most [`PASSWORD_MAX`]). Nothing else is
+/// asked of it: length is what makes a password strong.
+///
+/// # Errors
+/// [`PeopleError::PasswordTooShort`] or [`PeopleError::PasswordTooLong`].
+pub fn check_password(password: &str) -> Result<(), PeopleError> {
+    match password.chars().count() {
+        n if n < PASSWORD_MIN => Err(PeopleError::PasswordTooShort),
+        n if n > PASSWORD_MAX => Err(PeopleError::PasswordTooLong),
+        _ => Ok(()),
+    }
+}
+
+/// A token's name: trimmed, 1 to [`TOKEN_NAME_MAX`] characters, no control characters.
+///
+/// # Errors
+/// [`PeopleError::TokenName`].
+pub fn token_name(raw: &str) -> Result<String, PeopleError> {
+    let name = raw.trim();
+    let n = name.chars().count();
+    if n == 0 || n > TOKEN_NAME_MAX || name.chars().any(char::is_control) {
+        return Err(PeopleError::TokenName);
+    }
+    Ok(name.to_owned())
+}
+
+/// When a token made at `now` to live `days` days expires (`None`: never).
+///
+/// # Errors
+/// [`PeopleError::TokenDays`] when `days` is outside 1 to [`TOKEN_DAYS_MAX`].
+pub fn token_expiry(now: Timestamp, days: Option<i64>) -> Result<Option<Timestamp>, PeopleError> {
+    match days {
+        None => Ok(None),
+        Some(d) if (1..=TOKEN_DAYS_MAX).contains(&d) => Ok(Some(now + Duration::days(d))),
+        Some(_) => Err(PeopleError::TokenDays),
+    }
+}
+
+/// How long an invitation may be used.
+pub const INVITATION_VALID_FOR: Duration = Duration::days(7);
+/// How long a session lives without being used; every use slides it.
+pub const SESSION_IDLE: Duration = Duration::days(30);
+/// How often a session's or token's last use is written: a use within this time of the last written one
+/// changes nothing, so reading does not write on every request.
+pub const TOUCH_EVERY: Duration = Duration::minutes(1);
+
+/// Whether an invitation may still be accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum InvitationGone {
+    #[error("no invitation has this code")]
+    Unknown,
+    #[error("this invitation was already used")]
+    Used,
+    #[error("this invitation has expired")]
+    Expired,
+}
+
+/// An invitation is one-time and valid [`INVITATION_VALID_FOR`] from its making.
+///
+/// ```
+/// use trove_domain::people::{InvitationGone, check_invitation, INVITATION_VALID_FOR};
+/// let made = chrono::Utc::now();
+/// assert_eq!(check_invitation(made, false, made), Ok(()));
+/// assert_eq!(check_invitation(made, true, made), Err(InvitationGone::Used));
+/// assert_eq!(check_invitation(made, false, made + INVITATION_VALID_FOR), Err(InvitationGone::Expired));
+/// ```
+///
+/// # Errors
+/// [`InvitationGone`] when it was used or has expired.
+pub fn check_invitation(created_at: Timestamp, used: bool, now: Timestamp) -> Result<(), InvitationGone> {
+    if used {
+        Err(InvitationGone::Used)
+    } else if now >= created_at + INVITATION_VALID_FOR {
+        Err(InvitationGone::Expired)
+    } else {
+        Ok(())
+    }
+}
+
+/// When a session last used at `last_seen` expires.
+pub fn session_expiry(last_seen: Timestamp) -> Timestamp {
+    last_seen + SESSION_IDLE
+}
+
+/// Whether a session or token whose expiry is `expires_at` is still good at `now`.
+pub fn alive(expires_at: Option<Timestamp>, now: Timestamp) -> bool {
+    expires_at.is_none_or(|e| now < e)
+}
+
+/// Whether a use at `now` should be written, the last written one being at `last`.
+pub fn needs_touch(last: Option<Timestamp>, now: Timestamp) -> bool {
+    last.is_none_or(|l| now - l >= TOUCH_EVERY)
+}
+
+/// Failed sign-ins of one name allowed within [`THROTTLE_WINDOW`].
+pub const THROTTLE_FAILURES: usize = 5;
+/// The window the failures are counted in.
+pub const THROTTLE_WINDOW: Duration = Duration::minutes(15);
+
+/// Whether a name whose failed sign-ins happened at `failures` is refused at `now`, and for how long: after
+/// [`THROTTLE_FAILURES`] failures within [`THROTTLE_WINDOW`], until the oldest of those leaves the window.
+///
+/// ```
+/// use chrono::Duration;
+/// use trove_domain::people::throttled;
+/// let now = chrono::Utc::now();
+/// let five: Vec<_> = (0..5).map(|i| now - Duration::minutes(10 - i)).collect();
+/// assert_eq!(throttled(&five, now), Some(Duration::minutes(5)));
+/// assert_eq!(throttled(&five[1..], now), None);
+/// ```
+pub fn throttled(failures: &[Timestamp], now: Timestamp) -> Option<Duration> {
+    let mut recent: Vec<Timestamp> = failures.iter().copied().filter(|f| *f > now - THROTTLE_WINDOW).collect();
+    if recent.len() < THROTTLE_FAILURES {
+        return None;
+    }
+    recent.sort_unstable();
+    // The failure that, once it leaves the window, leaves fewer than the limit in it.
+    let deciding = recent[recent.len() - THROTTLE_FAILURES];
+    Some(deciding + THROTTLE_WINDOW - now)
+}
+
+/// The kind of object an event is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ObjectKind {
+    Item,
+    Place,
+    Media,
+    Project,
+    Member,
+}
+
+impl ObjectKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ObjectKind::Item => "item",
+            ObjectKind::Place => "place",
+            ObjectKind::Media => "media",
+            ObjectKind::Project => "project",
+            ObjectKind::Member => "member",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::Item, Self::Place, Self::Media, Self::Project, Self::Member].into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+/// One field's change: its value before and after, as the API shows them (`None`: absent).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldChange {
+    pub field: String,
+    pub before: Option<String>,
+    pub after: Option<String>,
+}
+
+/// An event of the history: who (`None`: the command line) did what to which object, and what changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    pub at: Timestamp,
+    pub member: Option<MemberId>,
+    /// `create`, `patch`, `gone`, `undo`, `role`, `remove`, ...
+    pub action: String,
+    pub kind: ObjectKind,
+    pub object: i64,
+    pub changes: Vec<FieldChange>,
+    /// The object's version after the change, for the undo rule (`None`: the object has no version).
+    pub version_after: Option<i64>,
+}
+
+/// Why an event cannot be undone.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UndoRefused {
+    #[error("only a change of an item's fields can be undone")]
+    NotUndoable,
+    #[error("{kind} {object} changed since (event {later}); undo that first")]
+    ChangedSince { kind: &'static str, object: i64, later: EventId },
+}
+
+/// The undo rule: a change of an item's fields may be undone only while the item is still at the version the
+/// change left it at; `later` is the newest event of the object, named when it is not this one.
+///
+/// # Errors
+/// [`UndoRefused`] when the event is not a field change, or the object changed since.
+pub fn check_undo(id: EventId, event: &Event, current_version: i64, later: Option<EventId>) -> Result<(), UndoRefused> {
+    if event.kind != ObjectKind::Item || event.action != "patch" || event.changes.is_empty() {
+        return Err(UndoRefused::NotUndoable);
+    }
+    match event.version_after {
+        Some(v) if v == current_version => Ok(()),
+        Some(_) => Err(UndoRefused::ChangedSince {
+            kind: event.kind.as_str(),
+            object: event.object,
+            later: later.filter(|l| *l != id).unwrap_or(id),
+        }),
+        None => Err(UndoRefused::NotUndoable),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn at(minute: i64) -> Timestamp {
+        chrono::Utc.with_ymd_and_hms(2026, 1, 1, 12, 0, 0).unwrap() + Duration::minutes(minute)
+    }
+
+    #[test]
+    fn what_each_role_may_do() {
+        use Permission::*;
+        let table = [
+            (Role::Owner, [true, true, true, true, true]),
+            (Role::Member, [true, true, true, true, false]),
+            (Role::Viewer, [true, false, false, true, false]),
+        ];
+        for (role, expected) in table {
+            let got = [Read, WriteInventory, CallModel, OwnTokens, ManageHousehold].map(|p| role.may(p));
+            assert_eq!(got, expected, "{role}");
+        }
+        for role in [Role::Owner, Role::Member, Role::Viewer] {
+            assert_eq!(Role::parse(role.as_str()), Some(role));
+        }
+        assert_eq!(Role::parse("Owner"), None);
+        assert_eq!(Scope::parse("read"), Some(Scope::Read));
+        assert_eq!(Scope::parse("admin"), None);
+    }
+
+    fn check_name(raw: &str, expected: Result<(&str, &str), PeopleError>) {
+        let got = MemberName::new(raw);
+        assert_eq!(got.map(|n| (n.as_str().to_owned(), n.key())), expected.map(|(a, b)| (a.into(), b.into())));
+    }
+
+    #[test]
+    fn member_names_are_trimmed_bounded_and_compared_ignoring_case() {
+        check_name("Ada", Ok(("Ada", "ada")));
+        check_name("  ÉMILE Zola\t", Ok(("ÉMILE Zola", "émile zola")));
+        check_name("", Err(PeopleError::NameLength));
+        check_name(" \t ", Err(PeopleError::NameLength));
+        let longest = "x".repeat(NAME_MAX);
+        check_name(&longest, Ok((&longest, &longest)));
+        check_name(&"x".repeat(NAME_MAX + 1), Err(PeopleError::NameLength));
+        check_name("a\u{0}b", Err(PeopleError::NameControl));
+        check_name("a\nb", Err(PeopleError::NameControl));
+    }
+
+    #[test]
+    fn passwords_need_twelve_characters() {
+        assert_eq!(check_password("elevenchars"), Err(PeopleError::PasswordTooShort));
+        assert_eq!(check_password("twelve chars"), Ok(()));
+        // Characters, not bytes: eleven accented letters are still too short.
+        assert_eq!(check_password(&"é".repeat(11)), Err(PeopleError::PasswordTooShort));
+        assert_eq!(check_password(&"x".repeat(PASSWORD_MAX + 1)), Err(PeopleError::PasswordTooLong));
+    }
+
+    #[test]
+    fn tokens_have_a_name_and_an_optional_life() {
+        assert_eq!(token_name("  backup script "), Ok("backup script".into()));
+        assert_eq!(token_name(""), Err(PeopleError::TokenName));
+        assert_eq!(token_name(&"x".repeat(TOKEN_NAME_MAX + 1)), Err(PeopleError::TokenName));
+        assert_eq!(token_expiry(at(0), None), Ok(None));
+        assert_eq!(token_expiry(at(0), Some(1)), Ok(Some(at(24 * 60))));
+        assert_eq!(token_expiry(at(0), Some(0)), Err(PeopleError::TokenDays));
+        assert_eq!(token_expiry(at(0), Some(TOKEN_DAYS_MAX + 1)), Err(PeopleError::TokenDays));
+    }
+
+    #[test]
+    fn invitations_are_one_time_and_last_seven_days() {
+        let week = 7 * 24 * 60;
+        assert_eq!(check_invitation(at(0), false, at(week - 1)), Ok(()));
+        assert_eq!(check_invitation(at(0), false, at(week)), Err(InvitationGone::Expired));
+        assert_eq!(check_invitation(at(0), true, at(1)), Err(InvitationGone::Used));
+    }
+
+    #[test]
+    fn sessions_slide_and_uses_are_written_at_most_once_a_minute() {
+        let month = 30 * 24 * 60;
+        assert_eq!(session_expiry(at(5)), at(month + 5));
+        assert!(alive(Some(at(10)), at(9)));
+        assert!(!alive(Some(at(10)), at(10)));
+        assert!(alive(None, at(10)));
+        assert!(needs_touch(None, at(0)));
+        assert!(!needs_touch(Some(at(0)), at(0) + Duration::seconds(59)));
+        assert!(needs_touch(Some(at(0)), at(1)));
+    }
+
+    #[test]
+    fn five_failures_in_fifteen_minutes_refuse_the_name_until_the_window_passes() {
+        let cases: [(&[i64], i64, Option<i64>); 6] = [
+            (&[], 0, None),
+            (&[0, 1, 2, 3], 4, None),
+            (&[0, 1, 2, 3, 4], 4, Some(11)),
+            (&[0, 1, 2, 3, 4], 14, Some(1)),
+            (&[0, 1, 2, 3, 4], 15, None),
+            // A sixth failure keeps the name refused until the second one leaves the window.
+            (&[0, 1, 2, 3, 4, 5], 15, Some(1)),
+        ];
+        for (failures, now, expected) in cases {
+            let failures: Vec<Timestamp> = failures.iter().map(|m| at(*m)).collect();
+            assert_eq!(throttled(&failures, at(now)), expected.map(Duration::minutes), "{failures:?} at {now}");
+        }
+    }
+
+    fn patch_event(version_after: Option<i64>) -> Event {
+        Event {
+            at: at(0),
+            member: Some(MemberId(1)),
+            action: "patch".into(),
+            kind: ObjectKind::Item,
+            object: 7,
+            changes: vec![FieldChange { field: "name".into(), before: Some("a".into()), after: Some("b".into()) }],
+            version_after,
+        }
+    }
+
+    #[test]
+    fn a_change_is_undone_only_while_the_item_is_unchanged_since() {
+        let e = patch_event(Some(3));
+        assert_eq!(check_undo(EventId(1), &e, 3, Some(EventId(1))), Ok(()));
+        assert_eq!(
+            check_undo(EventId(1), &e, 4, Some(EventId(2))),
+            Err(UndoRefused::ChangedSince { kind: "item", object: 7, later: EventId(2) })
+        );
+        assert_eq!(check_undo(EventId(1), &patch_event(None), 3, None), Err(UndoRefused::NotUndoable));
+        let created = Event { action: "create".into(), ..patch_event(Some(1)) };
+        assert_eq!(check_undo(EventId(1), &created, 1, None), Err(UndoRefused::NotUndoable));
+        assert_eq!(
+            UndoRefused::ChangedSince { kind: "item", object: 7, later: EventId(2) }.to_string(),
+            "item 7 changed since (event 2); undo that first"
+        );
+        for kind in [ObjectKind::Item, ObjectKind::Place, ObjectKind::Media, ObjectKind::Project, ObjectKind::Member] {
+            assert_eq!(ObjectKind::parse(kind.as_str()), Some(kind));
+        }
+    }
+}
