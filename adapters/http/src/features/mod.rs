@@ -50,7 +50,7 @@ pub fn apis(s: Services) -> Apis {
         intake::IntakeApi(s.clone()),
         exchange::ExchangeApi(s.clone()),
         photo::PhotoApi(s.clone()),
-        media::MediaApi(s),
+        media::MediaApi(s.clone()),
         people::PeopleApi(s),
     )
 }
