@@ -664,13 +664,13 @@ pub fn coins_tray() -> Scene {
 }
 
 /// A 12-megapixel (4000 x 3000) photo of a tray tiled with 2,400 small parts (washers, nuts, screws, resistors;
-/// 10 to 37 pixels across, about 3 mm at 12 pixels per mm), 60 to a row in 40 rows, on a light plastic tray under
-/// uneven light.
+/// 14 to 40 pixels across, about 1 to 3 mm at 12 pixels per mm: 4 to 10 pixels of the working copy), 60 to a row
+/// in 40 rows at least 20 pixels apart, on a light plastic tray under uneven light.
 pub fn parts_tray() -> Scene {
     let ppm = 12.0;
     let (cols, rows) = (60u64, 40u64);
     let (cell_w, cell_h) = (4000.0 / cols as f64, 3000.0 / rows as f64);
-    let colours: [[u8; 3]; 5] = [BLACK, DARK, [120, 95, 60], BLUE, [150, 150, 155]];
+    let colours: [[u8; 3]; 5] = [BLACK, DARK, [120, 95, 60], BLUE, [130, 130, 135]];
     let objects: Vec<Object> = (0..cols * rows)
         .map(|i| {
             let r = |k: u64| uniform(2400, 8 * i + k);
@@ -679,10 +679,10 @@ pub fn parts_tray() -> Scene {
             let colour = colours[(r(2) * 5.0) as usize % 5];
             let turn = r(3) * 180.0;
             match (r(4) * 4.0) as u32 {
-                0 => Object::ellipse(cx, cy, 26.0 + 6.0 * r(5), 26.0 + 6.0 * r(5), colour).labelled([205, 200, 195]),
-                1 => Object::rect(cx, cy, 22.0 + 4.0 * r(5), 22.0 + 4.0 * r(5), colour).turned(turn),
-                2 => Object::rect(cx, cy, 34.0, 10.0 + 2.0 * r(5), colour).turned(turn),
-                _ => Object::ellipse(cx, cy, 30.0, 12.0, colour).turned(turn),
+                0 => Object::ellipse(cx, cy, 28.0 + 6.0 * r(5), 28.0 + 6.0 * r(5), colour).labelled([205, 200, 195]),
+                1 => Object::rect(cx, cy, 24.0 + 4.0 * r(5), 24.0 + 4.0 * r(5), colour).turned(turn),
+                2 => Object::rect(cx, cy, 36.0, 14.0 + 2.0 * r(5), colour).turned(turn),
+                _ => Object::ellipse(cx, cy, 36.0, 20.0, colour).turned(turn),
             }
         })
         .collect();
