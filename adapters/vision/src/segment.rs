@@ -1,7 +1,6 @@
 //! The segmentation pipeline over decoded pixels (see the crate's documentation for the steps).
 
 use image::{GrayImage, Luma, RgbImage};
-use imageproc::distance_transform::Norm;
 use imageproc::region_labelling::{Connectivity, connected_components};
 use std::collections::VecDeque;
 use trove_application::ports::{MIN_SIDE, Segmentation};
@@ -552,31 +551,106 @@ fn threshold(dev: &[f32], w: u32, h: u32) -> GrayImage {
     GrayImage::from_raw(w, h, mask).unwrap_or_else(|| GrayImage::new(w, h))
 }
 
-/// Fills holes: background pixels enclosed by foreground (a label on a box, glare on a phone).
+/// Fills holes: background pixels enclosed by foreground (a label on a box, glare on a phone), that is those not
+/// joined to the border through background (4-connected), found by a flood from the border.
 fn fill_holes(mask: &mut GrayImage) {
-    let (w, h) = mask.dimensions();
-    let gaps = connected_components(mask, Connectivity::Four, Luma([255u8]));
-    let mut open = vec![false; 1];
-    let mut mark = |label: u32| {
-        let l = label as usize;
-        if l >= open.len() {
-            open.resize(l + 1, false);
+    let (w, h) = (mask.width() as usize, mask.height() as usize);
+    let raw: &mut [u8] = mask;
+    // 0: background not reached yet; 1: background reached from the border; 255: foreground.
+    let mut stack = Vec::new();
+    let reach = |i: usize, raw: &mut [u8], stack: &mut Vec<usize>| {
+        if raw[i] == 0 {
+            raw[i] = 1;
+            stack.push(i);
         }
-        open[l] = true;
     };
     for x in 0..w {
-        mark(gaps.get_pixel(x, 0)[0]);
-        mark(gaps.get_pixel(x, h - 1)[0]);
+        reach(x, raw, &mut stack);
+        reach((h - 1) * w + x, raw, &mut stack);
     }
     for y in 0..h {
-        mark(gaps.get_pixel(0, y)[0]);
-        mark(gaps.get_pixel(w - 1, y)[0]);
+        reach(y * w, raw, &mut stack);
+        reach(y * w + w - 1, raw, &mut stack);
     }
-    for (m, g) in mask.iter_mut().zip(gaps.iter()) {
-        if *g != 0 && !open.get(*g as usize).copied().unwrap_or(false) {
-            *m = 255;
+    while let Some(i) = stack.pop() {
+        let (x, y) = (i % w, i / w);
+        if x > 0 {
+            reach(i - 1, raw, &mut stack);
+        }
+        if x + 1 < w {
+            reach(i + 1, raw, &mut stack);
+        }
+        if y > 0 {
+            reach(i - w, raw, &mut stack);
+        }
+        if y + 1 < h {
+            reach(i + w, raw, &mut stack);
         }
     }
+    for m in raw.iter_mut() {
+        *m = if *m == 1 { 0 } else { 255 };
+    }
+}
+
+/// A square (L-infinity) erosion or dilation of radius `r`, as `imageproc::morphology` defines them (pixels
+/// outside the image count neither way), by counting the foreground in a sliding window: a row pass, then a
+/// column pass. Eroded, a pixel stays only when its whole window is foreground; dilated, it is set when any is.
+fn square_filter<const ERODE: bool>(mask: &mut GrayImage, r: usize) {
+    let (w, h) = (mask.width() as usize, mask.height() as usize);
+    let keep = |count: u16, len: usize| -> u8 {
+        let on = if ERODE { usize::from(count) == len } else { count > 0 };
+        if on { 255 } else { 0 }
+    };
+    let raw: &mut [u8] = mask;
+    // Rows: a sliding count of the foreground in the window.
+    let mut row_out = vec![0u8; w];
+    for row in raw.chunks_exact_mut(w) {
+        let mut count: u16 = row[..r.min(w)].iter().map(|v| u16::from(*v != 0)).sum();
+        for x in 0..w {
+            if x + r < w {
+                count += u16::from(row[x + r] != 0);
+            }
+            if x > r {
+                count -= u16::from(row[x - r - 1] != 0);
+            }
+            row_out[x] = keep(count, (x + r + 1).min(w) - x.saturating_sub(r));
+        }
+        row.copy_from_slice(&row_out);
+    }
+    // Columns: a running count per column of the rows in the window.
+    let mut counts = vec![0u16; w];
+    let mut out = vec![0u8; w * h];
+    let add = |counts: &mut [u16], row: &[u8]| counts.iter_mut().zip(row).for_each(|(c, v)| *c += u16::from(*v != 0));
+    let remove =
+        |counts: &mut [u16], row: &[u8]| counts.iter_mut().zip(row).for_each(|(c, v)| *c -= u16::from(*v != 0));
+    for y in 0..r.min(h) {
+        add(&mut counts, &raw[y * w..(y + 1) * w]);
+    }
+    for y in 0..h {
+        if y + r < h {
+            add(&mut counts, &raw[(y + r) * w..(y + r + 1) * w]);
+        }
+        if y > r {
+            remove(&mut counts, &raw[(y - r - 1) * w..(y - r) * w]);
+        }
+        let len = (y + r + 1).min(h) - y.saturating_sub(r);
+        for (o, c) in out[y * w..(y + 1) * w].iter_mut().zip(&counts) {
+            *o = keep(*c, len);
+        }
+    }
+    raw.copy_from_slice(&out);
+}
+
+/// An opening (erosion, then dilation) of radius `r`: removes what is thinner than the window.
+fn open(mask: &mut GrayImage, r: usize) {
+    square_filter::<true>(mask, r);
+    square_filter::<false>(mask, r);
+}
+
+/// A closing (dilation, then erosion) of radius `r`: bridges gaps narrower than the window.
+fn close(mask: &mut GrayImage, r: usize) {
+    square_filter::<false>(mask, r);
+    square_filter::<true>(mask, r);
 }
 
 /// A chamfer (3-4) distance transform of the foreground: each foreground pixel's distance to the background, in
@@ -939,8 +1013,8 @@ pub(crate) fn segment_working(work: &Working, width: u32, height: u32) -> Segmen
     // Holes are filled before the opening too: a small washer is a ring of a pixel or two in the working copy,
     // which the opening would wipe out.
     fill_holes(&mut mask);
-    imageproc::morphology::open_mut(&mut mask, Norm::LInf, 1);
-    imageproc::morphology::close_mut(&mut mask, Norm::LInf, 2);
+    open(&mut mask, 1);
+    close(&mut mask, 2);
     fill_holes(&mut mask);
     let labels = connected_components(&mask, Connectivity::Eight, Luma([0u8])).into_raw();
     let count = labels.iter().copied().max().unwrap_or(0);
@@ -968,4 +1042,37 @@ pub(crate) fn segment_working(work: &Working, width: u32, height: u32) -> Segmen
         .collect();
     regions.sort_by_key(|r| (r.y, r.x));
     Segmentation { width, height, regions }
+}
+
+#[cfg(test)]
+mod morphology_tests {
+    use super::*;
+    use imageproc::distance_transform::Norm;
+
+    /// A mask of scattered blobs and single pixels, touching the borders.
+    fn speckled(w: u32, h: u32) -> GrayImage {
+        GrayImage::from_fn(w, h, |x, y| {
+            let v = (x * 7919 + y * 104_729 + x * y * 31) % 97;
+            Luma([if v < 30 || (x / 5 + y / 7) % 3 == 0 { 255 } else { 0 }])
+        })
+    }
+
+    #[test]
+    fn the_square_opening_and_closing_are_imageprocs() {
+        // (Not under 3 pixels: imageproc caps its distances at the width plus the height, so a 1 x 1 foreground is
+        // eroded away by a radius of 2. The working copy is never that small.)
+        for (w, h) in [(3, 2), (2, 5), (40, 30), (17, 64)] {
+            for r in [1u8, 2] {
+                let mask = speckled(w, h);
+                let (mut ours, mut theirs) = (mask.clone(), mask.clone());
+                open(&mut ours, usize::from(r));
+                imageproc::morphology::open_mut(&mut theirs, Norm::LInf, r);
+                assert_eq!(ours, theirs, "open {w}x{h} r {r}");
+                let (mut ours, mut theirs) = (mask.clone(), mask);
+                close(&mut ours, usize::from(r));
+                imageproc::morphology::close_mut(&mut theirs, Norm::LInf, r);
+                assert_eq!(ours, theirs, "close {w}x{h} r {r}");
+            }
+        }
+    }
 }
