@@ -6,7 +6,8 @@
 # the counts and the ratio Trove / OpenCV.
 #
 # Needs: cargo, python3 with opencv-python-headless and numpy. DIR (default $CARGO_TARGET_DIR/segment-bench) keeps
-# the photos; TROVE_BENCH runs another build of the example (for a before figure).
+# the photos; TROVE_BENCH runs another build of the example; TROVE_BEFORE, a build of the example from before a
+# change, is run too, interleaved with the others, for before and after columns measured under the same load.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -29,6 +30,9 @@ trap 'rm -f "$results"' EXIT
 for round in $(seq 1 "$rounds"); do
   for file in "$dir"/*.jpg "$dir"/*.png; do
     "$bench" time "$file" "$runs" >>"$results"
+    if [ -n "${TROVE_BEFORE:-}" ]; then
+      "$TROVE_BEFORE" time "$file" "$runs" | sed 's/^trove /before /' >>"$results"
+    fi
     python3 "$here/opencv_segment.py" "$file" "$runs" >>"$results"
   done
   echo "segment: round $round of $rounds done" >&2
@@ -42,11 +46,21 @@ for line in open(sys.argv[1]):
     times[(who, path)].append(float(ms))
     counts[(who, path)] = int(count)
 expected = dict(line.split() for line in open(sys.argv[2]))
-print("| photo | format | items | Trove finds | OpenCV components (>= 64 px) | Trove ms | OpenCV ms | Trove / OpenCV |")
-print("|---|---|---:|---:|---:|---:|---:|---:|")
+before = any(who == "before" for who, _ in times)
+head = "| photo | format | items | Trove finds | OpenCV components (>= 64 px) | Trove ms | OpenCV ms | Trove / OpenCV |"
+rule = "|---|---|---:|---:|---:|---:|---:|---:|"
+if before:
+    head += " before: finds | before: ms | before / OpenCV |"
+    rule += "---:|---:|---:|"
+print(head)
+print(rule)
 for path in sorted({p for _, p in times}, key=lambda p: (os.path.splitext(p)[1] != ".jpg", p)):
     name, ext = os.path.splitext(os.path.basename(path))
     trove, opencv = statistics.median(times[("trove", path)]), statistics.median(times[("opencv", path)])
-    print(f"| {name} | {ext[1:].upper()} | {expected[name]} | {counts[('trove', path)]} | {counts[('opencv', path)]} "
-          f"| {trove:.1f} | {opencv:.1f} | {trove / opencv:.2f} |")
+    row = (f"| {name} | {ext[1:].upper()} | {expected[name]} | {counts[('trove', path)]} | {counts[('opencv', path)]} "
+           f"| {trove:.1f} | {opencv:.1f} | {trove / opencv:.2f} |")
+    if before:
+        old = statistics.median(times[("before", path)])
+        row += f" {counts[('before', path)]} | {old:.1f} | {old / opencv:.2f} |"
+    print(row)
 EOF
