@@ -1,7 +1,7 @@
 //! The segmentation pipeline over decoded pixels (see the crate's documentation for the steps).
 
-use image::{GrayImage, Luma, RgbImage};
-use imageproc::region_labelling::{Connectivity, connected_components};
+use image::{GrayImage, RgbImage};
+use imageproc::region_labelling::Connectivity;
 use std::collections::VecDeque;
 use trove_application::ports::{MIN_SIDE, Segmentation};
 use trove_domain::measure::Region;
@@ -592,6 +592,64 @@ fn fill_holes(mask: &mut GrayImage) {
     }
 }
 
+/// Labels the connected components of the foreground (non-zero) pixels, 1, 2, ... in the order their first
+/// pixels come in a raster scan (as `imageproc`'s `connected_components`, tested), by flooding each from its first
+/// pixel: the background costs one look a pixel, where a union-find over every pixel costs an allocation and a
+/// pass of its own.
+fn components(mask: &GrayImage, connectivity: Connectivity) -> Vec<u32> {
+    let (w, h) = (mask.width() as usize, mask.height() as usize);
+    let raw: &[u8] = mask;
+    let mut labels = vec![0u32; w * h];
+    let mut next = 0;
+    let mut stack = Vec::new();
+    let eight = connectivity == Connectivity::Eight;
+    for start in 0..w * h {
+        if raw[start] == 0 || labels[start] != 0 {
+            continue;
+        }
+        next += 1;
+        labels[start] = next;
+        stack.push(start);
+        while let Some(i) = stack.pop() {
+            let (x, y) = (i % w, i / w);
+            let (left, right, up, down) = (x > 0, x + 1 < w, y > 0, y + 1 < h);
+            let mut visit = |j: usize| {
+                if raw[j] != 0 && labels[j] == 0 {
+                    labels[j] = next;
+                    stack.push(j);
+                }
+            };
+            if left {
+                visit(i - 1);
+            }
+            if right {
+                visit(i + 1);
+            }
+            if up {
+                visit(i - w);
+            }
+            if down {
+                visit(i + w);
+            }
+            if eight {
+                if up && left {
+                    visit(i - w - 1);
+                }
+                if up && right {
+                    visit(i - w + 1);
+                }
+                if down && left {
+                    visit(i + w - 1);
+                }
+                if down && right {
+                    visit(i + w + 1);
+                }
+            }
+        }
+    }
+    labels
+}
+
 /// A square (L-infinity) erosion or dilation of radius `r`, as `imageproc::morphology` defines them (pixels
 /// outside the image count neither way), by counting the foreground in a sliding window: a row pass, then a
 /// column pass. Eroded, a pixel stays only when its whole window is foreground; dilated, it is set when any is.
@@ -716,7 +774,7 @@ fn split_touching(mask: &GrayImage, dist: &[u16], labels: Vec<u32>, count: u32) 
             })
             .collect();
         let core_mask = GrayImage::from_raw(w, h, core_mask).unwrap_or_else(|| GrayImage::new(w, h));
-        let cores = connected_components(&core_mask, Connectivity::Eight, Luma([0u8])).into_raw();
+        let cores = components(&core_mask, Connectivity::Eight);
         let core_count = cores.iter().copied().max().unwrap_or(0) as usize;
         let mut core_peak = vec![0u16; core_count + 1];
         let mut core_parent = vec![0u32; core_count + 1];
@@ -829,7 +887,7 @@ fn split_seams(
         })
         .collect();
     let inside = GrayImage::from_raw(w, h, inside).unwrap_or_else(|| GrayImage::new(w, h));
-    let parts = connected_components(&inside, Connectivity::Four, Luma([0u8])).into_raw();
+    let parts = components(&inside, Connectivity::Four);
     let part_count = parts.iter().copied().max().unwrap_or(0) as usize;
     // Per part: its component, its area and how close it comes to the outline.
     let mut part_of = vec![0u32; part_count + 1];
@@ -1016,7 +1074,7 @@ pub(crate) fn segment_working(work: &Working, width: u32, height: u32) -> Segmen
     open(&mut mask, 1);
     close(&mut mask, 2);
     fill_holes(&mut mask);
-    let labels = connected_components(&mask, Connectivity::Eight, Luma([0u8])).into_raw();
+    let labels = components(&mask, Connectivity::Eight);
     let count = labels.iter().copied().max().unwrap_or(0);
     let dist = chamfer(&mask);
     let (labels, count) = split_touching(&mask, &dist, labels, count);
@@ -1047,6 +1105,7 @@ pub(crate) fn segment_working(work: &Working, width: u32, height: u32) -> Segmen
 #[cfg(test)]
 mod morphology_tests {
     use super::*;
+    use image::Luma;
     use imageproc::distance_transform::Norm;
 
     /// A mask of scattered blobs and single pixels, touching the borders.
@@ -1055,6 +1114,18 @@ mod morphology_tests {
             let v = (x * 7919 + y * 104_729 + x * y * 31) % 97;
             Luma([if v < 30 || (x / 5 + y / 7) % 3 == 0 { 255 } else { 0 }])
         })
+    }
+
+    #[test]
+    fn the_components_are_imageprocs() {
+        for (w, h) in [(40, 30), (17, 64), (64, 17), (100, 3)] {
+            let mask = speckled(w, h);
+            for connectivity in [Connectivity::Four, Connectivity::Eight] {
+                let theirs =
+                    imageproc::region_labelling::connected_components(&mask, connectivity, Luma([0u8])).into_raw();
+                assert_eq!(components(&mask, connectivity), theirs, "{w}x{h} {connectivity:?}");
+            }
+        }
     }
 
     #[test]
