@@ -1,15 +1,19 @@
 //! Decoding only what the work needs. The size is read from the header and checked before any pixel is decoded;
 //! then the rows go one at a time to a [`Rows`] sink (the working copy's block sums, or an image), as 8-bit
 //! samples. A PNG is streamed with the `png` crate: only one row of it (and the inflater's window) is ever held,
-//! whatever its size or bit depth. A JPEG or WebP is decoded whole by the `image` crate (neither decoder reads
-//! rows, nor scales in the DCT), under a limit of the bytes it may allocate; an interlaced PNG too, since its
-//! rows do not come in order.
+//! whatever its size or bit depth. A JPEG or WebP is decoded whole (neither decoder reads rows, nor scales in the
+//! DCT), under a limit of the bytes it may allocate; an interlaced PNG too, since its rows do not come in order.
+//! When luma is enough ([`Samples::Luma`]), a JPEG is decoded by `zune-jpeg` straight to its 8-bit luma plane:
+//! its chroma is never transformed, upsampled or converted to RGB (most of a colour JPEG's decoding time).
 
 use crate::segment::Rows;
 use image::{ExtendedColorType, ImageDecoder};
 use std::io::Cursor;
 use trove_application::ports::{MIN_SIDE, VisionError};
 use trove_domain::reading::ImageFormat;
+use zune_jpeg::zune_core::bytestream::ZCursor;
+use zune_jpeg::zune_core::colorspace::ColorSpace;
+use zune_jpeg::zune_core::options::DecoderOptions;
 
 /// The largest image accepted, in pixels (an 8000 x 6000 photo is 48 megapixels).
 pub const MAX_PIXELS: u64 = 50_000_000;
@@ -22,6 +26,16 @@ pub const MAX_DECODED_BYTES: u64 = 160 * 1024 * 1024;
 /// What the `png` crate may allocate while streaming: a row of the widest image and the inflater's state, not
 /// the image.
 const PNG_STREAM_BYTES: usize = 32 * 1024 * 1024;
+
+/// What the sink needs of each pixel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Samples {
+    /// Its colour, as the image holds it (grey stays grey).
+    Colour,
+    /// Its luma where that is cheaper to decode than the colour (a JPEG's own luma plane); elsewhere what the image
+    /// holds, as `Colour`.
+    Luma,
+}
 
 fn undecodable(e: impl std::fmt::Display) -> VisionError {
     VisionError::Undecodable(e.to_string())
@@ -85,12 +99,16 @@ pub fn jpeg_is_complete(bytes: &[u8]) -> bool {
 }
 
 /// Decodes `bytes` (JPEG, PNG or WebP, told by its magic bytes) into the sink `sink_for` makes for the image's
-/// size, and answers the sink.
+/// size, and answers the sink. With `Samples::Luma`, a colour JPEG's rows come as its luma, one sample a pixel.
 ///
 /// # Errors
 /// `Unsupported`, `Undecodable` (a JPEG cut short included), `TooSmall` and `TooLarge` (from the header, before
 /// the pixels).
-pub(crate) fn decode_rows<S: Rows>(bytes: &[u8], sink_for: impl FnOnce(u32, u32) -> S) -> Result<S, VisionError> {
+pub(crate) fn decode_rows<S: Rows>(
+    bytes: &[u8],
+    samples: Samples,
+    sink_for: impl FnOnce(u32, u32) -> S,
+) -> Result<S, VisionError> {
     let format = ImageFormat::sniff(bytes).ok_or(VisionError::Unsupported)?;
     match format {
         ImageFormat::Png => match png_rows(bytes)? {
@@ -101,7 +119,13 @@ pub(crate) fn decode_rows<S: Rows>(bytes: &[u8], sink_for: impl FnOnce(u32, u32)
             if !jpeg_is_complete(bytes) {
                 return Err(VisionError::Undecodable("the JPEG is cut short (it has no end-of-image marker)".into()));
             }
-            whole(bytes, image::ImageFormat::Jpeg, sink_for)
+            match samples {
+                Samples::Luma => match jpeg_luma(bytes)? {
+                    Some(decoder) => stream_jpeg_luma(decoder, sink_for),
+                    None => whole(bytes, image::ImageFormat::Jpeg, sink_for),
+                },
+                Samples::Colour => whole(bytes, image::ImageFormat::Jpeg, sink_for),
+            }
         }
         ImageFormat::Webp => whole(bytes, image::ImageFormat::WebP, sink_for),
     }
@@ -119,6 +143,43 @@ fn png_rows(bytes: &[u8]) -> Result<Option<png::Reader<Cursor<&[u8]>>>, VisionEr
     let info = reader.info();
     check_size(info.width, info.height)?;
     if info.interlaced { Ok(None) } else { Ok(Some(reader)) }
+}
+
+/// Reads a JPEG's header and checks its size: a decoder set to answer its luma plane, or `None` when its colours
+/// are not YCbCr or grey (CMYK, YCCK: `image` converts those).
+fn jpeg_luma(bytes: &[u8]) -> Result<Option<zune_jpeg::JpegDecoder<ZCursor<&[u8]>>>, VisionError> {
+    // As `image` decodes a JPEG: leniently, and without the decoder's own size limits (the size is checked here).
+    let options = DecoderOptions::default()
+        .set_strict_mode(false)
+        .set_max_width(usize::MAX)
+        .set_max_height(usize::MAX)
+        .jpeg_set_out_colorspace(ColorSpace::Luma);
+    let mut decoder = zune_jpeg::JpegDecoder::new_with_options(ZCursor::new(bytes), options);
+    decoder.decode_headers().map_err(undecodable)?;
+    let info = decoder.info().ok_or_else(|| undecodable("the JPEG has no frame header"))?;
+    check_size(u32::from(info.width), u32::from(info.height))?;
+    match decoder.input_colorspace() {
+        Some(ColorSpace::YCbCr | ColorSpace::Luma) => Ok(Some(decoder)),
+        _ => Ok(None),
+    }
+}
+
+/// Decodes a JPEG's luma plane whole (one byte a pixel: at most [`MAX_PIXELS`] bytes, under
+/// [`MAX_DECODED_BYTES`]) and hands its rows to the sink.
+fn stream_jpeg_luma<S: Rows>(
+    mut decoder: zune_jpeg::JpegDecoder<ZCursor<&[u8]>>,
+    sink_for: impl FnOnce(u32, u32) -> S,
+) -> Result<S, VisionError> {
+    let size = decoder.output_buffer_size().ok_or_else(|| undecodable("the JPEG's size overflows"))?;
+    let info = decoder.info().ok_or_else(|| undecodable("the JPEG has no frame header"))?;
+    let (width, height) = (u32::from(info.width), u32::from(info.height));
+    let mut luma = vec![0u8; size];
+    decoder.decode_into(&mut luma).map_err(undecodable)?;
+    let mut sink = sink_for(width, height);
+    for (y, row) in luma.chunks_exact(width as usize).enumerate() {
+        sink.add_row(y as u32, row, 1);
+    }
+    Ok(sink)
 }
 
 fn png_error(e: png::DecodingError, size: Option<(u32, u32)>) -> VisionError {

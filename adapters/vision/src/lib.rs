@@ -5,17 +5,24 @@
 //! The segmentation pipeline, all but the first step on a working copy of at most [`WORKING_SIDE`] pixels a side:
 //! 1. decode (JPEG, PNG or WebP, told by magic bytes), row by row, averaging blocks of `k x k` pixels into the
 //!    working copy as the rows arrive (one pass over the full-size pixels: this is most of the time on a
-//!    12-megapixel photo; a PNG is never held whole);
-//! 2. model the background's lighting per channel as a quadratic surface, fitted to the border cells first and
-//!    then to every cell that looks like background, so that gradients and vignetting fall away;
+//!    12-megapixel photo; a PNG is never held whole; a JPEG is decoded straight to its luma plane, its chroma
+//!    never decoded, so a JPEG's working copy is grey and a PNG's or WebP's keeps its colour);
+//! 2. model the background's lighting per channel as a quadratic surface, fitted to the median of each cell of the
+//!    border first and then of every cell that looks like background (the median, so a tray densely tiled with
+//!    small parts still shows its background in every cell), so that gradients and vignetting fall away;
 //! 3. measure each pixel's relative deviation from that background; decide the objects' polarity (darker, lighter
 //!    or both) from the strongly deviating pixels, so that shadows next to light objects are ignored;
 //! 4. threshold with Otsu's level, kept between a noise floor (estimated on the border) and a contrast cap;
-//! 5. clean the mask with an opening and a closing, fill holes (labels on light objects, glare on dark ones);
+//! 5. fill holes (labels on light objects, glare on dark ones, the hole of a washer), clean the mask with an
+//!    opening and a closing, fill holes again;
 //! 6. label connected components, split components with a narrow neck (touching objects) at the cores of their
-//!    distance transform and grow the cores back;
-//! 7. drop specks (relative to the image's area), regions that are most of the image or run along the border
-//!    (a table edge, a dark corner), and scale the boxes back to the photo's pixels.
+//!    distance transform and grow the cores back; split components without a neck along a seam (a line of
+//!    higher gradient or a change of colour across them) when it cuts them into large parts that each reach
+//!    the outline (a label inside an item is enclosed, so it is no part);
+//! 7. drop regions that are most of the image, run along the border (a table edge), hug it (a sliver of a dark
+//!    band, a dark corner: thin along the border, or a corner much emptier than its box), or are specks much
+//!    smaller than the typical region (no share of the image: a tray of thousands of small parts keeps them),
+//!    and scale the boxes back to the photo's pixels.
 
 mod decode;
 pub mod pictures;
@@ -24,10 +31,10 @@ pub mod scene;
 mod segment;
 
 pub use decode::{MAX_DECODED_BYTES, MAX_PIXELS, jpeg_is_complete};
-pub use segment::{WORKING_SIDE, segment_rgb};
+pub use segment::{WORKING_SIDE, segment_luma, segment_rgb};
 
-use decode::decode_rows;
-use image::RgbImage;
+use decode::{Samples, decode_rows};
+use image::{GrayImage, RgbImage};
 use segment::{Rows, Shrinker, segment_working};
 use trove_application::ports::vision::MODEL_IMAGE_SIDE;
 use trove_application::ports::{ModelImages, PhotoSegmenter, PreparedImage, Segmentation, VisionError};
@@ -51,14 +58,23 @@ impl Segmenter {
 /// # Errors
 /// `Unsupported`, `Undecodable`, `TooSmall` or `TooLarge`, as [`PhotoSegmenter::segment`] states.
 pub fn decode(bytes: &[u8]) -> Result<RgbImage, VisionError> {
-    decode_rows(bytes, RgbImage::new)
+    decode_rows(bytes, Samples::Colour, RgbImage::new)
+}
+
+/// Decodes a JPEG, PNG or WebP whole into 8-bit luma: a JPEG's own luma plane (its chroma is never decoded), the
+/// luma of other formats' colours (`(77 R + 150 G + 29 B) / 256`, rounded), checking its size first.
+///
+/// # Errors
+/// `Unsupported`, `Undecodable`, `TooSmall` or `TooLarge`, as [`PhotoSegmenter::segment`] states.
+pub fn decode_luma(bytes: &[u8]) -> Result<GrayImage, VisionError> {
+    decode_rows(bytes, Samples::Luma, GrayImage::new)
 }
 
 impl PhotoSegmenter for Segmenter {
     /// Decodes the rows straight into the working copy's block sums: the photo is never held whole when it is a
-    /// PNG, and never converted to RGB at full size.
+    /// PNG, and never converted to RGB at full size; a JPEG is decoded to its luma plane only.
     fn segment(&self, image: &[u8]) -> Result<Segmentation, VisionError> {
-        let shrinker = decode_rows(image, Shrinker::working)?;
+        let shrinker = decode_rows(image, Samples::Luma, Shrinker::working)?;
         let (width, height) = shrinker.photo_size();
         Ok(segment_working(&shrinker.into_working(), width, height))
     }
@@ -98,7 +114,7 @@ fn fitted(width: u32, height: u32, side: u32) -> (u32, u32) {
 impl ModelImages for ModelImageEncoder {
     fn prepare_for_model(&self, image: &[u8]) -> Result<PreparedImage, VisionError> {
         let format = ImageFormat::sniff(image).ok_or(VisionError::Unsupported)?;
-        let sink = decode_rows(image, |width, height| {
+        let sink = decode_rows(image, Samples::Colour, |width, height| {
             let k = width.max(height) / MODEL_IMAGE_SIDE;
             match k {
                 _ if width.max(height) <= MODEL_IMAGE_SIDE => ForModel::Check(width, height),

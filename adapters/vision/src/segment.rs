@@ -1,8 +1,7 @@
 //! The segmentation pipeline over decoded pixels (see the crate's documentation for the steps).
 
-use image::{GrayImage, Luma, RgbImage};
-use imageproc::distance_transform::Norm;
-use imageproc::region_labelling::{Connectivity, connected_components};
+use image::{GrayImage, RgbImage};
+use imageproc::region_labelling::Connectivity;
 use std::collections::VecDeque;
 use trove_application::ports::{MIN_SIDE, Segmentation};
 use trove_domain::measure::Region;
@@ -19,8 +18,35 @@ const MIN_CONTRAST: f32 = 0.06;
 const MAX_CONTRAST: f32 = 0.30;
 /// Share of strongly deviating pixels on one side (darker or lighter) that makes that side the objects' polarity.
 const POLARITY_SHARE: f64 = 0.85;
-/// Specks smaller than this share of the image are dropped.
-const MIN_AREA_SHARE: f64 = 0.0002;
+/// The smallest region, in working pixels: smaller ones are noise whatever the photo.
+const MIN_AREA: u64 = 24;
+/// Specks smaller than this share of the typical region (the area-weighted median: the size of region that half
+/// of the found area is in) are dropped: dust and crumbs next to items, not small parts among small parts.
+const SPECK_SHARE: f64 = 1.0 / 40.0;
+/// A region touching a border whose thickness across it is at most this share of its run along it is a sliver of
+/// a dark band or a table edge...
+const SLIVER_ASPECT: f64 = 1.0 / 3.0;
+/// ...when it is also thin against the photo: at most this share of the side across the border.
+const SLIVER_DEPTH_SHARE: f64 = 0.15;
+/// A region touching a border that reaches in no further than this share of the side across it is a sliver
+/// whatever its length (a piece of a dark band; or an item all but outside the photo, too little of it to tell).
+const SLIVER_THIN_SHARE: f64 = 0.06;
+/// A region in a corner (touching two borders) filling less than this share of its box hugs the corner (the dark
+/// corner of vignetting, hollow towards the middle); an item cut by the corner fills most of its box.
+const CORNER_FILL: f64 = 0.45;
+/// The smallest step of relative deviation, between the two neighbours of a pixel in any plane, that marks a seam
+/// between two items (a change of colour, the shaded rims of two boxes), whatever the noise.
+const SEAM_STEP: f32 = 0.12;
+/// The seam's step must also stand this many times over the border's median noise (about four deviations of the
+/// difference of two noisy pixels).
+const SEAM_NOISE: f32 = 5.5;
+/// A part of a component cut by seams must hold at least this share of it to be an item of its own.
+const SEAM_PART_SHARE: f64 = 0.15;
+/// Components under this many working pixels are not looked into for seams.
+const SEAM_MIN_AREA: u64 = 400;
+/// Pixels this close to the outline, in thirds of a working pixel, are left out when looking for seams: the
+/// outline's own gradient is there.
+const SEAM_MARGIN: u16 = 6;
 /// Regions larger than this share of the image are background (a cloth, a shadowed half).
 const MAX_AREA_SHARE: f64 = 0.6;
 /// A region that runs along a border it touches for this share of that border is background (a table edge).
@@ -39,7 +65,8 @@ pub(crate) struct Working {
     height: u32,
     /// The block side: one working pixel is `k x k` photo pixels.
     k: u32,
-    planes: [Vec<f32>; 3],
+    /// Red, green and blue; or luma alone (a grey image, a JPEG decoded to its luma).
+    planes: Vec<Vec<f32>>,
 }
 
 /// Where decoded rows go, one at a time, as 8-bit samples: the decoder never holds more than a row of its own.
@@ -50,7 +77,8 @@ pub(crate) trait Rows {
 }
 
 /// The sums of `k x k` blocks of a photo's pixels, filled row by row as they are decoded (the remainder at the
-/// right and bottom edges, under `k` pixels, is left out): the only copy of the photo that is ever whole.
+/// right and bottom edges, under `k` pixels, is left out): the only copy of the photo that is ever whole. Grey
+/// rows are summed into one plane, colour rows into three.
 pub(crate) struct Shrinker {
     /// The photo's size in pixels.
     width: u32,
@@ -62,7 +90,9 @@ pub(crate) struct Shrinker {
     /// The block's sides, `k` but no more than the photo's.
     k_x: usize,
     k_y: usize,
-    /// Per block, the sums of red, green and blue.
+    /// How many planes are summed: set by the first row (1 for grey, 3 for colour), 0 before it.
+    planes: usize,
+    /// Per block, the sums of each plane (red, green and blue; or grey).
     sums: Vec<u32>,
 }
 
@@ -72,7 +102,7 @@ impl Shrinker {
         let k = k.max(1);
         let (ww, wh) = ((width / k).max(1), (height / k).max(1));
         let (k_x, k_y) = (k.min(width.max(1)) as usize, k.min(height.max(1)) as usize);
-        Shrinker { width, height, k, ww, wh, k_x, k_y, sums: vec![0; ww as usize * wh as usize * 3] }
+        Shrinker { width, height, k, ww, wh, k_x, k_y, planes: 0, sums: Vec::new() }
     }
 
     /// The blocks of the working copy: the longest side at most [`WORKING_SIDE`].
@@ -85,48 +115,60 @@ impl Shrinker {
         (self.width, self.height)
     }
 
+    /// The planes summed (1 before any row).
+    fn plane_count(&self) -> usize {
+        self.planes.max(1)
+    }
+
+    /// The sums, zero before any row.
+    fn all_sums(&self) -> Vec<u32> {
+        let n = self.ww as usize * self.wh as usize * self.plane_count();
+        if self.sums.len() == n { self.sums.clone() } else { vec![0; n] }
+    }
+
     /// The working copy: each block's mean.
     pub(crate) fn into_working(self) -> Working {
         let n = self.ww as usize * self.wh as usize;
         let scale = 1.0 / (self.k_x * self.k_y) as f32;
-        let mut planes = [vec![0f32; n], vec![0f32; n], vec![0f32; n]];
-        for (i, sum) in self.sums.chunks_exact(3).enumerate() {
-            for c in 0..3 {
-                planes[c][i] = sum[c] as f32 * scale;
-            }
-        }
+        let count = self.plane_count();
+        let sums = self.all_sums();
+        let planes =
+            (0..count).map(|c| (0..n).map(|i| sums[i * count + c] as f32 * scale).collect::<Vec<f32>>()).collect();
         Working { width: self.ww, height: self.wh, k: self.k, planes }
     }
 
-    /// The shrunk image: each block's mean, rounded.
+    /// The shrunk image: each block's mean, rounded (grey given as RGB).
     pub(crate) fn into_rgb(self) -> RgbImage {
         let n = (self.k_x * self.k_y) as u32;
-        let raw = self.sums.iter().map(|s| ((s + n / 2) / n) as u8).collect();
+        let count = self.plane_count();
+        let raw = self
+            .all_sums()
+            .chunks_exact(count)
+            .flat_map(|s| [0, 1, 2].map(|c| ((s[c.min(count - 1)] + n / 2) / n) as u8))
+            .collect();
         RgbImage::from_raw(self.ww, self.wh, raw).unwrap_or_else(|| RgbImage::new(self.ww, self.wh))
     }
 
-    fn add<const N: usize>(&mut self, y: usize, row: &[u8]) {
-        let base = (y / self.k_y) * self.ww as usize * 3;
+    /// Adds a row of `N` samples a pixel into `P` planes (`P` is 3 when `N` is 3 or 4, else 1).
+    fn add<const N: usize, const P: usize>(&mut self, y: usize, row: &[u8]) {
+        let base = (y / self.k_y) * self.ww as usize * P;
         let used = self.ww as usize * self.k_x * N;
         let Some(row) = row.get(..used) else { return };
-        let sums = &mut self.sums[base..base + self.ww as usize * 3];
-        for (block, sum) in row.chunks_exact(self.k_x * N).zip(sums.chunks_exact_mut(3)) {
-            let (mut r, mut g, mut b) = (0u32, 0u32, 0u32);
+        let Some(sums) = self.sums.get_mut(base..base + self.ww as usize * P) else { return };
+        for (block, sum) in row.chunks_exact(self.k_x * N).zip(sums.chunks_exact_mut(P)) {
+            if N == 1 {
+                sum[0] += block.iter().map(|&v| u32::from(v)).sum::<u32>();
+                continue;
+            }
+            let mut block_sum = [0u32; P];
             for px in block.chunks_exact(N) {
-                if N >= 3 {
-                    r += u32::from(px[0]);
-                    g += u32::from(px[1]);
-                    b += u32::from(px[2]);
-                } else {
-                    r += u32::from(px[0]);
+                for (c, s) in block_sum.iter_mut().enumerate() {
+                    *s += u32::from(px[c]);
                 }
             }
-            if N < 3 {
-                (g, b) = (r, r);
+            for (s, b) in sum.iter_mut().zip(block_sum) {
+                *s += b;
             }
-            sum[0] += r;
-            sum[1] += g;
-            sum[2] += b;
         }
     }
 }
@@ -134,14 +176,20 @@ impl Shrinker {
 impl Rows for Shrinker {
     fn add_row(&mut self, y: u32, row: &[u8], channels: usize) {
         let y = y as usize;
+        if self.planes == 0 {
+            self.planes = if channels >= 3 { 3 } else { 1 };
+            self.sums = vec![0; self.ww as usize * self.wh as usize * self.planes];
+        }
         if y >= self.wh as usize * self.k_y {
             return;
         }
-        match channels {
-            1 => self.add::<1>(y, row),
-            2 => self.add::<2>(y, row),
-            3 => self.add::<3>(y, row),
-            _ => self.add::<4>(y, row),
+        match (channels, self.planes) {
+            (1, 1) => self.add::<1, 1>(y, row),
+            (2, 1) => self.add::<2, 1>(y, row),
+            (3, 3) => self.add::<3, 3>(y, row),
+            (4, 3) => self.add::<4, 3>(y, row),
+            // The rows of one image all have the same samples.
+            _ => {}
         }
     }
 }
@@ -161,12 +209,27 @@ impl Rows for RgbImage {
     }
 }
 
-/// Averages `k x k` blocks of decoded pixels into the working copy.
-fn shrink(rgb: &RgbImage) -> Working {
-    let (w, h) = rgb.dimensions();
+impl Rows for GrayImage {
+    /// Grey as it is; colour as its luma, `(77 R + 150 G + 29 B) / 256` rounded (the weights of a JPEG's luma).
+    fn add_row(&mut self, y: u32, row: &[u8], channels: usize) {
+        let width = self.width() as usize;
+        let raw: &mut [u8] = self;
+        let Some(out) = raw.chunks_exact_mut(width).nth(y as usize) else { return };
+        for (o, px) in out.iter_mut().zip(row.chunks_exact(channels.max(1))) {
+            *o = if channels >= 3 {
+                ((77 * u32::from(px[0]) + 150 * u32::from(px[1]) + 29 * u32::from(px[2]) + 128) >> 8) as u8
+            } else {
+                px[0]
+            };
+        }
+    }
+}
+
+/// Averages `k x k` blocks of decoded pixels, `channels` samples each, into the working copy.
+fn shrink(raw: &[u8], w: u32, h: u32, channels: usize) -> Working {
     let mut shrinker = Shrinker::working(w, h);
-    for (y, row) in rgb.as_raw().chunks_exact(w.max(1) as usize * 3).enumerate() {
-        shrinker.add_row(y as u32, row, 3);
+    for (y, row) in raw.chunks_exact(w.max(1) as usize * channels).enumerate() {
+        shrinker.add_row(y as u32, row, channels);
     }
     shrinker.into_working()
 }
@@ -224,17 +287,22 @@ impl Surface {
     }
 }
 
-/// The background's lighting, one surface per channel.
+/// The background's lighting, one surface per plane.
 struct Background {
+    /// The first `planes` are fitted.
     surfaces: [Surface; 3],
+    planes: usize,
 }
 
-/// The photo cut into cells, each with its mean colour, to fit the background on.
+/// The photo cut into cells, each with its median colour, to fit the background on.
 struct Cells {
     side: u32,
     cols: u32,
     rows: u32,
-    /// Per cell: centre (scaled to -1..1) and mean of each channel.
+    /// How many planes the photo has (1 or 3).
+    planes: usize,
+    /// Per cell: centre (scaled to -1..1) and median of each plane (the first `planes`). The median, not the mean:
+    /// a cell of a tray tiled with small parts is mostly background, and its median is the background's.
     means: Vec<(f64, f64, [f64; 3])>,
 }
 
@@ -245,35 +313,52 @@ fn scaled(v: f64, len: u32) -> f64 {
 fn cells(work: &Working) -> Cells {
     let side = (work.width.max(work.height) / 48).max(4);
     let (cols, rows) = (work.width.div_ceil(side), work.height.div_ceil(side));
-    let mut sums = vec![([0f64; 3], 0u32); (cols * rows) as usize];
-    for y in 0..work.height {
-        for x in 0..work.width {
-            let i = (y * work.width + x) as usize;
-            let cell = &mut sums[((y / side) * cols + x / side) as usize];
-            for c in 0..3 {
-                cell.0[c] += f64::from(work.planes[c][i]);
+    let planes = work.planes.len().min(3);
+    let mut means = Vec::with_capacity((cols * rows) as usize);
+    // One band of cells at a time: a histogram of each cell's samples per plane, rounded to grey levels.
+    let mut histograms = vec![[0u32; 256]; cols as usize * planes];
+    for cy in 0..rows {
+        histograms.iter_mut().for_each(|h| h.fill(0));
+        let (top, bottom) = (cy * side, ((cy + 1) * side).min(work.height));
+        for y in top..bottom {
+            let base = (y * work.width) as usize;
+            for (c, plane) in work.planes.iter().take(planes).enumerate() {
+                for (x, v) in plane[base..base + work.width as usize].iter().enumerate() {
+                    let bin = (v + 0.5).clamp(0.0, 255.0) as usize;
+                    histograms[(x / side as usize) * planes + c][bin] += 1;
+                }
             }
-            cell.1 += 1;
+        }
+        for cx in 0..cols {
+            let width = side.min(work.width - cx * side);
+            let n = width * (bottom - top);
+            let centre_x = f64::from(cx * side) + f64::from(width) / 2.0;
+            let centre_y = f64::from(top) + f64::from(bottom - top) / 2.0;
+            let mut median = [0f64; 3];
+            for (c, m) in median.iter_mut().enumerate().take(planes) {
+                let mut seen = 0;
+                let histogram = &histograms[cx as usize * planes + c];
+                *m = histogram
+                    .iter()
+                    .position(|count| {
+                        seen += count;
+                        2 * seen > n
+                    })
+                    .unwrap_or(0) as f64;
+            }
+            means.push((scaled(centre_x, work.width), scaled(centre_y, work.height), median));
         }
     }
-    let means = sums
-        .iter()
-        .enumerate()
-        .map(|(i, (s, n))| {
-            let (cx, cy) = (i as u32 % cols, i as u32 / cols);
-            let centre_x = f64::from(cx * side) + f64::from(side.min(work.width - cx * side)) / 2.0;
-            let centre_y = f64::from(cy * side) + f64::from(side.min(work.height - cy * side)) / 2.0;
-            let n = f64::from((*n).max(1));
-            (scaled(centre_x, work.width), scaled(centre_y, work.height), [s[0] / n, s[1] / n, s[2] / n])
-        })
-        .collect();
-    Cells { side, cols, rows, means }
+    Cells { side, cols, rows, planes, means }
 }
 
 impl Background {
     /// Fits the surfaces on the cells `use_cell` selects; a flat median where too few cells are left.
     fn fit(cells: &Cells, use_cell: &[bool]) -> Self {
         let surfaces = [0, 1, 2].map(|c| {
+            if c >= cells.planes {
+                return Surface::flat(0.0);
+            }
             let points: Vec<(f64, f64, f64)> =
                 cells.means.iter().zip(use_cell).filter(|(_, u)| **u).map(|(m, _)| (m.0, m.1, m.2[c])).collect();
             Surface::fit(&points).unwrap_or_else(|| {
@@ -282,12 +367,12 @@ impl Background {
                 Surface::flat(values.get(values.len() / 2).copied().unwrap_or(128.0))
             })
         });
-        Background { surfaces }
+        Background { surfaces, planes: cells.planes }
     }
 
     /// The largest relative deviation of a cell's mean from the background, over the channels.
     fn cell_deviation(&self, m: &(f64, f64, [f64; 3])) -> f64 {
-        (0..3)
+        (0..self.planes)
             .map(|c| {
                 let b = self.surfaces[c].at(m.0, m.1);
                 (m.2[c] - b).abs() / b.max(16.0)
@@ -330,34 +415,40 @@ impl Background {
         bg
     }
 
-    /// Each pixel's signed relative deviation: that of the channel deviating most.
-    fn deviations(&self, work: &Working) -> Vec<f32> {
+    /// Each plane's relative deviation from the background at each pixel.
+    fn relative(&self, work: &Working) -> Vec<Vec<f32>> {
         let (w, h) = (work.width, work.height);
-        let mut out = vec![0f32; (w * h) as usize];
+        let mut out = vec![vec![0f32; (w * h) as usize]; self.planes];
+        let xs: Vec<f64> = (0..w).map(|x| scaled(f64::from(x), w)).collect();
         for y in 0..h {
             let sy = scaled(f64::from(y), h);
-            // Along a row the surface is a quadratic in x.
-            let row_coefficients = self.surfaces.map(|s| {
-                let c = s.0;
-                (c[0] + c[2] * sy + c[5] * sy * sy, c[1] + c[4] * sy, c[3])
-            });
             let base = (y * w) as usize;
-            for x in 0..w {
-                let sx = scaled(f64::from(x), w);
-                let i = base + x as usize;
-                let mut best = 0f32;
-                for (c, (a, b, q)) in row_coefficients.iter().enumerate() {
+            for (c, plane) in out.iter_mut().enumerate() {
+                // Along a row the surface is a quadratic in x.
+                let s = self.surfaces[c].0;
+                let (a, b, q) = (s[0] + s[2] * sy + s[5] * sy * sy, s[1] + s[4] * sy, s[3]);
+                let row = &mut plane[base..base + w as usize];
+                for ((d, v), sx) in row.iter_mut().zip(&work.planes[c][base..]).zip(&xs) {
                     let bg = (a + b * sx + q * sx * sx).max(16.0) as f32;
-                    let d = (work.planes[c][i] - bg) / bg;
-                    if d.abs() > best.abs() {
-                        best = d;
-                    }
+                    *d = (v - bg) / bg;
                 }
-                out[i] = best;
             }
         }
         out
     }
+}
+
+/// Each pixel's signed relative deviation: that of the plane deviating most.
+fn deviations(relative: &[Vec<f32>]) -> Vec<f32> {
+    let mut out = relative.first().cloned().unwrap_or_default();
+    for plane in relative.iter().skip(1) {
+        for (best, d) in out.iter_mut().zip(plane) {
+            if d.abs() > best.abs() {
+                *best = *d;
+            }
+        }
+    }
+    out
 }
 
 /// Which deviations count: darker, lighter or both.
@@ -398,12 +489,8 @@ fn quantise(d: f32) -> u8 {
 
 /// Thresholds the deviations: Otsu's level on their magnitudes, kept between a noise floor measured on the
 /// border and [`MAX_CONTRAST`]; then the polarity, from the pixels over that level.
-fn threshold(dev: &[f32], w: u32, h: u32) -> GrayImage {
-    let mut histogram = [0u64; 256];
-    for d in dev {
-        histogram[quantise(d.abs()) as usize] += 1;
-    }
-    // The noise on the border ring (mostly background): its median magnitude.
+/// The noise on the border ring (mostly background): the median magnitude of its deviations, quantised.
+fn border_noise(dev: &[f32], w: u32, h: u32) -> usize {
     let ring = (w.min(h) / 50).max(1);
     let mut border = [0u64; 256];
     for y in 0..h {
@@ -415,13 +502,21 @@ fn threshold(dev: &[f32], w: u32, h: u32) -> GrayImage {
     }
     let half = border.iter().sum::<u64>() / 2;
     let mut seen = 0;
-    let median = border
+    border
         .iter()
         .position(|n| {
             seen += n;
             seen > half
         })
-        .unwrap_or(0);
+        .unwrap_or(0)
+}
+
+fn threshold(dev: &[f32], w: u32, h: u32) -> GrayImage {
+    let mut histogram = [0u64; 256];
+    for d in dev {
+        histogram[quantise(d.abs()) as usize] += 1;
+    }
+    let median = border_noise(dev, w, h);
     let floor = (5 * median as u32).max(quantise(MIN_CONTRAST) as u32).min(250) as u8;
     let level = otsu(&histogram).clamp(floor, quantise(MAX_CONTRAST).max(floor));
     let (mut darker, mut lighter) = (0u64, 0u64);
@@ -456,31 +551,164 @@ fn threshold(dev: &[f32], w: u32, h: u32) -> GrayImage {
     GrayImage::from_raw(w, h, mask).unwrap_or_else(|| GrayImage::new(w, h))
 }
 
-/// Fills holes: background pixels enclosed by foreground (a label on a box, glare on a phone).
+/// Fills holes: background pixels enclosed by foreground (a label on a box, glare on a phone), that is those not
+/// joined to the border through background (4-connected), found by a flood from the border.
 fn fill_holes(mask: &mut GrayImage) {
-    let (w, h) = mask.dimensions();
-    let gaps = connected_components(mask, Connectivity::Four, Luma([255u8]));
-    let mut open = vec![false; 1];
-    let mut mark = |label: u32| {
-        let l = label as usize;
-        if l >= open.len() {
-            open.resize(l + 1, false);
+    let (w, h) = (mask.width() as usize, mask.height() as usize);
+    let raw: &mut [u8] = mask;
+    // 0: background not reached yet; 1: background reached from the border; 255: foreground.
+    let mut stack = Vec::new();
+    let reach = |i: usize, raw: &mut [u8], stack: &mut Vec<usize>| {
+        if raw[i] == 0 {
+            raw[i] = 1;
+            stack.push(i);
         }
-        open[l] = true;
     };
     for x in 0..w {
-        mark(gaps.get_pixel(x, 0)[0]);
-        mark(gaps.get_pixel(x, h - 1)[0]);
+        reach(x, raw, &mut stack);
+        reach((h - 1) * w + x, raw, &mut stack);
     }
     for y in 0..h {
-        mark(gaps.get_pixel(0, y)[0]);
-        mark(gaps.get_pixel(w - 1, y)[0]);
+        reach(y * w, raw, &mut stack);
+        reach(y * w + w - 1, raw, &mut stack);
     }
-    for (m, g) in mask.iter_mut().zip(gaps.iter()) {
-        if *g != 0 && !open.get(*g as usize).copied().unwrap_or(false) {
-            *m = 255;
+    while let Some(i) = stack.pop() {
+        let (x, y) = (i % w, i / w);
+        if x > 0 {
+            reach(i - 1, raw, &mut stack);
+        }
+        if x + 1 < w {
+            reach(i + 1, raw, &mut stack);
+        }
+        if y > 0 {
+            reach(i - w, raw, &mut stack);
+        }
+        if y + 1 < h {
+            reach(i + w, raw, &mut stack);
         }
     }
+    for m in raw.iter_mut() {
+        *m = if *m == 1 { 0 } else { 255 };
+    }
+}
+
+/// Labels the connected components of the foreground (non-zero) pixels, 1, 2, ... in the order their first
+/// pixels come in a raster scan (as `imageproc`'s `connected_components`, tested), by flooding each from its first
+/// pixel: the background costs one look a pixel, where a union-find over every pixel costs an allocation and a
+/// pass of its own.
+fn components(mask: &GrayImage, connectivity: Connectivity) -> Vec<u32> {
+    let (w, h) = (mask.width() as usize, mask.height() as usize);
+    let raw: &[u8] = mask;
+    let mut labels = vec![0u32; w * h];
+    let mut next = 0;
+    let mut stack = Vec::new();
+    let eight = connectivity == Connectivity::Eight;
+    for start in 0..w * h {
+        if raw[start] == 0 || labels[start] != 0 {
+            continue;
+        }
+        next += 1;
+        labels[start] = next;
+        stack.push(start);
+        while let Some(i) = stack.pop() {
+            let (x, y) = (i % w, i / w);
+            let (left, right, up, down) = (x > 0, x + 1 < w, y > 0, y + 1 < h);
+            let mut visit = |j: usize| {
+                if raw[j] != 0 && labels[j] == 0 {
+                    labels[j] = next;
+                    stack.push(j);
+                }
+            };
+            if left {
+                visit(i - 1);
+            }
+            if right {
+                visit(i + 1);
+            }
+            if up {
+                visit(i - w);
+            }
+            if down {
+                visit(i + w);
+            }
+            if eight {
+                if up && left {
+                    visit(i - w - 1);
+                }
+                if up && right {
+                    visit(i - w + 1);
+                }
+                if down && left {
+                    visit(i + w - 1);
+                }
+                if down && right {
+                    visit(i + w + 1);
+                }
+            }
+        }
+    }
+    labels
+}
+
+/// A square (L-infinity) erosion or dilation of radius `r`, as `imageproc::morphology` defines them (pixels
+/// outside the image count neither way), by counting the foreground in a sliding window: a row pass, then a
+/// column pass. Eroded, a pixel stays only when its whole window is foreground; dilated, it is set when any is.
+fn square_filter<const ERODE: bool>(mask: &mut GrayImage, r: usize) {
+    let (w, h) = (mask.width() as usize, mask.height() as usize);
+    let keep = |count: u16, len: usize| -> u8 {
+        let on = if ERODE { usize::from(count) == len } else { count > 0 };
+        if on { 255 } else { 0 }
+    };
+    let raw: &mut [u8] = mask;
+    // Rows: a sliding count of the foreground in the window.
+    let mut row_out = vec![0u8; w];
+    for row in raw.chunks_exact_mut(w) {
+        let mut count: u16 = row[..r.min(w)].iter().map(|v| u16::from(*v != 0)).sum();
+        for x in 0..w {
+            if x + r < w {
+                count += u16::from(row[x + r] != 0);
+            }
+            if x > r {
+                count -= u16::from(row[x - r - 1] != 0);
+            }
+            row_out[x] = keep(count, (x + r + 1).min(w) - x.saturating_sub(r));
+        }
+        row.copy_from_slice(&row_out);
+    }
+    // Columns: a running count per column of the rows in the window.
+    let mut counts = vec![0u16; w];
+    let mut out = vec![0u8; w * h];
+    let add = |counts: &mut [u16], row: &[u8]| counts.iter_mut().zip(row).for_each(|(c, v)| *c += u16::from(*v != 0));
+    let remove =
+        |counts: &mut [u16], row: &[u8]| counts.iter_mut().zip(row).for_each(|(c, v)| *c -= u16::from(*v != 0));
+    for y in 0..r.min(h) {
+        add(&mut counts, &raw[y * w..(y + 1) * w]);
+    }
+    for y in 0..h {
+        if y + r < h {
+            add(&mut counts, &raw[(y + r) * w..(y + r + 1) * w]);
+        }
+        if y > r {
+            remove(&mut counts, &raw[(y - r - 1) * w..(y - r) * w]);
+        }
+        let len = (y + r + 1).min(h) - y.saturating_sub(r);
+        for (o, c) in out[y * w..(y + 1) * w].iter_mut().zip(&counts) {
+            *o = keep(*c, len);
+        }
+    }
+    raw.copy_from_slice(&out);
+}
+
+/// An opening (erosion, then dilation) of radius `r`: removes what is thinner than the window.
+fn open(mask: &mut GrayImage, r: usize) {
+    square_filter::<true>(mask, r);
+    square_filter::<false>(mask, r);
+}
+
+/// A closing (dilation, then erosion) of radius `r`: bridges gaps narrower than the window.
+fn close(mask: &mut GrayImage, r: usize) {
+    square_filter::<false>(mask, r);
+    square_filter::<true>(mask, r);
 }
 
 /// A chamfer (3-4) distance transform of the foreground: each foreground pixel's distance to the background, in
@@ -526,11 +754,10 @@ fn chamfer(mask: &GrayImage) -> Vec<u16> {
 /// Splits components joined by a narrow neck (touching objects): at the level that finds most, the cores of the
 /// distance transform whose neck is narrow against their own radius become seeds, and the component's pixels
 /// are grown back to the nearest seed. Answers the new label image and the number of labels.
-fn split_touching(mask: &GrayImage, labels: Vec<u32>, count: u32) -> (Vec<u32>, u32) {
+fn split_touching(mask: &GrayImage, dist: &[u16], labels: Vec<u32>, count: u32) -> (Vec<u32>, u32) {
     let (w, h) = mask.dimensions();
-    let dist = chamfer(mask);
     let mut peak = vec![0u16; count as usize + 1];
-    for (l, d) in labels.iter().zip(&dist) {
+    for (l, d) in labels.iter().zip(dist) {
         let p = &mut peak[*l as usize];
         *p = (*p).max(*d);
     }
@@ -540,18 +767,18 @@ fn split_touching(mask: &GrayImage, labels: Vec<u32>, count: u32) -> (Vec<u32>, 
     for (level_index, share) in CORE_LEVELS.iter().enumerate() {
         let core_mask: Vec<u8> = labels
             .iter()
-            .zip(&dist)
+            .zip(dist)
             .map(|(l, d)| {
                 let p = peak[*l as usize];
                 if *l != 0 && p >= 3 * MIN_CORE_RADIUS && f32::from(*d) > share * f32::from(p) { 255 } else { 0 }
             })
             .collect();
         let core_mask = GrayImage::from_raw(w, h, core_mask).unwrap_or_else(|| GrayImage::new(w, h));
-        let cores = connected_components(&core_mask, Connectivity::Eight, Luma([0u8])).into_raw();
+        let cores = components(&core_mask, Connectivity::Eight);
         let core_count = cores.iter().copied().max().unwrap_or(0) as usize;
         let mut core_peak = vec![0u16; core_count + 1];
         let mut core_parent = vec![0u32; core_count + 1];
-        for ((c, d), l) in cores.iter().zip(&dist).zip(&labels) {
+        for ((c, d), l) in cores.iter().zip(dist).zip(&labels) {
             if *c != 0 {
                 core_peak[*c as usize] = core_peak[*c as usize].max(*d);
                 core_parent[*c as usize] = *l;
@@ -606,6 +833,111 @@ fn split_touching(mask: &GrayImage, labels: Vec<u32>, count: u32) -> (Vec<u32>, 
             }
         }
     }
+    grow(&mut out, &labels, queue, w, h);
+    (out, next)
+}
+
+/// Splits components with no neck along seams: lines across them where the relative deviation steps (a change
+/// of colour, or of brightness, between two items sharing a straight edge; the shaded rims of two boxes). The
+/// component's inside (its pixels at least [`SEAM_MARGIN`] from the outline), less the seam pixels, falls into
+/// parts; when at least two parts each hold [`SEAM_PART_SHARE`] of the component and reach its outline (a label
+/// or an embossed middle is enclosed, so it is no part), they become seeds and the component is grown back to
+/// them. Answers the new label image and the number of labels.
+fn split_seams(
+    relative: &[Vec<f32>],
+    dist: &[u16],
+    noise: f32,
+    (w, h): (u32, u32),
+    labels: Vec<u32>,
+    count: u32,
+) -> (Vec<u32>, u32) {
+    let (wu, hu) = (w as usize, h as usize);
+    let mut area = vec![0u64; count as usize + 1];
+    let mut peak = vec![0u16; count as usize + 1];
+    for (l, d) in labels.iter().zip(dist) {
+        area[*l as usize] += 1;
+        peak[*l as usize] = peak[*l as usize].max(*d);
+    }
+    let looked_into: Vec<bool> = area
+        .iter()
+        .zip(&peak)
+        .enumerate()
+        .map(|(l, (a, p))| l != 0 && *a >= SEAM_MIN_AREA && *p > 2 * SEAM_MARGIN)
+        .collect();
+    if !looked_into.iter().any(|l| *l) {
+        return (labels, count);
+    }
+    let step = SEAM_STEP.max(SEAM_NOISE * noise);
+    let looked_at = |i: usize| {
+        let (x, y) = (i % wu, i / wu);
+        looked_into[labels[i] as usize] && dist[i] >= SEAM_MARGIN && x > 0 && y > 0 && x + 1 < wu && y + 1 < hu
+    };
+    let seam: Vec<bool> = (0..wu * hu)
+        .map(|i| {
+            looked_at(i)
+                && relative.iter().any(|plane| {
+                    (plane[i + 1] - plane[i - 1]).abs() >= step || (plane[i + wu] - plane[i - wu]).abs() >= step
+                })
+        })
+        .collect();
+    // The seam widened by a pixel, so that noise leaves no gap in it for the parts to join through.
+    let inside: Vec<u8> = (0..wu * hu)
+        .map(|i| {
+            if !looked_at(i) || seam[i] || seam[i - 1] || seam[i + 1] || seam[i - wu] || seam[i + wu] { 0 } else { 255 }
+        })
+        .collect();
+    let inside = GrayImage::from_raw(w, h, inside).unwrap_or_else(|| GrayImage::new(w, h));
+    let parts = components(&inside, Connectivity::Four);
+    let part_count = parts.iter().copied().max().unwrap_or(0) as usize;
+    // Per part: its component, its area and how close it comes to the outline.
+    let mut part_of = vec![0u32; part_count + 1];
+    let mut part_area = vec![0u64; part_count + 1];
+    let mut part_nearest = vec![u16::MAX; part_count + 1];
+    for ((p, l), d) in parts.iter().zip(&labels).zip(dist) {
+        if *p != 0 {
+            let p = *p as usize;
+            part_of[p] = *l;
+            part_area[p] += 1;
+            part_nearest[p] = part_nearest[p].min(*d);
+        }
+    }
+    let mut items_of = vec![Vec::new(); count as usize + 1];
+    for p in 1..=part_count {
+        let l = part_of[p] as usize;
+        let reaches_outline = part_nearest[p] <= (peak[l] / 4).max(3 * SEAM_MARGIN / 2);
+        if reaches_outline && part_area[p] as f64 >= SEAM_PART_SHARE * area[l] as f64 {
+            items_of[l].push(p);
+        }
+    }
+    if items_of.iter().all(|parts| parts.len() < 2) {
+        return (labels, count);
+    }
+    let mut new_label = vec![0u32; part_count + 1];
+    let mut next = count;
+    for parts in items_of.iter().filter(|parts| parts.len() >= 2) {
+        for p in parts {
+            next += 1;
+            new_label[*p] = next;
+        }
+    }
+    let split: Vec<bool> = items_of.iter().map(|parts| parts.len() >= 2).collect();
+    let mut out = labels.clone();
+    let mut queue = VecDeque::new();
+    for (i, l) in labels.iter().enumerate() {
+        if split[*l as usize] {
+            out[i] = new_label[parts[i] as usize];
+            if out[i] != 0 {
+                queue.push_back(i);
+            }
+        }
+    }
+    grow(&mut out, &labels, queue, w, h);
+    (out, next)
+}
+
+/// Grows the labels of `out` from the pixels in `queue` over the unassigned (0) pixels of the same component of
+/// `labels`, 8-connected, breadth first (each pixel to its nearest seed).
+fn grow(out: &mut [u32], labels: &[u32], mut queue: VecDeque<usize>, w: u32, h: u32) {
     let (w, h) = (w as isize, h as isize);
     while let Some(i) = queue.pop_front() {
         let (x, y) = ((i as isize) % w, (i as isize) / w);
@@ -621,7 +953,6 @@ fn split_touching(mask: &GrayImage, labels: Vec<u32>, count: u32) -> (Vec<u32>, 
             }
         }
     }
-    (out, next)
 }
 
 /// The statistics of one label.
@@ -660,8 +991,37 @@ fn is_background(s: &Stats, w: u32, h: u32) -> bool {
     let (span_x, span_y) = (f64::from(s.max_x - s.min_x + 1), f64::from(s.max_y - s.min_y + 1));
     let touches_top_or_bottom = s.min_y == 0 || s.max_y + 1 == h;
     let touches_left_or_right = s.min_x == 0 || s.max_x + 1 == w;
-    (touches_top_or_bottom && span_x >= BORDER_RUN_SHARE * f64::from(w))
+    if (touches_top_or_bottom && span_x >= BORDER_RUN_SHARE * f64::from(w))
         || (touches_left_or_right && span_y >= BORDER_RUN_SHARE * f64::from(h))
+    {
+        return true;
+    }
+    // A sliver: thin across the border it touches against the photo, and either long along it or very thin.
+    let sliver = |across: f64, along: f64, side: u32| {
+        let across_share = across / f64::from(side);
+        across_share <= SLIVER_THIN_SHARE || (across <= SLIVER_ASPECT * along && across_share <= SLIVER_DEPTH_SHARE)
+    };
+    if (touches_top_or_bottom && sliver(span_y, span_x, h)) || (touches_left_or_right && sliver(span_x, span_y, w)) {
+        return true;
+    }
+    touches_top_or_bottom && touches_left_or_right && (s.area as f64) < CORNER_FILL * span_x * span_y
+}
+
+/// The typical region's area: the area-weighted median (half of the regions' area is in regions at least this
+/// large), so that many specks do not make a speck typical.
+fn typical_area(regions: &[&Stats]) -> u64 {
+    let mut areas: Vec<u64> = regions.iter().map(|s| s.area).collect();
+    areas.sort_unstable();
+    let half = areas.iter().sum::<u64>().div_ceil(2);
+    let mut seen = 0;
+    areas
+        .iter()
+        .find(|a| {
+            seen += **a;
+            seen >= half
+        })
+        .copied()
+        .unwrap_or(0)
 }
 
 /// Segments decoded pixels: one region per item, in the photo's pixels, in reading order (top to bottom, then
@@ -671,7 +1031,16 @@ pub fn segment_rgb(rgb: &RgbImage) -> Segmentation {
     if width < MIN_SIDE || height < MIN_SIDE {
         return Segmentation { width, height, regions: Vec::new() };
     }
-    segment_working(&shrink(rgb), width, height)
+    segment_working(&shrink(rgb.as_raw(), width, height, 3), width, height)
+}
+
+/// Segments grey pixels (a JPEG's luma): as [`segment_rgb`], on one plane.
+pub fn segment_luma(grey: &GrayImage) -> Segmentation {
+    let (width, height) = grey.dimensions();
+    if width < MIN_SIDE || height < MIN_SIDE {
+        return Segmentation { width, height, regions: Vec::new() };
+    }
+    segment_working(&shrink(grey.as_raw(), width, height, 1), width, height)
 }
 
 /// Segments the working copy of a `width x height` photo.
@@ -679,7 +1048,7 @@ pub(crate) fn segment_working(work: &Working, width: u32, height: u32) -> Segmen
     let (w, h) = (work.width, work.height);
     let grid = cells(work);
     let mut background = Background::estimate(&grid);
-    let mut mask = threshold(&background.deviations(work), w, h);
+    let mut mask = threshold(&deviations(&background.relative(work)), w, h);
     // Refit on the cells that hold no foreground pixel, now that the objects are known, and threshold again.
     let clear: Vec<bool> = {
         let mut busy = vec![false; grid.means.len()];
@@ -691,22 +1060,33 @@ pub(crate) fn segment_working(work: &Working, width: u32, height: u32) -> Segmen
         }
         busy.iter().map(|b| !b).collect()
     };
+    let mut relative = background.relative(work);
+    let mut dev = deviations(&relative);
     if clear.iter().filter(|c| **c).count() >= 12 {
         background = Background::robust(&grid, clear);
-        mask = threshold(&background.deviations(work), w, h);
+        relative = background.relative(work);
+        dev = deviations(&relative);
+        mask = threshold(&dev, w, h);
     }
-    imageproc::morphology::open_mut(&mut mask, Norm::LInf, 1);
-    imageproc::morphology::close_mut(&mut mask, Norm::LInf, 2);
+    // Holes are filled before the opening too: a small washer is a ring of a pixel or two in the working copy,
+    // which the opening would wipe out.
     fill_holes(&mut mask);
-    let labels = connected_components(&mask, Connectivity::Eight, Luma([0u8])).into_raw();
+    open(&mut mask, 1);
+    close(&mut mask, 2);
+    fill_holes(&mut mask);
+    let labels = components(&mask, Connectivity::Eight);
     let count = labels.iter().copied().max().unwrap_or(0);
-    let (labels, count) = split_touching(&mask, labels, count);
-    let min_area = (MIN_AREA_SHARE * f64::from(w) * f64::from(h)).max(24.0) as u64;
+    let dist = chamfer(&mask);
+    let (labels, count) = split_touching(&mask, &dist, labels, count);
+    let noise = border_noise(&dev, w, h) as f32 / QUANT;
+    let (labels, count) = split_seams(&relative, &dist, noise, (w, h), labels, count);
+    let all = stats(&labels, count, w);
+    let found: Vec<&Stats> = all.iter().skip(1).filter(|s| s.area >= MIN_AREA && !is_background(s, w, h)).collect();
+    let min_area = (SPECK_SHARE * typical_area(&found) as f64) as u64;
     let k = work.k;
-    let mut regions: Vec<Region> = stats(&labels, count, w)
-        .iter()
-        .skip(1)
-        .filter(|s| s.area >= min_area && !is_background(s, w, h))
+    let mut regions: Vec<Region> = found
+        .into_iter()
+        .filter(|s| s.area >= min_area)
         .map(|s| {
             let (x, y) = (s.min_x * k, s.min_y * k);
             Region {
@@ -720,4 +1100,50 @@ pub(crate) fn segment_working(work: &Working, width: u32, height: u32) -> Segmen
         .collect();
     regions.sort_by_key(|r| (r.y, r.x));
     Segmentation { width, height, regions }
+}
+
+#[cfg(test)]
+mod morphology_tests {
+    use super::*;
+    use image::Luma;
+    use imageproc::distance_transform::Norm;
+
+    /// A mask of scattered blobs and single pixels, touching the borders.
+    fn speckled(w: u32, h: u32) -> GrayImage {
+        GrayImage::from_fn(w, h, |x, y| {
+            let v = (x * 7919 + y * 104_729 + x * y * 31) % 97;
+            Luma([if v < 30 || (x / 5 + y / 7) % 3 == 0 { 255 } else { 0 }])
+        })
+    }
+
+    #[test]
+    fn the_components_are_imageprocs() {
+        for (w, h) in [(40, 30), (17, 64), (64, 17), (100, 3)] {
+            let mask = speckled(w, h);
+            for connectivity in [Connectivity::Four, Connectivity::Eight] {
+                let theirs =
+                    imageproc::region_labelling::connected_components(&mask, connectivity, Luma([0u8])).into_raw();
+                assert_eq!(components(&mask, connectivity), theirs, "{w}x{h} {connectivity:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_square_opening_and_closing_are_imageprocs() {
+        // (Not under 3 pixels: imageproc caps its distances at the width plus the height, so a 1 x 1 foreground is
+        // eroded away by a radius of 2. The working copy is never that small.)
+        for (w, h) in [(3, 2), (2, 5), (40, 30), (17, 64)] {
+            for r in [1u8, 2] {
+                let mask = speckled(w, h);
+                let (mut ours, mut theirs) = (mask.clone(), mask.clone());
+                open(&mut ours, usize::from(r));
+                imageproc::morphology::open_mut(&mut theirs, Norm::LInf, r);
+                assert_eq!(ours, theirs, "open {w}x{h} r {r}");
+                let (mut ours, mut theirs) = (mask.clone(), mask);
+                close(&mut ours, usize::from(r));
+                imageproc::morphology::close_mut(&mut theirs, Norm::LInf, r);
+                assert_eq!(ours, theirs, "close {w}x{h} r {r}");
+            }
+        }
+    }
 }
