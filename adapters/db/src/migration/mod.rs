@@ -6,6 +6,7 @@ mod m0001_initial;
 mod m0002_idempotency_reservations;
 mod m0003_places;
 mod m0004_spend_outcome;
+mod m0008_search;
 
 /// Every migration, in order.
 #[derive(Debug)]
@@ -19,6 +20,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0002_idempotency_reservations::Migration),
             Box::new(m0003_places::Migration),
             Box::new(m0004_spend_outcome::Migration),
+            Box::new(m0008_search::Migration),
         ]
     }
 }

@@ -5,6 +5,7 @@
 use crate::Store;
 use crate::entity::{items, places};
 use crate::mapping;
+use crate::search;
 use crate::repo::CHUNK;
 use anyhow::Context as _;
 use async_trait::async_trait;
@@ -254,6 +255,12 @@ impl PlaceRepo for Store {
             .exec(&txn)
             .await
             .with_context(|| format!("update place {}", place.id))?;
+        if changed.name != stored.name || changed.parent_id != stored.parent_id {
+            // The paths of this place and of every place below it changed: so did the place text of their
+            // items in the search index.
+            let within = search::places_within(&txn, household, place.id).await?;
+            search::refresh_places(&txn, household, &within).await?;
+        }
         txn.commit().await.context("commit the place update")?;
         Ok(changed)
     }
@@ -290,6 +297,7 @@ impl PlaceRepo for Store {
         // Gone items are history and cannot be moved: they lose their place, and their version moves on.
         items::Entity::update_many()
             .col_expr(items::Column::PlaceId, Expr::val(None::<i64>))
+            .col_expr(items::Column::SearchPlace, Expr::val(""))
             .col_expr(items::Column::Version, Expr::col(items::Column::Version).add(1))
             .filter(items::Column::HouseholdId.eq(household.0))
             .filter(items::Column::PlaceId.eq(id.0))
