@@ -12,5 +12,6 @@ mod model_check;
 mod photo;
 mod places;
 mod projects;
+mod search;
 mod selling;
 mod templates;

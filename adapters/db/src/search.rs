@@ -11,9 +11,14 @@
 //! Words are letters and digits: every other character separates words, on both sides (the index's text and the
 //! search's words), so both backends cut "USB-C 3.3V red_white" into `usb c 3 3v red white`. A search word
 //! matches the start of an indexed word ("rasp" finds Raspberry); a word of several parts ("usb-c") matches them
-//! in a row. A word that starts no word of the household's items may carry one typo: it is replaced by every
-//! word one edit away (a letter left out, added, changed, or two neighbours swapped), so "raspbery" finds
-//! Raspberry and "kestrl" Kestrel.
+//! in a row. When a search finds nothing, a word (of 4 to 24 characters; three of a search at most) that starts
+//! no word of the household's items may carry one typo: it is replaced by every word one edit away (a letter
+//! left out, added, changed, or two neighbours swapped), so "raspbery" finds Raspberry and "kestrl" Kestrel.
+//!
+//! A search lists its items best first (SQLite's `bm25`, PostgreSQL's `ts_rank`, each weighing the name most and
+//! the notes least), level ones by id. A cursor (`after`, the last item of a page) continues after that item's
+//! place in this order: the items ranked below it, or level with it and a greater id; when that item no longer
+//! matches the search, the walk ends with an empty page. An offset counts positions in the same order.
 
 use crate::repo::places::load_paths;
 use anyhow::Context as _;
@@ -24,16 +29,17 @@ use trove_domain::{HouseholdId, PlaceId};
 
 /// The shortest word that may carry a typo: shorter ones have too many neighbours one edit away to mean one.
 const TYPO_FROM_CHARS: usize = 4;
+/// The longest word that may carry a typo, and the most words of a search that may: each word corrected is
+/// about 73 words per character in the query, so a search stays a few thousand terms at most.
+const TYPO_TO_CHARS: usize = 24;
+const TYPO_WORDS_MAX: usize = 3;
 
 /// The weights of the indexed columns in SQLite's `bm25`, in the FTS5 table's column order: name, item type,
 /// profile, place, notes. PostgreSQL weighs them A, B, C, C, D (`ts_rank`'s 1.0, 0.4, 0.2, 0.2, 0.1).
 const BM25: &str = "bm25(items_search, 10.0, 4.0, 2.0, 2.0, 1.0)";
 
-/// The words of a text as the index cuts them: runs of letters and digits, lower-cased.
-///
-/// ```ignore
-/// assert_eq!(tokens("USB-C 3.3V"), ["usb", "c", "3", "3v"]);
-/// ```
+/// The words of a text as the index cuts them: runs of letters and digits, lower-cased ("USB-C 3.3V" is
+/// `usb`, `c`, `3`, `3v`).
 pub(crate) fn tokens(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty()).map(str::to_lowercase).collect()
 }
@@ -83,7 +89,9 @@ impl Search {
     /// The single-part words long enough to carry a typo, by their position.
     fn correctable(&self) -> impl Iterator<Item = (usize, &str)> {
         self.terms.iter().enumerate().filter_map(|(n, t)| match t {
-            Term::Prefix(parts) if parts.len() == 1 && parts[0].chars().count() >= TYPO_FROM_CHARS => {
+            Term::Prefix(parts)
+                if parts.len() == 1 && (TYPO_FROM_CHARS..=TYPO_TO_CHARS).contains(&parts[0].chars().count()) =>
+            {
                 Some((n, parts[0].as_str()))
             }
             _ => None,
@@ -94,15 +102,15 @@ impl Search {
     /// edit away; `None` when no word was replaced (the search stands as it is).
     pub(crate) async fn corrected<C: ConnectionTrait>(&self, db: &C, household: HouseholdId) -> anyhow::Result<Option<Search>> {
         let mut out = self.clone();
-        let mut changed = false;
+        let mut changed = 0;
         for (n, word) in self.correctable() {
             let alone = Search { terms: vec![self.terms[n].clone()] };
-            if !alone.finds_any(db, household).await? {
+            if changed < TYPO_WORDS_MAX && !alone.finds_any(db, household).await? {
                 out.terms[n] = Term::AnyOf(one_edit_away(word));
-                changed = true;
+                changed += 1;
             }
         }
-        Ok(changed.then_some(out))
+        Ok((changed > 0).then_some(out))
     }
 
     /// Whether any item of the household, gone or not, matches.

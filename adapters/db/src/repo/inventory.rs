@@ -413,10 +413,24 @@ impl InventoryRepo for Store {
             places.push(placing.place_of(&txn, household, item, at).await?);
         }
 
-        // The items that already hold one of the references, looked up in chunks.
-        let mut refs: Vec<&str> = items.iter().filter_map(|i| i.import_ref.as_deref()).collect();
-        refs.sort_unstable();
-        refs.dedup();
+        // The items that already hold one of the references, looked up in chunks; none to look up in a
+        // household that holds no reference yet (a first import).
+        let holds_refs: Option<i64> = items::Entity::find()
+            .select_only()
+            .column(items::Column::Id)
+            .filter(items::Column::HouseholdId.eq(household.0))
+            .filter(items::Column::ImportRef.is_not_null())
+            .limit(1)
+            .into_tuple()
+            .one(&txn)
+            .await
+            .context("look for import references")?;
+        let mut refs: Vec<&str> = Vec::new();
+        if holds_refs.is_some() {
+            refs.extend(items.iter().filter_map(|i| i.import_ref.as_deref()));
+            refs.sort_unstable();
+            refs.dedup();
+        }
         let mut existing: HashMap<String, i64> = HashMap::new();
         for chunk in refs.chunks(CHUNK) {
             let found: Vec<(i64, Option<String>)> = items::Entity::find()
