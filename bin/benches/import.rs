@@ -30,7 +30,7 @@ struct Run {
     peak_kb: u64,
 }
 
-fn measured(mut command: Command) -> Run {
+fn measured(command: Command) -> Run {
     let program = command.get_program().to_owned();
     let mut timed = Command::new("/usr/bin/time");
     timed.arg("-v").arg(&program).args(command.get_args());

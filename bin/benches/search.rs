@@ -50,7 +50,7 @@ fn spread(mut times: Vec<Duration>) -> (Duration, Duration) {
 async fn timed<F, Fut>(mut run: F) -> (Duration, Duration)
 where
     F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = ()>,
+    Fut: Future<Output = ()>,
 {
     run().await;
     let mut times = Vec::with_capacity(RUNS);

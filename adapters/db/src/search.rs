@@ -106,8 +106,11 @@ impl Search {
         for (n, word) in self.correctable() {
             let alone = Search { terms: vec![self.terms[n].clone()] };
             if changed < TYPO_WORDS_MAX && !alone.finds_any(db, household).await? {
-                out.terms[n] = Term::AnyOf(one_edit_away(word));
-                changed += 1;
+                let near = indexed(db, household, &one_edit_away(word)).await?;
+                if !near.is_empty() {
+                    out.terms[n] = Term::AnyOf(near);
+                    changed += 1;
+                }
             }
         }
         Ok((changed > 0).then_some(out))
@@ -212,6 +215,30 @@ where
 
 /// The FTS5 table joined to `items` on SQLite; nothing on PostgreSQL, whose index is a column of `items`.
 pub(crate) const SQLITE_JOIN: &str = "items_search.rowid = items.id";
+
+/// Those of `words` that are words of the index: on SQLite, of its vocabulary (`items_search_vocab`, every
+/// household's); on PostgreSQL, of the household's items. So the query of a corrected word holds the one or
+/// two words it may mean, not the hundreds it could. The words are letters and digits only, written into the
+/// text quoted.
+async fn indexed<C: ConnectionTrait>(db: &C, household: HouseholdId, words: &[String]) -> anyhow::Result<Vec<String>> {
+    let backend = db.get_database_backend();
+    let sql = match backend {
+        DbBackend::Postgres => {
+            let values = words.iter().map(|w| format!("('{w}')")).collect::<Vec<_>>().join(",");
+            format!(
+                "SELECT w AS word FROM (VALUES {values}) AS v(w) WHERE EXISTS (SELECT 1 FROM items \
+                 WHERE household_id = {h} AND search @@ to_tsquery('simple', quote_literal(w)))",
+                h = household.0
+            )
+        }
+        _ => {
+            let list = words.iter().map(|w| format!("'{w}'")).collect::<Vec<_>>().join(",");
+            format!("SELECT term AS word FROM items_search_vocab WHERE term IN ({list})")
+        }
+    };
+    let rows = db.query_all_raw(Statement::from_string(backend, sql)).await.context("look up words near a typo")?;
+    rows.iter().map(|r| r.try_get::<String>("", "word").context("read a word near a typo")).collect()
+}
 
 /// Every word one edit away from `word`: a character left out, two neighbours swapped, a character changed or
 /// added (letters a to z, digits, and the word's own characters). Without `word` itself, sorted.

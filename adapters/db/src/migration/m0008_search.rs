@@ -29,6 +29,8 @@ const SQLITE: &[&str] = &[
     "CREATE VIRTUAL TABLE items_search USING fts5(name, item_type, profile, search_place, search_notes, \
        content='items', content_rowid='id', tokenize='unicode61 remove_diacritics 0', prefix='2 3')",
     "INSERT INTO items_search(items_search) VALUES ('rebuild')",
+    // The index's words, read to tell which words near a typo exist (`search::indexed`).
+    "CREATE VIRTUAL TABLE items_search_vocab USING fts5vocab(items_search, 'row')",
     "CREATE TRIGGER items_search_insert AFTER INSERT ON items BEGIN \
        INSERT INTO items_search(rowid, name, item_type, profile, search_place, search_notes) \
        VALUES (new.id, new.name, new.item_type, new.profile, new.search_place, new.search_notes); \
@@ -174,6 +176,7 @@ impl MigrationTrait for Migration {
             ] {
                 db.execute_unprepared(&format!("DROP TRIGGER {t}")).await?;
             }
+            db.execute_unprepared("DROP TABLE items_search_vocab").await?;
             db.execute_unprepared("DROP TABLE items_search").await?;
         }
         db.execute_unprepared("ALTER TABLE items DROP COLUMN search_place").await?;
