@@ -178,7 +178,7 @@ async fn bench(name: &str, url: &str) {
     let by_cursor = timed(|| async { std::hint::black_box(list(Some(WORD), 0, cursor).await); }).await;
     row(name, "`Inventory::list`, \"kestrel\", the second page by cursor", first.total, by_cursor);
 
-    let index_query = if backend == DbBackend::Postgres { "'kestrel':*" } else { "\"kestrel\"*" };
+    let index_query = if backend == DbBackend::Postgres { "kestrel:*" } else { "\"kestrel\"*" };
     let hand = by_hand_index(backend, h.0, index_query);
     let (total, rows) = run_by_hand(&raw, &hand).await;
     assert_eq!((total as u64, rows), (first.total, 51));
