@@ -80,10 +80,8 @@ fn sheet(dir: &Path) -> (PathBuf, Vec<String>) {
 
 /// The scratch table of the file's columns: the id a number, every other column text.
 fn scratch_table(header: &[String]) -> String {
-    let columns: Vec<String> = header
-        .iter()
-        .map(|c| if c == "id" { "\"id\" BIGINT".to_owned() } else { format!("\"{c}\" TEXT") })
-        .collect();
+    let columns: Vec<String> =
+        header.iter().map(|c| if c == "id" { "\"id\" BIGINT".to_owned() } else { format!("\"{c}\" TEXT") }).collect();
     format!("CREATE TABLE scratch ({})", columns.join(", "))
 }
 

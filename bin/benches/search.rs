@@ -79,9 +79,8 @@ async fn places(places: &dyn PlaceRepo, h: HouseholdId) -> Vec<PlaceId> {
 fn by_hand_index(backend: DbBackend, h: i64, query: &str) -> [String; 2] {
     match backend {
         DbBackend::Postgres => {
-            let filter = format!(
-                "household_id = {h} AND gone_reason IS NULL AND search @@ to_tsquery('simple', '{query}')"
-            );
+            let filter =
+                format!("household_id = {h} AND gone_reason IS NULL AND search @@ to_tsquery('simple', '{query}')");
             [
                 format!("SELECT COUNT(*) FROM items WHERE {filter}"),
                 format!(
@@ -91,9 +90,8 @@ fn by_hand_index(backend: DbBackend, h: i64, query: &str) -> [String; 2] {
             ]
         }
         _ => {
-            let filter = format!(
-                "items_search MATCH '{query}' AND items.household_id = {h} AND items.gone_reason IS NULL"
-            );
+            let filter =
+                format!("items_search MATCH '{query}' AND items.household_id = {h} AND items.gone_reason IS NULL");
             let from = "items_search JOIN items ON items.id = items_search.rowid";
             [
                 format!("SELECT COUNT(*) FROM {from} WHERE {filter}"),
@@ -170,27 +168,50 @@ async fn bench(name: &str, url: &str) {
         ("`Inventory::list`, \"kestrel shelf\" (two words, one in the place)", "kestrel shelf"),
     ] {
         let total = list(Some(q), 0, None).await.total;
-        row(name, what, total, timed(|| async { std::hint::black_box(list(Some(q), 0, None).await); }).await);
+        row(
+            name,
+            what,
+            total,
+            timed(|| async {
+                std::hint::black_box(list(Some(q), 0, None).await);
+            })
+            .await,
+        );
     }
-    let deep = timed(|| async { std::hint::black_box(list(Some(WORD), 500, None).await); }).await;
+    let deep = timed(|| async {
+        std::hint::black_box(list(Some(WORD), 500, None).await);
+    })
+    .await;
     row(name, "`Inventory::list`, \"kestrel\", offset 500", first.total, deep);
     let cursor = first.items.last().map(|i| i.id);
-    let by_cursor = timed(|| async { std::hint::black_box(list(Some(WORD), 0, cursor).await); }).await;
+    let by_cursor = timed(|| async {
+        std::hint::black_box(list(Some(WORD), 0, cursor).await);
+    })
+    .await;
     row(name, "`Inventory::list`, \"kestrel\", the second page by cursor", first.total, by_cursor);
 
     let index_query = if backend == DbBackend::Postgres { "kestrel:*" } else { "\"kestrel\"*" };
     let hand = by_hand_index(backend, h.0, index_query);
     let (total, rows) = run_by_hand(&raw, &hand).await;
     assert_eq!((total as u64, rows), (first.total, 51));
-    let t = timed(|| async { std::hint::black_box(run_by_hand(&raw, &hand).await); }).await;
+    let t = timed(|| async {
+        std::hint::black_box(run_by_hand(&raw, &hand).await);
+    })
+    .await;
     row(name, "by hand over the index, \"kestrel\" (count, ranked page)", total as u64, t);
     let like = by_hand_like(h.0, WORD);
     let (total, _) = run_by_hand(&raw, &like).await;
-    let t = timed(|| async { std::hint::black_box(run_by_hand(&raw, &like).await); }).await;
+    let t = timed(|| async {
+        std::hint::black_box(run_by_hand(&raw, &like).await);
+    })
+    .await;
     row(name, "by hand, before: one LIKE (count, page by id)", total as u64, t);
 
     let whole = list(None, 0, None).await.total;
-    let kept = timed(|| async { std::hint::black_box(list(None, 0, None).await); }).await;
+    let kept = timed(|| async {
+        std::hint::black_box(list(None, 0, None).await);
+    })
+    .await;
     row(name, "`Inventory::list`, whole listing, first page, total kept", whole, kept);
     let bump = "UPDATE households SET item_revision = item_revision + 1";
     let mut recount = Vec::with_capacity(RUNS);
@@ -205,10 +226,16 @@ async fn bench(name: &str, url: &str) {
         format!("SELECT COUNT(*) FROM items WHERE household_id = {} AND gone_reason IS NULL", h.0),
         format!("SELECT * FROM items WHERE household_id = {} AND gone_reason IS NULL ORDER BY id LIMIT 51", h.0),
     ];
-    let t = timed(|| async { std::hint::black_box(run_by_hand(&raw, &plain).await); }).await;
+    let t = timed(|| async {
+        std::hint::black_box(run_by_hand(&raw, &plain).await);
+    })
+    .await;
     row(name, "by hand: COUNT(*) and the page", whole, t);
     let only_page = ["SELECT 0".to_owned(), plain[1].clone()];
-    let t = timed(|| async { std::hint::black_box(run_by_hand(&raw, &only_page).await); }).await;
+    let t = timed(|| async {
+        std::hint::black_box(run_by_hand(&raw, &only_page).await);
+    })
+    .await;
     row(name, "by hand: the page alone", whole, t);
 }
 

@@ -201,7 +201,8 @@ pub fn read_from(
 ) -> Result<SheetItems, SheetError> {
     use std::io::BufRead as _;
     let mut source = std::io::BufReader::with_capacity(64 * 1024, source);
-    let start = source.fill_buf().map_err(|e| SheetError { line: 1, message: format!("cannot read the sheet: {e}") })?;
+    let start =
+        source.fill_buf().map_err(|e| SheetError { line: 1, message: format!("cannot read the sheet: {e}") })?;
     if start.starts_with(b"\xEF\xBB\xBF") {
         source.consume(3);
     }

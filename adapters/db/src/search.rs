@@ -100,7 +100,11 @@ impl Search {
 
     /// The search with each word that starts no word of the household's items replaced by its neighbours one
     /// edit away; `None` when no word was replaced (the search stands as it is).
-    pub(crate) async fn corrected<C: ConnectionTrait>(&self, db: &C, household: HouseholdId) -> anyhow::Result<Option<Search>> {
+    pub(crate) async fn corrected<C: ConnectionTrait>(
+        &self,
+        db: &C,
+        household: HouseholdId,
+    ) -> anyhow::Result<Option<Search>> {
         let mut out = self.clone();
         let mut changed = 0;
         for (n, word) in self.correctable() {

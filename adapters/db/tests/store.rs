@@ -1508,7 +1508,8 @@ async fn totals_follow_every_write(ctx: Ctx) {
     let search = || ItemQuery { q: Some("cell".into()), ..Default::default() };
     assert_eq!((total(ItemQuery::default()).await, total(sell()).await, total(search()).await), (0, 0, 0));
 
-    let mut a = InventoryRepo::insert(s, h, new_item("Cell A", "lithium_cell", "", Intent::Sell), day(1)).await.unwrap();
+    let mut a =
+        InventoryRepo::insert(s, h, new_item("Cell A", "lithium_cell", "", Intent::Sell), day(1)).await.unwrap();
     InventoryRepo::insert(s, h, new_item("Cell B", "lithium_cell", "", Intent::Keep), day(1)).await.unwrap();
     assert_eq!((total(ItemQuery::default()).await, total(sell()).await, total(search()).await), (2, 1, 2));
     // Asked again, unchanged: the same totals (kept), and the pages still page.
@@ -1545,8 +1546,6 @@ async fn totals_follow_every_write(ctx: Ctx) {
 
     // Another process on the same database: its writes are seen at once.
     let elsewhere = Store::connect(&ctx.url).await.unwrap();
-    InventoryRepo::insert(&elsewhere, h, new_item("Cell far", "lithium_cell", "", Intent::Sell), day(4))
-        .await
-        .unwrap();
+    InventoryRepo::insert(&elsewhere, h, new_item("Cell far", "lithium_cell", "", Intent::Sell), day(4)).await.unwrap();
     assert_eq!((total(ItemQuery::default()).await, total(search()).await, total(sell()).await), (5, 5, 1));
 }

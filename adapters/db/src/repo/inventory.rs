@@ -5,9 +5,9 @@ use crate::entity::{households, items};
 use crate::mapping::{self, to_json};
 use crate::repo::CHUNK;
 use crate::repo::places::{find_or_create_path, load_paths, lock_places};
+use crate::search::{self, Search};
 use anyhow::{Context as _, anyhow};
 use async_trait::async_trait;
-use crate::search::{self, Search};
 use sea_orm::sea_query::{Expr, ExprTrait, JoinType, Order};
 use sea_orm::{
     ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, PaginatorTrait,
@@ -150,9 +150,11 @@ fn list_condition(household: HouseholdId, query: &ItemQuery) -> sea_orm::Conditi
 
 /// The items of `filter` that match the full-text query `text` (see [`search`]).
 fn searched(backend: DbBackend, filter: sea_orm::Condition, text: &str) -> sea_orm::Select<items::Entity> {
-    let mut select = items::Entity::find()
-        .filter(filter)
-        .filter(search::values_expr(backend, search::match_condition(backend), [text.into()]));
+    let mut select = items::Entity::find().filter(filter).filter(search::values_expr(
+        backend,
+        search::match_condition(backend),
+        [text.into()],
+    ));
     if backend != DbBackend::Postgres {
         QueryTrait::query(&mut select).join(JoinType::InnerJoin, "items_search", Expr::cust(search::SQLITE_JOIN));
     }
@@ -360,12 +362,8 @@ impl Store {
         query: &ItemQuery,
         total: u64,
     ) -> Result<ItemPage, RepoError> {
-        let mut rows = ordered
-            .limit(u64::from(query.limit) + 1)
-            .offset(query.offset)
-            .all(&self.db)
-            .await
-            .context("list items")?;
+        let mut rows =
+            ordered.limit(u64::from(query.limit) + 1).offset(query.offset).all(&self.db).await.context("list items")?;
         let more = rows.len() > query.limit as usize;
         rows.truncate(query.limit as usize);
         let (items, places) = read_items(&self.db, household, rows).await?;
@@ -561,13 +559,15 @@ impl InventoryRepo for Store {
         // A search: relevance first, then the id. A word that starts no word of the household's items is
         // given its one typo, only when the search as typed finds nothing.
         let mut text = search.query(backend);
-        let mut total = self.total(household, filter_key(query, Some(&text)), searched(backend, filter.clone(), &text)).await?;
+        let mut total =
+            self.total(household, filter_key(query, Some(&text)), searched(backend, filter.clone(), &text)).await?;
         if total == 0
             && let Some(corrected) = search.corrected(&self.db, household).await?
         {
             search = corrected;
             text = search.query(backend);
-            total = self.total(household, filter_key(query, Some(&text)), searched(backend, filter.clone(), &text)).await?;
+            total =
+                self.total(household, filter_key(query, Some(&text)), searched(backend, filter.clone(), &text)).await?;
         }
         let mut page = searched(backend, filter, &text);
         let relevance = || -> Expr {

@@ -5,8 +5,8 @@
 use crate::Store;
 use crate::entity::{items, places};
 use crate::mapping;
-use crate::search;
 use crate::repo::CHUNK;
+use crate::search;
 use anyhow::Context as _;
 use async_trait::async_trait;
 use sea_orm::sea_query::{Expr, ExprTrait};
