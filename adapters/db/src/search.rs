@@ -228,12 +228,11 @@ async fn indexed<C: ConnectionTrait>(db: &C, household: HouseholdId, words: &[St
     let backend = db.get_database_backend();
     let sql = match backend {
         DbBackend::Postgres => {
-            // The items holding any of the words, found by the index at once; then which words they hold.
-            let any = words.iter().map(|w| format!("''{w}''")).collect::<Vec<_>>().join(" | ");
-            let list = words.iter().map(|w| format!("'{w}'")).collect::<Vec<_>>().join(",");
+            // One probe of the index per word; the words are letters and digits, quoted.
+            let values = words.iter().map(|w| format!("('{w}')")).collect::<Vec<_>>().join(",");
             format!(
-                "SELECT DISTINCT w AS word FROM (SELECT unnest(tsvector_to_array(search)) AS w FROM items \
-                 WHERE household_id = {h} AND search @@ to_tsquery('simple', '{any}')) held WHERE w IN ({list})",
+                "SELECT w AS word FROM (VALUES {values}) AS v(w) WHERE EXISTS (SELECT 1 FROM items \
+                 WHERE household_id = {h} AND search @@ to_tsquery('simple', quote_literal(w)))",
                 h = household.0
             )
         }
