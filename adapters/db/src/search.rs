@@ -20,12 +20,11 @@
 //! place in this order: the items ranked below it, or level with it and a greater id; when that item no longer
 //! matches the search, the walk ends with an empty page. An offset counts positions in the same order.
 
-use crate::repo::places::load_paths;
 use anyhow::Context as _;
 use sea_orm::{ConnectionTrait, DbBackend, Statement};
 use std::collections::BTreeSet;
+use trove_domain::HouseholdId;
 use trove_domain::item::{Fault, TestDone};
-use trove_domain::{HouseholdId, PlaceId};
 
 /// The shortest word that may carry a typo: shorter ones have too many neighbours one edit away to mean one.
 const TYPO_FROM_CHARS: usize = 4;
@@ -278,53 +277,6 @@ fn one_edit_away(word: &str) -> Vec<String> {
     out.remove(word);
     out.remove("");
     out.into_iter().collect()
-}
-
-/// Writes the place text of the items in `places` (or in every place of the household): the names of each
-/// place's path. Run after a place is renamed or moved, for it and every place below it, and by the migration.
-pub(crate) async fn refresh_places<C: ConnectionTrait>(
-    db: &C,
-    household: HouseholdId,
-    places: &[PlaceId],
-) -> anyhow::Result<()> {
-    let paths = load_paths(db, household, places).await?;
-    let backend = db.get_database_backend();
-    for (place, path) in paths {
-        let stmt = Statement::from_sql_and_values(
-            backend,
-            match backend {
-                DbBackend::Postgres => "UPDATE items SET search_place = $1 WHERE household_id = $2 AND place_id = $3",
-                _ => "UPDATE items SET search_place = ? WHERE household_id = ? AND place_id = ?",
-            },
-            [path.joined().into(), household.0.into(), place.0.into()],
-        );
-        db.execute_raw(stmt).await.with_context(|| format!("index the place of the items in place {place}"))?;
-    }
-    Ok(())
-}
-
-/// The place and every place below it, for [`refresh_places`].
-pub(crate) async fn places_within<C: ConnectionTrait>(
-    db: &C,
-    household: HouseholdId,
-    place: PlaceId,
-) -> anyhow::Result<Vec<PlaceId>> {
-    // Only integers are written into the text; the depth bound ends the descent even on a tree with a cycle.
-    let sql = format!(
-        "WITH RECURSIVE within(id, depth) AS (\
-           SELECT id, 0 FROM places WHERE id = {p} AND household_id = {h} \
-           UNION ALL \
-           SELECT places.id, within.depth + 1 FROM places JOIN within ON places.parent_id = within.id \
-           WHERE within.depth < 10000) \
-         SELECT id FROM within",
-        p = place.0,
-        h = household.0
-    );
-    let rows = db
-        .query_all_raw(Statement::from_string(db.get_database_backend(), sql))
-        .await
-        .context("read the places within a place")?;
-    rows.iter().map(|r| r.try_get::<i64>("", "id").map(PlaceId).context("read a place within")).collect()
 }
 
 #[cfg(test)]

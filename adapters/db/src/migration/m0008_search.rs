@@ -1,4 +1,4 @@
-//! The full-text index of items (see `crate::search`) and the household's item revision.
+//! The full-text index of items (see `crate::search`; the place texts by `crate::repo::places::refresh_places`) and the household's item revision.
 //!
 //! `items` gets the two texts the store keeps for the index beside the item's own columns: `search_place` (the
 //! names of its place's path) and `search_notes` (gone note, faults, tests), filled here for the items already
@@ -11,7 +11,7 @@
 //! row on SQLite, per statement on PostgreSQL), so a count of a listing kept by the store is known current by
 //! reading one row.
 
-use crate::search::refresh_places;
+use crate::repo::places::refresh_places;
 use sea_orm::{ConnectionTrait, DbBackend};
 use sea_orm_migration::prelude::*;
 use trove_domain::{HouseholdId, PlaceId};
