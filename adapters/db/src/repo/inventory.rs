@@ -259,14 +259,15 @@ async fn place_text<C: ConnectionTrait>(
     id: PlaceId,
     known: &mut HashMap<PlaceId, Option<String>>,
 ) -> Result<String, RepoError> {
-    if !known.contains_key(&id) {
-        let path = load_paths(db, household, &[id]).await?.remove(&id);
-        known.insert(id, path.map(|p| p.joined()));
-    }
-    match known.get(&id) {
-        Some(Some(text)) => Ok(text.clone()),
-        _ => Err(RepoError::Conflict(format!("no such place {id}"))),
-    }
+    let text = match known.get(&id) {
+        Some(text) => text.clone(),
+        None => {
+            let text = load_paths(db, household, &[id]).await?.remove(&id).map(|p| p.joined());
+            known.insert(id, text.clone());
+            text
+        }
+    };
+    text.ok_or_else(|| RepoError::Conflict(format!("no such place {id}")))
 }
 
 /// Writes `item` conditional on its version, inside the caller's transaction; rolls nothing back itself.
