@@ -31,18 +31,34 @@ fn bar(len: u64, show: bool, message: &'static str) -> ProgressBar {
     bar
 }
 
-/// Imports a CSV file into the household `name` (created on first use): every row is read first, then written
-/// in one all-or-nothing store call. `progress` shows a bar on stderr for large files.
+/// The lines of a file, counted a buffer at a time (for the progress bar's length).
+fn count_lines(file: &Path) -> anyhow::Result<u64> {
+    use std::io::Read as _;
+    let mut source = std::fs::File::open(file).with_context(|| format!("reading {}", file.display()))?;
+    let mut buffer = vec![0u8; 256 * 1024];
+    let mut lines = 0u64;
+    loop {
+        let n = source.read(&mut buffer).with_context(|| format!("reading {}", file.display()))?;
+        if n == 0 {
+            return Ok(lines);
+        }
+        lines += buffer[..n].iter().filter(|b| **b == b'\n').count() as u64;
+    }
+}
+
+/// Imports a CSV file into the household `name` (created on first use): every row is read first (the file a
+/// buffer at a time, never whole), then written in one all-or-nothing store call. `progress` shows a bar on
+/// stderr for large files.
 ///
 /// # Errors
 /// When the file cannot be read, a row is bad (naming its line; nothing is written) or the store fails.
 pub async fn import_file(app: &App, file: &Path, name: &str, progress: bool) -> anyhow::Result<Imported> {
-    let bytes = tokio::fs::read(file).await.with_context(|| format!("reading {}", file.display()))?;
-    let rows = bytes.iter().filter(|b| **b == b'\n').count() as u64;
+    let rows = if progress { count_lines(file)? } else { 0 };
     let h = household(app, name).await?;
     let reading = bar(rows, progress, "reading");
     let now = chrono::Utc::now();
-    let read = trove_csv::read(&bytes, now, &mut |n| reading.set_position(n))
+    let source = std::fs::File::open(file).with_context(|| format!("reading {}", file.display()))?;
+    let read = trove_csv::read_from(source, now, &mut |n| reading.set_position(n))
         .map_err(|e| anyhow::anyhow!("{}: {e}; nothing was imported", file.display()))?;
     reading.finish_and_clear();
     let writing = if progress && rows >= PROGRESS_FROM_ROWS {

@@ -14,5 +14,6 @@ mod people;
 mod photo;
 mod places;
 mod projects;
+mod search;
 mod selling;
 mod templates;

@@ -185,8 +185,28 @@ impl Row<'_> {
 /// # Errors
 /// A [`SheetError`] with the line of the first bad row, or line 1 for a header of neither format.
 pub fn read(bytes: &[u8], at: Timestamp, progress: &mut dyn FnMut(u64)) -> Result<SheetItems, SheetError> {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(bytes);
+    read_from(bytes, at, progress)
+}
+
+/// Reads a sheet of either format from `source` as [`read`] does, a buffer at a time: the file is never held
+/// whole, only the items read from it.
+///
+/// # Errors
+/// A [`SheetError`] with the line of the first bad row, or line 1 for a header of neither format or a source
+/// that cannot be read.
+pub fn read_from(
+    source: impl std::io::Read,
+    at: Timestamp,
+    progress: &mut dyn FnMut(u64),
+) -> Result<SheetItems, SheetError> {
+    use std::io::BufRead as _;
+    let mut source = std::io::BufReader::with_capacity(64 * 1024, source);
+    let start =
+        source.fill_buf().map_err(|e| SheetError { line: 1, message: format!("cannot read the sheet: {e}") })?;
+    if start.starts_with(b"\xEF\xBB\xBF") {
+        source.consume(3);
+    }
+    let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(source);
     let header = reader.headers().map_err(|e| csv_error(&e, 1))?.clone();
     // The first of two columns of the same name wins.
     let mut columns: HashMap<String, usize> = HashMap::new();

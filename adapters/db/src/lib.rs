@@ -5,10 +5,12 @@
 //! conditional updates inside one transaction each, never read-then-write in two statements, so concurrent
 //! writers (also in other processes sharing one PostgreSQL) never both win.
 
+mod counts;
 mod entity;
 mod mapping;
 mod migration;
 mod repo;
+mod search;
 #[cfg(feature = "testing")]
 pub mod testing;
 
@@ -37,6 +39,9 @@ const MIGRATION_LOCK_KEY: i64 = 0x0074_726f_7665;
 pub struct Store {
     /// The pool every repository method draws from.
     db: DatabaseConnection,
+    /// The totals of listings while the household's inventory is unchanged, so paging does not count every
+    /// matching item again for every page.
+    counts: std::sync::Arc<counts::CountCache>,
 }
 
 /// The URL of the embedded default database: the file `trove.sqlite3` under `data_dir`, created if missing.
@@ -78,7 +83,7 @@ impl Store {
         }
         let db =
             Database::connect(options).await.with_context(|| format!("connect to the database {}", redact(url)))?;
-        Ok(Store { db })
+        Ok(Store { db, counts: std::sync::Arc::default() })
     }
 
     /// Brings the schema up to date. Safe to run from several processes at once: on PostgreSQL they take

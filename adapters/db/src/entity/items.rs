@@ -33,6 +33,11 @@ pub struct Model {
     pub updated_at: DateTimeUtc,
     /// Bumped by every write; writes are conditional on it.
     pub version: i64,
+    /// The names of the place's path, for the full-text index (`crate::search`); written with the item and
+    /// when a place above it is renamed or moved.
+    pub search_place: String,
+    /// The gone note, the faults' texts and the tests' names and notes, for the full-text index.
+    pub search_notes: String,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

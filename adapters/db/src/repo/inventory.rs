@@ -1,16 +1,17 @@
 //! `InventoryRepo`: the items of each household.
 
 use crate::Store;
-use crate::entity::{items, places};
+use crate::entity::{households, items};
 use crate::mapping::{self, to_json};
 use crate::repo::CHUNK;
 use crate::repo::places::{find_or_create_path, load_paths, lock_places};
+use crate::search::{self, Search};
 use anyhow::{Context as _, anyhow};
 use async_trait::async_trait;
-use sea_orm::sea_query::{BinOper, Expr, ExprTrait, Func, LikeExpr};
+use sea_orm::sea_query::{Expr, ExprTrait, JoinType, Order};
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter,
-    QueryOrder, QuerySelect, QueryTrait,
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, PaginatorTrait,
+    QueryFilter, QueryOrder, QuerySelect, QueryTrait,
 };
 use std::collections::HashMap;
 use trove_application::RepoError;
@@ -19,11 +20,15 @@ use trove_domain::item::{Item, ItemLine, NewItem};
 use trove_domain::place::{self, PlacePath};
 use trove_domain::{HouseholdId, ItemId, PlaceId, Timestamp};
 
-/// The row of a new item in `place`, version 1.
+/// Imports of at least this many rows refresh PostgreSQL's statistics of `items` when they commit.
+const ANALYZE_FROM_ROWS: usize = 1_000;
+
+/// The row of a new item in `place` (whose path's names are `place_text`), version 1.
 fn new_row(
     household: HouseholdId,
     item: &NewItem,
     place: Option<PlaceId>,
+    place_text: &str,
     at: Timestamp,
 ) -> anyhow::Result<items::ActiveModel> {
     Ok(items::ActiveModel {
@@ -48,12 +53,19 @@ fn new_row(
         created_at: Set(at),
         updated_at: Set(at),
         version: Set(1),
+        search_place: Set(place_text.to_owned()),
+        search_notes: Set(search::notes_text(None, &item.faults, &item.tests_done)),
         ..Default::default()
     })
 }
 
 /// What a re-import changes on the item that already holds the import reference.
-fn reimport_changes(item: &NewItem, place: Option<PlaceId>, at: Timestamp) -> anyhow::Result<items::ActiveModel> {
+fn reimport_changes(
+    item: &NewItem,
+    place: Option<PlaceId>,
+    place_text: &str,
+    at: Timestamp,
+) -> anyhow::Result<items::ActiveModel> {
     Ok(items::ActiveModel {
         name: Set(item.name.as_str().to_owned()),
         item_type: Set(item.item_type.as_str().to_owned()),
@@ -65,13 +77,14 @@ fn reimport_changes(item: &NewItem, place: Option<PlaceId>, at: Timestamp) -> an
         accessories: Set(to_json(&item.accessories, "accessories")?),
         place_id: Set(place.map(|p| p.0)),
         updated_at: Set(at),
+        search_place: Set(place_text.to_owned()),
         ..Default::default()
     })
 }
 
 /// Every field an update writes: all but the id, the household, the import reference, the creation time and
 /// the version (which the update bumps itself).
-fn full_changes(item: &Item) -> anyhow::Result<items::ActiveModel> {
+fn full_changes(item: &Item, place_text: &str) -> anyhow::Result<items::ActiveModel> {
     Ok(items::ActiveModel {
         name: Set(item.name.as_str().to_owned()),
         item_type: Set(item.item_type.as_str().to_owned()),
@@ -90,25 +103,17 @@ fn full_changes(item: &Item) -> anyhow::Result<items::ActiveModel> {
         components: Set(to_json(&item.components, "components")?),
         place_id: Set(item.place_id.map(|p| p.0)),
         updated_at: Set(item.updated_at),
+        search_place: Set(place_text.to_owned()),
+        search_notes: Set(search::notes_text(
+            item.gone.as_ref().and_then(|g| g.note.as_deref()),
+            &item.faults,
+            &item.tests_done,
+        )),
         ..Default::default()
     })
 }
 
-/// `word` as a LIKE pattern matching it anywhere, its own `%`, `_` and `\` taken literally.
-fn contains_pattern(word: &str) -> String {
-    let mut out = String::with_capacity(word.len() + 2);
-    out.push('%');
-    for c in word.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push('%');
-    out
-}
-
-/// The WHERE of a listing: the household, the filters, and every word of `q` in the name or the profile.
+/// The WHERE of a listing: the household and the filters; the search is [`searched`]'s.
 fn list_condition(household: HouseholdId, query: &ItemQuery) -> sea_orm::Condition {
     let mut cond = sea_orm::Condition::all().add(items::Column::HouseholdId.eq(household.0));
     if let Some(intent) = query.intent {
@@ -140,29 +145,26 @@ fn list_condition(household: HouseholdId, query: &ItemQuery) -> sea_orm::Conditi
             items::Column::PlaceId.eq(p)
         });
     }
-    // A search is one bounded condition: one LIKE per distinct word (two for a word with letters beyond
-    // ASCII) over the name and the profile joined by a space, which no word can span. The use case caps the
-    // words (`trove_domain::item::SEARCH_WORDS_MAX`), so the expression never grows past what a backend parses.
-    let mut words: Vec<&str> = query.q.as_deref().unwrap_or("").split_whitespace().collect();
-    words.sort_unstable();
-    words.dedup();
-    for word in words {
-        let both = || {
-            Expr::col((items::Entity, items::Column::Name))
-                .binary(BinOper::Custom("||"), Expr::val(" "))
-                .binary(BinOper::Custom("||"), Expr::col((items::Entity, items::Column::Profile)))
-        };
-        // Lower-cased on both sides. SQLite's LOWER folds ASCII only, so a word with other letters is also
-        // matched as typed: an exact-case search for "Über" finds "Über" on both backends.
-        let lowered =
-            Expr::expr(Func::lower(both())).like(LikeExpr::new(contains_pattern(&word.to_lowercase())).escape('\\'));
-        cond = cond.add(if word.is_ascii() {
-            lowered
-        } else {
-            lowered.or(both().like(LikeExpr::new(contains_pattern(word)).escape('\\')))
-        });
-    }
     cond
+}
+
+/// The items of `filter` that match the full-text query `text` (see [`search`]).
+fn searched(backend: DbBackend, filter: sea_orm::Condition, text: &str) -> sea_orm::Select<items::Entity> {
+    let mut select = items::Entity::find().filter(filter).filter(search::values_expr(
+        backend,
+        search::match_condition(backend),
+        [text.into()],
+    ));
+    if backend != DbBackend::Postgres {
+        QueryTrait::query(&mut select).join(JoinType::InnerJoin, "items_search", Expr::cust(search::SQLITE_JOIN));
+    }
+    select
+}
+
+/// The filter of a listing written out, without its page: the key of its total in the count cache.
+fn filter_key(query: &ItemQuery, text: Option<&str>) -> String {
+    let filter = ItemQuery { q: None, limit: 0, offset: 0, after: None, ..query.clone() };
+    format!("{filter:?} {text:?}")
 }
 
 /// Sets the `location` of each item to its place's path, read for all of them in one query; answers the paths.
@@ -211,7 +213,8 @@ async fn find_item<C: ConnectionTrait>(db: &C, household: HouseholdId, id: ItemI
 /// caller's transaction, which holds the household's place lock.
 #[derive(Default)]
 struct Placing {
-    checked: HashMap<PlaceId, bool>,
+    /// The path texts of the places seen (`None`: no place of the household).
+    known: HashMap<PlaceId, Option<String>>,
     by_text: HashMap<String, Option<PlaceId>>,
 }
 
@@ -224,7 +227,7 @@ impl Placing {
         at: Timestamp,
     ) -> Result<Option<PlaceId>, RepoError> {
         if let Some(id) = item.place_id {
-            check_place(db, household, id, &mut self.checked).await?;
+            place_text(db, household, id, &mut self.known).await?;
             return Ok(Some(id));
         }
         let Some(text) = item.location.as_deref() else { return Ok(None) };
@@ -232,33 +235,41 @@ impl Placing {
             return Ok(*found);
         }
         let names = place::parse_location_lenient(text);
-        let found = find_or_create_path(db, household, &names, at).await?.map(|p| p.id());
+        let found = find_or_create_path(db, household, &names, at).await?;
+        if let Some(path) = &found {
+            self.known.insert(path.id(), Some(path.joined()));
+        }
+        let found = found.map(|p| p.id());
         self.by_text.insert(text.to_owned(), found);
         Ok(found)
     }
+
+    /// The path text of a place answered by [`Placing::place_of`]; empty for none.
+    fn text(&self, place: Option<PlaceId>) -> &str {
+        place.and_then(|p| self.known.get(&p)).and_then(Option::as_deref).unwrap_or("")
+    }
 }
 
-/// `Conflict` unless `id` is a place of the household (remembered in `checked`).
-async fn check_place<C: ConnectionTrait>(
+/// The names of the path of place `id` as the index keeps them (remembered in `known`, `None` for no place of
+/// the household).
+///
+/// # Errors
+/// `Conflict` unless `id` is a place of the household.
+async fn place_text<C: ConnectionTrait>(
     db: &C,
     household: HouseholdId,
     id: PlaceId,
-    checked: &mut HashMap<PlaceId, bool>,
-) -> Result<(), RepoError> {
-    let exists = match checked.get(&id) {
-        Some(e) => *e,
+    known: &mut HashMap<PlaceId, Option<String>>,
+) -> Result<String, RepoError> {
+    let text = match known.get(&id) {
+        Some(text) => text.clone(),
         None => {
-            let e = places::Entity::find_by_id(id.0)
-                .filter(places::Column::HouseholdId.eq(household.0))
-                .count(db)
-                .await
-                .with_context(|| format!("look up place {id}"))?
-                > 0;
-            checked.insert(id, e);
-            e
+            let text = load_paths(db, household, &[id]).await?.remove(&id).map(|p| p.joined());
+            known.insert(id, text.clone());
+            text
         }
     };
-    if exists { Ok(()) } else { Err(RepoError::Conflict(format!("no such place {id}"))) }
+    text.ok_or_else(|| RepoError::Conflict(format!("no such place {id}")))
 }
 
 /// Writes `item` conditional on its version, inside the caller's transaction; rolls nothing back itself.
@@ -266,13 +277,14 @@ async fn write_item<C: ConnectionTrait>(
     txn: &C,
     household: HouseholdId,
     item: &Item,
-    checked: &mut HashMap<PlaceId, bool>,
+    known: &mut HashMap<PlaceId, Option<String>>,
 ) -> Result<(), RepoError> {
-    if let Some(p) = item.place_id {
-        check_place(txn, household, p, checked).await?;
-    }
+    let text = match item.place_id {
+        Some(p) => place_text(txn, household, p, known).await?,
+        None => String::new(),
+    };
     let written = items::Entity::update_many()
-        .set(full_changes(item)?)
+        .set(full_changes(item, &text)?)
         .col_expr(items::Column::Version, Expr::col(items::Column::Version).add(1))
         .filter(items::Column::Id.eq(item.id.0))
         .filter(items::Column::HouseholdId.eq(household.0))
@@ -319,23 +331,68 @@ enum Slot {
     New(usize),
 }
 
+impl Store {
+    /// The total of a listing: kept by the count cache while the household's item revision is unchanged,
+    /// counted otherwise. The revision is read before the count, so a total is never older than its revision.
+    async fn total(
+        &self,
+        household: HouseholdId,
+        key: String,
+        all: sea_orm::Select<items::Entity>,
+    ) -> Result<u64, RepoError> {
+        let revision: Option<i64> = households::Entity::find_by_id(household.0)
+            .select_only()
+            .column_as(Expr::cust("item_revision"), "item_revision")
+            .into_tuple()
+            .one(&self.db)
+            .await
+            .context("read the item revision")?;
+        let Some(revision) = revision else { return Ok(0) };
+        if let Some(total) = self.counts.get(household.0, &key, revision) {
+            return Ok(total);
+        }
+        let total = all.count(&self.db).await.context("count items")?;
+        self.counts.put(household.0, key, revision, total);
+        Ok(total)
+    }
+
+    /// A page of the ordered listing `ordered` (offset and limit of `query`), with one row past it to tell
+    /// whether more follow.
+    async fn page(
+        &self,
+        household: HouseholdId,
+        ordered: sea_orm::Select<items::Entity>,
+        query: &ItemQuery,
+        total: u64,
+    ) -> Result<ItemPage, RepoError> {
+        let mut rows =
+            ordered.limit(u64::from(query.limit) + 1).offset(query.offset).all(&self.db).await.context("list items")?;
+        let more = rows.len() > query.limit as usize;
+        rows.truncate(query.limit as usize);
+        let (items, places) = read_items(&self.db, household, rows).await?;
+        Ok(ItemPage { items, total, places, more })
+    }
+}
+
 #[async_trait]
 impl InventoryRepo for Store {
     async fn insert(&self, household: HouseholdId, item: NewItem, at: Timestamp) -> Result<Item, RepoError> {
         if item.place_id.is_none() && item.location.is_none() {
-            let row = new_row(household, &item, None, at)?.insert(&self.db).await.context("insert item")?;
+            let row = new_row(household, &item, None, "", at)?.insert(&self.db).await.context("insert item")?;
             return Ok(mapping::item(row)?);
         }
         let txn = self.begin_write().await.context("begin the item insert")?;
         lock_places(&txn, household).await?;
-        let place = match Placing::default().place_of(&txn, household, &item, at).await {
+        let mut placing = Placing::default();
+        let place = match placing.place_of(&txn, household, &item, at).await {
             Ok(p) => p,
             Err(e) => {
                 txn.rollback().await.context("roll back the item insert")?;
                 return Err(e);
             }
         };
-        let row = new_row(household, &item, place, at)?.insert(&txn).await.context("insert item")?;
+        let row =
+            new_row(household, &item, place, placing.text(place), at)?.insert(&txn).await.context("insert item")?;
         let mut items = vec![mapping::item(row)?];
         with_locations(&txn, household, &mut items).await?;
         txn.commit().await.context("commit the item insert")?;
@@ -348,6 +405,7 @@ impl InventoryRepo for Store {
         items: Vec<NewItem>,
         at: Timestamp,
     ) -> Result<Vec<ItemId>, RepoError> {
+        let backend = self.db.get_database_backend();
         let txn = self.begin_write().await.context("begin the import transaction")?;
         lock_places(&txn, household).await?;
         let mut placing = Placing::default();
@@ -356,10 +414,24 @@ impl InventoryRepo for Store {
             places.push(placing.place_of(&txn, household, item, at).await?);
         }
 
-        // The items that already hold one of the references, looked up in chunks.
-        let mut refs: Vec<&str> = items.iter().filter_map(|i| i.import_ref.as_deref()).collect();
-        refs.sort_unstable();
-        refs.dedup();
+        // The items that already hold one of the references, looked up in chunks; none to look up in a
+        // household that holds no reference yet (a first import).
+        let holds_refs: Option<i64> = items::Entity::find()
+            .select_only()
+            .column(items::Column::Id)
+            .filter(items::Column::HouseholdId.eq(household.0))
+            .filter(items::Column::ImportRef.is_not_null())
+            .limit(1)
+            .into_tuple()
+            .one(&txn)
+            .await
+            .context("look for import references")?;
+        let mut refs: Vec<&str> = Vec::new();
+        if holds_refs.is_some() {
+            refs.extend(items.iter().filter_map(|i| i.import_ref.as_deref()));
+            refs.sort_unstable();
+            refs.dedup();
+        }
         let mut existing: HashMap<String, i64> = HashMap::new();
         for chunk in refs.chunks(CHUNK) {
             let found: Vec<(i64, Option<String>)> = items::Entity::find()
@@ -374,39 +446,53 @@ impl InventoryRepo for Store {
                 .context("look up import references")?;
             existing.extend(found.into_iter().filter_map(|(id, r)| r.map(|r| (r, id))));
         }
+        drop(refs);
 
         // Each item updates the holder of its reference, or becomes a new row; a reference repeated within
-        // the import is one item, the later row winning.
+        // the import is one item, the later row winning. Only the items' positions are kept here: each row is
+        // built as its chunk is written, so the import never holds every row at once besides the items.
         let mut slots: Vec<Slot> = Vec::with_capacity(items.len());
-        let mut fresh: Vec<items::ActiveModel> = Vec::new();
-        let mut fresh_by_ref: HashMap<String, usize> = HashMap::new();
-        let mut updates: Vec<(i64, items::ActiveModel)> = Vec::new();
-        for (item, place) in items.iter().zip(places) {
+        let mut fresh: Vec<usize> = Vec::new();
+        let mut fresh_by_ref: HashMap<&str, usize> = HashMap::new();
+        let mut updates: Vec<(i64, usize)> = Vec::new();
+        for (n, item) in items.iter().enumerate() {
             match item.import_ref.as_deref() {
                 Some(r) if existing.contains_key(r) => {
                     let id = existing[r];
-                    updates.push((id, reimport_changes(item, place, at)?));
+                    updates.push((id, n));
                     slots.push(Slot::Existing(id));
                 }
                 Some(r) if fresh_by_ref.contains_key(r) => {
                     let index = fresh_by_ref[r];
-                    fresh[index] = new_row(household, item, place, at)?;
+                    fresh[index] = n;
                     slots.push(Slot::New(index));
                 }
                 r => {
                     if let Some(r) = r {
-                        fresh_by_ref.insert(r.to_owned(), fresh.len());
+                        fresh_by_ref.insert(r, fresh.len());
                     }
                     slots.push(Slot::New(fresh.len()));
-                    fresh.push(new_row(household, item, place, at)?);
+                    fresh.push(n);
                 }
             }
         }
+        drop(fresh_by_ref);
 
-        for (id, changes) in updates {
+        for (id, n) in updates {
+            let (item, place) = (&items[n], places[n]);
+            let notes = search::notes_text(None, &item.faults, &item.tests_done);
             items::Entity::update_many()
-                .set(changes)
+                .set(reimport_changes(item, place, placing.text(place), at)?)
                 .col_expr(items::Column::Version, Expr::col(items::Column::Version).add(1))
+                // A sheet has no gone note: the item's own stays, and stays indexed.
+                .col_expr(
+                    items::Column::SearchNotes,
+                    search::values_expr(
+                        backend,
+                        "COALESCE(gone_note || ?, '') || ?",
+                        ["\n".to_owned().into(), notes.into()],
+                    ),
+                )
                 .filter(items::Column::Id.eq(id))
                 .filter(items::Column::HouseholdId.eq(household.0))
                 .exec(&txn)
@@ -414,12 +500,19 @@ impl InventoryRepo for Store {
                 .with_context(|| format!("update item {id} from the import"))?;
         }
         let mut fresh_ids: Vec<i64> = Vec::with_capacity(fresh.len());
-        let mut rows = fresh.into_iter().peekable();
-        while rows.peek().is_some() {
-            let chunk: Vec<items::ActiveModel> = rows.by_ref().take(CHUNK).collect();
-            fresh_ids.extend(insert_chunk(&txn, chunk).await?);
+        for chunk in fresh.chunks(CHUNK) {
+            let rows = chunk
+                .iter()
+                .map(|&n| new_row(household, &items[n], places[n], placing.text(places[n]), at))
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            fresh_ids.extend(insert_chunk(&txn, rows).await?);
         }
         txn.commit().await.context("commit the import")?;
+        if items.len() >= ANALYZE_FROM_ROWS && backend == DbBackend::Postgres {
+            // Fresh statistics at once, rather than when autovacuum comes by: the planner's choices for the
+            // listing and the search depend on them (BENCHMARKS.md, "Places and labels").
+            self.db.execute_unprepared("ANALYZE items").await.context("refresh the statistics of items")?;
+        }
 
         Ok(slots
             .into_iter()
@@ -454,24 +547,58 @@ impl InventoryRepo for Store {
     }
 
     async fn list(&self, household: HouseholdId, query: &ItemQuery) -> Result<ItemPage, RepoError> {
-        let cond = list_condition(household, query);
-        let total = items::Entity::find().filter(cond.clone()).count(&self.db).await.context("count items")?;
-        let mut page = items::Entity::find().filter(cond);
-        if let Some(after) = query.after {
-            page = page.filter(items::Column::Id.gt(after.0));
+        let backend = self.db.get_database_backend();
+        let filter = list_condition(household, query);
+        let Some(mut search) = query.q.as_deref().and_then(Search::parse) else {
+            let all = items::Entity::find().filter(filter);
+            let total = self.total(household, filter_key(query, None), all.clone()).await?;
+            let mut page = all;
+            if let Some(after) = query.after {
+                page = page.filter(items::Column::Id.gt(after.0));
+            }
+            return self.page(household, page.order_by_asc(items::Column::Id), query, total).await;
+        };
+
+        // A search: relevance first, then the id. A word that starts no word of the household's items is
+        // given its one typo, only when the search as typed finds nothing.
+        let mut text = search.query(backend);
+        let mut total =
+            self.total(household, filter_key(query, Some(&text)), searched(backend, filter.clone(), &text)).await?;
+        if total == 0
+            && let Some(corrected) = search.corrected(&self.db, household).await?
+        {
+            search = corrected;
+            text = search.query(backend);
+            total =
+                self.total(household, filter_key(query, Some(&text)), searched(backend, filter.clone(), &text)).await?;
         }
-        // One row past the page tells whether more follow.
-        let mut rows = page
-            .order_by_asc(items::Column::Id)
-            .limit(u64::from(query.limit) + 1)
-            .offset(query.offset)
-            .all(&self.db)
-            .await
-            .context("list items")?;
-        let more = rows.len() > query.limit as usize;
-        rows.truncate(query.limit as usize);
-        let (items, places) = read_items(&self.db, household, rows).await?;
-        Ok(ItemPage { items, total, places, more })
+        let mut page = searched(backend, filter, &text);
+        let relevance = || -> Expr {
+            match backend {
+                DbBackend::Postgres => search::values_expr(backend, search::relevance(backend), [text.clone().into()]),
+                _ => Expr::cust(search::relevance(backend)),
+            }
+        };
+        if let Some(after) = query.after {
+            // The items after the cursor's item in this order: ranked below it, or level with it and a greater
+            // id. A cursor whose item no longer matches the search ends the walk (an empty page).
+            let of = search::relevance_of(backend);
+            let (t, a) = (text.clone(), after.0);
+            let keyset = match backend {
+                DbBackend::Postgres => search::values_expr(
+                    backend,
+                    &format!("({}, items.id) > ({of}, ?)", search::relevance(backend)),
+                    [t.clone().into(), t.clone().into(), sea_orm::Value::from(a), t.into(), a.into()],
+                ),
+                _ => Expr::cust_with_values(
+                    format!("({}, items.id) > ({of}, ?)", search::relevance(backend)),
+                    [sea_orm::Value::from(t), a.into(), a.into()],
+                ),
+            };
+            page = page.filter(keyset);
+        }
+        QueryTrait::query(&mut page).order_by_expr(relevance(), Order::Asc);
+        self.page(household, page.order_by_asc(items::Column::Id), query, total).await
     }
 
     async fn all_present(&self, household: HouseholdId) -> Result<Vec<Item>, RepoError> {
@@ -540,25 +667,14 @@ impl InventoryRepo for Store {
 
     async fn update_many(&self, household: HouseholdId, items: &[Item]) -> Result<u64, RepoError> {
         let txn = self.begin_write().await.context("begin the update of many items")?;
-        let mut checked = HashMap::new();
+        let mut known = HashMap::new();
         for item in items {
-            if let Err(e) = write_item(&txn, household, item, &mut checked).await {
+            if let Err(e) = write_item(&txn, household, item, &mut known).await {
                 txn.rollback().await.context("roll back the update of many items")?;
                 return Err(e);
             }
         }
         txn.commit().await.context("commit the update of many items")?;
         Ok(items.len() as u64)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::contains_pattern;
-
-    #[test]
-    fn like_patterns_take_wildcards_literally() {
-        assert_eq!(contains_pattern("pi"), "%pi%");
-        assert_eq!(contains_pattern("50%_off\\"), "%50\\%\\_off\\\\%");
     }
 }

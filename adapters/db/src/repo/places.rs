@@ -162,6 +162,53 @@ pub(crate) async fn load_paths<C: ConnectionTrait>(
     Ok(out)
 }
 
+/// Writes the place text of the items in `places` (or in every place of the household): the names of each
+/// place's path. Run after a place is renamed or moved, for it and every place below it, and by the migration.
+pub(crate) async fn refresh_places<C: ConnectionTrait>(
+    db: &C,
+    household: HouseholdId,
+    places: &[PlaceId],
+) -> anyhow::Result<()> {
+    let paths = load_paths(db, household, places).await?;
+    let backend = db.get_database_backend();
+    for (place, path) in paths {
+        let stmt = Statement::from_sql_and_values(
+            backend,
+            match backend {
+                DbBackend::Postgres => "UPDATE items SET search_place = $1 WHERE household_id = $2 AND place_id = $3",
+                _ => "UPDATE items SET search_place = ? WHERE household_id = ? AND place_id = ?",
+            },
+            [path.joined().into(), household.0.into(), place.0.into()],
+        );
+        db.execute_raw(stmt).await.with_context(|| format!("index the place of the items in place {place}"))?;
+    }
+    Ok(())
+}
+
+/// The place and every place below it, for [`refresh_places`].
+pub(crate) async fn places_within<C: ConnectionTrait>(
+    db: &C,
+    household: HouseholdId,
+    place: PlaceId,
+) -> anyhow::Result<Vec<PlaceId>> {
+    // Only integers are written into the text; the depth bound ends the descent even on a tree with a cycle.
+    let sql = format!(
+        "WITH RECURSIVE within(id, depth) AS (\
+           SELECT id, 0 FROM places WHERE id = {p} AND household_id = {h} \
+           UNION ALL \
+           SELECT places.id, within.depth + 1 FROM places JOIN within ON places.parent_id = within.id \
+           WHERE within.depth < 10000) \
+         SELECT id FROM within",
+        p = place.0,
+        h = household.0
+    );
+    let rows = db
+        .query_all_raw(Statement::from_string(db.get_database_backend(), sql))
+        .await
+        .context("read the places within a place")?;
+    rows.iter().map(|r| r.try_get::<i64>("", "id").map(PlaceId).context("read a place within")).collect()
+}
+
 /// A place of the household, inside a transaction or not.
 async fn find_place<C: ConnectionTrait>(db: &C, household: HouseholdId, id: PlaceId) -> anyhow::Result<Option<Place>> {
     let row = places::Entity::find_by_id(id.0)
@@ -254,6 +301,12 @@ impl PlaceRepo for Store {
             .exec(&txn)
             .await
             .with_context(|| format!("update place {}", place.id))?;
+        if changed.name != stored.name || changed.parent_id != stored.parent_id {
+            // The paths of this place and of every place below it changed: so did the place text of their
+            // items in the search index.
+            let within = places_within(&txn, household, place.id).await?;
+            refresh_places(&txn, household, &within).await?;
+        }
         txn.commit().await.context("commit the place update")?;
         Ok(changed)
     }
@@ -290,6 +343,7 @@ impl PlaceRepo for Store {
         // Gone items are history and cannot be moved: they lose their place, and their version moves on.
         items::Entity::update_many()
             .col_expr(items::Column::PlaceId, Expr::val(None::<i64>))
+            .col_expr(items::Column::SearchPlace, Expr::val(""))
             .col_expr(items::Column::Version, Expr::col(items::Column::Version).add(1))
             .filter(items::Column::HouseholdId.eq(household.0))
             .filter(items::Column::PlaceId.eq(id.0))

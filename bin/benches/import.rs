@@ -1,0 +1,162 @@
+//! `trove import` of 100,000 CSV rows next to the database's own bulk load of the same file, side by side in
+//! one run: wall time and peak memory (the maximum resident set size by `/usr/bin/time -v`).
+//!
+//! The file: our export format of 100,000 generated items (`bin/benches/generated_inventory`), each in one of
+//! 100 places by its location text ("Room 3 / Shelf 7"). PostgreSQL: `psql -c "\copy scratch FROM ... CSV
+//! HEADER"` into a scratch table with the file's columns (no index), then `trove import FILE` into a fresh,
+//! migrated database (what it does: every row read and checked, places found or created, the items written in
+//! one transaction with the search index and the statistics refreshed). SQLite: `sqlite3 -cmd ".import --csv"`
+//! the same way, then `trove import`. Each is run `RUNS` times on a fresh database; medians, and the largest
+//! peak.
+//!
+//! `cargo bench -p trove --bench import` (a release build of the `trove` binary; `psql`, `sqlite3` and
+//! `/usr/bin/time`; PostgreSQL on 127.0.0.1:5432 with trust auth, or `TROVE_TEST_PG_URL`); `import postgres` or
+//! `import sqlite` runs one backend. Figures go to BENCHMARKS.md, section "Search and totals".
+
+#[path = "generated_inventory/mod.rs"]
+mod generated_inventory;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+const ROWS: usize = 100_000;
+const RUNS: usize = 3;
+
+/// What `/usr/bin/time -v` says of a command: wall time and peak resident memory.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    wall: Duration,
+    peak_kb: u64,
+}
+
+fn measured(command: Command) -> Run {
+    let program = command.get_program().to_owned();
+    let mut timed = Command::new("/usr/bin/time");
+    timed.arg("-v").arg(&program).args(command.get_args());
+    for (k, v) in command.get_envs() {
+        match v {
+            Some(v) => timed.env(k, v),
+            None => timed.env_remove(k),
+        };
+    }
+    let out = timed.output().expect("run /usr/bin/time");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{program:?} failed: {stderr}\n{}", String::from_utf8_lossy(&out.stdout));
+    let field = |name: &str| {
+        stderr.lines().find_map(|l| l.trim().strip_prefix(name)).map(str::trim).unwrap_or_else(|| panic!("{stderr}"))
+    };
+    // "h:mm:ss" or "m:ss.ss".
+    let wall: f64 = field("Elapsed (wall clock) time (h:mm:ss or m:ss):")
+        .split(':')
+        .fold(0.0, |acc, part| acc * 60.0 + part.parse::<f64>().unwrap());
+    let peak_kb = field("Maximum resident set size (kbytes):").parse().unwrap();
+    Run { wall: Duration::from_secs_f64(wall), peak_kb }
+}
+
+/// The CSV file and its header.
+fn sheet(dir: &Path) -> (PathBuf, Vec<String>) {
+    let at = generated_inventory::labelled_at();
+    let items: Vec<_> = generated_inventory::new_items(ROWS)
+        .into_iter()
+        .enumerate()
+        .map(|(n, item)| {
+            let mut item = generated_inventory::stored(item, n as i64 + 1);
+            item.location = Some(format!("Room {} / Shelf {}", n % 10, (n / 10) % 10));
+            item.updated_at = at;
+            item
+        })
+        .collect();
+    let bytes = trove_csv::write(&items).unwrap();
+    let file = dir.join("items.csv");
+    std::fs::write(&file, &bytes).unwrap();
+    let header = String::from_utf8_lossy(&bytes[..bytes.iter().position(|b| *b == b'\n').unwrap()])
+        .split(',')
+        .map(str::to_owned)
+        .collect();
+    println!("{ROWS} rows, {:.1} MB of CSV", bytes.len() as f64 / 1e6);
+    (file, header)
+}
+
+/// The scratch table of the file's columns: the id a number, every other column text.
+fn scratch_table(header: &[String]) -> String {
+    let columns: Vec<String> =
+        header.iter().map(|c| if c == "id" { "\"id\" BIGINT".to_owned() } else { format!("\"{c}\" TEXT") }).collect();
+    format!("CREATE TABLE scratch ({})", columns.join(", "))
+}
+
+fn trove(url: &str, dir: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_trove"));
+    command.args(args).env("DATABASE_URL", url).env("TROVE_DATA_DIR", dir).env_remove("MODEL_API_KEY");
+    command
+}
+
+fn median(mut runs: Vec<Run>) -> (Duration, u64) {
+    let peak = runs.iter().map(|r| r.peak_kb).max().unwrap_or(0);
+    runs.sort_by_key(|r| r.wall);
+    (runs[runs.len() / 2].wall, peak)
+}
+
+fn report(backend: &str, bulk: &str, ours: Vec<Run>, theirs: Vec<Run>) {
+    let (ours, our_peak) = median(ours);
+    let (theirs, their_peak) = median(theirs);
+    println!("| backend | what | wall (median of {RUNS}) | peak RSS (largest) |");
+    println!("|---|---|---:|---:|");
+    println!("| {backend} | {bulk} | {theirs:.2?} | {:.1} MB |", their_peak as f64 / 1024.0);
+    println!("| {backend} | `trove import` | {ours:.2?} | {:.1} MB |", our_peak as f64 / 1024.0);
+    println!("ratio: {:.2}x", ours.as_secs_f64() / theirs.as_secs_f64());
+}
+
+fn postgres(rt: &tokio::runtime::Runtime, dir: &Path, file: &Path, header: &[String]) {
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for _ in 0..RUNS {
+        let url = rt.block_on(trove_db::testing::fresh_postgres_url()).unwrap();
+        let mut psql = Command::new("psql");
+        psql.args([url.as_str(), "-q", "-v", "ON_ERROR_STOP=1", "-c", &scratch_table(header)]);
+        assert!(psql.status().unwrap().success());
+        let mut copy = Command::new("psql");
+        let load = format!("\\copy scratch FROM '{}' WITH (FORMAT csv, HEADER true)", file.display());
+        copy.args([url.as_str(), "-q", "-v", "ON_ERROR_STOP=1", "-c", &load]);
+        theirs.push(measured(copy));
+        assert!(trove(&url, dir, &["migrate"]).status().unwrap().success());
+        ours.push(measured(trove(&url, dir, &["import", &file.to_string_lossy(), "--household", "bench"])));
+        rt.block_on(trove_db::testing::discard(&url)).unwrap();
+    }
+    report("PostgreSQL", "`psql \\copy` into a scratch table", ours, theirs);
+}
+
+fn sqlite(rt: &tokio::runtime::Runtime, dir: &Path, file: &Path, header: &[String]) {
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for _ in 0..RUNS {
+        let url = trove_db::testing::fresh_sqlite_url();
+        let path = url.trim_start_matches("sqlite://").split('?').next().unwrap().to_owned();
+        assert!(trove(&url, dir, &["migrate"]).status().unwrap().success());
+        let mut load = Command::new("sqlite3");
+        load.args([
+            path.as_str(),
+            "-cmd",
+            &scratch_table(header),
+            &format!(".import --csv --skip 1 {} scratch", file.display()),
+        ]);
+        theirs.push(measured(load));
+        ours.push(measured(trove(&url, dir, &["import", &file.to_string_lossy(), "--household", "bench"])));
+        rt.block_on(trove_db::testing::discard(&url)).unwrap();
+    }
+    report("SQLite", "`sqlite3 .import --csv` into a scratch table", ours, theirs);
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let wants = |part: &str| args.is_empty() || args.iter().any(|a| a == part);
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let dir = std::env::temp_dir().join(format!("trove_import_bench_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (file, header) = sheet(&dir);
+    if wants("postgres") {
+        postgres(&rt, &dir, &file, &header);
+    }
+    if wants("sqlite") {
+        sqlite(&rt, &dir, &file, &header);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
