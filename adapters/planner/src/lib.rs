@@ -240,10 +240,8 @@ impl ModelPort for LocalPlanner {
 /// step, which plans only on items seen in full, every other spare item as `list_inventory` shows it (its faults
 /// not known yet). Both in id order.
 fn as_listed<'a>(spare: &'a [ItemLine], seen: &'a [Item], last: bool) -> impl Iterator<Item = SpareItem<'a>> {
-    let listed = spare
-        .iter()
-        .filter(move |l| !last && seen.binary_search_by_key(&l.id, |i| i.id).is_err())
-        .map(SpareItem::from);
+    let listed =
+        spare.iter().filter(move |l| !last && seen.binary_search_by_key(&l.id, |i| i.id).is_err()).map(SpareItem::from);
     seen.iter().map(SpareItem::from).chain(listed)
 }
 

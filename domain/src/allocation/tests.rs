@@ -300,7 +300,8 @@ mod same_as_every_item {
         )
             .prop_map(move |(types, min_condition, optional, faults, bounds)| {
                 let types: Vec<&str> = types.iter().map(|&t| TYPES.get(t).copied().unwrap_or("sensor")).collect();
-                let mut r = requirement(&format!("r_{key}"), "a part", &types, min_condition, optional, vec![]).unwrap();
+                let mut r =
+                    requirement(&format!("r_{key}"), "a part", &types, min_condition, optional, vec![]).unwrap();
                 r.disqualifying_faults = faults;
                 for (k, min, max) in bounds {
                     let (key, unit) = KEYS.get(k).copied().unwrap_or(("weight", "g"));
@@ -320,7 +321,9 @@ mod same_as_every_item {
             let mut reqs = vec![a, b, c];
             reqs.truncate(n);
             reqs[0].optional = false;
-            NewTemplate::new(&format!("template {id}"), "a goal.", "an hour", &[], reqs).unwrap().with_id(TemplateId(id))
+            NewTemplate::new(&format!("template {id}"), "a goal.", "an hour", &[], reqs)
+                .unwrap()
+                .with_id(TemplateId(id))
         })
     }
 
