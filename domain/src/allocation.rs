@@ -14,8 +14,9 @@
 //! partial ones are added. Optional requirements are filled last, from what is left.
 
 use crate::ids::ItemId;
-use crate::item::Item;
-use crate::template::{Requirement, Template};
+use crate::item::{Condition, Fault, Item, ItemLine, ItemName, ItemType, Measurement, Severity};
+use crate::template::{Facts, Requirement, Template};
+use crate::units::Quantity;
 use std::cmp::Reverse;
 use std::collections::{HashMap, HashSet};
 
@@ -26,27 +27,130 @@ const MIN_COMPLETE: usize = 2;
 /// With partial ones added, allocations stop at this many.
 const WITH_PARTIAL: usize = 3;
 
+/// One item as the allocation reads it: borrowed from an [`Item`], or from an [`ItemLine`] (as `list_inventory`
+/// shows it: no faults known).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SpareItem<'a> {
+    pub id: ItemId,
+    pub name: &'a ItemName,
+    pub item_type: &'a ItemType,
+    pub condition: Condition,
+    /// The faults known; none for a line.
+    pub faults: &'a [Fault],
+    /// Every measurement; the current fields derive from it as [`Item::current_measurements`] says.
+    pub measurements: &'a [Measurement],
+    /// [`Item::buildable`]'s answer.
+    buildable: bool,
+}
+
+impl<'a> From<&'a Item> for SpareItem<'a> {
+    fn from(item: &'a Item) -> Self {
+        SpareItem {
+            id: item.id,
+            name: &item.name,
+            item_type: &item.item_type,
+            condition: item.condition,
+            faults: &item.faults,
+            measurements: &item.measurements,
+            buildable: item.is_buildable(),
+        }
+    }
+}
+
+impl<'a> From<&'a ItemLine> for SpareItem<'a> {
+    fn from(line: &'a ItemLine) -> Self {
+        SpareItem {
+            id: line.id,
+            name: &line.name,
+            item_type: &line.item_type,
+            condition: line.condition,
+            faults: &[],
+            measurements: &line.measurements,
+            buildable: line.is_buildable(),
+        }
+    }
+}
+
+/// A severity as a bit of a fault mask.
+fn severity_bit(severity: Severity) -> u8 {
+    1 << (severity as u8)
+}
+
+/// What the machine check and the ranking read of one spare item, looked up once: its type and current fields
+/// as indices into the stock's tables, so checking a requirement against thousands of items compares numbers
+/// in one array instead of following each item's strings.
+#[derive(Debug, Clone)]
+struct Entry {
+    /// The index of its type in [`Stock::types`].
+    item_type: u32,
+    condition: Condition,
+    /// The severities of its faults, one bit each.
+    faults: u8,
+    /// [`fault_weight`] of its faults.
+    fault_weight: usize,
+    /// Its current fields: a range of [`Stock::fields`].
+    fields: std::ops::Range<u32>,
+}
+
 /// The spare items a plan may use: the buildable ones, each id once, in id order, indexed by type.
 #[derive(Debug, Clone, Default)]
 pub struct Stock<'a> {
     /// The buildable items, in id order, each id once.
-    items: Vec<&'a Item>,
-    /// For each item type, the indices of its items in `items`: a requirement reads only the types it accepts.
-    by_type: HashMap<&'a str, Vec<usize>>,
+    items: Vec<SpareItem<'a>>,
+    /// For each item, what the check reads of it, in the same order.
+    entries: Vec<Entry>,
+    /// The current fields of every item, each as (index of its key in `keys`, value), item after item.
+    fields: Vec<(u32, Quantity)>,
+    /// Each item type's index, and the indices of its items in `items`: a requirement reads only the types it
+    /// accepts.
+    types: HashMap<&'a str, (u32, Vec<usize>)>,
+    /// Each field key's index.
+    keys: HashMap<&'a str, u32>,
 }
 
 impl<'a> Stock<'a> {
     /// The buildable items of `items` ([`Item::buildable`]), indexed by type. Of two items with one id, the
     /// first is kept.
     pub fn new(items: impl IntoIterator<Item = &'a Item>) -> Self {
-        let mut items: Vec<&'a Item> = items.into_iter().filter(|i| i.is_buildable()).collect();
+        Self::of(items.into_iter().map(SpareItem::from))
+    }
+
+    /// [`Stock::new`] over items as the allocation reads them, from whole items or lines.
+    pub fn of(items: impl IntoIterator<Item = SpareItem<'a>>) -> Self {
+        let mut items: Vec<SpareItem<'a>> = items.into_iter().filter(|i| i.buildable).collect();
         items.sort_by_key(|i| i.id);
         items.dedup_by_key(|i| i.id);
-        let mut by_type: HashMap<&'a str, Vec<usize>> = HashMap::new();
+        let mut stock = Stock { entries: Vec::with_capacity(items.len()), ..Stock::default() };
+        let mut current: Vec<&'a Measurement> = Vec::new();
         for (n, item) in items.iter().enumerate() {
-            by_type.entry(item.item_type.as_str()).or_default().push(n);
+            let next = stock.types.len() as u32;
+            let (item_type, of_type) = stock.types.entry(item.item_type.as_str()).or_insert((next, Vec::new()));
+            of_type.push(n);
+            let start = stock.fields.len() as u32;
+            // The current-field rule of `Item::current_measurements`: the latest per key, on a tie the later.
+            current.clear();
+            for m in item.measurements {
+                match current.iter_mut().find(|slot| slot.key == m.key) {
+                    Some(slot) if slot.at > m.at => {}
+                    Some(slot) => *slot = m,
+                    None => current.push(m),
+                }
+            }
+            for m in &current {
+                let next = stock.keys.len() as u32;
+                let key = *stock.keys.entry(m.key.as_str()).or_insert(next);
+                stock.fields.push((key, m.quantity()));
+            }
+            stock.entries.push(Entry {
+                item_type: *item_type,
+                condition: item.condition,
+                faults: item.faults.iter().fold(0, |mask, f| mask | severity_bit(f.severity)),
+                fault_weight: fault_weight(item.faults),
+                fields: start..stock.fields.len() as u32,
+            });
         }
-        Self { items, by_type }
+        stock.items = items;
+        stock
     }
 
     /// How many spare items there are.
@@ -60,52 +164,108 @@ impl<'a> Stock<'a> {
     }
 
     /// The spare items, in id order.
-    pub fn items(&self) -> &[&'a Item] {
+    pub fn items(&self) -> &[SpareItem<'a>] {
         &self.items
     }
 
     /// The indices of the items that pass `requirement`'s machine check, best first: better condition, fewer
     /// known faults, closer fit to the field bounds, lower id.
     fn candidates(&self, requirement: &Requirement) -> Vec<usize> {
-        let mut found: Vec<(u8, usize, f64, ItemId, usize)> = requirement
-            .item_types
-            .iter()
-            .filter_map(|t| self.by_type.get(t.as_str()))
-            .flatten()
-            .map(|&n| (n, self.items[n]))
-            .filter(|(_, item)| requirement.fits(item))
-            .map(|(n, item)| (item.condition.rank(), fault_weight(item), distance(requirement, item), item.id, n))
+        let asked = Asked {
+            requirement,
+            types: requirement.item_types.iter().filter_map(|t| Some(self.types.get(t.as_str())?.0)).collect(),
+            keys: requirement.fields.iter().map(|b| self.keys.get(b.key.as_str()).copied()).collect(),
+        };
+        let mut types: Vec<u32> = asked.types.clone();
+        types.sort_unstable();
+        // A type accepted twice lists its items once.
+        types.dedup();
+        let mut found: Vec<(u8, usize, f64, ItemId, usize)> = self
+            .types
+            .values()
+            .filter(|(t, _)| types.binary_search(t).is_ok())
+            .flat_map(|(_, of_type)| of_type)
+            .map(|&n| (n, asked.facts(self, n)))
+            .filter(|(_, facts)| requirement.fits_facts(facts))
+            .map(|(n, facts)| {
+                let entry = &self.entries[n];
+                (entry.condition.rank(), entry.fault_weight, facts.distance(), self.items[n].id, n)
+            })
             .collect();
         found.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.total_cmp(&b.2)).then(a.3.cmp(&b.3)));
-        // A type accepted twice lists its items twice; equal ids sort next to each other.
-        found.dedup_by_key(|c| c.4);
         found.into_iter().map(|c| c.4).collect()
     }
 }
 
-/// How far an item's fields sit from what the requirement asks: 0 when it asks nothing. A two-sided bound
-/// prefers the middle; a one-sided bound prefers the value nearest the bound (the smallest drive that is big
-/// enough), leaving larger items for requirements that need them.
-fn distance(requirement: &Requirement, item: &Item) -> f64 {
-    requirement
-        .fields
-        .iter()
-        .filter_map(|b| {
-            let v = item.field(b.key.as_str())?.value;
-            Some(match (b.min, b.max) {
-                (Some(lo), Some(hi)) => (v - (lo + hi) / 2.0).abs() / (hi - lo).max(f64::EPSILON),
-                (Some(lo), None) => (v - lo) / lo.abs().max(1.0),
-                (None, Some(hi)) => (hi - v) / hi.abs().max(1.0),
-                (None, None) => 0.0,
+/// A requirement with its item types and field keys looked up in a stock's tables once.
+struct Asked<'r> {
+    requirement: &'r Requirement,
+    /// The indices of the accepted types the stock has.
+    types: Vec<u32>,
+    /// For each field bound, the index of its key; `None` when no item has that field.
+    keys: Vec<Option<u32>>,
+}
+
+impl<'r> Asked<'r> {
+    fn facts<'s>(&'s self, stock: &'s Stock<'_>, n: usize) -> StockFacts<'s, 'r> {
+        let entry = &stock.entries[n];
+        StockFacts { asked: self, entry, fields: &stock.fields[entry.fields.start as usize..entry.fields.end as usize] }
+    }
+}
+
+/// One stock item's facts for an [`Asked`] requirement.
+struct StockFacts<'s, 'r> {
+    asked: &'s Asked<'r>,
+    entry: &'s Entry,
+    fields: &'s [(u32, Quantity)],
+}
+
+impl StockFacts<'_, '_> {
+    /// How far the item's fields sit from what the requirement asks: 0 when it asks nothing. A two-sided bound
+    /// prefers the middle; a one-sided bound prefers the value nearest the bound (the smallest drive that is
+    /// big enough), leaving larger items for requirements that need them.
+    fn distance(&self) -> f64 {
+        self.asked
+            .requirement
+            .fields
+            .iter()
+            .enumerate()
+            .filter_map(|(n, b)| {
+                let v = self.field(n)?.value;
+                Some(match (b.min, b.max) {
+                    (Some(lo), Some(hi)) => (v - (lo + hi) / 2.0).abs() / (hi - lo).max(f64::EPSILON),
+                    (Some(lo), None) => (v - lo) / lo.abs().max(1.0),
+                    (None, Some(hi)) => (hi - v) / hi.abs().max(1.0),
+                    (None, None) => 0.0,
+                })
             })
-        })
-        .sum()
+            .sum()
+    }
+}
+
+impl Facts for StockFacts<'_, '_> {
+    fn type_accepted(&self) -> bool {
+        self.asked.types.contains(&self.entry.item_type)
+    }
+
+    fn condition(&self) -> Condition {
+        self.entry.condition
+    }
+
+    fn has_fault(&self, severities: &[Severity]) -> bool {
+        severities.iter().any(|&s| self.entry.faults & severity_bit(s) != 0)
+    }
+
+    fn field(&self, n: usize) -> Option<Quantity> {
+        let key = self.asked.keys[n]?;
+        self.fields.iter().find(|(k, _)| *k == key).map(|(_, q)| *q)
+    }
 }
 
 /// How much the known faults weigh against an item that passes a check anyway (minor ones, or major ones where
 /// only blocking ones disqualify): an item without faults is preferred.
-fn fault_weight(item: &Item) -> usize {
-    item.faults.iter().map(|f| 1 + f.severity as usize * 10).sum()
+fn fault_weight(faults: &[Fault]) -> usize {
+    faults.iter().map(|f| 1 + f.severity as usize * 10).sum()
 }
 
 /// A template allocated: the item chosen for each of its requirements.
@@ -114,7 +274,7 @@ pub struct Allocation<'a> {
     /// The template's index in the templates given to [`allocate`].
     pub template: usize,
     /// For each requirement of the template, in order, its item; `None` where no spare item is left for it.
-    pub filled: Vec<Option<&'a Item>>,
+    pub filled: Vec<Option<SpareItem<'a>>>,
 }
 
 /// One template's requirements and, for each, the indices of the items passing its check, best first.
@@ -124,8 +284,8 @@ struct Options<'t> {
 }
 
 impl<'t> Options<'t> {
-    fn new(template: &'t Template, stock: &Stock<'_>) -> Self {
-        Self { template, candidates: template.requirements.iter().map(|r| stock.candidates(r)).collect() }
+    fn new(template: &'t Template, candidates: &impl Fn(&Requirement) -> Vec<usize>) -> Self {
+        Self { template, candidates: template.requirements.iter().map(candidates).collect() }
     }
 
     fn required(&self) -> impl Iterator<Item = usize> + '_ {
@@ -289,8 +449,19 @@ fn take(free: &mut [bool], filled: &[Option<usize>]) {
 /// assert_eq!(allocations[0].filled[0].map(|i| i.id), Some(ItemId(7)));
 /// ```
 pub fn allocate<'a>(templates: &[Template], stock: &Stock<'a>, wished: &[u32]) -> Vec<Allocation<'a>> {
+    allocate_over(templates, stock, wished, &|r| stock.candidates(r))
+}
+
+/// [`allocate`] with the candidates of each requirement given by `candidates` (the stock's index; the tests
+/// compare it with a check of every item).
+fn allocate_over<'a>(
+    templates: &[Template],
+    stock: &Stock<'a>,
+    wished: &[u32],
+    candidates: &impl Fn(&Requirement) -> Vec<usize>,
+) -> Vec<Allocation<'a>> {
     let wished = |t: usize| wished.get(t).copied().unwrap_or(0);
-    let options: Vec<Options<'_>> = templates.iter().map(|t| Options::new(t, stock)).collect();
+    let options: Vec<Options<'_>> = templates.iter().map(|t| Options::new(t, candidates)).collect();
     let mut free = vec![true; stock.len()];
     let mut left: Vec<usize> = (0..templates.len()).collect();
     let mut chosen: Vec<Chosen> = Vec::new();

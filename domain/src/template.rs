@@ -135,8 +135,8 @@ impl fmt::Display for RequirementMiss {
 enum Miss {
     ItemType,
     Condition(Condition),
-    /// The index of the first disqualifying fault among the item's faults.
-    Fault(usize),
+    /// A disqualifying fault; [`Requirement::check`] finds the first one to name it.
+    Fault,
     /// The index of the bound among the requirement's fields, and the item's current value where it has one.
     FieldMissing(usize),
     FieldUnit(usize, Quantity),
@@ -146,6 +146,43 @@ enum Miss {
     FieldAbove(usize, Quantity, f64),
 }
 
+/// What the machine check reads of an item, for one requirement: an [`Item`] answers it directly
+/// ([`Requirement::check`], [`Requirement::fits`]); the allocation's stock answers it from its index
+/// (`allocation::Stock`), with the requirement's types and field keys looked up once, not once per item.
+pub(crate) trait Facts {
+    /// Whether the item's type is one the requirement accepts.
+    fn type_accepted(&self) -> bool;
+    fn condition(&self) -> Condition;
+    /// Whether one of the item's faults has one of `severities`.
+    fn has_fault(&self, severities: &[Severity]) -> bool;
+    /// The item's current value of the field the requirement's bound `n` is on.
+    fn field(&self, n: usize) -> Option<Quantity>;
+}
+
+/// An item's facts for a requirement.
+struct ItemFacts<'r, 'i> {
+    requirement: &'r Requirement,
+    item: &'i Item,
+}
+
+impl Facts for ItemFacts<'_, '_> {
+    fn type_accepted(&self) -> bool {
+        self.requirement.item_types.contains(&self.item.item_type)
+    }
+
+    fn condition(&self) -> Condition {
+        self.item.condition
+    }
+
+    fn has_fault(&self, severities: &[Severity]) -> bool {
+        self.item.faults.iter().any(|f| severities.contains(&f.severity))
+    }
+
+    fn field(&self, n: usize) -> Option<Quantity> {
+        self.item.field(self.requirement.fields[n].key.as_str())
+    }
+}
+
 impl Requirement {
     /// The machine check: does `item` meet this requirement? Buildability is a separate rule
     /// ([`Item::buildable`]); this only looks at type, condition, faults and fields.
@@ -153,14 +190,16 @@ impl Requirement {
     /// # Errors
     /// The first [`RequirementMiss`] found, in that order.
     pub fn check(&self, item: &Item) -> Result<(), RequirementMiss> {
-        let Some(miss) = self.first_miss(item) else { return Ok(()) };
+        let Some(miss) = self.first_miss(&ItemFacts { requirement: self, item }) else { return Ok(()) };
         let key = |n: usize| self.fields[n].key.clone();
         let in_unit = |n: usize, value: f64| Quantity { value, unit: self.fields[n].unit };
         Err(match miss {
             Miss::ItemType => RequirementMiss::ItemType(item.item_type.clone()),
             Miss::Condition(min) => RequirementMiss::Condition { have: item.condition, min },
-            Miss::Fault(n) => {
-                RequirementMiss::Fault { text: item.faults[n].text.clone(), severity: item.faults[n].severity }
+            Miss::Fault => {
+                let fault = item.faults.iter().find(|f| self.disqualifying_faults.contains(&f.severity));
+                let fault = fault.expect("the check found a disqualifying fault");
+                RequirementMiss::Fault { text: fault.text.clone(), severity: fault.severity }
             }
             Miss::FieldMissing(n) => RequirementMiss::FieldMissing(key(n)),
             Miss::FieldUnit(n, have) => {
@@ -190,24 +229,29 @@ impl Requirement {
     /// assert!(!board.fits(&item(Condition::Poor)));
     /// ```
     pub fn fits(&self, item: &Item) -> bool {
-        self.first_miss(item).is_none()
+        self.first_miss(&ItemFacts { requirement: self, item }).is_none()
     }
 
-    /// **The** machine check: the first part `item` fails, if any.
-    fn first_miss(&self, item: &Item) -> Option<Miss> {
-        if !self.item_types.contains(&item.item_type) {
+    /// The machine check's yes or no over facts read elsewhere (the allocation's index): the same rule.
+    pub(crate) fn fits_facts(&self, facts: &impl Facts) -> bool {
+        self.first_miss(facts).is_none()
+    }
+
+    /// **The** machine check: the first part the item fails, if any.
+    fn first_miss(&self, item: &impl Facts) -> Option<Miss> {
+        if !item.type_accepted() {
             return Some(Miss::ItemType);
         }
         if let Some(min) = self.min_condition
-            && !item.condition.is_at_least(min)
+            && !item.condition().is_at_least(min)
         {
             return Some(Miss::Condition(min));
         }
-        if let Some(n) = item.faults.iter().position(|f| self.disqualifying_faults.contains(&f.severity)) {
-            return Some(Miss::Fault(n));
+        if item.has_fault(&self.disqualifying_faults) {
+            return Some(Miss::Fault);
         }
         for (n, bound) in self.fields.iter().enumerate() {
-            let Some(have) = item.field(bound.key.as_str()) else { return Some(Miss::FieldMissing(n)) };
+            let Some(have) = item.field(n) else { return Some(Miss::FieldMissing(n)) };
             if have.unit != bound.unit {
                 return Some(Miss::FieldUnit(n, have));
             }

@@ -35,8 +35,8 @@ use trove_application::ports::{InventoryRepo, TemplateRepo};
 use trove_application::propose::MAX_STEPS;
 use trove_application::stamped::StampedCache;
 use trove_application::tools::{ITEM_DETAILS, LIST_INVENTORY, TEMPLATE_CATALOG};
-use trove_domain::allocation::{self, Stock};
-use trove_domain::item::Item;
+use trove_domain::allocation::{self, SpareItem, Stock};
+use trove_domain::item::{Item, ItemLine};
 use trove_domain::project::ProposalSet;
 use trove_domain::spend::{CallKind, Usage};
 use trove_domain::{HouseholdId, ItemId};
@@ -56,9 +56,11 @@ pub struct LocalPlanner {
     items: Arc<dyn InventoryRepo>,
     /// Where the templates, with the machine checks the catalogue's text does not show, are read from.
     templates: Arc<dyn TemplateRepo>,
-    /// Each household's buildable items, read again only when the inventory's stamp changed: reading every item
-    /// is most of a proposal's cost, a run plans at two or three steps, and owners ask again and again.
-    spare: Arc<StampedCache<Vec<Item>>>,
+    /// Each household's buildable items as `list_inventory` shows them (lines: no faults, no history beyond the
+    /// measurements, no profile kept), read again only when the inventory's stamp changed: reading every item is
+    /// most of a proposal's cost, a run plans at two or three steps, and owners ask again and again. Lines, not
+    /// whole items, so that 100,000 items stay a few tens of MB.
+    spare: Arc<StampedCache<Vec<ItemLine>>>,
 }
 
 impl fmt::Debug for LocalPlanner {
@@ -73,18 +75,44 @@ impl LocalPlanner {
         Self { items, templates, spare: Arc::default() }
     }
 
-    /// The household's buildable items ([`Item::buildable`]), in id order.
-    async fn spare_items(&self, household: HouseholdId) -> Result<Arc<Vec<Item>>, ModelError> {
+    /// The household's buildable items ([`Item::buildable`]) as lines, in id order.
+    async fn spare_items(&self, household: HouseholdId) -> Result<Arc<Vec<ItemLine>>, ModelError> {
         let items = self.items.clone();
         self.spare
             .get(self.items.as_ref(), household, || async move {
-                let mut present = items.all_present(household).await?;
-                present.retain(Item::is_buildable);
+                let mut present = items.lines(household).await?;
+                present.retain(ItemLine::is_buildable);
+                // The planner never reads the profile; what it shows comes from the name.
+                for line in &mut present {
+                    line.profile = String::new();
+                }
                 present.shrink_to_fit();
                 Ok(present)
             })
             .await
             .map_err(|e| failed(format!("the local planner could not read the inventory: {e}")))
+    }
+
+    /// The spare items whose details the planner asked for, whole (their faults are known to it now), in id
+    /// order: those of `detailed` that are among `spare`.
+    async fn detailed_items(
+        &self,
+        household: HouseholdId,
+        spare: &[ItemLine],
+        detailed: &BTreeSet<ItemId>,
+    ) -> Result<Vec<Item>, ModelError> {
+        let ids: Vec<ItemId> =
+            detailed.iter().copied().filter(|id| spare.binary_search_by_key(id, |l| l.id).is_ok()).collect();
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut items = self
+            .items
+            .get_many(household, &ids)
+            .await
+            .map_err(|e| failed(format!("the local planner could not read the inventory: {e}")))?;
+        items.retain(|i| ids.binary_search(&i.id).is_ok());
+        Ok(items)
     }
 }
 
@@ -184,10 +212,8 @@ impl ModelPort for LocalPlanner {
         let detailed = steps.detailed();
         // The loop's last step must call no tool, so the planner answers with the items it has seen in full.
         let last = step >= MAX_STEPS;
-        let unseen = as_listed(&spare, &detailed, last);
-        let stock = Stock::new(
-            spare.iter().filter(|i| detailed.contains(&i.id) || (!last && i.faults.is_empty())).chain(&unseen),
-        );
+        let seen = self.detailed_items(household, &spare, &detailed).await?;
+        let stock = Stock::of(as_listed(&spare, &seen, last));
         let relevance: Vec<u32> = templates.iter().map(|t| steps.wish().map_or(0, |wish| t.relevance(wish))).collect();
         let chosen = allocation::allocate(&templates, &stock, &relevance);
 
@@ -210,18 +236,13 @@ impl ModelPort for LocalPlanner {
     }
 }
 
-/// The items the planner has not asked the details of, as `list_inventory` shows them: their faults are not
-/// known yet. Only those with faults are copied (the others are planned on as they are); none on the last step,
-/// which plans only on items seen in full.
-fn as_listed(spare: &[Item], detailed: &BTreeSet<ItemId>, last: bool) -> Vec<Item> {
-    if last {
-        return Vec::new();
-    }
-    spare
-        .iter()
-        .filter(|i| !i.faults.is_empty() && !detailed.contains(&i.id))
-        .map(|i| Item { faults: Vec::new(), ..i.clone() })
-        .collect()
+/// What the planner plans on: the items it has seen in full (`seen`, with their faults), and, but on the last
+/// step, which plans only on items seen in full, every other spare item as `list_inventory` shows it (its faults
+/// not known yet). Both in id order.
+fn as_listed<'a>(spare: &'a [ItemLine], seen: &'a [Item], last: bool) -> impl Iterator<Item = SpareItem<'a>> {
+    let listed =
+        spare.iter().filter(move |l| !last && seen.binary_search_by_key(&l.id, |i| i.id).is_err()).map(SpareItem::from);
+    seen.iter().map(SpareItem::from).chain(listed)
 }
 
 #[cfg(test)]

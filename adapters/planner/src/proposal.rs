@@ -4,8 +4,7 @@
 
 use std::collections::BTreeSet;
 use trove_domain::ItemId;
-use trove_domain::allocation::Allocation;
-use trove_domain::item::Item;
+use trove_domain::allocation::{Allocation, SpareItem};
 use trove_domain::project::{Proposal, ProposalSet, ProposedAllocation, REASON_MAX, TITLE_MAX};
 use trove_domain::template::{Requirement, Template};
 use trove_domain::text::clip;
@@ -40,7 +39,7 @@ pub(crate) fn proposal_set(templates: &[Template], allocations: &[Allocation<'_>
         .iter()
         .map(|c| {
             let template = &templates[c.template];
-            let used: Vec<(&Requirement, &Item)> =
+            let used: Vec<(&Requirement, SpareItem<'_>)> =
                 template.requirements.iter().zip(&c.filled).filter_map(|(r, i)| i.map(|i| (r, i))).collect();
             let main = used.iter().find(|(r, _)| !r.optional).or(used.first()).map(|(_, i)| i.name.as_str());
             let title = match main {
@@ -85,7 +84,7 @@ pub(crate) fn proposal_set(templates: &[Template], allocations: &[Allocation<'_>
 mod tests {
     use super::*;
     use trove_domain::allocation::{Stock, allocate};
-    use trove_domain::item::{Condition, Intent, ItemName, ItemType, Measurement, MeasurementSource, NewItem};
+    use trove_domain::item::{Condition, Intent, Item, ItemName, ItemType, Measurement, MeasurementSource, NewItem};
     use trove_domain::template::{NewTemplate, requirement};
     use trove_domain::units::Quantity;
     use trove_domain::{TemplateId, Timestamp};

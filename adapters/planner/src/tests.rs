@@ -60,11 +60,23 @@ fn planner_over(templates: &[Template], items: Arc<Mutex<Vec<Item>>>) -> LocalPl
         let items = held.lock().unwrap();
         Ok(InventoryStamp { items: items.len() as u64, versions: items.iter().map(|i| i.version).sum() })
     });
+    let held = items.clone();
     inventory
-        .expect_all_present()
+        .expect_lines()
         .withf(|h| *h == HOUSEHOLD)
-        .returning(move |_| Ok(items.lock().unwrap().iter().filter(|i| i.gone.is_none()).cloned().collect()));
+        .returning(move |_| Ok(held.lock().unwrap().iter().filter(|i| i.gone.is_none()).map(ItemLine::from).collect()));
+    inventory
+        .expect_get_many()
+        .withf(|h, _| *h == HOUSEHOLD)
+        .returning(move |_, ids| Ok(many(&items.lock().unwrap(), ids)));
     LocalPlanner::new(Arc::new(inventory), Arc::new(repo))
+}
+
+/// What `get_many` answers: the items of `ids` there are, in id order.
+fn many(items: &[Item], ids: &[ItemId]) -> Vec<Item> {
+    let mut found: Vec<Item> = items.iter().filter(|i| ids.contains(&i.id)).cloned().collect();
+    found.sort_by_key(|i| i.id);
+    found
 }
 
 fn request(kind: CallKind, input: Vec<InputItem>) -> ModelRequest {
@@ -404,8 +416,11 @@ async fn the_inventory_is_read_once_for_the_household_of_the_request() {
     repo.expect_list().withf(|h| *h == HOUSEHOLD).returning(move |_| Ok(listed.clone()));
     let mut inventory = MockInventoryRepo::new();
     inventory.expect_stamp().withf(|h| *h == HOUSEHOLD).returning(|_| Ok(InventoryStamp { items: 45, versions: 45 }));
-    let present = items.clone();
-    inventory.expect_all_present().withf(|h| *h == HOUSEHOLD).times(1).returning(move |_| Ok(present.clone()));
+    let present: Vec<ItemLine> = items.iter().map(ItemLine::from).collect();
+    inventory.expect_lines().withf(|h| *h == HOUSEHOLD).times(1).returning(move |_| Ok(present.clone()));
+    // Only the items it asked the details of are read again, whole.
+    let held = items.clone();
+    inventory.expect_get_many().withf(|h, _| *h == HOUSEHOLD).returning(move |_, ids| Ok(many(&held, ids)));
     let p = LocalPlanner::new(Arc::new(inventory), Arc::new(repo));
     let first = run(&p, &items, &templates).await;
     assert_eq!(run(&p, &items, &templates).await.text, first.text);

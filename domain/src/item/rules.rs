@@ -170,9 +170,15 @@ impl Item {
         self.current_measurements().into_iter().map(|m| (&m.key, m)).collect()
     }
 
-    /// The current value of one field.
+    /// The current value of one field: [`Item::current_measurements`]'s rule for one key (the latest by time; on
+    /// a tie, the later recorded), without collecting the others, since the machine check asks this of every
+    /// candidate item.
     pub fn field(&self, key: &str) -> Option<Quantity> {
-        self.current_measurements().into_iter().find(|m| m.key.as_str() == key).map(Measurement::quantity)
+        self.measurements
+            .iter()
+            .filter(|m| m.key.as_str() == key)
+            .reduce(|current, m| if current.at > m.at { current } else { m })
+            .map(Measurement::quantity)
     }
 
     /// The current fields as `key: value unit`, comma-separated ("capacity: 3400 mAh, voltage: 3.7 V").
