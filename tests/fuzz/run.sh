@@ -41,7 +41,7 @@ export MODEL_API_KEY="fuzz" MODEL_API_URL="http://127.0.0.1:9" SPEND_MONTHLY_LIM
 export TROVE_DATA_DIR="$data/trove" TROVE_BIND="127.0.0.1:$port" RUST_LOG="${RUST_LOG:-warn}"
 
 "$bin" demo >/dev/null
-token="$("$bin" token new --member fuzz)"
+token="$("$bin" token new --name fuzz)"
 "$bin" serve >"$data/server.log" 2>&1 &
 server=$!
 for _ in $(seq 1 300); do
@@ -56,6 +56,8 @@ done
 #   well-formed request with 404, 409 and 422 when the household's data says no (an unknown id, a reserved
 #   item, a component of another household), and the document cannot state those rules; they are documented
 #   as such responses instead.
+# Excluded operation: DELETE /tokens/{id}, which would revoke the fuzzer's own token (id 1) at random and
+# leave the rest of the run answering 401; tests/it/people.rs covers it.
 status=0
 # Run from the scratch directory: schemathesis keeps its own files in the working directory.
 cd "$data"
@@ -63,6 +65,7 @@ cd "$data"
   --header "Authorization: Bearer $token" \
   --checks all \
   --exclude-checks positive_data_acceptance \
+  --exclude-path '/tokens/{id}' \
   --seed "${FUZZ_SEED:-20260}" \
   --max-examples "${FUZZ_EXAMPLES:-100}" \
   --workers 2 \

@@ -21,7 +21,9 @@ pub struct ItemQuery {
     pub intent: Option<Intent>,
     pub availability: Option<Availability>,
     pub item_type: Option<ItemType>,
-    /// Words that must all appear in the name or the profile, ignoring case.
+    /// Words that must all match, ignoring case, the start of a word of the name, type, profile, place path or
+    /// notes; when nothing matches, a word of 4 to 24 letters may carry one typo. With `q`, items come best first
+    /// (relevance, then id), `offset` counts places in that order and `after` continues after that item's place.
     pub q: Option<String>,
     /// Only items in this place (and, `within`, in the places below it).
     pub place: Option<PlaceFilter>,
@@ -101,7 +103,7 @@ pub trait InventoryRepo: Send + Sync {
     /// `Unexpected` only.
     async fn get_many(&self, household: HouseholdId, ids: &[ItemId]) -> Result<Vec<Item>, RepoError>;
 
-    /// A page of the items matching `query`, ordered by id.
+    /// A page of the items matching `query`, ordered by id (by relevance, then id, with a search `q`).
     ///
     /// # Errors
     /// `Unexpected` only.
