@@ -13,6 +13,42 @@ use tokio::sync::OnceCell;
 use trove_domain::people::{self, MemberId, MemberName, Permission, Role, Scope, SessionId, TokenId};
 use trove_domain::{HouseholdId, Timestamp};
 
+/// How long a token's check is reused without asking the store: a revoked or expired token, or a changed role,
+/// takes effect within this time.
+pub const TOKEN_CACHE_TTL: chrono::Duration = chrono::Duration::seconds(1);
+/// The most token checks kept; past it the cache starts again empty (a bound, not an eviction policy).
+const TOKEN_CACHE_MAX: usize = 10_000;
+
+/// A token check kept for [`TOKEN_CACHE_TTL`], by the token's hash.
+#[derive(Debug, Clone, Copy)]
+struct CachedToken {
+    caller: Caller,
+    checked_at: Timestamp,
+    expires_at: Option<Timestamp>,
+}
+
+/// Recent token checks, shared by [`Auth`] (which fills it) and [`crate::people::People`] (which forgets a
+/// revoked token or a changed member at once, so in this process a change takes effect on the next request;
+/// another process sharing the database sees it within [`TOKEN_CACHE_TTL`]).
+#[derive(Debug, Default)]
+pub struct TokenChecks(Mutex<HashMap<String, CachedToken>>);
+
+impl TokenChecks {
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, CachedToken>> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Forgets the check of token `id`.
+    pub fn forget_token(&self, id: TokenId) {
+        self.map().retain(|_, c| !matches!(c.caller.access, Access::Token { id: t, .. } if t == id));
+    }
+
+    /// Forgets the checks of every token of `member` (a new role, or removed).
+    pub fn forget_member(&self, member: MemberId) {
+        self.map().retain(|_, c| c.caller.member != member);
+    }
+}
+
 /// The household `trove token new` uses when none is named.
 pub const DEFAULT_HOUSEHOLD: &str = "default";
 
@@ -86,6 +122,8 @@ pub struct Auth {
     secrets: Arc<dyn SecretSource>,
     clock: Arc<dyn Clock>,
     failures: Arc<Failures>,
+    /// Recent token checks, so a script's requests do not each read the store.
+    token_checks: Arc<TokenChecks>,
     /// A hash of no one's password, checked when the name is unknown so that a failure takes the same time
     /// whether or not the name exists.
     decoy: Arc<OnceCell<String>>,
@@ -108,6 +146,8 @@ pub struct PeoplePorts {
     pub hasher: Arc<dyn PasswordHasher>,
     pub secrets: Arc<dyn SecretSource>,
     pub clock: Arc<dyn Clock>,
+    /// The token checks [`Auth`] keeps and [`crate::people::People`] forgets.
+    pub token_checks: Arc<TokenChecks>,
 }
 
 impl Auth {
@@ -121,6 +161,7 @@ impl Auth {
             secrets: p.secrets.clone(),
             clock: p.clock.clone(),
             failures: Arc::default(),
+            token_checks: p.token_checks.clone(),
             decoy: Arc::default(),
         }
     }
@@ -186,15 +227,33 @@ impl Auth {
         if token.is_empty() {
             return Ok(None);
         }
-        let Some((t, member)) = self.tokens.token(&hash_token(token)).await? else { return Ok(None) };
+        let hash = hash_token(token);
         let now = self.clock.now();
+        let cached = self.token_checks.map().get(&hash).copied();
+        if let Some(c) = cached
+            && c.checked_at <= now
+            && now - c.checked_at < TOKEN_CACHE_TTL
+            && people::alive(c.expires_at, now)
+        {
+            return Ok(Some(c.caller));
+        }
+        let Some((t, member)) = self.tokens.token(&hash).await? else {
+            self.token_checks.map().remove(&hash);
+            return Ok(None);
+        };
         if !people::alive(t.expires_at, now) {
             return Ok(None);
         }
         if people::needs_touch(t.last_used_at, now) {
             self.tokens.touch_token(t.id, now).await?;
         }
-        Ok(Some(Caller::of(&member, Access::Token { id: t.id, scope: t.scope })))
+        let caller = Caller::of(&member, Access::Token { id: t.id, scope: t.scope });
+        let mut cache = self.token_checks.map();
+        if cache.len() >= TOKEN_CACHE_MAX {
+            cache.clear();
+        }
+        cache.insert(hash, CachedToken { caller, checked_at: now, expires_at: t.expires_at });
+        Ok(Some(caller))
     }
 
     /// The caller a session cookie stands for, its use recorded (which slides its expiry); `None` for an

@@ -41,6 +41,8 @@ pub struct People {
     hasher: Arc<dyn PasswordHasher>,
     secrets: Arc<dyn SecretSource>,
     clock: Arc<dyn Clock>,
+    /// Forgotten on a revocation or a member's change, so it takes effect on the next request.
+    token_checks: Arc<crate::auth::TokenChecks>,
 }
 
 impl std::fmt::Debug for People {
@@ -60,6 +62,7 @@ impl People {
             hasher: p.hasher.clone(),
             secrets: p.secrets.clone(),
             clock: p.clock.clone(),
+            token_checks: p.token_checks.clone(),
         }
     }
 
@@ -96,7 +99,9 @@ impl People {
         if member.role == role {
             return Ok(member);
         }
-        self.members.set_role(caller.household, id, role).await.map_err(|e| last_owner(e, id))
+        let changed = self.members.set_role(caller.household, id, role).await.map_err(|e| last_owner(e, id))?;
+        self.token_checks.forget_member(id);
+        Ok(changed)
     }
 
     /// Removes a member with their sessions and tokens (owners only). The last owner cannot be removed.
@@ -105,7 +110,9 @@ impl People {
     /// [`Error::Forbidden`], [`Error::NotFound`], [`Refusal::LastOwner`].
     pub async fn remove(&self, caller: &Caller, id: MemberId) -> Result<(), Error> {
         caller.require(Permission::ManageHousehold)?;
-        self.members.remove_member(caller.household, id).await.map_err(|e| last_owner(e, id))
+        self.members.remove_member(caller.household, id).await.map_err(|e| last_owner(e, id))?;
+        self.token_checks.forget_member(id);
+        Ok(())
     }
 
     /// Ends every session of a member (owners only; anyone may end their own). Answers how many there were.
@@ -232,7 +239,12 @@ impl People {
     /// [`Error::Forbidden`], [`Error::NotFound`].
     pub async fn revoke_token(&self, caller: &Caller, id: TokenId) -> Result<(), Error> {
         caller.require(Permission::OwnTokens)?;
-        self.tokens.revoke_token(caller.household, id, self.only_own(caller)).await.map_err(named(Object::Token, id.0))
+        self.tokens
+            .revoke_token(caller.household, id, self.only_own(caller))
+            .await
+            .map_err(named(Object::Token, id.0))?;
+        self.token_checks.forget_token(id);
+        Ok(())
     }
 
     fn only_own(&self, caller: &Caller) -> Option<MemberId> {

@@ -84,6 +84,7 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         hasher: Arc::new(password::Argon2Hasher),
         secrets: Arc::new(password::OsSecrets),
         clock: clock.clone(),
+        token_checks: Arc::default(),
     };
 
     let catalogue = Catalogue::new(templates.clone());

@@ -65,6 +65,7 @@ impl Mocks {
             hasher: Arc::new(self.hasher),
             secrets: Arc::new(self.secrets),
             clock: Arc::new(self.clock),
+            token_checks: Arc::default(),
         }
     }
 }
@@ -108,6 +109,39 @@ async fn a_token_stands_for_its_member_until_it_expires_and_its_use_is_recorded(
     assert_eq!(auth.by_token("old").await.unwrap(), None);
     assert_eq!(auth.by_token("unknown").await.unwrap(), None);
     assert_eq!(auth.by_token("").await.unwrap(), None);
+}
+
+/// A token's check is reused for [`TOKEN_CACHE_TTL`]: within it the store is not asked again; after it a
+/// revoked token is refused.
+#[tokio::test]
+async fn a_revoked_token_stops_working_once_its_cached_check_is_older_than_the_ttl() {
+    let mut m = Mocks::new(now());
+    let at = Arc::new(Mutex::new(now()));
+    let clock_at = at.clone();
+    m.clock = MockClock::new();
+    m.clock.expect_now().returning(move || *clock_at.lock().unwrap());
+    let revoked = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reads = Arc::new(AtomicUsize::new(0));
+    let (is_revoked, counted) = (revoked.clone(), reads.clone());
+    m.tokens.expect_token().returning(move |_| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        Ok((!is_revoked.load(Ordering::SeqCst)).then(|| (token(Scope::Write, None, Some(now())), ada(Role::Member))))
+    });
+    m.tokens.expect_touch_token().returning(|_, _| Ok(()));
+    let auth = Auth::new(&m.ports());
+    assert!(auth.by_token("good").await.unwrap().is_some());
+    assert!(auth.by_token("good").await.unwrap().is_some());
+    assert_eq!(reads.load(Ordering::SeqCst), 1, "the second check came from the cache");
+
+    revoked.store(true, Ordering::SeqCst);
+    *at.lock().unwrap() = now() + TOKEN_CACHE_TTL - Duration::milliseconds(1);
+    assert!(auth.by_token("good").await.unwrap().is_some(), "within the TTL the cached check stands");
+    *at.lock().unwrap() = now() + TOKEN_CACHE_TTL;
+    assert_eq!(auth.by_token("good").await.unwrap(), None, "past the TTL the revocation is seen");
+    assert_eq!(reads.load(Ordering::SeqCst), 2);
+    // A refused token is not kept: once it is known again (say, a fresh row), it works at once.
+    revoked.store(false, Ordering::SeqCst);
+    assert!(auth.by_token("good").await.unwrap().is_some());
 }
 
 #[tokio::test]

@@ -329,7 +329,8 @@ impl ItemsApi {
         intent: Query<Option<Intent>>,
         availability: Query<Option<Availability>>,
         item_type: Query<Option<String>>,
-        /// Words that must all appear in the name or profile: at most 32 words, 500 characters.
+        /// Words that must all match the start of a word of the name, type, profile, place or notes (one typo
+        /// forgiven when nothing matches); results best first. At most 32 words, 500 characters.
         q: Query<Option<String>>,
         /// Only the items in this place and, unless `within=false`, in the places below it.
         place: Query<Option<i64>>,
