@@ -7,6 +7,7 @@
 pub mod allocation;
 pub mod bulk;
 pub mod catalogue;
+pub mod history;
 pub mod demo;
 pub mod ids;
 pub mod item;
