@@ -119,6 +119,8 @@ pub fn refusal_status(refusal: &Refusal) -> (StatusCode, &'static str) {
         Refusal::LastOwner(_) | Refusal::NameTaken(_) => CONFLICT,
         Refusal::ForeignComponent(_) | Refusal::NoSpeech | Refusal::KeyUsedElsewhere | Refusal::Bulk(_) => RULE,
         Refusal::ImageTooSmall { .. } => RULE,
+        Refusal::Undo(UndoRefused::NotUndoable) => RULE,
+        Refusal::Undo(UndoRefused::ChangedSince { .. }) => CONFLICT,
         Refusal::Place(PlaceRefused::DuplicateName { .. }) => CONFLICT,
         Refusal::Place(_) => RULE,
         Refusal::Gone(_)
