@@ -11,7 +11,7 @@ use trove_application::ports::idempotency::{
 };
 use trove_application::ports::people::{Member, NewMember, NewToken};
 use trove_application::ports::{
-    HouseholdRepo, IdempotencyStore, InventoryRepo, InventoryStamp, InvitationRepo, ItemQuery, MemberRepo, PlaceFilter,
+    EventRepo, HouseholdRepo, IdempotencyStore, InventoryRepo, InventoryStamp, InvitationRepo, ItemQuery, MemberRepo, PlaceFilter,
     PlaceRepo, PriceRepo, ProjectRepo, SessionRepo, SpendLedger, TemplateRepo, TokenRepo,
 };
 use trove_db::{Store, testing};
@@ -20,7 +20,7 @@ use trove_domain::item::{
     MeasurementSource, NewItem, Severity, TestDone, TestResult,
 };
 use trove_domain::money::{Currency, MicroUsd, Money};
-use trove_domain::people::{MemberName, Role, Scope};
+use trove_domain::people::{Event, EventId, FieldChange, MemberName, ObjectKind, Role, Scope};
 use trove_domain::place::{NewPlace, PlaceName};
 use trove_domain::pricing::{Comparable, DroppedComparable, Estimate, PriceReport};
 use trove_domain::project::{Allocation, NewProject, Project, ProjectStatus};
@@ -124,6 +124,7 @@ on_both_backends!(
     invitations_are_redeemed_once,
     sessions_are_found_touched_and_ended,
     old_tokens_become_the_first_owners_write_tokens,
+    events_are_kept_per_object_and_paged_newest_first,
 );
 
 fn day(d: u32) -> Timestamp {
@@ -1417,4 +1418,54 @@ async fn old_tokens_become_the_first_owners_write_tokens(ctx: Ctx) {
     let (_, other) = s.token("old-3").await.unwrap().unwrap();
     assert_eq!((other.name.as_str(), other.household), ("HOME owner 2", away), "names stay unique ignoring case");
     assert_eq!(s.first_owner(empty).await.unwrap(), None);
+}
+
+fn event(object: i64, action: &str, at: u32, member: Option<Member>) -> Event {
+    Event {
+        at: day(at),
+        member: member.map(|m| m.id),
+        action: action.into(),
+        kind: ObjectKind::Item,
+        object,
+        changes: vec![FieldChange { field: "name".into(), before: Some("a".into()), after: None }],
+        version_after: Some(i64::from(at)),
+    }
+}
+
+async fn events_are_kept_per_object_and_paged_newest_first(ctx: Ctx) {
+    let s = &ctx.store;
+    let h = household(s, "home").await;
+    let other = household(s, "other").await;
+    let owner = s
+        .add_member(NewMember {
+            household: h,
+            name: MemberName::new("Ann").unwrap(),
+            role: Role::Owner,
+            password_hash: None,
+            created_at: day(1),
+        })
+        .await
+        .unwrap();
+    let mut ids = Vec::new();
+    for (object, action, at) in [(1, "create", 1), (2, "create", 2), (1, "patch", 3), (1, "undo", 4)] {
+        let e = event(object, action, at, (object == 1).then(|| owner.clone()));
+        ids.push(s.append(h, &e).await.unwrap());
+    }
+    let foreign = s.append(other, &event(1, "create", 5, None)).await.unwrap();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+
+    let of_one = s.of_object(h, ObjectKind::Item, 1).await.unwrap();
+    assert_eq!(of_one.iter().map(|(id, _)| *id).collect::<Vec<_>>(), vec![ids[0], ids[2], ids[3]]);
+    assert_eq!(of_one[1].1, event(1, "patch", 3, Some(owner.clone())));
+    assert!(s.of_object(h, ObjectKind::Place, 1).await.unwrap().is_empty());
+
+    let page = |limit, before| async move { s.activity(h, limit, before).await.unwrap() };
+    let first: Vec<EventId> = page(3, None).await.into_iter().map(|(id, _)| id).collect();
+    assert_eq!(first, vec![ids[3], ids[2], ids[1]]);
+    let rest: Vec<EventId> = page(3, Some(ids[1])).await.into_iter().map(|(id, _)| id).collect();
+    assert_eq!(rest, vec![ids[0]]);
+
+    assert_eq!(s.get(h, ids[1]).await.unwrap(), event(2, "create", 2, None));
+    assert!(matches!(s.get(h, foreign).await, Err(RepoError::NotFound)));
+    assert!(matches!(s.get(other, foreign).await, Ok(_)));
 }
