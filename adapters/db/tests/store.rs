@@ -1465,7 +1465,7 @@ async fn events_are_kept_per_object_and_paged_newest_first(ctx: Ctx) {
     let rest: Vec<EventId> = page(3, Some(ids[1])).await.into_iter().map(|(id, _)| id).collect();
     assert_eq!(rest, vec![ids[0]]);
 
-    assert_eq!(s.get(h, ids[1]).await.unwrap(), event(2, "create", 2, None));
-    assert!(matches!(s.get(h, foreign).await, Err(RepoError::NotFound)));
-    assert!(matches!(s.get(other, foreign).await, Ok(_)));
+    assert_eq!(EventRepo::get(s, h, ids[1]).await.unwrap(), event(2, "create", 2, None));
+    assert!(matches!(EventRepo::get(s, h, foreign).await, Err(RepoError::NotFound)));
+    assert!(matches!(EventRepo::get(s, other, foreign).await, Ok(_)));
 }
