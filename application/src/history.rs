@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use trove_domain::history::{diff, reverse};
 use trove_domain::item::Item;
-use trove_domain::people::{Event, EventId, FieldChange, MemberId, Permission, ObjectKind, UndoRefused, check_undo};
+use trove_domain::people::{Event, EventId, FieldChange, MemberId, ObjectKind, Permission, UndoRefused, check_undo};
 use trove_domain::{HouseholdId, ItemId};
 
 /// Largest page of the activity feed.
@@ -68,8 +68,15 @@ impl Recorder {
         changes: Vec<FieldChange>,
         version_after: Option<i64>,
     ) -> Result<EventId, Error> {
-        let event =
-            Event { at: self.clock.now(), member: actor.member, action: action.to_owned(), kind, object, changes, version_after };
+        let event = Event {
+            at: self.clock.now(),
+            member: actor.member,
+            action: action.to_owned(),
+            kind,
+            object,
+            changes,
+            version_after,
+        };
         Ok(self.events.append(actor.household, &event).await?)
     }
 
@@ -77,7 +84,13 @@ impl Recorder {
     ///
     /// # Errors
     /// As [`Recorder::record`].
-    pub async fn item(&self, actor: Actor, action: &str, before: Option<&Item>, after: &Item) -> Result<EventId, Error> {
+    pub async fn item(
+        &self,
+        actor: Actor,
+        action: &str,
+        before: Option<&Item>,
+        after: &Item,
+    ) -> Result<EventId, Error> {
         let changes = match before {
             Some(before) => diff(before, after),
             None => vec![FieldChange { field: "name".into(), before: None, after: Some(after.name.to_string()) }],
@@ -120,9 +133,8 @@ impl History {
         Ok(events
             .into_iter()
             .map(|(id, event)| {
-                let member = event
-                    .member
-                    .map(|m| (m, names.get(&m).cloned().unwrap_or_else(|| "former member".to_owned())));
+                let member =
+                    event.member.map(|m| (m, names.get(&m).cloned().unwrap_or_else(|| "former member".to_owned())));
                 ShownEvent { id, event, member }
             })
             .collect())

@@ -11,9 +11,9 @@ use trove_domain::bulk::{self, BULK_MAX, BulkSet};
 use trove_domain::item::{
     self, ChangeRefused, Fault, Gone, GoneReason, Item, ItemChanges, Measurement, NewItem, TestDone,
 };
+use trove_domain::people::{Event, EventId, ObjectKind};
 use trove_domain::place::PlaceRefused;
 use trove_domain::text::{self, ControlCharacter, Lines};
-use trove_domain::people::{Event, EventId, ObjectKind};
 use trove_domain::{HouseholdId, ItemId, PlaceId};
 
 /// Largest page of a listing.

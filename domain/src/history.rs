@@ -1,9 +1,9 @@
 //! What a change did to an item, field by field, and how a change of its fields is reversed. The values are the
 //! texts the API shows (`"good"`, `"12"` for a place id, `"a, b"` for a list); `None` is absent.
 
+use crate::PlaceId;
 use crate::item::{Availability, Condition, Intent, Item, ItemChanges, ItemName, ItemType};
 use crate::people::{FieldChange, UndoRefused};
-use crate::PlaceId;
 
 fn change(out: &mut Vec<FieldChange>, field: &str, before: Option<String>, after: Option<String>) {
     if before != after {
@@ -42,7 +42,12 @@ pub fn diff(before: &Item, after: &Item) -> Vec<FieldChange> {
     change(&mut out, "place_id", before.place_id.map(|p| p.to_string()), after.place_id.map(|p| p.to_string()));
     change(&mut out, "accessories", joined(&before.accessories), joined(&after.accessories));
     change(&mut out, "components", joined(&before.components), joined(&after.components));
-    change(&mut out, "gone", before.gone.as_ref().map(|g| g.reason.to_string()), after.gone.as_ref().map(|g| g.reason.to_string()));
+    change(
+        &mut out,
+        "gone",
+        before.gone.as_ref().map(|g| g.reason.to_string()),
+        after.gone.as_ref().map(|g| g.reason.to_string()),
+    );
     for m in after.measurements.iter().skip(before.measurements.len()) {
         change(&mut out, "measurement", None, Some(format!("{} {} {}", m.key, m.value, m.unit)));
     }
@@ -75,9 +80,8 @@ pub fn reverse(changes: &[FieldChange]) -> Result<ItemChanges, UndoRefused> {
                 back.availability = Some(Availability::parse(required()?).ok_or(UndoRefused::NotUndoable)?);
             }
             "place_id" => {
-                back.place_id = Some(
-                    before.map(|p| p.parse().map(PlaceId).map_err(|_| UndoRefused::NotUndoable)).transpose()?,
-                );
+                back.place_id =
+                    Some(before.map(|p| p.parse().map(PlaceId).map_err(|_| UndoRefused::NotUndoable)).transpose()?);
             }
             _ => return Err(UndoRefused::NotUndoable),
         }
@@ -88,8 +92,8 @@ pub fn reverse(changes: &[FieldChange]) -> Result<ItemChanges, UndoRefused> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::item::{Fault, NewItem, Severity};
     use crate::ItemId;
+    use crate::item::{Fault, NewItem, Severity};
     use chrono::DateTime;
 
     fn item() -> Item {

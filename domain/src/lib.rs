@@ -7,8 +7,8 @@
 pub mod allocation;
 pub mod bulk;
 pub mod catalogue;
-pub mod history;
 pub mod demo;
+pub mod history;
 pub mod ids;
 pub mod item;
 pub mod label;

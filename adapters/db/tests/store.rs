@@ -11,8 +11,8 @@ use trove_application::ports::idempotency::{
 };
 use trove_application::ports::people::{Member, NewMember, NewToken};
 use trove_application::ports::{
-    EventRepo, HouseholdRepo, IdempotencyStore, InventoryRepo, InventoryStamp, InvitationRepo, ItemQuery, MemberRepo, PlaceFilter,
-    PlaceRepo, PriceRepo, ProjectRepo, SessionRepo, SpendLedger, TemplateRepo, TokenRepo,
+    EventRepo, HouseholdRepo, IdempotencyStore, InventoryRepo, InventoryStamp, InvitationRepo, ItemQuery, MemberRepo,
+    PlaceFilter, PlaceRepo, PriceRepo, ProjectRepo, SessionRepo, SpendLedger, TemplateRepo, TokenRepo,
 };
 use trove_db::{Store, testing};
 use trove_domain::item::{

@@ -76,12 +76,8 @@ impl EventRepo for Store {
         if let Some(before) = before {
             query = query.filter(events::Column::Id.lt(before.0));
         }
-        let rows = query
-            .order_by_desc(events::Column::Id)
-            .limit(u64::from(limit))
-            .all(&self.db)
-            .await
-            .context("activity")?;
+        let rows =
+            query.order_by_desc(events::Column::Id).limit(u64::from(limit)).all(&self.db).await.context("activity")?;
         events(rows)
     }
 

@@ -402,7 +402,6 @@ impl ItemsApi {
     /// the household); nothing is changed then. At most 1,000 ids.
     #[oai(path = "/items/bulk", method = "post")]
     async fn bulk(&self, Person(c): Person, body: Json<BulkChange>) -> ApiResult<Json<BulkDone>> {
-        let h = c.household;
         let BulkChange { ids, set } = body.0;
         let ids: Vec<ItemId> = ids.into_iter().map(ItemId).collect();
         let set = BulkSet {
@@ -475,8 +474,12 @@ impl ItemsApi {
     async fn gone(&self, Person(c): Person, id: Path<i64>, body: Json<MarkGone>) -> ApiResult<Json<ItemDto>> {
         let h = c.household;
         let note = di::optional_note(body.0.note.as_deref(), "note").map_err(ApiError::from)?;
-        let item =
-            self.0.inventory.mark_gone((&c).into(), ItemId(id.0), body.0.reason.into(), note).await.map_err(ApiError::from)?;
+        let item = self
+            .0
+            .inventory
+            .mark_gone((&c).into(), ItemId(id.0), body.0.reason.into(), note)
+            .await
+            .map_err(ApiError::from)?;
         Ok(Json(self.answer(h, &item).await?))
     }
 }
