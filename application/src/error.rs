@@ -83,6 +83,7 @@ pub enum Object {
     Member,
     Invitation,
     Token,
+    Event,
 }
 
 impl std::fmt::Display for Object {
@@ -96,6 +97,7 @@ impl std::fmt::Display for Object {
             Object::Member => "member",
             Object::Invitation => "invitation",
             Object::Token => "token",
+            Object::Event => "event",
         })
     }
 }
@@ -167,6 +169,9 @@ pub enum Refusal {
     /// An `Idempotency-Key` already answered for a request with another body or scope.
     #[error("this Idempotency-Key was used for a different request")]
     KeyUsedElsewhere,
+    /// An undo the rule refuses: not a change of an item's fields, or the item changed since.
+    #[error(transparent)]
+    Undo(#[from] trove_domain::people::UndoRefused),
     /// An `Idempotency-Key` held by a request that is still running.
     #[error("a request with this Idempotency-Key is still running")]
     KeyRunning,

@@ -2,6 +2,7 @@
 //! and tests, mark gone.
 
 use crate::error::{Object, Refusal, named};
+use crate::history::{Actor, Recorder};
 use crate::places::resolve;
 use crate::ports::{Clock, InventoryRepo, ItemPage, ItemQuery, PlaceRepo};
 use crate::{Error, RepoError};
@@ -10,6 +11,7 @@ use trove_domain::bulk::{self, BULK_MAX, BulkSet};
 use trove_domain::item::{
     self, ChangeRefused, Fault, Gone, GoneReason, Item, ItemChanges, Measurement, NewItem, TestDone,
 };
+use trove_domain::people::{Event, EventId, ObjectKind};
 use trove_domain::place::PlaceRefused;
 use trove_domain::text::{self, ControlCharacter, Lines};
 use trove_domain::{HouseholdId, ItemId, PlaceId};
@@ -105,6 +107,8 @@ pub struct Inventory {
     /// Where items are put: a `place_id` is checked and a `location` text found or created here.
     places: Arc<dyn PlaceRepo>,
     clock: Arc<dyn Clock>,
+    /// Where every change is recorded, with who made it.
+    recorder: Recorder,
 }
 
 impl std::fmt::Debug for Inventory {
@@ -118,8 +122,13 @@ fn no_item(id: ItemId) -> impl Fn(RepoError) -> Error {
 }
 
 impl Inventory {
-    pub fn new(items: Arc<dyn InventoryRepo>, places: Arc<dyn PlaceRepo>, clock: Arc<dyn Clock>) -> Self {
-        Self { items, places, clock }
+    pub fn new(
+        items: Arc<dyn InventoryRepo>,
+        places: Arc<dyn PlaceRepo>,
+        clock: Arc<dyn Clock>,
+        recorder: Recorder,
+    ) -> Self {
+        Self { items, places, clock, recorder }
     }
 
     /// Checks that `id` is a place of the household.
@@ -171,7 +180,8 @@ impl Inventory {
     /// [`Error::Refused`] when a component is not an item of the household, the availability is one only a
     /// project sets, or `place_id` is not a place of the household; [`Error::Invalid`] for both a `place_id`
     /// and a `location`, or a `location` part that is not a place name. Nothing is written then.
-    pub async fn create(&self, household: HouseholdId, mut item: NewItem) -> Result<Item, Error> {
+    pub async fn create(&self, actor: Actor, mut item: NewItem) -> Result<Item, Error> {
+        let household = actor.household;
         item.check_texts().map_err(invalid)?;
         item.components.sort_unstable();
         item.components.dedup();
@@ -181,7 +191,9 @@ impl Inventory {
         if let Some(place) = self.placement(household, item.place_id.map(Some), location.as_deref().map(Some)).await? {
             item.place_id = place;
         }
-        Ok(self.items.insert(household, item, self.clock.now()).await?)
+        let item = self.items.insert(household, item, self.clock.now()).await?;
+        self.recorder.item(actor, "create", None, &item).await?;
+        Ok(item)
     }
 
     /// One item.
@@ -213,23 +225,70 @@ impl Inventory {
 
     /// Reads the item, applies `change`, writes it conditional on its version; retried when another writer got
     /// in between.
+    /// The change is recorded as the event `action` of `actor`.
     async fn modify(
         &self,
-        household: HouseholdId,
+        actor: Actor,
+        action: &str,
         id: ItemId,
         change: impl Fn(&mut Item) -> Result<(), Error>,
     ) -> Result<Item, Error> {
+        let household = actor.household;
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let mut item = self.get(household, id).await?;
+            let before = self.get(household, id).await?;
+            let mut item = before.clone();
             change(&mut item)?;
             item.updated_at = self.clock.now();
             match self.items.update(household, &item).await {
                 Err(RepoError::Stale(_)) if attempt < RETRIES => continue,
-                other => return other.map_err(no_item(id)),
+                other => {
+                    let after = other.map_err(no_item(id))?;
+                    self.recorder.item(actor, action, Some(&before), &after).await?;
+                    return Ok(after);
+                }
             }
         }
+    }
+
+    /// Puts back the fields `back` names, only while the item is still at `version` (never retried: a change
+    /// in between refuses the undo); recorded as the event `undo`. Answers that event.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`]; [`Refusal::Stale`] when the item changed since `version`; the item's rules'
+    /// refusals.
+    pub(crate) async fn revert(
+        &self,
+        actor: Actor,
+        id: ItemId,
+        back: ItemPatch,
+        version: i64,
+    ) -> Result<(EventId, Event), Error> {
+        let household = actor.household;
+        let before = self.get(household, id).await?;
+        if before.version != version {
+            return Err(Refusal::Stale(id).into());
+        }
+        if let Some(Some(place)) = back.place_id {
+            self.check_place(household, place).await?;
+        }
+        let mut item = before.clone();
+        item.apply(&back).map_err(refused)?;
+        item.updated_at = self.clock.now();
+        let after = self.items.update(household, &item).await.map_err(no_item(id))?;
+        let event = Event {
+            at: item.updated_at,
+            member: actor.member,
+            action: "undo".into(),
+            kind: ObjectKind::Item,
+            object: id.0,
+            changes: trove_domain::history::diff(&before, &after),
+            version_after: Some(after.version),
+        };
+        let event_id =
+            self.recorder.record(actor, "undo", event.kind, id.0, event.changes.clone(), event.version_after).await?;
+        Ok((event_id, event))
     }
 
     /// Changes the fields given; a `location` text moves the item to the place it names (found or created).
@@ -240,7 +299,8 @@ impl Inventory {
     /// household; [`Error::Invalid`] for both a `place_id` and a `location`, or a `location` part that is not a
     /// place name; [`Error::Refused`] when the change would take a reserved or in-use item away from its
     /// project, or touches a gone item.
-    pub async fn patch(&self, household: HouseholdId, id: ItemId, mut patch: ItemPatch) -> Result<Item, Error> {
+    pub async fn patch(&self, actor: Actor, id: ItemId, mut patch: ItemPatch) -> Result<Item, Error> {
+        let household = actor.household;
         patch.check_texts().map_err(invalid)?;
         if let Some(a) = patch.availability {
             item::check_manual_availability(a).map_err(refused)?;
@@ -253,7 +313,7 @@ impl Inventory {
         if let Some(place) = self.placement(household, patch.place_id, location).await? {
             patch.place_id = Some(place);
         }
-        self.modify(household, id, |item| item.apply(&patch).map_err(refused)).await
+        self.modify(actor, "patch", id, |item| item.apply(&patch).map_err(refused)).await
     }
 
     /// Applies one set of changes (a place, an intent, a condition) to many items at once: all or nothing, in
@@ -265,7 +325,8 @@ impl Inventory {
     /// [`Error::NotFound`] naming an item that is not in the household; [`Error::Refused`] for a `place_id` that
     /// is not a place of the household, or naming the first item the rules refuse and why (a gone item, one
     /// held by a project). Nothing is written then.
-    pub async fn bulk_update(&self, household: HouseholdId, ids: &[ItemId], set: BulkSet) -> Result<u64, Error> {
+    pub async fn bulk_update(&self, actor: Actor, ids: &[ItemId], set: BulkSet) -> Result<u64, Error> {
+        let household = actor.household;
         let mut ids = ids.to_vec();
         ids.sort_unstable();
         ids.dedup();
@@ -296,7 +357,16 @@ impl Inventory {
             match self.items.update_many(household, &changed).await {
                 Err(RepoError::Stale(_)) if attempt < RETRIES => continue,
                 Err(RepoError::Conflict(m)) => return Err(Refusal::StateChanged(m).into()),
-                other => return Ok(other?),
+                other => {
+                    let updated = other?;
+                    // The store bumps each version by one in the same write.
+                    for (before, after) in found.iter().zip(&changed) {
+                        let changes = trove_domain::history::diff(before, after);
+                        let version = Some(after.version + 1);
+                        self.recorder.record(actor, "bulk", ObjectKind::Item, after.id.0, changes, version).await?;
+                    }
+                    return Ok(updated);
+                }
             }
         }
     }
@@ -305,8 +375,8 @@ impl Inventory {
     ///
     /// # Errors
     /// [`Error::NotFound`]; [`Refusal::Change`] for a gone item.
-    pub async fn add_measurement(&self, household: HouseholdId, id: ItemId, m: Measurement) -> Result<Item, Error> {
-        self.modify(household, id, |item| {
+    pub async fn add_measurement(&self, actor: Actor, id: ItemId, m: Measurement) -> Result<Item, Error> {
+        self.modify(actor, "measurement", id, |item| {
             refuse_gone(item)?;
             item.measurements.push(m.clone());
             Ok(())
@@ -318,9 +388,9 @@ impl Inventory {
     ///
     /// # Errors
     /// [`Error::NotFound`]; [`Refusal::Change`] for a gone item.
-    pub async fn add_fault(&self, household: HouseholdId, id: ItemId, fault: Fault) -> Result<Item, Error> {
+    pub async fn add_fault(&self, actor: Actor, id: ItemId, fault: Fault) -> Result<Item, Error> {
         text::check("text", &fault.text, Lines::One).map_err(invalid)?;
-        self.modify(household, id, |item| {
+        self.modify(actor, "fault", id, |item| {
             refuse_gone(item)?;
             item.faults.push(fault.clone());
             Ok(())
@@ -332,10 +402,10 @@ impl Inventory {
     ///
     /// # Errors
     /// [`Error::NotFound`]; [`Refusal::Change`] for a gone item.
-    pub async fn add_test(&self, household: HouseholdId, id: ItemId, test: TestDone) -> Result<Item, Error> {
+    pub async fn add_test(&self, actor: Actor, id: ItemId, test: TestDone) -> Result<Item, Error> {
         text::check("name", &test.name, Lines::One).map_err(invalid)?;
         text::check("note", test.note.as_deref().unwrap_or_default(), Lines::Many).map_err(invalid)?;
-        self.modify(household, id, |item| {
+        self.modify(actor, "test", id, |item| {
             refuse_gone(item)?;
             item.tests_done.push(test.clone());
             Ok(())
@@ -349,14 +419,14 @@ impl Inventory {
     /// [`Error::NotFound`]; [`Refusal::Gone`] while reserved or when already gone.
     pub async fn mark_gone(
         &self,
-        household: HouseholdId,
+        actor: Actor,
         id: ItemId,
         reason: GoneReason,
         note: Option<String>,
     ) -> Result<Item, Error> {
         text::check("note", note.as_deref().unwrap_or_default(), Lines::Many).map_err(invalid)?;
         let at = self.clock.now();
-        self.modify(household, id, |item| {
+        self.modify(actor, "gone", id, |item| {
             item.mark_gone(Gone { reason, at, note: note.clone() }).map_err(|e| Refusal::Gone(e).into())
         })
         .await
@@ -371,6 +441,7 @@ fn refuse_gone(item: &Item) -> Result<(), Error> {
 mod tests {
     use super::*;
     use crate::ports::clock::MockClock;
+    use crate::ports::history::MockEventRepo;
     use crate::ports::inventory::MockInventoryRepo;
     use crate::ports::places::MockPlaceRepo;
     use chrono::{TimeZone, Utc};
@@ -380,7 +451,7 @@ mod tests {
     use trove_domain::place::{Place, PlaceName, PlacePath, PlaceStep};
     use trove_domain::{ProjectId, Timestamp};
 
-    const H: HouseholdId = HouseholdId(2);
+    const H: Actor = Actor { household: HouseholdId(2), member: None };
 
     fn now() -> Timestamp {
         Utc.with_ymd_and_hms(2026, 4, 1, 12, 0, 0).unwrap()
@@ -414,7 +485,10 @@ mod tests {
     fn inventory(items: MockInventoryRepo, places: MockPlaceRepo) -> Inventory {
         let mut clock = MockClock::new();
         clock.expect_now().returning(now);
-        Inventory::new(Arc::new(items), Arc::new(places), Arc::new(clock))
+        let clock = Arc::new(clock);
+        let mut events = MockEventRepo::new();
+        events.expect_append().returning(|_, _| Ok(EventId(1)));
+        Inventory::new(Arc::new(items), Arc::new(places), clock.clone(), Recorder::new(Arc::new(events), clock))
     }
 
     /// A store holding `stored`, whose first `stale` bulk writes find a changed version.

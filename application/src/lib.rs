@@ -9,6 +9,7 @@ pub mod contracts;
 pub mod demo;
 pub mod error;
 pub mod exchange;
+pub mod history;
 pub mod idempotency;
 pub mod intake;
 pub mod items;

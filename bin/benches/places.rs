@@ -97,7 +97,12 @@ async fn bench_listing(name: &str, url: &str) {
     }
     println!("{name}: {ITEMS} items in {} places, written in {:.1?}", all.len(), started.elapsed());
 
-    let inventory = Inventory::new(store.clone(), store.clone(), Arc::new(SystemClock));
+    let inventory = Inventory::new(
+        store.clone(),
+        store.clone(),
+        Arc::new(SystemClock),
+        trove_application::history::Recorder::new(store.clone(), Arc::new(SystemClock)),
+    );
     let raw: DatabaseConnection = Database::connect(url).await.unwrap();
     let backend = raw.get_database_backend();
     // Fresh statistics, as PostgreSQL's autovacuum (or SQLite's `PRAGMA optimize`) would have after a bulk load.

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use trove_application::auth::{Auth, PeoplePorts};
 use trove_application::catalogue::Catalogue;
 use trove_application::exchange::Exchange;
+use trove_application::history::{History, Recorder};
 use trove_application::idempotency::Idempotency;
 use trove_application::intake::Intake;
 use trove_application::items::Inventory;
@@ -112,8 +113,13 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
     let pictures = Arc::new(trove_vision::pictures::PictureWork::new());
     let media = Media::new(store.clone(), blobs, pictures, items.clone(), clock.clone());
 
+    let recorder = Recorder::new(store.clone(), clock.clone());
+    let inventory = Inventory::new(items.clone(), places.clone(), clock.clone(), recorder);
+    let history = History::new(store.clone(), store.clone(), inventory.clone());
+
     let services = Services {
-        inventory: Inventory::new(items.clone(), places.clone(), clock.clone()),
+        inventory,
+        history,
         places: Places::new(places, clock.clone()),
         labels,
         catalogue,

@@ -8,6 +8,7 @@ pub mod allocation;
 pub mod bulk;
 pub mod catalogue;
 pub mod demo;
+pub mod history;
 pub mod ids;
 pub mod item;
 pub mod label;

@@ -11,8 +11,8 @@ use trove_application::ports::idempotency::{
 };
 use trove_application::ports::people::{Member, NewMember, NewToken};
 use trove_application::ports::{
-    HouseholdRepo, IdempotencyStore, InventoryRepo, InventoryStamp, InvitationRepo, ItemQuery, MemberRepo, PlaceFilter,
-    PlaceRepo, PriceRepo, ProjectRepo, SessionRepo, SpendLedger, TemplateRepo, TokenRepo,
+    EventRepo, HouseholdRepo, IdempotencyStore, InventoryRepo, InventoryStamp, InvitationRepo, ItemQuery, MemberRepo,
+    PlaceFilter, PlaceRepo, PriceRepo, ProjectRepo, SessionRepo, SpendLedger, TemplateRepo, TokenRepo,
 };
 use trove_db::{Store, testing};
 use trove_domain::item::{
@@ -20,7 +20,7 @@ use trove_domain::item::{
     MeasurementSource, NewItem, Severity, TestDone, TestResult,
 };
 use trove_domain::money::{Currency, MicroUsd, Money};
-use trove_domain::people::{MemberName, Role, Scope};
+use trove_domain::people::{Event, EventId, FieldChange, MemberName, ObjectKind, Role, Scope};
 use trove_domain::place::{NewPlace, PlaceName};
 use trove_domain::pricing::{Comparable, DroppedComparable, Estimate, PriceReport};
 use trove_domain::project::{Allocation, NewProject, Project, ProjectStatus};
@@ -129,6 +129,7 @@ on_both_backends!(
     the_search_index_follows_every_write,
     search_pages_walk_the_relevance_order_once,
     totals_follow_every_write,
+    events_are_kept_per_object_and_paged_newest_first,
 );
 
 fn day(d: u32) -> Timestamp {
@@ -1703,4 +1704,54 @@ async fn totals_follow_every_write(ctx: Ctx) {
     let elsewhere = Store::connect(&ctx.url).await.unwrap();
     InventoryRepo::insert(&elsewhere, h, new_item("Cell far", "lithium_cell", "", Intent::Sell), day(4)).await.unwrap();
     assert_eq!((total(ItemQuery::default()).await, total(search()).await, total(sell()).await), (5, 5, 1));
+}
+
+fn event(object: i64, action: &str, at: u32, member: Option<Member>) -> Event {
+    Event {
+        at: day(at),
+        member: member.map(|m| m.id),
+        action: action.into(),
+        kind: ObjectKind::Item,
+        object,
+        changes: vec![FieldChange { field: "name".into(), before: Some("a".into()), after: None }],
+        version_after: Some(i64::from(at)),
+    }
+}
+
+async fn events_are_kept_per_object_and_paged_newest_first(ctx: Ctx) {
+    let s = &ctx.store;
+    let h = household(s, "home").await;
+    let other = household(s, "other").await;
+    let owner = s
+        .add_member(NewMember {
+            household: h,
+            name: MemberName::new("Ann").unwrap(),
+            role: Role::Owner,
+            password_hash: None,
+            created_at: day(1),
+        })
+        .await
+        .unwrap();
+    let mut ids = Vec::new();
+    for (object, action, at) in [(1, "create", 1), (2, "create", 2), (1, "patch", 3), (1, "undo", 4)] {
+        let e = event(object, action, at, (object == 1).then(|| owner.clone()));
+        ids.push(s.append(h, &e).await.unwrap());
+    }
+    let foreign = s.append(other, &event(1, "create", 5, None)).await.unwrap();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+
+    let of_one = s.of_object(h, ObjectKind::Item, 1).await.unwrap();
+    assert_eq!(of_one.iter().map(|(id, _)| *id).collect::<Vec<_>>(), vec![ids[0], ids[2], ids[3]]);
+    assert_eq!(of_one[1].1, event(1, "patch", 3, Some(owner.clone())));
+    assert!(s.of_object(h, ObjectKind::Place, 1).await.unwrap().is_empty());
+
+    let page = |limit, before| async move { s.activity(h, limit, before).await.unwrap() };
+    let first: Vec<EventId> = page(3, None).await.into_iter().map(|(id, _)| id).collect();
+    assert_eq!(first, vec![ids[3], ids[2], ids[1]]);
+    let rest: Vec<EventId> = page(3, Some(ids[1])).await.into_iter().map(|(id, _)| id).collect();
+    assert_eq!(rest, vec![ids[0]]);
+
+    assert_eq!(EventRepo::get(s, h, ids[1]).await.unwrap(), event(2, "create", 2, None));
+    assert!(matches!(EventRepo::get(s, h, foreign).await, Err(RepoError::NotFound)));
+    assert!(matches!(EventRepo::get(s, other, foreign).await, Ok(_)));
 }

@@ -12,7 +12,7 @@ use trove_application::metered::RunSpend;
 use trove_application::photo::PhotoError;
 use trove_application::{Error, Refusal};
 use trove_domain::item::ChangeRefused;
-use trove_domain::people::InvitationGone;
+use trove_domain::people::{InvitationGone, UndoRefused};
 use trove_domain::place::PlaceRefused;
 
 /// What a route answers: its payload, or an error rendered in the API's shape.
@@ -119,6 +119,8 @@ pub fn refusal_status(refusal: &Refusal) -> (StatusCode, &'static str) {
         Refusal::LastOwner(_) | Refusal::NameTaken(_) => CONFLICT,
         Refusal::ForeignComponent(_) | Refusal::NoSpeech | Refusal::KeyUsedElsewhere | Refusal::Bulk(_) => RULE,
         Refusal::ImageTooSmall { .. } => RULE,
+        Refusal::Undo(UndoRefused::NotUndoable) => RULE,
+        Refusal::Undo(UndoRefused::ChangedSince { .. }) => CONFLICT,
         Refusal::Place(PlaceRefused::DuplicateName { .. }) => CONFLICT,
         Refusal::Place(_) => RULE,
         Refusal::Gone(_)

@@ -4,6 +4,7 @@ use std::sync::Arc;
 use trove_application::auth::Auth;
 use trove_application::catalogue::Catalogue;
 use trove_application::exchange::Exchange;
+use trove_application::history::History;
 use trove_application::idempotency::Idempotency;
 use trove_application::intake::Intake;
 use trove_application::items::Inventory;
@@ -47,6 +48,8 @@ pub struct Services {
     pub photos: Photos,
     /// Photos, receipts and manuals kept on items.
     pub media: Media,
+    /// Who changed what, and undoing a change.
+    pub history: History,
 }
 
 impl std::fmt::Debug for Services {

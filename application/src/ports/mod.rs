@@ -2,6 +2,7 @@
 //! `mockall` mocks of them are exported behind the `mocks` feature.
 
 pub mod clock;
+pub mod history;
 pub mod households;
 pub mod idempotency;
 pub mod inventory;
@@ -18,6 +19,7 @@ pub mod templates;
 pub mod vision;
 
 pub use clock::Clock;
+pub use history::EventRepo;
 pub use households::HouseholdRepo;
 pub use idempotency::IdempotencyStore;
 pub use inventory::{InventoryRepo, InventoryStamp, ItemPage, ItemQuery, PlaceFilter};

@@ -1,6 +1,7 @@
 //! The sea-orm entities: one module per table. They are this crate's own; the repositories map them to and
 //! from the domain types, and nothing outside the crate sees them.
 
+pub(crate) mod events;
 pub(crate) mod households;
 pub(crate) mod idempotency;
 pub(crate) mod invitations;

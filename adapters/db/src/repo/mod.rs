@@ -1,5 +1,6 @@
 //! The repository ports, implemented on [`crate::Store`]: one module per port.
 
+mod history;
 mod households;
 mod idempotency;
 mod inventory;

@@ -1,7 +1,7 @@
 //! What the household owns: list, add, read and change items; record measurements, faults and tests; mark an
 //! item gone.
 
-use crate::auth::Member;
+use crate::auth::{Member, Person};
 use crate::error::{ApiError, ApiResult};
 use crate::services::Services;
 use crate::shared::{
@@ -390,9 +390,10 @@ impl ItemsApi {
     /// Add an item, in a place given by `place_id` or by a `location` text ("Garage / Shelf B2", found or
     /// created).
     #[oai(path = "/items", method = "post")]
-    async fn create(&self, Member(h): Member, body: Json<CreateItem>) -> ApiResult<Created<ItemDto>> {
+    async fn create(&self, Person(c): Person, body: Json<CreateItem>) -> ApiResult<Created<ItemDto>> {
+        let h = c.household;
         let new = body.0.try_into_domain(self.0.clock.now()).map_err(ApiError::from)?;
-        let item = self.0.inventory.create(h, new).await.map_err(ApiError::from)?;
+        let item = self.0.inventory.create((&c).into(), new).await.map_err(ApiError::from)?;
         Ok(Created::Created(Json(self.answer(h, &item).await?)))
     }
 
@@ -401,7 +402,7 @@ impl ItemsApi {
     /// held by a project) refuses the whole change with its id and the reason (422, or 404 for an item not in
     /// the household); nothing is changed then. At most 1,000 ids.
     #[oai(path = "/items/bulk", method = "post")]
-    async fn bulk(&self, Member(h): Member, body: Json<BulkChange>) -> ApiResult<Json<BulkDone>> {
+    async fn bulk(&self, Person(c): Person, body: Json<BulkChange>) -> ApiResult<Json<BulkDone>> {
         let BulkChange { ids, set } = body.0;
         let ids: Vec<ItemId> = ids.into_iter().map(ItemId).collect();
         let set = BulkSet {
@@ -413,7 +414,7 @@ impl ItemsApi {
             intent: set.intent.map(Into::into),
             condition: set.condition.map(Into::into),
         };
-        let updated = self.0.inventory.bulk_update(h, &ids, set).await.map_err(ApiError::from)?;
+        let updated = self.0.inventory.bulk_update((&c).into(), &ids, set).await.map_err(ApiError::from)?;
         Ok(Json(BulkDone { updated }))
     }
 
@@ -427,9 +428,10 @@ impl ItemsApi {
     /// Change the fields given. `place_id` or a `location` text ("Garage / Shelf B2", found or created) moves
     /// it.
     #[oai(path = "/items/:id", method = "patch")]
-    async fn patch(&self, Member(h): Member, id: Path<i64>, body: Json<PatchItem>) -> ApiResult<Json<ItemDto>> {
+    async fn patch(&self, Person(c): Person, id: Path<i64>, body: Json<PatchItem>) -> ApiResult<Json<ItemDto>> {
+        let h = c.household;
         let patch = body.0.try_into_domain()?;
-        let item = self.0.inventory.patch(h, ItemId(id.0), patch).await.map_err(ApiError::from)?;
+        let item = self.0.inventory.patch((&c).into(), ItemId(id.0), patch).await.map_err(ApiError::from)?;
         Ok(Json(self.answer(h, &item).await?))
     }
 
@@ -437,40 +439,48 @@ impl ItemsApi {
     #[oai(path = "/items/:id/measurements", method = "post")]
     async fn measure(
         &self,
-        Member(h): Member,
+        Person(c): Person,
         id: Path<i64>,
         body: Json<NewMeasurement>,
     ) -> ApiResult<Created<ItemDto>> {
+        let h = c.household;
         let b = body.0;
         let source = b.source.map(Into::into).unwrap_or(MeasurementSource::Manual);
         let m = Measurement::new(&b.key, b.value, &b.unit, b.at.unwrap_or_else(|| self.0.clock.now()), source)
             .map_err(ApiError::from)?;
-        let item = self.0.inventory.add_measurement(h, ItemId(id.0), m).await.map_err(ApiError::from)?;
+        let item = self.0.inventory.add_measurement((&c).into(), ItemId(id.0), m).await.map_err(ApiError::from)?;
         Ok(Created::Created(Json(self.answer(h, &item).await?)))
     }
 
     /// Record a fault.
     #[oai(path = "/items/:id/faults", method = "post")]
-    async fn fault(&self, Member(h): Member, id: Path<i64>, body: Json<NewFault>) -> ApiResult<Created<ItemDto>> {
+    async fn fault(&self, Person(c): Person, id: Path<i64>, body: Json<NewFault>) -> ApiResult<Created<ItemDto>> {
+        let h = c.household;
         let fault = body.0.try_into_domain().map_err(ApiError::from)?;
-        let item = self.0.inventory.add_fault(h, ItemId(id.0), fault).await.map_err(ApiError::from)?;
+        let item = self.0.inventory.add_fault((&c).into(), ItemId(id.0), fault).await.map_err(ApiError::from)?;
         Ok(Created::Created(Json(self.answer(h, &item).await?)))
     }
 
     /// Record a test.
     #[oai(path = "/items/:id/tests", method = "post")]
-    async fn test(&self, Member(h): Member, id: Path<i64>, body: Json<NewTest>) -> ApiResult<Created<ItemDto>> {
+    async fn test(&self, Person(c): Person, id: Path<i64>, body: Json<NewTest>) -> ApiResult<Created<ItemDto>> {
+        let h = c.household;
         let test = body.0.try_into_domain(self.0.clock.now())?;
-        let item = self.0.inventory.add_test(h, ItemId(id.0), test).await.map_err(ApiError::from)?;
+        let item = self.0.inventory.add_test((&c).into(), ItemId(id.0), test).await.map_err(ApiError::from)?;
         Ok(Created::Created(Json(self.answer(h, &item).await?)))
     }
 
     /// Mark an item gone (409 while reserved by a project).
     #[oai(path = "/items/:id/gone", method = "post")]
-    async fn gone(&self, Member(h): Member, id: Path<i64>, body: Json<MarkGone>) -> ApiResult<Json<ItemDto>> {
+    async fn gone(&self, Person(c): Person, id: Path<i64>, body: Json<MarkGone>) -> ApiResult<Json<ItemDto>> {
+        let h = c.household;
         let note = di::optional_note(body.0.note.as_deref(), "note").map_err(ApiError::from)?;
-        let item =
-            self.0.inventory.mark_gone(h, ItemId(id.0), body.0.reason.into(), note).await.map_err(ApiError::from)?;
+        let item = self
+            .0
+            .inventory
+            .mark_gone((&c).into(), ItemId(id.0), body.0.reason.into(), note)
+            .await
+            .map_err(ApiError::from)?;
         Ok(Json(self.answer(h, &item).await?))
     }
 }

@@ -7,6 +7,7 @@
 //! never each other.
 
 pub mod exchange;
+pub mod history;
 pub mod intake;
 pub mod items;
 pub mod labels;
@@ -35,6 +36,7 @@ pub type Apis = (
     photo::PhotoApi,
     media::MediaApi,
     people::PeopleApi,
+    history::HistoryApi,
 );
 
 /// All the API's route groups.
@@ -51,6 +53,7 @@ pub fn apis(s: Services) -> Apis {
         exchange::ExchangeApi(s.clone()),
         photo::PhotoApi(s.clone()),
         media::MediaApi(s.clone()),
-        people::PeopleApi(s),
+        people::PeopleApi(s.clone()),
+        history::HistoryApi(s),
     )
 }

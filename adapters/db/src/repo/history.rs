@@ -1,0 +1,93 @@
+//! `EventRepo`: the history, in `events` (indexed by household, kind and object).
+
+use crate::Store;
+use crate::entity::events;
+use anyhow::{Context as _, anyhow};
+use async_trait::async_trait;
+use sea_orm::{ActiveModelTrait, ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+use trove_application::RepoError;
+use trove_application::ports::EventRepo;
+use trove_domain::HouseholdId;
+use trove_domain::people::{Event, EventId, MemberId, ObjectKind};
+
+fn event(row: events::Model) -> anyhow::Result<(EventId, Event)> {
+    let kind = ObjectKind::parse(&row.object_kind)
+        .ok_or_else(|| anyhow!("event {} has an unknown kind {:?}", row.id, row.object_kind))?;
+    let changes = serde_json::from_str(&row.changes).with_context(|| format!("event {} has bad changes", row.id))?;
+    Ok((
+        EventId(row.id),
+        Event {
+            at: row.at,
+            member: row.member_id.map(MemberId),
+            action: row.action,
+            kind,
+            object: row.object_id,
+            changes,
+            version_after: row.version_after,
+        },
+    ))
+}
+
+fn events(rows: Vec<events::Model>) -> Result<Vec<(EventId, Event)>, RepoError> {
+    Ok(rows.into_iter().map(event).collect::<anyhow::Result<_>>()?)
+}
+
+#[async_trait]
+impl EventRepo for Store {
+    async fn append(&self, household: HouseholdId, e: &Event) -> Result<EventId, RepoError> {
+        let row = events::ActiveModel {
+            household_id: Set(household.0),
+            at: Set(e.at),
+            member_id: Set(e.member.map(|m| m.0)),
+            action: Set(e.action.clone()),
+            object_kind: Set(e.kind.as_str().to_owned()),
+            object_id: Set(e.object),
+            changes: Set(serde_json::to_string(&e.changes).context("encode changes")?),
+            version_after: Set(e.version_after),
+            ..Default::default()
+        };
+        Ok(EventId(row.insert(&self.db).await.context("append event")?.id))
+    }
+
+    async fn of_object(
+        &self,
+        household: HouseholdId,
+        kind: ObjectKind,
+        id: i64,
+    ) -> Result<Vec<(EventId, Event)>, RepoError> {
+        let rows = events::Entity::find()
+            .filter(events::Column::HouseholdId.eq(household.0))
+            .filter(events::Column::ObjectKind.eq(kind.as_str()))
+            .filter(events::Column::ObjectId.eq(id))
+            .order_by_asc(events::Column::Id)
+            .all(&self.db)
+            .await
+            .context("events of an object")?;
+        events(rows)
+    }
+
+    async fn activity(
+        &self,
+        household: HouseholdId,
+        limit: u32,
+        before: Option<EventId>,
+    ) -> Result<Vec<(EventId, Event)>, RepoError> {
+        let mut query = events::Entity::find().filter(events::Column::HouseholdId.eq(household.0));
+        if let Some(before) = before {
+            query = query.filter(events::Column::Id.lt(before.0));
+        }
+        let rows =
+            query.order_by_desc(events::Column::Id).limit(u64::from(limit)).all(&self.db).await.context("activity")?;
+        events(rows)
+    }
+
+    async fn get(&self, household: HouseholdId, id: EventId) -> Result<Event, RepoError> {
+        let row = events::Entity::find_by_id(id.0)
+            .filter(events::Column::HouseholdId.eq(household.0))
+            .one(&self.db)
+            .await
+            .context("get event")?
+            .ok_or(RepoError::NotFound)?;
+        Ok(event(row)?.1)
+    }
+}

@@ -1,0 +1,117 @@
+//! The history: who changed what. An item's history (oldest first), the household's activity feed (newest first,
+//! paged by `before`), and undoing a change of an item's fields.
+
+use crate::auth::{Member, Person};
+use crate::error::{ApiError, ApiResult};
+use crate::services::Services;
+use chrono::{DateTime, Utc};
+use poem_openapi::param::{Path, Query};
+use poem_openapi::payload::Json;
+use poem_openapi::{Object, OpenApi, Tags};
+use trove_application::history::{ACTIVITY_MAX, ShownEvent};
+use trove_domain::ItemId;
+use trove_domain::people::EventId;
+
+#[derive(Tags)]
+enum Tag {
+    /// Who changed what, and undoing a change.
+    History,
+}
+
+/// Who made a change.
+#[derive(Debug, Clone, PartialEq, Eq, Object)]
+pub struct EventMember {
+    pub id: i64,
+    pub name: String,
+}
+
+/// What a change is about.
+#[derive(Debug, Clone, PartialEq, Eq, Object)]
+pub struct EventObject {
+    /// `item`, `place`, `media`, `project` or `member`.
+    pub kind: String,
+    pub id: i64,
+}
+
+/// One field's change, its values as the API shows them (`null`: absent).
+#[derive(Debug, Clone, PartialEq, Eq, Object)]
+pub struct FieldChangeDto {
+    pub field: String,
+    pub before: Option<String>,
+    pub after: Option<String>,
+}
+
+/// One change: when, by whom (`null`: the command line), what and how.
+#[derive(Debug, Clone, PartialEq, Eq, Object)]
+pub struct EventDto {
+    pub id: i64,
+    pub at: DateTime<Utc>,
+    pub member: Option<EventMember>,
+    /// `create`, `patch`, `bulk`, `measurement`, `fault`, `test`, `gone`, `undo`.
+    pub action: String,
+    pub object: EventObject,
+    pub changes: Vec<FieldChangeDto>,
+}
+
+impl From<&ShownEvent> for EventDto {
+    fn from(s: &ShownEvent) -> Self {
+        Self {
+            id: s.id.0,
+            at: s.event.at,
+            member: s.member.as_ref().map(|(id, name)| EventMember { id: id.0, name: name.clone() }),
+            action: s.event.action.clone(),
+            object: EventObject { kind: s.event.kind.as_str().to_owned(), id: s.event.object },
+            changes: s
+                .event
+                .changes
+                .iter()
+                .map(|c| FieldChangeDto { field: c.field.clone(), before: c.before.clone(), after: c.after.clone() })
+                .collect(),
+        }
+    }
+}
+
+/// Some events.
+#[derive(Debug, Clone, PartialEq, Eq, Object)]
+pub struct EventList {
+    pub events: Vec<EventDto>,
+}
+
+fn list(events: &[ShownEvent]) -> Json<EventList> {
+    Json(EventList { events: events.iter().map(EventDto::from).collect() })
+}
+
+pub struct HistoryApi(pub Services);
+
+#[OpenApi(tag = "Tag::History")]
+impl HistoryApi {
+    /// The history of an item, oldest first.
+    #[oai(path = "/items/:id/history", method = "get")]
+    async fn item_history(&self, Member(h): Member, id: Path<i64>) -> ApiResult<Json<EventList>> {
+        let events = self.0.history.of_item(h, ItemId(id.0)).await.map_err(ApiError::from)?;
+        Ok(list(&events))
+    }
+
+    /// The household's changes, newest first: `limit` of them (1 to 200, 50 by default), older than the event
+    /// `before` when given (pass the last id of a page to get the next).
+    #[oai(path = "/activity", method = "get")]
+    async fn activity(
+        &self,
+        Member(h): Member,
+        #[oai(validator(minimum(value = "1"), maximum(value = "200")))] limit: Query<Option<u32>>,
+        before: Query<Option<i64>>,
+    ) -> ApiResult<Json<EventList>> {
+        let limit = limit.0.unwrap_or(50).min(ACTIVITY_MAX);
+        let events = self.0.history.activity(h, limit, before.0.map(EventId)).await.map_err(ApiError::from)?;
+        Ok(list(&events))
+    }
+
+    /// Undo a change of an item's fields: puts back the values it changed, while the item has not changed since
+    /// (409 naming the later change otherwise; 422 for an event that is not a change of an item's fields). The
+    /// undo is an event itself, answered.
+    #[oai(path = "/events/:id/undo", method = "post")]
+    async fn undo(&self, Person(c): Person, id: Path<i64>) -> ApiResult<Json<EventDto>> {
+        let undone = self.0.history.undo(&c, EventId(id.0)).await.map_err(ApiError::from)?;
+        Ok(Json(EventDto::from(&undone)))
+    }
+}
