@@ -4,6 +4,7 @@ use crate::Store;
 use crate::entity::{items, places};
 use crate::mapping::{self, to_json};
 use crate::repo::CHUNK;
+use crate::repo::media::attach_pending;
 use crate::repo::places::{find_or_create_path, load_paths, lock_places};
 use anyhow::{Context as _, anyhow};
 use async_trait::async_trait;
@@ -322,7 +323,7 @@ enum Slot {
 #[async_trait]
 impl InventoryRepo for Store {
     async fn insert(&self, household: HouseholdId, item: NewItem, at: Timestamp) -> Result<Item, RepoError> {
-        if item.place_id.is_none() && item.location.is_none() {
+        if item.place_id.is_none() && item.location.is_none() && item.media_ids.is_empty() {
             let row = new_row(household, &item, None, at)?.insert(&self.db).await.context("insert item")?;
             return Ok(mapping::item(row)?);
         }
@@ -336,6 +337,10 @@ impl InventoryRepo for Store {
             }
         };
         let row = new_row(household, &item, place, at)?.insert(&txn).await.context("insert item")?;
+        if let Some(media) = attach_pending(&txn, household, ItemId(row.id), &item.media_ids).await? {
+            txn.rollback().await.context("roll back the item insert")?;
+            return Err(RepoError::NotPending(media));
+        }
         let mut items = vec![mapping::item(row)?];
         with_locations(&txn, household, &mut items).await?;
         txn.commit().await.context("commit the item insert")?;
