@@ -169,18 +169,18 @@ impl Media {
         regions: &[Region],
     ) -> Result<(Medium, Vec<Medium>), MediaError> {
         let media_type = media::sniff(&photo)?;
-        let mut crops = Vec::with_capacity(regions.len());
-        if media_type.is_image() && !regions.is_empty() {
+        let crops = if media_type.is_image() && !regions.is_empty() {
             let pictures = Arc::clone(&self.pictures);
             let regions = regions.to_vec();
             let original = photo.clone();
-            let cut = blocking(move || {
+            blocking(move || {
                 regions.into_iter().map(|r| pictures.crop(media_type, &original, r)).collect::<Result<Vec<_>, _>>()
             })
             .await?
-            .map_err(picture_refused(media_type))?;
-            crops = cut;
-        }
+            .map_err(picture_refused(media_type))?
+        } else {
+            Vec::new()
+        };
         let whole = self.upload(household, None, Upload { bytes: photo, kind: None, caption: None }).await?;
         let mut kept = Vec::with_capacity(crops.len());
         for bytes in crops {
