@@ -407,6 +407,22 @@ mod tests {
     }
 
     #[test]
+    fn a_crop_is_just_its_region_without_metadata() {
+        let photo = exif_jpeg(200, 100, 1, true);
+        let region = |x, y, width, height| Region { x, y, width, height, area_px: 1 };
+        let crop = PictureWork::new().crop(MediaType::Jpeg, &photo, region(10, 5, 60, 30)).unwrap();
+        assert!(!crop.windows(4).any(|w| w == b"Exif"), "no EXIF in a crop");
+        let pixels = decoded(&crop);
+        assert_eq!(pixels.dimensions(), (60, 30));
+        assert!(red(*pixels.get_pixel(30, 15)), "the crop lies in the red quarter");
+        // Cut at the picture's edge; outside it is refused.
+        let edge = decoded(&PictureWork::new().crop(MediaType::Jpeg, &photo, region(150, 80, 100, 100)).unwrap());
+        assert_eq!(edge.dimensions(), (50, 20));
+        let err = PictureWork::new().crop(MediaType::Jpeg, &photo, region(200, 0, 5, 5)).unwrap_err();
+        assert!(matches!(err, PictureError::Broken(_)), "{err:?}");
+    }
+
+    #[test]
     fn a_jpeg_cut_anywhere_in_its_scan_is_refused() {
         let whole = exif_jpeg(200, 100, 1, true);
         for keep in [whole.len() - 2, whole.len() * 2 / 3, whole.len() / 3] {
