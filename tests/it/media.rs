@@ -379,13 +379,13 @@ async fn intake_keeps_its_photos_until_an_item_takes_them(db: Db) {
     let (_, listed) = app.get("/api/items").await;
     assert_eq!(listed["items"].as_array().unwrap().len(), 0, "{listed}");
 
-    // The item takes its crop and the whole photo; its cover is the crop.
+    // The item takes its crop and the whole photo; its cover is the first photo kept, the whole one.
     taking["media_ids"] = serde_json::json!([crops[0], whole]);
     let (status, created) = app.post("/api/items", taking.clone()).await;
     assert_eq!(status, StatusCode::CREATED, "{created}");
     let id = created["id"].as_i64().unwrap();
     let (_, got) = app.get(&format!("/api/items/{id}")).await;
-    assert_eq!(got["cover"].as_i64(), Some(crops[0]), "{got}");
+    assert_eq!(got["cover"].as_i64(), Some(whole), "{got}");
     let (_, list) = app.get(&format!("/api/items/{id}/media")).await;
     let attached: Vec<i64> = list["media"].as_array().unwrap().iter().map(|m| m["id"].as_i64().unwrap()).collect();
     assert_eq!(attached, vec![whole, crops[0]]);
