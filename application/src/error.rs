@@ -1,11 +1,11 @@
 //! The errors ports and use cases report.
 
-use trove_domain::{ItemId, MediaId};
 use trove_domain::item::{ChangeRefused, GoneRefused};
 use trove_domain::listing::ListingError;
 use trove_domain::pricing::NotPriceable;
 use trove_domain::project::LifecycleError;
 use trove_domain::spend::BudgetReached;
+use trove_domain::{ItemId, MediaId};
 
 use crate::metered::RunSpend;
 

@@ -117,8 +117,8 @@ pub fn refusal_status(refusal: &Refusal) -> (StatusCode, &'static str) {
         Refusal::InvitationGone(InvitationGone::Unknown) => (StatusCode::NOT_FOUND, "not_found"),
         Refusal::InvitationGone(_) => (StatusCode::GONE, "gone"),
         Refusal::LastOwner(_) | Refusal::NameTaken(_) => CONFLICT,
-        Refusal::ForeignComponent(_) | Refusal::NotPendingMedia(_) | Refusal::NoSpeech | Refusal::KeyUsedElsewhere | Refusal::Bulk(_) => RULE,
-        Refusal::ImageTooSmall { .. } => RULE,
+        Refusal::ForeignComponent(_) | Refusal::NoSpeech | Refusal::KeyUsedElsewhere | Refusal::Bulk(_) => RULE,
+        Refusal::ImageTooSmall { .. } | Refusal::NotPendingMedia(_) => RULE,
         Refusal::Place(PlaceRefused::DuplicateName { .. }) => CONFLICT,
         Refusal::Place(_) => RULE,
         Refusal::Gone(_)

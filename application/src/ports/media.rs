@@ -7,8 +7,8 @@
 use crate::RepoError;
 use async_trait::async_trait;
 use std::collections::HashSet;
-use trove_domain::media::{ContentHash, MediaType, Medium, NewMedium, PixelSize};
 use trove_domain::measure::Region;
+use trove_domain::media::{ContentHash, MediaType, Medium, NewMedium, PixelSize};
 use trove_domain::{HouseholdId, ItemId, MediaId, Timestamp};
 
 /// A blob in the store and when it was last written.
