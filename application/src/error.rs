@@ -1,11 +1,11 @@
 //! The errors ports and use cases report.
 
-use trove_domain::ItemId;
 use trove_domain::item::{ChangeRefused, GoneRefused};
 use trove_domain::listing::ListingError;
 use trove_domain::pricing::NotPriceable;
 use trove_domain::project::LifecycleError;
 use trove_domain::spend::BudgetReached;
+use trove_domain::{ItemId, MediaId};
 
 use crate::metered::RunSpend;
 
@@ -18,6 +18,10 @@ pub enum RepoError {
     /// A conditional write found the row changed since it was read (another writer got there first).
     #[error("item {0} changed since it was read")]
     Stale(ItemId),
+    /// A medium to attach to a new item that is not pending media of the household (unknown, another
+    /// household's, or already on an item).
+    #[error("media {0} is not pending media of this household")]
+    NotPending(MediaId),
     /// A conditional write found the object in another state than the one required.
     #[error("{0}")]
     Conflict(String),
@@ -141,6 +145,10 @@ pub enum Refusal {
     /// A component that is not an item of the household.
     #[error("component {0} is not an item of this household")]
     ForeignComponent(ItemId),
+    /// A medium to attach to a new item that is not pending media of the household: unknown, another
+    /// household's, or already on an item.
+    #[error("media {0} is not pending media of this household (unknown, or already on an item)")]
+    NotPendingMedia(MediaId),
     /// An item of a project being accepted changed between the check and the reservation.
     #[error("item {0} is no longer buildable (it changed while accepting)")]
     ChangedWhileAccepting(ItemId),
@@ -186,6 +194,7 @@ impl From<RepoError> for Error {
                 Error::Unexpected(anyhow::anyhow!("a store answered not found for an object the use case did not name"))
             }
             RepoError::Stale(item) => Refusal::Stale(item).into(),
+            RepoError::NotPending(media) => Refusal::NotPendingMedia(media).into(),
             RepoError::Conflict(m) => Refusal::StateChanged(m).into(),
             RepoError::Unexpected(e) => Error::Unexpected(e),
         }

@@ -9,6 +9,7 @@ use crate::{Error, RepoError};
 use anyhow::Context as _;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
+use trove_domain::measure::Region;
 use trove_domain::media::{self, Caption, ContentHash, MediaKind, MediaRefused, MediaType, Medium, NewMedium};
 use trove_domain::{HouseholdId, ItemId, MediaId, Timestamp};
 
@@ -153,6 +154,39 @@ impl Media {
                 })
             }
         }
+    }
+
+    /// Keeps a photo read at intake as pending media (on no item; attached by `POST /api/items` with
+    /// `media_ids`, removed by the sweep after a day otherwise), and a cropped photo of each of `regions` (in
+    /// the photo's stored pixel grid, as the segmenter reports them), in the order given.
+    ///
+    /// # Errors
+    /// As [`Media::upload`]; nothing is left pending then (what was kept before the failure is swept).
+    pub async fn keep_intake(
+        &self,
+        household: HouseholdId,
+        photo: Vec<u8>,
+        regions: &[Region],
+    ) -> Result<(Medium, Vec<Medium>), MediaError> {
+        let media_type = media::sniff(&photo)?;
+        let crops = if media_type.is_image() && !regions.is_empty() {
+            let pictures = Arc::clone(&self.pictures);
+            let regions = regions.to_vec();
+            let original = photo.clone();
+            blocking(move || {
+                regions.into_iter().map(|r| pictures.crop(media_type, &original, r)).collect::<Result<Vec<_>, _>>()
+            })
+            .await?
+            .map_err(picture_refused(media_type))?
+        } else {
+            Vec::new()
+        };
+        let whole = self.upload(household, None, Upload { bytes: photo, kind: None, caption: None }).await?;
+        let mut kept = Vec::with_capacity(crops.len());
+        for bytes in crops {
+            kept.push(self.upload(household, None, Upload { bytes, kind: None, caption: None }).await?);
+        }
+        Ok((whole, kept))
     }
 
     /// The media of an item, oldest first.

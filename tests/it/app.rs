@@ -69,6 +69,9 @@ impl TestApp {
     pub async fn spawn_on(database_url: &str, settings: &[(&str, String)]) -> Self {
         let mut vars: HashMap<String, String> = settings.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect();
         vars.insert("DATABASE_URL".into(), database_url.to_owned());
+        // Intake keeps its photos: media files go to a temporary directory unless a test names its own.
+        vars.entry("TROVE_DATA_DIR".into())
+            .or_insert_with(|| std::env::temp_dir().join("trove-it-data").display().to_string());
         let config = trove::Config::from_vars(|k| vars.get(k).cloned()).expect("config");
         let app = trove::build(&config).await.expect("the app builds");
         let token = trove::issue_token(&app, "default", "test").await.unwrap();

@@ -159,9 +159,15 @@ async fn a_label_is_read_from_a_data_url_and_matched_by_serial(db: Db) {
 
     // The candidate saves as is with the items API; intake itself wrote nothing.
     assert_eq!(app.all_items().await.len(), 2);
-    let (status, saved) = app.post("/api/items", c["item"].clone()).await;
+    // The label photo is kept pending; saving the candidate with it in `media_ids` keeps it on the item.
+    let photo = body["photo_id"].as_i64().expect("the label photo is kept");
+    let mut candidate = c["item"].clone();
+    candidate["media_ids"] = json!([photo]);
+    let (status, saved) = app.post("/api/items", candidate).await;
     assert_eq!(status, StatusCode::CREATED, "{saved}");
     assert_eq!(saved["fields"]["capacity"]["value"], 10000.0);
+    let (_, got) = app.get(&format!("/api/items/{}", saved["id"])).await;
+    assert_eq!(got["cover"].as_i64(), Some(photo), "{got}");
 }
 
 async fn a_large_label_reaches_the_model_as_a_jpeg_of_2048_pixels(db: Db) {

@@ -1,7 +1,9 @@
 //! Media on items through the API: upload, list, read, thumbnail and delete on the filesystem store and on the
 //! S3-compatible store (a `moto_server` started here, as in `adapters/media/tests/contract.rs`; without one the S3
 //! case says it was skipped, except under CI); a photo's GPS is gone and it still shows the right way up; refused
-//! files (HEIC 415, too large 413, empty or broken 400) keep nothing; another household's media is 404.
+//! files (HEIC 415, too large 413, empty or broken 400) keep nothing; another household's media is 404; intake
+//! keeps its photo and each region's crop pending until `POST /api/items` attaches them by `media_ids`, and the
+//! sweep removes what no item took within a day.
 
 use crate::app::{Db, TestApp, assert_error, item};
 use crate::on_both;
@@ -21,7 +23,8 @@ on_both!(
     media_round_trip_without_gps,
     media_round_trip_on_s3,
     refused_files_keep_nothing,
-    another_households_media_is_404
+    another_households_media_is_404,
+    intake_keeps_its_photos_until_an_item_takes_them
 );
 
 /// The GPS latitude the test photo carries (51/1, 28/1, 38/1 as big-endian rationals).
@@ -326,4 +329,87 @@ async fn another_households_media_is_404(db: Db) {
     assert_eq!(status, StatusCode::OK);
     let (_, list) = app.get(&format!("/api/items/{drill}/media")).await;
     assert_eq!(list["media"].as_array().unwrap().len(), 1);
+}
+
+/// A clock a day and an hour ahead: the sweep as it runs the next day.
+struct NextDay;
+
+impl trove_application::ports::Clock for NextDay {
+    fn now(&self) -> trove_domain::Timestamp {
+        chrono::Utc::now() + chrono::TimeDelta::hours(25)
+    }
+}
+
+async fn intake_keeps_its_photos_until_an_item_takes_them(db: Db) {
+    let dir = DataDir::new();
+    let app = spawn(db, &dir).await;
+    let marker = trove_vision::scene::catalogue().into_iter().find(|s| s.name == "a square marker").unwrap();
+    let form = Form::new().part("image", Part::bytes(marker.png()).file_name("photo").mime_str("image/png").unwrap());
+    let resp = app.client.post(app.url("/api/intake/photo")).bearer_auth(&app.token).multipart(form).send().await;
+    let resp = resp.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let body: Value = resp.json().await.unwrap();
+    let whole = body["photo_id"].as_i64().expect("the photo is kept");
+    let regions = body["regions"].as_array().unwrap();
+    assert_eq!(regions.len(), 3, "{body}");
+    let crops: Vec<i64> = regions.iter().map(|r| r["photo_id"].as_i64().expect("each region is kept")).collect();
+
+    // Each crop is a picture of just its region.
+    for (region, crop) in regions.iter().zip(&crops) {
+        let (status, media_type, bytes) = fetch(&app, &app.token, &format!("/api/media/{crop}")).await;
+        assert_eq!((status, media_type.as_str()), (StatusCode::OK, "image/jpeg"));
+        let picture = image::load_from_memory(&bytes).unwrap();
+        assert_eq!(u64::from(picture.width()), region["width"].as_u64().unwrap(), "{region}");
+        assert_eq!(u64::from(picture.height()), region["height"].as_u64().unwrap(), "{region}");
+    }
+
+    // Another household cannot take them; nothing is created then.
+    let other = app.token_of("neighbours").await;
+    let mut taking = item("Square marker", "part");
+    taking["media_ids"] = serde_json::json!([crops[0]]);
+    let resp = app.client.post(app.url("/api/items")).bearer_auth(&other).json(&taking).send().await.unwrap();
+    let status = resp.status();
+    let body: Value = resp.json().await.unwrap();
+    assert_error(status, &body, StatusCode::UNPROCESSABLE_ENTITY, "rule");
+    // An unknown id among known ones: nothing is created, nothing attached.
+    taking["media_ids"] = serde_json::json!([crops[0], 999_999]);
+    let (status, body) = app.post("/api/items", taking.clone()).await;
+    assert_error(status, &body, StatusCode::UNPROCESSABLE_ENTITY, "rule");
+    assert!(body["error"]["message"].as_str().unwrap().contains("999999"), "{body}");
+    let (_, listed) = app.get("/api/items").await;
+    assert_eq!(listed["items"].as_array().unwrap().len(), 0, "{listed}");
+
+    // The item takes its crop and the whole photo; its cover is the first photo kept, the whole one.
+    taking["media_ids"] = serde_json::json!([crops[0], whole]);
+    let (status, created) = app.post("/api/items", taking.clone()).await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let id = created["id"].as_i64().unwrap();
+    let (_, got) = app.get(&format!("/api/items/{id}")).await;
+    assert_eq!(got["cover"].as_i64(), Some(whole), "{got}");
+    let (_, list) = app.get(&format!("/api/items/{id}/media")).await;
+    let attached: Vec<i64> = list["media"].as_array().unwrap().iter().map(|m| m["id"].as_i64().unwrap()).collect();
+    assert_eq!(attached, vec![whole, crops[0]]);
+    // Already attached: refused, and the first item keeps it.
+    let (status, body) = app.post("/api/items", taking).await;
+    assert_error(status, &body, StatusCode::UNPROCESSABLE_ENTITY, "rule");
+
+    // A day later the sweep removes the crops no item took, and keeps the attached ones.
+    let store = Arc::new(trove_db::Store::connect(&app.database_url).await.unwrap());
+    let media = trove_application::media::Media::new(
+        store.clone(),
+        Arc::new(trove_media::FileStore::open(&dir.0.join("media"))),
+        Arc::new(trove_vision::pictures::PictureWork::new()),
+        store,
+        Arc::new(NextDay),
+    );
+    let swept = media.sweep().await.unwrap();
+    assert_eq!(swept.pending, 2, "{swept:?}");
+    for crop in &crops[1..] {
+        let (status, _, _) = fetch(&app, &app.token, &format!("/api/media/{crop}")).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+    }
+    for kept in [whole, crops[0]] {
+        let (status, _, _) = fetch(&app, &app.token, &format!("/api/media/{kept}")).await;
+        assert_eq!(status, StatusCode::OK);
+    }
 }

@@ -1753,5 +1753,5 @@ async fn events_are_kept_per_object_and_paged_newest_first(ctx: Ctx) {
 
     assert_eq!(EventRepo::get(s, h, ids[1]).await.unwrap(), event(2, "create", 2, None));
     assert!(matches!(EventRepo::get(s, h, foreign).await, Err(RepoError::NotFound)));
-    assert!(matches!(EventRepo::get(s, other, foreign).await, Ok(_)));
+    assert!(EventRepo::get(s, other, foreign).await.is_ok());
 }

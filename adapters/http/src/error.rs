@@ -118,7 +118,7 @@ pub fn refusal_status(refusal: &Refusal) -> (StatusCode, &'static str) {
         Refusal::InvitationGone(_) => (StatusCode::GONE, "gone"),
         Refusal::LastOwner(_) | Refusal::NameTaken(_) => CONFLICT,
         Refusal::ForeignComponent(_) | Refusal::NoSpeech | Refusal::KeyUsedElsewhere | Refusal::Bulk(_) => RULE,
-        Refusal::ImageTooSmall { .. } => RULE,
+        Refusal::ImageTooSmall { .. } | Refusal::NotPendingMedia(_) => RULE,
         Refusal::Undo(UndoRefused::NotUndoable) => RULE,
         Refusal::Undo(UndoRefused::ChangedSince { .. }) => CONFLICT,
         Refusal::Place(PlaceRefused::DuplicateName { .. }) => CONFLICT,

@@ -113,6 +113,10 @@ pub struct CreateItem {
     pub faults: Option<Vec<NewFault>>,
     /// Where the fields came from (default `manual`).
     pub source: Option<Source>,
+    /// Pending media to attach to the new item in the same transaction: the `photo_id` an intake answered
+    /// (`POST /api/intake/label`, `POST /api/intake/photo` and its regions). One that is unknown, another
+    /// household's or already on an item is 422 `rule`, and nothing is created.
+    pub media_ids: Option<Vec<i64>>,
 }
 
 /// Reads measured fields given by key into measurements at `at`.
@@ -144,6 +148,7 @@ impl CreateItem {
         let source = self.source.map(Into::into).unwrap_or(MeasurementSource::Manual);
         item.measurements = measurements(self.fields.unwrap_or_default(), at, source)?;
         item.components = self.components.unwrap_or_default().into_iter().map(ItemId).collect();
+        item.media_ids = self.media_ids.unwrap_or_default().into_iter().map(trove_domain::MediaId).collect();
         item.faults =
             self.faults.unwrap_or_default().into_iter().map(NewFault::try_into_domain).collect::<Result<_, _>>()?;
         Ok(item)

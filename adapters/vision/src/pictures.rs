@@ -19,6 +19,7 @@ use image::{DynamicImage, ImageDecoder, ImageEncoder, ImageFormat};
 use std::io::Cursor;
 use std::sync::{Condvar, Mutex};
 use trove_application::ports::media::{KeptPicture, PictureError, Pictures};
+use trove_domain::measure::Region;
 use trove_domain::media::{MediaType, PixelSize, thumb_size};
 
 use crate::MAX_PIXELS;
@@ -27,6 +28,8 @@ use crate::MAX_PIXELS;
 pub const JPEG_QUALITY: u8 = 90;
 /// The quality of a thumbnail.
 pub const THUMB_QUALITY: u8 = 80;
+/// The JPEG quality of the crop of a region kept at intake: a photo to recognise the item by.
+pub const CROP_QUALITY: u8 = 88;
 /// How many pictures are decoded at once; the others wait.
 pub const PIXEL_WORKERS: usize = 2;
 
@@ -256,6 +259,24 @@ impl Pictures for PictureWork {
         drop(rgb);
         encode_jpeg(&DynamicImage::ImageRgb8(small), THUMB_QUALITY, None)
     }
+
+    fn crop(&self, media_type: MediaType, bytes: &[u8], region: Region) -> Result<Vec<u8>, PictureError> {
+        let _pass = self.gate.enter();
+        let decoded = decode(media_type, bytes)?;
+        let (width, height) = (decoded.pixels.width(), decoded.pixels.height());
+        if region.x >= width || region.y >= height || region.width == 0 || region.height == 0 {
+            return Err(PictureError::Broken(format!(
+                "the region at {}, {} lies outside the {width} x {height} picture",
+                region.x, region.y
+            )));
+        }
+        let cut_width = region.width.min(width - region.x);
+        let cut_height = region.height.min(height - region.y);
+        let mut cut = decoded.pixels.crop_imm(region.x, region.y, cut_width, cut_height);
+        drop(decoded.pixels);
+        cut.apply_orientation(decoded.orientation);
+        encode_jpeg(&DynamicImage::ImageRgb8(cut.to_rgb8()), CROP_QUALITY, None)
+    }
 }
 
 /// A JPEG of `width` x `height` whose top-left quarter is red and the rest blue, carrying an EXIF block with
@@ -383,6 +404,22 @@ mod tests {
             let err = PictureWork::new().keep(media_type, bytes).unwrap_err();
             assert!(matches!(err, PictureError::Broken(_)), "{media_type}: {err:?}");
         }
+    }
+
+    #[test]
+    fn a_crop_is_just_its_region_without_metadata() {
+        let photo = exif_jpeg(200, 100, 1, true);
+        let region = |x, y, width, height| Region { x, y, width, height, area_px: 1 };
+        let crop = PictureWork::new().crop(MediaType::Jpeg, &photo, region(10, 5, 60, 30)).unwrap();
+        assert!(!crop.windows(4).any(|w| w == b"Exif"), "no EXIF in a crop");
+        let pixels = decoded(&crop);
+        assert_eq!(pixels.dimensions(), (60, 30));
+        assert!(red(*pixels.get_pixel(30, 15)), "the crop lies in the red quarter");
+        // Cut at the picture's edge; outside it is refused.
+        let edge = decoded(&PictureWork::new().crop(MediaType::Jpeg, &photo, region(150, 80, 100, 100)).unwrap());
+        assert_eq!(edge.dimensions(), (50, 20));
+        let err = PictureWork::new().crop(MediaType::Jpeg, &photo, region(200, 0, 5, 5)).unwrap_err();
+        assert!(matches!(err, PictureError::Broken(_)), "{err:?}");
     }
 
     #[test]

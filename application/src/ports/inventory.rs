@@ -73,8 +73,13 @@ pub trait InventoryRepo: Send + Sync {
     /// `location` text is put in the place that text names, found or created in the same transaction (read
     /// leniently: `trove_domain::place::parse_location_lenient`).
     ///
+    /// The pending media `media_ids` name (of `household`, on no item) are attached to the item in the same
+    /// transaction.
+    ///
     /// # Errors
-    /// MUST return `Conflict` when `place_id` is not a place of `household`; `Unexpected` otherwise.
+    /// MUST return `Conflict` when `place_id` is not a place of `household`; MUST return `NotPending` naming the
+    /// first of `media_ids` that is not pending media of `household` (unknown, another household's, or already
+    /// on an item); nothing is written then. `Unexpected` otherwise.
     async fn insert(&self, household: HouseholdId, item: NewItem, at: Timestamp) -> Result<Item, RepoError>;
 
     /// Stores many new items in one transaction: all or nothing. Items whose `import_ref` is already held by

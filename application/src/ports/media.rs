@@ -7,6 +7,7 @@
 use crate::RepoError;
 use async_trait::async_trait;
 use std::collections::HashSet;
+use trove_domain::measure::Region;
 use trove_domain::media::{ContentHash, MediaType, Medium, NewMedium, PixelSize};
 use trove_domain::{HouseholdId, ItemId, MediaId, Timestamp};
 
@@ -144,4 +145,12 @@ pub trait Pictures: Send + Sync {
     /// # Errors
     /// As [`Pictures::keep`].
     fn thumbnail(&self, media_type: MediaType, bytes: &[u8]) -> Result<Vec<u8>, PictureError>;
+
+    /// A JPEG of just `region` of a picture, the region given in the picture's stored pixel grid (as the
+    /// `PhotoSegmenter` reports it: before any EXIF orientation), shown the right way up and without metadata.
+    /// A region reaching past the picture's edge is cut at the edge.
+    ///
+    /// # Errors
+    /// As [`Pictures::keep`]; `Broken` too when the region lies wholly outside the picture.
+    fn crop(&self, media_type: MediaType, bytes: &[u8], region: Region) -> Result<Vec<u8>, PictureError>;
 }

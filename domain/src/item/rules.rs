@@ -214,6 +214,9 @@ pub struct NewItem {
     /// A stable reference from an import (a Homebox `HB.import_ref`), so a re-import updates instead of
     /// duplicating.
     pub import_ref: Option<String>,
+    /// Pending media (kept at intake, on no item yet) to attach to the item when it is stored, in the same
+    /// transaction.
+    pub media_ids: Vec<MediaId>,
 }
 
 impl NewItem {
@@ -234,6 +237,7 @@ impl NewItem {
             place_id: None,
             location: None,
             import_ref: None,
+            media_ids: Vec::new(),
         }
     }
     /// The item a store holds right after taking this one in as `id` at `at`: not gone, held by no project,

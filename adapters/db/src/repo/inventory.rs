@@ -4,6 +4,7 @@ use crate::Store;
 use crate::entity::{households, items};
 use crate::mapping::{self, to_json};
 use crate::repo::CHUNK;
+use crate::repo::media::attach_pending;
 use crate::repo::places::{find_or_create_path, load_paths, lock_places};
 use crate::search::{self, Search};
 use anyhow::{Context as _, anyhow};
@@ -377,7 +378,7 @@ impl Store {
 #[async_trait]
 impl InventoryRepo for Store {
     async fn insert(&self, household: HouseholdId, item: NewItem, at: Timestamp) -> Result<Item, RepoError> {
-        if item.place_id.is_none() && item.location.is_none() {
+        if item.place_id.is_none() && item.location.is_none() && item.media_ids.is_empty() {
             let row = new_row(household, &item, None, "", at)?.insert(&self.db).await.context("insert item")?;
             return Ok(mapping::item(row)?);
         }
@@ -393,6 +394,10 @@ impl InventoryRepo for Store {
         };
         let row =
             new_row(household, &item, place, placing.text(place), at)?.insert(&txn).await.context("insert item")?;
+        if let Some(media) = attach_pending(&txn, household, ItemId(row.id), &item.media_ids).await? {
+            txn.rollback().await.context("roll back the item insert")?;
+            return Err(RepoError::NotPending(media));
+        }
         let mut items = vec![mapping::item(row)?];
         with_locations(&txn, household, &mut items).await?;
         txn.commit().await.context("commit the item insert")?;

@@ -94,6 +94,45 @@ pub(crate) async fn fill_covers<C: ConnectionTrait>(
     Ok(())
 }
 
+/// Attaches the pending media `ids` (of `household`, on no item) to `item`, inside the caller's transaction.
+/// Answers the first id that is not pending media of the household; the caller rolls back then.
+pub(crate) async fn attach_pending<C: ConnectionTrait>(
+    db: &C,
+    household: HouseholdId,
+    item: ItemId,
+    ids: &[MediaId],
+) -> anyhow::Result<Option<MediaId>> {
+    let mut ids: Vec<i64> = ids.iter().map(|m| m.0).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    for chunk in ids.chunks(CHUNK) {
+        let pending: HashSet<i64> = media::Entity::find()
+            .select_only()
+            .column(media::Column::Id)
+            .filter(media::Column::HouseholdId.eq(household.0))
+            .filter(media::Column::ItemId.is_null())
+            .filter(media::Column::Id.is_in(chunk.iter().copied()))
+            .into_tuple::<i64>()
+            .all(db)
+            .await
+            .context("look up the pending media")?
+            .into_iter()
+            .collect();
+        if let Some(missing) = chunk.iter().find(|id| !pending.contains(id)) {
+            return Ok(Some(MediaId(*missing)));
+        }
+        media::Entity::update_many()
+            .col_expr(media::Column::ItemId, Expr::value(item.0))
+            .filter(media::Column::HouseholdId.eq(household.0))
+            .filter(media::Column::ItemId.is_null())
+            .filter(media::Column::Id.is_in(chunk.iter().copied()))
+            .exec(db)
+            .await
+            .context("attach the pending media")?;
+    }
+    Ok(None)
+}
+
 #[async_trait]
 impl MediaRepo for Store {
     async fn insert(&self, household: HouseholdId, new: NewMedium, at: Timestamp) -> Result<Medium, RepoError> {

@@ -87,6 +87,10 @@ pub struct IntakeAnswer {
     pub transcript: Option<String>,
     /// What the model calls cost.
     pub spend: RunSpendDto,
+    /// The label photo, kept as pending media: send it in `media_ids` when saving a candidate
+    /// (`POST /api/items`) to keep it on the item; removed after a day otherwise. Absent for text and voice.
+    #[oai(skip_serializing_if_is_none)]
+    pub photo_id: Option<i64>,
 }
 
 fn answer(reading: &IntakeReading, source: MeasurementSource) -> IntakeAnswer {
@@ -118,6 +122,7 @@ fn answer(reading: &IntakeReading, source: MeasurementSource) -> IntakeAnswer {
                         .collect(),
                 ),
                 source: Some(Source::from(source)),
+                media_ids: None,
             }
         })
         .zip(&reading.candidates)
@@ -136,6 +141,7 @@ fn answer(reading: &IntakeReading, source: MeasurementSource) -> IntakeAnswer {
         notes: reading.notes.clone(),
         transcript: reading.transcript.clone(),
         spend: (&reading.spend).into(),
+        photo_id: None,
     }
 }
 
@@ -149,7 +155,8 @@ pub struct IntakeApi(pub Services);
 #[OpenApi(tag = "Tag::Intake")]
 impl IntakeApi {
     /// Read a label photo (multipart field `image`: JPEG, PNG or WebP, at most 20 MB; 400 when empty, damaged or
-    /// cut short, 415 for anything else, 422 under 16 pixels a side) into candidate items with their matches. The
+    /// cut short, 415 for anything else, 422 under 16 pixels a side) into candidate items with their matches; the
+    /// photo is kept as pending media, its id in `photo_id` (for `media_ids` when saving a candidate). The
     /// image is checked by decoding it, and one larger than the model needs is sent downscaled (longest side
     /// 2,048 pixels, JPEG); when too many images wait for a core, 503 with `Retry-After`. Nothing is sent or spent
     /// before that. One model call without tools; nothing is written.
@@ -165,8 +172,11 @@ impl IntakeApi {
         if ImageFormat::sniff(&bytes).is_none() {
             return Err(ApiError::unsupported("the image must be a JPEG, PNG or WebP").into());
         }
-        let reading = self.0.intake.read_label(h, bytes).await.map_err(ApiError::from)?;
-        Ok(Json(answer(&reading, MeasurementSource::Label)))
+        let reading = self.0.intake.read_label(h, bytes.clone()).await.map_err(ApiError::from)?;
+        let (photo, _) = self.0.media.keep_intake(h, bytes, &[]).await.map_err(ApiError::from)?;
+        let mut answer = answer(&reading, MeasurementSource::Label);
+        answer.photo_id = Some(photo.id.0);
+        Ok(Json(answer))
     }
 
     /// Read a listing's text into candidate items with their matches. One model call without tools; nothing is

@@ -1,5 +1,6 @@
 //! `POST /api/intake/photo`: a photo of several items on a plain background, split into one region per item and,
-//! with a reference of known size in the photo, measured in mm. Intake never writes the inventory.
+//! with a reference of known size in the photo, measured in mm. Intake never writes the inventory; it keeps the
+//! photo and a crop of each region as pending media.
 
 use crate::auth::Member;
 use crate::error::{ApiError, ApiResult};
@@ -9,7 +10,8 @@ use poem_openapi::payload::Json;
 use poem_openapi::types::multipart::Upload;
 use poem_openapi::{Multipart, Object, OpenApi, Tags};
 use trove_application::photo::MeasuredPhoto;
-use trove_domain::measure::Reference;
+use trove_domain::measure::{Reference, Region};
+use trove_domain::media::Medium;
 
 /// The largest photo accepted, in bytes (20 MiB).
 pub const PHOTO_MAX: usize = 20 * 1024 * 1024;
@@ -47,6 +49,8 @@ pub struct PhotoRegion {
     pub height_mm: Option<f64>,
     /// Whether this region is the reference that set the scale.
     pub reference: bool,
+    /// A photo of just this region, kept as pending media (for `media_ids` when saving the item).
+    pub photo_id: i64,
 }
 
 /// The photo's size in pixels.
@@ -67,6 +71,9 @@ pub struct PhotoAnswer {
     /// Why there are no mm although a reference was given.
     #[oai(skip_serializing_if_is_none)]
     pub note: Option<String>,
+    /// The whole photo, kept as pending media: attached by `media_ids` when saving an item, removed after a day
+    /// otherwise.
+    pub photo_id: i64,
 }
 
 /// The reference from the form's fields, else from the query: a square's side or a card, not both.
@@ -83,7 +90,7 @@ fn reference_of(mm: Option<f64>, kind: Option<&str>) -> ApiResult<Option<Referen
     }
 }
 
-fn answer(photo: MeasuredPhoto, reference: Option<Reference>) -> PhotoAnswer {
+fn answer(photo: MeasuredPhoto, reference: Option<Reference>, kept: (Medium, Vec<Medium>)) -> PhotoAnswer {
     let MeasuredPhoto { width, height, measured } = photo;
     let note = match (reference, measured.scale_mm_per_px) {
         (Some(r), None) => Some(format!("no region is shaped like {r}; the regions have no mm")),
@@ -93,7 +100,8 @@ fn answer(photo: MeasuredPhoto, reference: Option<Reference>) -> PhotoAnswer {
         regions: measured
             .regions
             .into_iter()
-            .map(|m| PhotoRegion {
+            .zip(kept.1)
+            .map(|(m, crop)| PhotoRegion {
                 x: m.region.x,
                 y: m.region.y,
                 width: m.region.width,
@@ -102,11 +110,13 @@ fn answer(photo: MeasuredPhoto, reference: Option<Reference>) -> PhotoAnswer {
                 width_mm: m.width_mm,
                 height_mm: m.height_mm,
                 reference: m.reference,
+                photo_id: crop.id.0,
             })
             .collect(),
         image: PhotoSize { width, height },
         scale_mm_per_px: measured.scale_mm_per_px,
         note,
+        photo_id: kept.0.id.0,
     }
 }
 
@@ -119,11 +129,13 @@ impl PhotoApi {
     /// or WebP, at most 20 MB; 415 for anything else). With `reference_mm` (the side of a printed square marker)
     /// or `reference=card` (a credit card) in the photo, as form fields or in the query, every region also gets
     /// its width and height in mm. An image under 16 pixels a side is 422. Segmentation waits for a free core; when
-    /// too many images wait already, 503 with `Retry-After`. Nothing is written.
+    /// too many images wait already, 503 with `Retry-After`. The photo is kept as pending media (`photo_id`), and a
+    /// cropped photo of each region (the region's `photo_id`), for `media_ids` when saving the items; the
+    /// inventory is not written.
     #[oai(path = "/intake/photo", method = "post")]
     async fn photo(
         &self,
-        Member(_household): Member,
+        Member(household): Member,
         #[oai(name = "reference_mm")] query_mm: Query<Option<f64>>,
         #[oai(name = "reference")] query_kind: Query<Option<String>>,
         body: PhotoUpload,
@@ -141,8 +153,10 @@ impl PhotoApi {
             .await
             .map_err(|e| ApiError::bad_request(format!("the image could not be read: {e}")))?;
         let marked = body.reference_region.map(|i| i as usize);
-        let photo = self.0.photos.measure(bytes, reference, marked).await.map_err(ApiError::from)?;
-        Ok(Json(answer(photo, reference)))
+        let photo = self.0.photos.measure(bytes.clone(), reference, marked).await.map_err(ApiError::from)?;
+        let regions: Vec<Region> = photo.measured.regions.iter().map(|m| m.region).collect();
+        let kept = self.0.media.keep_intake(household, bytes, &regions).await.map_err(ApiError::from)?;
+        Ok(Json(answer(photo, reference, kept)))
     }
 }
 

@@ -231,6 +231,8 @@ export function regionsView(image, answer) {
 /** The candidates of one reading, each with its matches and the buttons that save it. */
 function candidatesView(answer, source) {
   const list = answer.candidates || [];
+  // The label photo, kept pending by the server: the first candidate saved as a new item keeps it.
+  const photo = { id: answer.photo_id ?? null };
   return h(
     "section",
     { class: "card", "aria-labelledby": "candidates-title" },
@@ -238,7 +240,7 @@ function candidatesView(answer, source) {
     answer.spend ? h("p", { class: "sub" }, `${answer.spend.calls} model call${answer.spend.calls === 1 ? "" : "s"}, cost ${usd(answer.spend.cost_micro_usd)}.`) : null,
     answer.transcript ? h("blockquote", { class: "transcript" }, h("strong", {}, "Transcript: "), answer.transcript) : null,
     answer.notes?.length ? h("ul", { class: "notes" }, answer.notes.map((t) => h("li", {}, t))) : null,
-    list.length ? list.map((c, i) => candidateCard(c, i, source)) : h("p", { class: "empty" }, "The reading found no item."),
+    list.length ? list.map((c, i) => candidateCard(c, i, source, photo)) : h("p", { class: "empty" }, "The reading found no item."),
   );
 }
 
@@ -247,7 +249,7 @@ function hidden(text) {
   return h("span", { class: "visually-hidden" }, text);
 }
 
-function candidateCard(candidate, index, source) {
+function candidateCard(candidate, index, source, photo) {
   const it = candidate.item || {};
   const n = index + 1;
   const name = h("input", { name: "name", value: it.name || "", required: true });
@@ -277,7 +279,10 @@ function candidateCard(candidate, index, source) {
   saveNew.addEventListener("click", async () => {
     saveNew.disabled = true;
     try {
-      const saved = await api("/items", { method: "POST", body: edited() });
+      const body = edited();
+      if (photo?.id != null) body.media_ids = [photo.id];
+      const saved = await api("/items", { method: "POST", body });
+      if (photo) photo.id = null;
       done(saved, "Saved as");
     } catch (err) {
       saveNew.disabled = false;
