@@ -2,9 +2,9 @@
 //! and tests, mark gone.
 
 use crate::error::{Object, Refusal, named};
-use crate::history::{Actor, Recorder};
 use crate::places::resolve;
 use crate::ports::{Clock, InventoryRepo, ItemPage, ItemQuery, PlaceRepo};
+use crate::recorder::{Actor, Recorder};
 use crate::{Error, RepoError};
 use std::sync::Arc;
 use trove_domain::bulk::{self, BULK_MAX, BulkSet};

@@ -25,6 +25,7 @@ pub mod price;
 pub mod progress;
 pub mod projects;
 pub mod propose;
+pub mod recorder;
 pub mod spend_report;
 pub mod stamped;
 pub mod tools;

@@ -6,6 +6,7 @@ mod architecture;
 mod concurrency;
 mod fake_model;
 mod hardening;
+mod history;
 mod intake;
 mod items;
 mod media;

@@ -11,9 +11,9 @@ use serde_json::{Value, json};
 const PASSWORD: &str = "correct horse battery";
 
 /// A person signed up from an invitation: their session cookie (`name=value`) and id.
-struct Signed {
-    cookie: String,
-    id: i64,
+pub(crate) struct Signed {
+    pub(crate) cookie: String,
+    pub(crate) id: i64,
 }
 
 /// An invitation's code, made from the command line.
@@ -38,7 +38,7 @@ fn cookie_pair(resp: &reqwest::Response) -> String {
     set.split(';').next().unwrap().to_owned()
 }
 
-async fn sign_up(app: &TestApp, role: &str, name: &str) -> Signed {
+pub(crate) async fn sign_up(app: &TestApp, role: &str, name: &str) -> Signed {
     let code = invitation(app, role).await;
     let resp = accept(app, &code, name).await;
     assert_eq!(resp.status(), StatusCode::CREATED);
@@ -48,14 +48,14 @@ async fn sign_up(app: &TestApp, role: &str, name: &str) -> Signed {
     Signed { cookie, id: body["member"]["id"].as_i64().unwrap() }
 }
 
-async fn json_of(resp: reqwest::Response) -> (StatusCode, Value) {
+pub(crate) async fn json_of(resp: reqwest::Response) -> (StatusCode, Value) {
     let status = resp.status();
     let text = resp.text().await.unwrap();
     (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
 }
 
 /// A request with the session cookie and the page's own Origin.
-fn from_page(app: &TestApp, method: reqwest::Method, path: &str, cookie: &str) -> reqwest::RequestBuilder {
+pub(crate) fn from_page(app: &TestApp, method: reqwest::Method, path: &str, cookie: &str) -> reqwest::RequestBuilder {
     app.client.request(method, app.url(path)).header(COOKIE, cookie).header(ORIGIN, &app.base)
 }
 

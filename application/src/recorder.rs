@@ -1,0 +1,94 @@
+//! Who asks for a change (`Actor`: the member, or `None` for the command line) and the `Recorder` that appends the
+//! events the use cases make. Apart from `history`, which reads them, so the use cases that record (`items`) and
+//! the history that reverts through them (`history` -> `items`) do not import each other.
+
+use crate::Error;
+use crate::auth::Caller;
+use crate::ports::{Clock, EventRepo};
+use std::sync::Arc;
+use trove_domain::HouseholdId;
+use trove_domain::history::diff;
+use trove_domain::item::Item;
+use trove_domain::people::{Event, EventId, FieldChange, MemberId, ObjectKind};
+
+/// Who asks for a change: the household it is made in and the member who asked (`None`: the command line).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Actor {
+    pub household: HouseholdId,
+    pub member: Option<MemberId>,
+}
+
+impl Actor {
+    /// The command line, acting in `household` with no member.
+    pub fn command_line(household: HouseholdId) -> Self {
+        Self { household, member: None }
+    }
+}
+
+impl From<&Caller> for Actor {
+    fn from(c: &Caller) -> Self {
+        Self { household: c.household, member: Some(c.member) }
+    }
+}
+
+/// Appends the events of the changes the use cases make.
+#[derive(Clone)]
+pub struct Recorder {
+    events: Arc<dyn EventRepo>,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for Recorder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recorder").finish_non_exhaustive()
+    }
+}
+
+impl Recorder {
+    pub fn new(events: Arc<dyn EventRepo>, clock: Arc<dyn Clock>) -> Self {
+        Self { events, clock }
+    }
+
+    /// Records one event of `actor` on an object.
+    ///
+    /// # Errors
+    /// [`Error::Unexpected`] when the store fails (the change it records is written already).
+    pub async fn record(
+        &self,
+        actor: Actor,
+        action: &str,
+        kind: ObjectKind,
+        object: i64,
+        changes: Vec<FieldChange>,
+        version_after: Option<i64>,
+    ) -> Result<EventId, Error> {
+        let event = Event {
+            at: self.clock.now(),
+            member: actor.member,
+            action: action.to_owned(),
+            kind,
+            object,
+            changes,
+            version_after,
+        };
+        Ok(self.events.append(actor.household, &event).await?)
+    }
+
+    /// Records a change of an item from `before` to `after`.
+    ///
+    /// # Errors
+    /// As [`Recorder::record`].
+    pub async fn item(
+        &self,
+        actor: Actor,
+        action: &str,
+        before: Option<&Item>,
+        after: &Item,
+    ) -> Result<EventId, Error> {
+        let changes = match before {
+            Some(before) => diff(before, after),
+            None => vec![FieldChange { field: "name".into(), before: None, after: Some(after.name.to_string()) }],
+        };
+        self.record(actor, action, ObjectKind::Item, after.id.0, changes, Some(after.version)).await
+    }
+}
