@@ -56,6 +56,8 @@ done
 #   well-formed request with 404, 409 and 422 when the household's data says no (an unknown id, a reserved
 #   item, a component of another household), and the document cannot state those rules; they are documented
 #   as such responses instead.
+# One worker: with two, CPython 3.11's `ast` module raced inside hypothesis ("AST constructor recursion depth
+# mismatch", a runtime error of the tool, not a finding).
 # Excluded operation: DELETE /tokens/{id}, which would revoke the fuzzer's own token (id 1) at random and
 # leave the rest of the run answering 401; tests/it/people.rs covers it.
 status=0
@@ -68,7 +70,7 @@ cd "$data"
   --exclude-path '/tokens/{id}' \
   --seed "${FUZZ_SEED:-20260}" \
   --max-examples "${FUZZ_EXAMPLES:-100}" \
-  --workers 2 \
+  --workers 1 \
   --request-timeout 30 \
   --report junit --report-dir "$report" \
   --generation-database none \
