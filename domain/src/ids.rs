@@ -42,3 +42,19 @@ id!(
     /// A medium (a photo, receipt or manual) kept on an item, unique in the store.
     MediaId
 );
+id!(
+    /// A member of a household, unique in the store.
+    MemberId
+);
+id!(
+    /// A signed-in browser session.
+    SessionId
+);
+id!(
+    /// A personal API token.
+    TokenId
+);
+id!(
+    /// An event of the history.
+    EventId
+);

@@ -7,37 +7,7 @@ use chrono::Duration;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-macro_rules! id {
-    ($(#[$doc:meta])* $name:ident) => {
-        $(#[$doc])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-        #[serde(transparent)]
-        pub struct $name(pub i64);
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                self.0.fmt(f)
-            }
-        }
-    };
-}
-
-id!(
-    /// A member of a household, unique in the store.
-    MemberId
-);
-id!(
-    /// A signed-in browser session.
-    SessionId
-);
-id!(
-    /// A personal API token.
-    TokenId
-);
-id!(
-    /// An event of the history.
-    EventId
-);
+pub use crate::ids::{EventId, MemberId, SessionId, TokenId};
 
 /// What a member may do in the household.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
