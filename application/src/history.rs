@@ -5,14 +5,14 @@
 use crate::auth::Caller;
 use crate::error::{Object, named};
 use crate::items::Inventory;
-use crate::ports::{EventRepo, MemberRepo};
+use crate::ports::{EventRepo, MemberRepo, PlaceRepo};
 pub use crate::recorder::{Actor, Recorder};
 use crate::{Error, Refusal};
 use std::collections::HashMap;
 use std::sync::Arc;
 use trove_domain::history::reverse;
 use trove_domain::people::{Event, EventId, MemberId, ObjectKind, Permission, UndoRefused, check_undo};
-use trove_domain::{HouseholdId, ItemId};
+use trove_domain::{HouseholdId, ItemId, PlaceId};
 
 /// Largest page of the activity feed.
 pub const ACTIVITY_MAX: u32 = 200;
@@ -32,6 +32,8 @@ pub struct History {
     events: Arc<dyn EventRepo>,
     members: Arc<dyn MemberRepo>,
     inventory: Inventory,
+    /// To tell a missing place (404) from one with no history.
+    places: Arc<dyn PlaceRepo>,
 }
 
 impl std::fmt::Debug for History {
@@ -41,8 +43,13 @@ impl std::fmt::Debug for History {
 }
 
 impl History {
-    pub fn new(events: Arc<dyn EventRepo>, members: Arc<dyn MemberRepo>, inventory: Inventory) -> Self {
-        Self { events, members, inventory }
+    pub fn new(
+        events: Arc<dyn EventRepo>,
+        members: Arc<dyn MemberRepo>,
+        inventory: Inventory,
+        places: Arc<dyn PlaceRepo>,
+    ) -> Self {
+        Self { events, members, inventory, places }
     }
 
     async fn shown(&self, household: HouseholdId, events: Vec<(EventId, Event)>) -> Result<Vec<ShownEvent>, Error> {
@@ -65,6 +72,16 @@ impl History {
     pub async fn of_item(&self, household: HouseholdId, id: ItemId) -> Result<Vec<ShownEvent>, Error> {
         self.inventory.get(household, id).await?;
         let events = self.events.of_object(household, ObjectKind::Item, id.0).await?;
+        self.shown(household, events).await
+    }
+
+    /// The history of a place, oldest first (a deleted place has none to show: it is not found).
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] naming the place when it is not one of the household.
+    pub async fn of_place(&self, household: HouseholdId, id: PlaceId) -> Result<Vec<ShownEvent>, Error> {
+        self.places.get(household, id).await.map_err(named(Object::Place, id.0))?;
+        let events = self.events.of_object(household, ObjectKind::Place, id.0).await?;
         self.shown(household, events).await
     }
 

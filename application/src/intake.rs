@@ -5,7 +5,7 @@
 
 use crate::contracts::reading as contract;
 use crate::jobs::Jobs;
-use crate::metered::{Metered, RunSpend};
+use crate::metered::{Actor, Metered, RunSpend};
 use crate::ports::model::{Capability, InputItem, ModelRequest};
 use crate::ports::{Clock, InventoryRepo, ModelImages, VisionError};
 use crate::stamped::StampedCache;
@@ -131,7 +131,7 @@ impl Intake {
     /// [`Refusal::ImageTooSmall`]; [`Error::NotConfigured`] when the backend reads no images; [`Error::Busy`]
     /// when too many jobs wait: all before anything is sent or spent. Then [`Error::Budget`];
     /// [`Error::ModelFailed`] (the spend is recorded).
-    pub async fn read_label(&self, household: HouseholdId, image: Vec<u8>) -> Result<IntakeReading, Error> {
+    pub async fn read_label(&self, actor: Actor, image: Vec<u8>) -> Result<IntakeReading, Error> {
         if image.is_empty() {
             return Err(Error::Invalid("the image is empty".into()));
         }
@@ -146,7 +146,7 @@ impl Intake {
             image_data_url: data_url(prepared.format, &prepared.bytes),
         };
         let mut run = RunSpend::default();
-        self.read(household, reading_request(CallKind::ReadLabel, input), MeasurementSource::Label, &mut run, None)
+        self.read(actor, reading_request(CallKind::ReadLabel, input), MeasurementSource::Label, &mut run, None)
             .await
     }
 
@@ -154,13 +154,13 @@ impl Intake {
     ///
     /// # Errors
     /// [`Error::Invalid`] for an empty or too long text; otherwise as [`Intake::read_label`].
-    pub async fn read_listing(&self, household: HouseholdId, text: &str) -> Result<IntakeReading, Error> {
+    pub async fn read_listing(&self, actor: Actor, text: &str) -> Result<IntakeReading, Error> {
         let text = reading::text_to_read(text, "text").map_err(|e| Error::Invalid(e.to_string()))?;
         trove_domain::text::check("text", &text, trove_domain::text::Lines::Many)
             .map_err(|e| Error::Invalid(e.to_string()))?;
         let input = InputItem::UserText(format!("The listing:\n{text}"));
         let mut run = RunSpend::default();
-        self.read(household, reading_request(CallKind::ReadListing, input), MeasurementSource::Listing, &mut run, None)
+        self.read(actor, reading_request(CallKind::ReadListing, input), MeasurementSource::Listing, &mut run, None)
             .await
     }
 
@@ -168,12 +168,12 @@ impl Intake {
     ///
     /// # Errors
     /// As [`Intake::read_listing`].
-    pub async fn read_voice_transcript(&self, household: HouseholdId, text: &str) -> Result<IntakeReading, Error> {
+    pub async fn read_voice_transcript(&self, actor: Actor, text: &str) -> Result<IntakeReading, Error> {
         let text = reading::text_to_read(text, "transcript").map_err(|e| Error::Invalid(e.to_string()))?;
         trove_domain::text::check("transcript", &text, trove_domain::text::Lines::Many)
             .map_err(|e| Error::Invalid(e.to_string()))?;
         let mut run = RunSpend::default();
-        self.read_transcript(household, text, &mut run).await
+        self.read_transcript(actor, text, &mut run).await
     }
 
     /// Reads a voice note given as WAV audio: transcribed first (its own spend entry), then read. The model
@@ -184,7 +184,7 @@ impl Intake {
     /// [`Error::Invalid`] for an empty or too large file, or one the backend refuses to send (too long, damaged,
     /// compressed); [`Error::NotConfigured`] before that without a backend that transcribes;
     /// [`Refusal::NoSpeech`](crate::error::Refusal::NoSpeech) when the transcript holds no speech; otherwise as [`Intake::read_label`].
-    pub async fn read_voice_audio(&self, household: HouseholdId, wav: &[u8]) -> Result<IntakeReading, Error> {
+    pub async fn read_voice_audio(&self, actor: Actor, wav: &[u8]) -> Result<IntakeReading, Error> {
         if wav.is_empty() {
             return Err(Error::Invalid("the audio is empty".into()));
         }
@@ -197,7 +197,7 @@ impl Intake {
         let owned = wav.to_vec();
         let audio = self.jobs.run(move || prepare(&owned)).await?.map_err(|e| Error::Invalid(e.to_string()))?;
         let mut run = RunSpend::default();
-        let transcript = self.model.transcribe(household, &audio, &mut run).await?;
+        let transcript = self.model.transcribe(actor, &audio, &mut run).await?;
         let text = match reading::text_to_read(&transcript.text, "transcript") {
             Ok(t) => t,
             Err(reading::TextError::Empty(_)) => {
@@ -205,30 +205,30 @@ impl Intake {
             }
             Err(reading::TextError::TooLong(_)) => trove_domain::text::clip(&transcript.text, reading::TEXT_MAX),
         };
-        self.read_transcript(household, text, &mut run).await
+        self.read_transcript(actor, text, &mut run).await
     }
 
     async fn read_transcript(
         &self,
-        household: HouseholdId,
+        actor: Actor,
         text: String,
         run: &mut RunSpend,
     ) -> Result<IntakeReading, Error> {
         let input = InputItem::UserText(format!("The voice note's transcript:\n{text}"));
-        self.read(household, reading_request(CallKind::ReadVoice, input), MeasurementSource::Voice, run, Some(text))
+        self.read(actor, reading_request(CallKind::ReadVoice, input), MeasurementSource::Voice, run, Some(text))
             .await
     }
 
     /// Sends the reading, validates the answer by the rules and matches each candidate.
     async fn read(
         &self,
-        household: HouseholdId,
+        actor: Actor,
         request: ModelRequest,
         source: MeasurementSource,
         run: &mut RunSpend,
         transcript: Option<String>,
     ) -> Result<IntakeReading, Error> {
-        let response = self.model.respond(household, &request, run).await?;
+        let response = self.model.respond(actor, &request, run).await?;
         let text = response
             .final_text()
             .ok_or_else(|| Error::ModelFailed { reason: "the model's answer holds no message".into(), spend: *run })?;
@@ -237,7 +237,7 @@ impl Intake {
             spend: *run,
         })?;
         let (candidates, notes) = reading::validate(answer, self.clock.now(), source);
-        let candidates = self.match_all(household, candidates).await?;
+        let candidates = self.match_all(actor.household, candidates).await?;
         Ok(IntakeReading { candidates, notes, transcript, spend: *run })
     }
 
@@ -320,7 +320,7 @@ mod tests {
     #[tokio::test]
     async fn a_label_needs_a_backend_that_reads_images_and_sends_nothing_otherwise() {
         let m = model(Capabilities { web_search: false, images: false, audio: false, remote: false });
-        let err = intake(m).read_label(HouseholdId(1), b"\x89PNG....".to_vec()).await.unwrap_err();
+        let err = intake(m).read_label(Actor::command_line(HouseholdId(1)), b"\x89PNG....".to_vec()).await.unwrap_err();
         assert_eq!(err.to_string(), "reading a label photo needs the Model API: set MODEL_API_KEY");
     }
 
@@ -341,7 +341,7 @@ mod tests {
             })
             .times(1)
             .returning(|_| Ok(answer(LAMP)));
-        let got = intake_with(m, images).read_label(HouseholdId(1), b"big photo".to_vec()).await.unwrap();
+        let got = intake_with(m, images).read_label(Actor::command_line(HouseholdId(1)), b"big photo".to_vec()).await.unwrap();
         assert_eq!(got.candidates.len(), 1);
     }
 
@@ -366,7 +366,7 @@ mod tests {
             images.expect_prepare_for_model().times(1).returning(move |_| Err(refusal()));
             let mut m = model(Capabilities { web_search: true, images: true, audio: true, remote: true });
             m.expect_respond().times(0);
-            let err = intake_with(m, images).read_label(HouseholdId(1), b"photo".to_vec()).await.unwrap_err();
+            let err = intake_with(m, images).read_label(Actor::command_line(HouseholdId(1)), b"photo".to_vec()).await.unwrap_err();
             assert!(expected(&err), "{err:?}");
             assert_eq!(err.to_string(), refusal().to_string());
         }
@@ -383,7 +383,7 @@ mod tests {
             })
             .times(1)
             .returning(|_| Ok(answer(r#"{"candidates":[{"name":"Lamp","item_type":"lamp","profile":null,"brand":null,"model":null,"serial":null,"condition":"fair","measurements":[],"faults":[],"accessories":[]}]}"#)));
-        let got = intake(m).read_listing(HouseholdId(1), "a lamp").await.unwrap();
+        let got = intake(m).read_listing(Actor::command_line(HouseholdId(1)), "a lamp").await.unwrap();
         assert_eq!(got.candidates.len(), 1);
         assert_eq!(got.spend.calls, 1);
     }
@@ -392,14 +392,14 @@ mod tests {
     async fn an_unreadable_answer_is_a_model_failure_with_its_spend() {
         let mut m = model(Capabilities { web_search: true, images: true, audio: true, remote: true });
         m.expect_respond().returning(|_| Ok(answer("not json")));
-        let err = intake(m).read_listing(HouseholdId(1), "a lamp").await.unwrap_err();
+        let err = intake(m).read_listing(Actor::command_line(HouseholdId(1)), "a lamp").await.unwrap_err();
         assert!(matches!(err, Error::ModelFailed { spend, .. } if spend.calls == 1), "{err:?}");
     }
 
     #[tokio::test]
     async fn empty_texts_are_refused_before_any_call() {
         let m = model(Capabilities { web_search: true, images: true, audio: true, remote: true });
-        let err = intake(m).read_listing(HouseholdId(1), "   ").await.unwrap_err();
+        let err = intake(m).read_listing(Actor::command_line(HouseholdId(1)), "   ").await.unwrap_err();
         assert_eq!(err.to_string(), "text must not be empty");
     }
 }

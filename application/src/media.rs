@@ -5,11 +5,14 @@
 use crate::error::{Object, named};
 use crate::ports::media::{KeptPicture, MediaRepo, MediaStore, PictureError, Pictures};
 use crate::ports::{Clock, InventoryRepo};
+use crate::recorder::{Actor, Recorder};
 use crate::{Error, RepoError};
 use anyhow::Context as _;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
+use trove_domain::history::medium_fields;
 use trove_domain::measure::Region;
+use trove_domain::people::ObjectKind;
 use trove_domain::media::{self, Caption, ContentHash, MediaKind, MediaRefused, MediaType, Medium, NewMedium};
 use trove_domain::{HouseholdId, ItemId, MediaId, Timestamp};
 
@@ -64,6 +67,8 @@ pub struct Media {
     /// To tell a missing item (404) before any work is done.
     inventory: Arc<dyn InventoryRepo>,
     clock: Arc<dyn Clock>,
+    /// Where every medium kept or deleted is recorded, with who asked.
+    recorder: Recorder,
 }
 
 impl std::fmt::Debug for Media {
@@ -103,23 +108,20 @@ impl Media {
         pictures: Arc<dyn Pictures>,
         inventory: Arc<dyn InventoryRepo>,
         clock: Arc<dyn Clock>,
+        recorder: Recorder,
     ) -> Self {
-        Self { media, blobs, pictures, inventory, clock }
+        Self { media, blobs, pictures, inventory, clock, recorder }
     }
 
     /// Keeps a file on an item, or pending (on no item, for intake) when `item` is `None`. A picture loses its
     /// location metadata and keeps showing the right way up ([`Pictures::keep`]) before anything is stored;
-    /// the blob is written before the row.
+    /// the blob is written before the row. Recorded as the event `create` of `actor`.
     ///
     /// # Errors
     /// [`MediaError::Refused`] for an empty, too large, broken or unaccepted file; [`Error::NotFound`] naming
     /// the item. Nothing is kept then (a blob written before the item vanished is removed, or swept).
-    pub async fn upload(
-        &self,
-        household: HouseholdId,
-        item: Option<ItemId>,
-        upload: Upload,
-    ) -> Result<Medium, MediaError> {
+    pub async fn upload(&self, actor: Actor, item: Option<ItemId>, upload: Upload) -> Result<Medium, MediaError> {
+        let household = actor.household;
         let media_type = media::sniff(&upload.bytes)?;
         if let Some(item) = item {
             self.inventory.get(household, item).await.map_err(named(Object::Item, item.0))?;
@@ -145,7 +147,11 @@ impl Media {
             caption: upload.caption,
         };
         match self.media.insert(household, new, self.clock.now()).await {
-            Ok(stored) => Ok(stored),
+            Ok(stored) => {
+                let fields = Some(medium_fields(&stored));
+                self.recorder.object(actor, "create", ObjectKind::Media, stored.id.0, None, fields).await?;
+                Ok(stored)
+            }
             Err(e) => {
                 self.forget_unnamed(&sha256).await;
                 Err(match (e, item) {
@@ -164,7 +170,7 @@ impl Media {
     /// As [`Media::upload`]; nothing is left pending then (what was kept before the failure is swept).
     pub async fn keep_intake(
         &self,
-        household: HouseholdId,
+        actor: Actor,
         photo: Vec<u8>,
         regions: &[Region],
     ) -> Result<(Medium, Vec<Medium>), MediaError> {
@@ -181,10 +187,10 @@ impl Media {
         } else {
             Vec::new()
         };
-        let whole = self.upload(household, None, Upload { bytes: photo, kind: None, caption: None }).await?;
+        let whole = self.upload(actor, None, Upload { bytes: photo, kind: None, caption: None }).await?;
         let mut kept = Vec::with_capacity(crops.len());
         for bytes in crops {
-            kept.push(self.upload(household, None, Upload { bytes, kind: None, caption: None }).await?);
+            kept.push(self.upload(actor, None, Upload { bytes, kind: None, caption: None }).await?);
         }
         Ok((whole, kept))
     }
@@ -237,12 +243,15 @@ impl Media {
         Ok(thumb)
     }
 
-    /// Deletes a medium: the row first, then its blob and thumbnail once no row names them.
+    /// Deletes a medium: the row first, then its blob and thumbnail once no row names them. Recorded as the event
+    /// `delete` of `actor` with the values it had.
     ///
     /// # Errors
     /// [`Error::NotFound`] naming the medium. A blob that cannot be removed now is left to the sweep.
-    pub async fn delete(&self, household: HouseholdId, id: MediaId) -> Result<(), MediaError> {
-        let gone = self.media.delete(household, id).await.map_err(no_media(id))?;
+    pub async fn delete(&self, actor: Actor, id: MediaId) -> Result<(), MediaError> {
+        let gone = self.media.delete(actor.household, id).await.map_err(no_media(id))?;
+        let fields = Some(medium_fields(&gone));
+        self.recorder.object(actor, "delete", ObjectKind::Media, id.0, fields, None).await?;
         self.forget_unnamed(&gone.sha256).await;
         if let Some(thumb) = &gone.thumb {
             self.forget_unnamed(thumb).await;

@@ -1,9 +1,10 @@
 //! Metered model calls: the budget is checked before anything is sent, and every call, failed or not, writes
-//! one spend entry.
+//! one spend entry naming the member who asked (the [`Actor`]; none for the command line).
 
 use crate::Error;
 use crate::ports::model::{Capabilities, Capability, ModelError, ModelRequest, ModelResponse, Transcript};
 use crate::ports::{Clock, ModelPort, SpendLedger};
+pub use crate::recorder::Actor;
 use serde::Serialize;
 use std::sync::Arc;
 use trove_domain::HouseholdId;
@@ -100,27 +101,30 @@ impl Metered {
 
     async fn record(
         &self,
-        household: HouseholdId,
+        actor: Actor,
         kind: CallKind,
         usage: &Usage,
         outcome: CallOutcome,
         run: &mut RunSpend,
     ) -> Result<(), Error> {
         let model = self.model.model_name(kind);
-        let entry = SpendEntry::new(self.clock.now(), kind, &model, usage, &self.policy.rates, outcome);
+        let entry = SpendEntry {
+            member: actor.member,
+            ..SpendEntry::new(self.clock.now(), kind, &model, usage, &self.policy.rates, outcome)
+        };
         run.add(&entry);
-        self.ledger.record(household, &entry).await?;
+        self.ledger.record(actor.household, &entry).await?;
         Ok(())
     }
 
     /// Records a call that failed after it was sent (with the usage the provider reported, zero if none) and
     /// turns its error into [`Error::ModelFailed`]; an error from before sending is answered as it is, unrecorded.
-    async fn failed(&self, household: HouseholdId, kind: CallKind, error: ModelError, run: &mut RunSpend) -> Error {
+    async fn failed(&self, actor: Actor, kind: CallKind, error: ModelError, run: &mut RunSpend) -> Error {
         if !error.was_sent() {
             return unsent(error);
         }
         let usage = error.usage().unwrap_or_default();
-        match self.record(household, kind, &usage, CallOutcome::Failed, run).await {
+        match self.record(actor, kind, &usage, CallOutcome::Failed, run).await {
             Ok(()) => Error::ModelFailed { reason: error.to_string(), spend: *run },
             Err(e) => e,
         }
@@ -135,17 +139,17 @@ impl Metered {
     /// (recorded with the outcome `failed`).
     pub async fn respond(
         &self,
-        household: HouseholdId,
+        actor: Actor,
         request: &ModelRequest,
         run: &mut RunSpend,
     ) -> Result<ModelResponse, Error> {
-        self.check_budget(household).await?;
+        self.check_budget(actor.household).await?;
         match self.model.respond(request).await {
             Ok(response) => {
-                self.record(household, request.kind, &response.usage, CallOutcome::Ok, run).await?;
+                self.record(actor, request.kind, &response.usage, CallOutcome::Ok, run).await?;
                 Ok(response)
             }
-            Err(e) => Err(self.failed(household, request.kind, e, run).await),
+            Err(e) => Err(self.failed(actor, request.kind, e, run).await),
         }
     }
 
@@ -157,24 +161,24 @@ impl Metered {
     /// As [`Metered::respond`], and [`Error::ModelFailed`] when `read` refuses the answer.
     pub async fn respond_and_read<T>(
         &self,
-        household: HouseholdId,
+        actor: Actor,
         request: &ModelRequest,
         run: &mut RunSpend,
         read: impl FnOnce(ModelResponse) -> Result<T, String>,
     ) -> Result<T, Error> {
-        self.check_budget(household).await?;
+        self.check_budget(actor.household).await?;
         let response = match self.model.respond(request).await {
             Ok(response) => response,
-            Err(e) => return Err(self.failed(household, request.kind, e, run).await),
+            Err(e) => return Err(self.failed(actor, request.kind, e, run).await),
         };
         let usage = response.usage;
         match read(response) {
             Ok(answer) => {
-                self.record(household, request.kind, &usage, CallOutcome::Ok, run).await?;
+                self.record(actor, request.kind, &usage, CallOutcome::Ok, run).await?;
                 Ok(answer)
             }
             Err(reason) => {
-                self.record(household, request.kind, &usage, CallOutcome::Failed, run).await?;
+                self.record(actor, request.kind, &usage, CallOutcome::Failed, run).await?;
                 Err(Error::ModelFailed { reason, spend: *run })
             }
         }
@@ -191,20 +195,15 @@ impl Metered {
     ///
     /// # Errors
     /// As [`Metered::respond`].
-    pub async fn transcribe(
-        &self,
-        household: HouseholdId,
-        wav: &[u8],
-        run: &mut RunSpend,
-    ) -> Result<Transcript, Error> {
-        self.check_budget(household).await?;
+    pub async fn transcribe(&self, actor: Actor, wav: &[u8], run: &mut RunSpend) -> Result<Transcript, Error> {
+        self.check_budget(actor.household).await?;
         match self.model.transcribe(wav).await {
             Ok(t) => {
                 let usage = Usage { audio_ms: t.audio_ms, ..Usage::default() };
-                self.record(household, CallKind::Transcribe, &usage, CallOutcome::Ok, run).await?;
+                self.record(actor, CallKind::Transcribe, &usage, CallOutcome::Ok, run).await?;
                 Ok(t)
             }
-            Err(e) => Err(self.failed(household, CallKind::Transcribe, e, run).await),
+            Err(e) => Err(self.failed(actor, CallKind::Transcribe, e, run).await),
         }
     }
 }

@@ -1,9 +1,11 @@
 //! The people of a household: who I am, the members and their roles, invitations and accepting them, ending a
 //! member's sessions, and personal API tokens. Every use case takes the [`Caller`] and checks its role here;
-//! the HTTP adapter only refuses writes to read-only callers as a whole.
+//! the HTTP adapter only refuses writes to read-only callers as a whole. A member joining, changing role or
+//! being removed is recorded in the household's history.
 
 use crate::auth::{Caller, PeoplePorts, SignedIn, hash_token, household_name, open_session};
 use crate::error::named;
+use crate::recorder::{Actor, Recorder, member_fields};
 use crate::ports::people::{ApiToken, Household, Member, NewMember, NewToken};
 use crate::ports::{
     Clock, HouseholdRepo, InvitationRepo, MemberRepo, PasswordHasher, SecretSource, SessionRepo, TokenRepo,
@@ -11,7 +13,7 @@ use crate::ports::{
 use crate::{Error, Object, Refusal, RepoError};
 use anyhow::Context as _;
 use std::sync::Arc;
-use trove_domain::people::{self, MemberId, MemberName, Permission, Role, Scope, TokenId};
+use trove_domain::people::{self, MemberId, MemberName, ObjectKind, Permission, Role, Scope, TokenId};
 use trove_domain::{HouseholdId, Timestamp};
 
 /// A new invitation: the code (shown once) and when it expires.
@@ -43,6 +45,8 @@ pub struct People {
     clock: Arc<dyn Clock>,
     /// Forgotten on a revocation or a member's change, so it takes effect on the next request.
     token_checks: Arc<crate::auth::TokenChecks>,
+    /// Where members joining, changing role and leaving are recorded, with who did it.
+    recorder: Recorder,
 }
 
 impl std::fmt::Debug for People {
@@ -52,8 +56,9 @@ impl std::fmt::Debug for People {
 }
 
 impl People {
-    pub fn new(p: &PeoplePorts) -> Self {
+    pub fn new(p: &PeoplePorts, recorder: Recorder) -> Self {
         Self {
+            recorder,
             households: p.households.clone(),
             members: p.members.clone(),
             invitations: p.invitations.clone(),
@@ -101,6 +106,8 @@ impl People {
         }
         let changed = self.members.set_role(caller.household, id, role).await.map_err(|e| last_owner(e, id))?;
         self.token_checks.forget_member(id);
+        let (before, after) = (Some(member_fields(&member)), Some(member_fields(&changed)));
+        self.recorder.object(caller.into(), "role", ObjectKind::Member, id.0, before, after).await?;
         Ok(changed)
     }
 
@@ -110,8 +117,22 @@ impl People {
     /// [`Error::Forbidden`], [`Error::NotFound`], [`Refusal::LastOwner`].
     pub async fn remove(&self, caller: &Caller, id: MemberId) -> Result<(), Error> {
         caller.require(Permission::ManageHousehold)?;
+        let member = self.members.member(caller.household, id).await.map_err(named(Object::Member, id.0))?;
         self.members.remove_member(caller.household, id).await.map_err(|e| last_owner(e, id))?;
         self.token_checks.forget_member(id);
+        let before = Some(member_fields(&member));
+        self.recorder.object(caller.into(), "remove", ObjectKind::Member, id.0, before, None).await?;
+        Ok(())
+    }
+
+    /// Records that `member` joined their household (by an invitation), as an event of their own.
+    ///
+    /// # Errors
+    /// [`Error::Unexpected`] when the store fails (the member is stored already).
+    pub async fn record_joined(&self, member: &Member) -> Result<(), Error> {
+        let actor = Actor { household: member.household, member: Some(member.id) };
+        let after = Some(member_fields(member));
+        self.recorder.object(actor, "join", ObjectKind::Member, member.id.0, None, after).await?;
         Ok(())
     }
 
@@ -190,6 +211,7 @@ impl People {
             RepoError::Conflict(_) => Error::from(Refusal::NameTaken(name.to_string())),
             other => other.into(),
         })?;
+        self.record_joined(&member).await?;
         open_session(&*self.sessions, &*self.secrets, member, now).await
     }
 

@@ -3,9 +3,12 @@
 
 use crate::error::{Object, Refusal, named};
 use crate::ports::{Clock, PlaceRepo};
+use crate::recorder::{Actor, Recorder};
 use crate::{Error, RepoError};
 use std::collections::HashMap;
 use std::sync::Arc;
+use trove_domain::history::place_fields;
+use trove_domain::people::ObjectKind;
 use trove_domain::place::{self, NewPlace, Place, PlaceChanges, PlacePath, PlaceRefused, PlaceTree};
 use trove_domain::{HouseholdId, PlaceId};
 
@@ -44,6 +47,8 @@ pub(crate) fn no_place(id: PlaceId) -> impl Fn(RepoError) -> Error {
 pub struct Places {
     places: Arc<dyn PlaceRepo>,
     clock: Arc<dyn Clock>,
+    /// Where every change of a place is recorded, with who made it.
+    recorder: Recorder,
 }
 
 impl std::fmt::Debug for Places {
@@ -73,8 +78,8 @@ fn views(
 }
 
 impl Places {
-    pub fn new(places: Arc<dyn PlaceRepo>, clock: Arc<dyn Clock>) -> Self {
-        Self { places, clock }
+    pub fn new(places: Arc<dyn PlaceRepo>, clock: Arc<dyn Clock>, recorder: Recorder) -> Self {
+        Self { places, clock, recorder }
     }
 
     /// The whole tree and the counts of items directly in each place: two queries.
@@ -90,12 +95,13 @@ impl Places {
             .ok_or_else(|| Error::NotFound { what: Object::Place, id: id.0 })
     }
 
-    /// Stores a new place.
+    /// Stores a new place; recorded as the event `create` of `actor`.
     ///
     /// # Errors
     /// [`Refusal::Place`] when the parent is not a place of the household; [`Refusal::Place`] (a name) or [`Refusal::StateChanged`] when a sibling
     /// already has the name (ignoring case). Nothing is written then.
-    pub async fn create(&self, household: HouseholdId, new: NewPlace) -> Result<PlaceView, Error> {
+    pub async fn create(&self, actor: Actor, new: NewPlace) -> Result<PlaceView, Error> {
+        let household = actor.household;
         let all = self.places.all(household).await?;
         PlaceTree::new(&all).check_name(&new.name, new.parent_id, None).map_err(refused)?;
         let parent = new.parent_id;
@@ -103,6 +109,7 @@ impl Places {
             RepoError::NotFound => refused(PlaceRefused::NoSuchParent(parent.unwrap_or(PlaceId(0)))),
             other => other.into(),
         })?;
+        self.recorder.object(actor, "create", ObjectKind::Place, stored.id.0, None, Some(place_fields(&stored))).await?;
         self.view(household, stored.id).await
     }
 
@@ -129,27 +136,34 @@ impl Places {
         Ok(PlaceDetail { view, children })
     }
 
-    /// Renames, moves or annotates a place.
+    /// Renames, moves or annotates a place; recorded as the event `patch` of `actor` with the fields changed.
     ///
     /// # Errors
     /// [`Error::NotFound`]; [`Refusal::Place`] for a move under itself, under one of its descendants or under a
     /// missing place; [`Refusal::Place`] (a name) or [`Refusal::StateChanged`] when a sibling already has the name, or another writer changed the
     /// tree in between so that the change no longer holds. Nothing is written then.
-    pub async fn change(&self, household: HouseholdId, id: PlaceId, changes: PlaceChanges) -> Result<PlaceView, Error> {
+    pub async fn change(&self, actor: Actor, id: PlaceId, changes: PlaceChanges) -> Result<PlaceView, Error> {
+        let household = actor.household;
         let all = self.places.all(household).await?;
         let tree = PlaceTree::new(&all);
         let place = tree.get(id).ok_or_else(|| Error::NotFound { what: Object::Place, id: id.0 })?;
         let changed = tree.apply(place, &changes).map_err(refused)?;
-        self.places.update(household, &changed).await.map_err(no_place(id))?;
+        let stored = self.places.update(household, &changed).await.map_err(no_place(id))?;
+        let (before, after) = (Some(place_fields(place)), Some(place_fields(&stored)));
+        self.recorder.object(actor, "patch", ObjectKind::Place, id.0, before, after).await?;
         self.view(household, id).await
     }
 
-    /// Deletes an empty place.
+    /// Deletes an empty place; recorded as the event `delete` of `actor` with the values it had.
     ///
     /// # Errors
     /// [`Error::NotFound`]; [`Refusal::Place`] (a name) or [`Refusal::StateChanged`] while items or places are in it.
-    pub async fn delete(&self, household: HouseholdId, id: PlaceId) -> Result<(), Error> {
-        self.places.delete(household, id).await.map_err(no_place(id))
+    pub async fn delete(&self, actor: Actor, id: PlaceId) -> Result<(), Error> {
+        let household = actor.household;
+        let place = self.places.get(household, id).await.map_err(no_place(id))?;
+        self.places.delete(household, id).await.map_err(no_place(id))?;
+        self.recorder.object(actor, "delete", ObjectKind::Place, id.0, Some(place_fields(&place)), None).await?;
+        Ok(())
     }
 
     /// The path of one place.
@@ -202,6 +216,7 @@ mod tests {
     use trove_domain::place::PlaceName;
 
     const H: HouseholdId = HouseholdId(1);
+    const A: Actor = Actor { household: H, member: Some(trove_domain::people::MemberId(4)) };
 
     fn place(id: i64, name: &str, parent: Option<i64>) -> Place {
         Place {
@@ -225,7 +240,7 @@ mod tests {
     fn places(repo: MockPlaceRepo) -> Places {
         let mut clock = MockClock::new();
         clock.expect_now().returning(|| Utc.with_ymd_and_hms(2026, 2, 1, 12, 0, 0).unwrap());
-        Places::new(Arc::new(repo), Arc::new(clock))
+        Places::new(Arc::new(repo), Arc::new(clock), crate::recorder::capturing().0)
     }
 
     fn reading(repo: &mut MockPlaceRepo) {
@@ -262,18 +277,18 @@ mod tests {
         repo.expect_update().never();
         let p = places(repo);
         let under = |parent| PlaceChanges { parent_id: Some(Some(PlaceId(parent))), ..PlaceChanges::default() };
-        let err = p.change(H, PlaceId(1), under(3)).await.unwrap_err();
+        let err = p.change(A, PlaceId(1), under(3)).await.unwrap_err();
         assert!(
             matches!(&err, Error::Refused(_))
                 && err.to_string() == "place 1 cannot be moved under place 3, which is inside it",
             "{err:?}"
         );
-        let err = p.change(H, PlaceId(2), under(2)).await.unwrap_err();
+        let err = p.change(A, PlaceId(2), under(2)).await.unwrap_err();
         assert!(matches!(err, Error::Refused(_)));
-        let err = p.change(H, PlaceId(9), under(1)).await.unwrap_err();
+        let err = p.change(A, PlaceId(9), under(1)).await.unwrap_err();
         assert!(matches!(&err, Error::NotFound { .. } if err.to_string() == "no such place 9"), "{err:?}");
         let rename = PlaceChanges { name: Some(PlaceName::new("house").unwrap()), ..PlaceChanges::default() };
-        let err = p.change(H, PlaceId(4), rename).await.unwrap_err();
+        let err = p.change(A, PlaceId(4), rename).await.unwrap_err();
         assert!(
             matches!(&err, Error::Refused(_))
                 && err.to_string() == "there is already a place named \"house\" at the top",
@@ -291,7 +306,51 @@ mod tests {
             .returning(|_, p| Ok(p.clone()));
         let p = places(repo);
         let changes = PlaceChanges { parent_id: Some(Some(PlaceId(4))), ..PlaceChanges::default() };
-        p.change(H, PlaceId(3), changes).await.unwrap();
+        p.change(A, PlaceId(3), changes).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn changes_are_recorded_with_who_made_them_and_what_changed() {
+        let mut repo = MockPlaceRepo::new();
+        reading(&mut repo);
+        repo.expect_update().returning(|_, p| Ok(p.clone()));
+        repo.expect_insert().returning(|_, new, at| {
+            Ok(Place { id: PlaceId(5), name: new.name, parent_id: new.parent_id, note: new.note, created_at: at })
+        });
+        repo.expect_get().returning(|_, id| tree().into_iter().find(|p| p.id == id).ok_or(RepoError::NotFound));
+        repo.expect_delete().returning(|_, _| Ok(()));
+        let mut clock = MockClock::new();
+        clock.expect_now().returning(|| Utc.with_ymd_and_hms(2026, 2, 1, 12, 0, 0).unwrap());
+        let (recorder, events) = crate::recorder::capturing();
+        let p = Places::new(Arc::new(repo), Arc::new(clock), recorder);
+
+        let changes = PlaceChanges { parent_id: Some(Some(PlaceId(1))), ..PlaceChanges::default() };
+        p.change(A, PlaceId(4), changes).await.unwrap();
+        let new = NewPlace { name: PlaceName::new("Loft").unwrap(), parent_id: Some(PlaceId(1)), note: None };
+        // The view of the new place is not in the mocked tree: the create is recorded before it is read.
+        let _ = p.create(A, new).await;
+        p.delete(Actor::command_line(H), PlaceId(3)).await.unwrap();
+        // A change that changes nothing is no event.
+        p.change(A, PlaceId(4), PlaceChanges::default()).await.unwrap();
+
+        let events = events.lock().unwrap();
+        let got: Vec<(&str, i64, Option<i64>, Vec<(&str, Option<&str>, Option<&str>)>)> = events
+            .iter()
+            .map(|(h, e)| {
+                assert_eq!((*h, e.kind), (H, ObjectKind::Place));
+                let changes =
+                    e.changes.iter().map(|c| (c.field.as_str(), c.before.as_deref(), c.after.as_deref())).collect();
+                (e.action.as_str(), e.object, e.member.map(|m| m.0), changes)
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("patch", 4, Some(4), vec![("parent_id", None, Some("1"))]),
+                ("create", 5, Some(4), vec![("name", None, Some("Loft")), ("parent_id", None, Some("1"))]),
+                ("delete", 3, None, vec![("name", Some("Shelf B2"), None), ("parent_id", Some("2"), None)]),
+            ]
+        );
     }
 
     #[tokio::test]
@@ -305,8 +364,8 @@ mod tests {
             parent_id: parent.map(PlaceId),
             note: None,
         };
-        assert!(matches!(p.create(H, new("GARAGE", Some(1))).await, Err(Error::Refused(_))));
-        let err = p.create(H, new("Box", Some(77))).await.unwrap_err();
+        assert!(matches!(p.create(A, new("GARAGE", Some(1))).await, Err(Error::Refused(_))));
+        let err = p.create(A, new("Box", Some(77))).await.unwrap_err();
         assert!(matches!(&err, Error::Refused(_)) && err.to_string() == "no such place 77", "{err:?}");
     }
 

@@ -4,7 +4,7 @@
 
 use crate::contracts::comparables as contract;
 use crate::error::{Object, Refusal, named};
-use crate::metered::{Metered, RunSpend};
+use crate::metered::{Actor, Metered, RunSpend};
 use crate::ports::model::{
     ApproximateLocation, Capability, InputItem, ModelRequest, OutputView, SearchContextSize, Tool,
 };
@@ -122,13 +122,13 @@ impl Selling {
     }
 
     /// Prices an item: one call with web search; the rules keep only grounded comparables and estimate from
-    /// them; the report is stored as price history.
+    /// them; the report is stored as price history. The call's spend entry names the member who asked.
     ///
     /// # Errors
     /// [`Error::NotFound`]; [`Refusal::NotPriceable`] for a gone item; [`Error::NotConfigured`] without the Model
     /// API; [`Error::Budget`]; [`Error::ModelFailed`] (nothing stored but the spend).
-    pub async fn price(&self, household: HouseholdId, id: ItemId) -> Result<Priced, Error> {
-        self.price_watched(household, id, &Unwatched).await
+    pub async fn price(&self, actor: Actor, id: ItemId) -> Result<Priced, Error> {
+        self.price_watched(actor, id, &Unwatched).await
     }
 
     /// [`Selling::price`], reporting to `progress` when the search starts.
@@ -137,16 +137,17 @@ impl Selling {
     /// As [`Selling::price`].
     pub async fn price_watched(
         &self,
-        household: HouseholdId,
+        actor: Actor,
         id: ItemId,
         progress: &dyn ProgressSink,
     ) -> Result<Priced, Error> {
+        let household = actor.household;
         let item = self.item(household, id).await?;
         pricing::check_priceable(&item).map_err(Refusal::from)?;
         self.model.require(Capability::WebSearch)?;
         let mut run = RunSpend::default();
         progress.report(Progress::Searching { max_searches: self.settings.max_searches });
-        let response = self.model.respond(household, &self.price_request(&item), &mut run).await?;
+        let response = self.model.respond(actor, &self.price_request(&item), &mut run).await?;
         let mut pages: Vec<&str> = Vec::new();
         for o in &response.output {
             match &o.view {

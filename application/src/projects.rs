@@ -1,12 +1,16 @@
-//! The project lifecycle: accept (reserve the items atomically), build, drop; and the build pack.
+//! The project lifecycle: accept (reserve the items atomically), build, drop; and the build pack. Each step is
+//! recorded: the project's event (its status, and the items it holds) and one event per item it changed.
 
 use crate::error::{Object, Refusal, named};
 use crate::ports::{Clock, InventoryRepo, ProjectRepo, TemplateRepo};
+use crate::recorder::{Actor, Recorder};
 use crate::{Error, RepoError};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use trove_domain::history::{diff, project_fields};
 use trove_domain::item::Item;
 use trove_domain::pack::{self, BuildPack};
+use trove_domain::people::ObjectKind;
 use trove_domain::project::{self, Project, ProjectStatus};
 use trove_domain::{HouseholdId, ItemId, ProjectId};
 
@@ -17,6 +21,8 @@ pub struct Projects {
     items: Arc<dyn InventoryRepo>,
     templates: Arc<dyn TemplateRepo>,
     clock: Arc<dyn Clock>,
+    /// Where every step of a project, and what it did to its items, is recorded with who asked.
+    recorder: Recorder,
 }
 
 impl std::fmt::Debug for Projects {
@@ -35,8 +41,9 @@ impl Projects {
         items: Arc<dyn InventoryRepo>,
         templates: Arc<dyn TemplateRepo>,
         clock: Arc<dyn Clock>,
+        recorder: Recorder,
     ) -> Self {
-        Self { projects, items, templates, clock }
+        Self { projects, items, templates, clock, recorder }
     }
 
     /// The household's projects, newest first: every one, or those in `status`.
@@ -64,43 +71,82 @@ impl Projects {
         Ok(self.items.get_many(household, &ids).await?)
     }
 
+    /// Records a step of a project (`action`, from `before` to `after`) and what it did to each of its items
+    /// (`before_items`, read before the step, against the items now): one event per changed item.
+    async fn record(
+        &self,
+        actor: Actor,
+        action: &str,
+        before: &Project,
+        after: &Project,
+        before_items: &[Item],
+    ) -> Result<(), Error> {
+        let (fields_before, fields_after) = (Some(project_fields(before)), Some(project_fields(after)));
+        self.recorder.object(actor, action, ObjectKind::Project, after.id.0, fields_before, fields_after).await?;
+        let now = self.allocated_items(actor.household, after).await?;
+        for item in &now {
+            if let Some(old) = before_items.iter().find(|i| i.id == item.id) {
+                let changes = diff(old, item);
+                if !changes.is_empty() {
+                    let kind = ObjectKind::Item;
+                    self.recorder.record(actor, action, kind, item.id.0, changes, Some(item.version)).await?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Accepts a proposed project: the rules check every item is still buildable, then the store reserves them
-    /// all in one transaction, conditional on each item being unchanged since the check.
+    /// all in one transaction, conditional on each item being unchanged since the check. Recorded (`accept`) with
+    /// what it did to them.
     ///
     /// # Errors
     /// [`Error::NotFound`]; [`Refusal::Lifecycle`] naming the item that is no longer buildable, or when the
     /// project is not proposed; [`Refusal::ChangedWhileAccepting`] naming the item another writer took in between.
-    pub async fn accept(&self, household: HouseholdId, id: ProjectId) -> Result<Project, Error> {
+    pub async fn accept(&self, actor: Actor, id: ProjectId) -> Result<Project, Error> {
+        let household = actor.household;
         let project = self.get(household, id).await?;
         let items: BTreeMap<ItemId, Item> =
             self.allocated_items(household, &project).await?.into_iter().map(|i| (i.id, i)).collect();
         project::check_accept(&project, &items).map_err(Refusal::from)?;
         let versions: Vec<(ItemId, i64)> = items.values().map(|i| (i.id, i.version)).collect();
-        match self.projects.accept(household, id, &versions, self.clock.now()).await {
-            Ok(p) => Ok(p),
-            Err(RepoError::Stale(item)) => Err(Refusal::ChangedWhileAccepting(item).into()),
-            Err(e) => Err(no_project(id)(e)),
-        }
+        let accepted = match self.projects.accept(household, id, &versions, self.clock.now()).await {
+            Ok(p) => p,
+            Err(RepoError::Stale(item)) => return Err(Refusal::ChangedWhileAccepting(item).into()),
+            Err(e) => return Err(no_project(id)(e)),
+        };
+        let before: Vec<Item> = items.into_values().collect();
+        self.record(actor, "accept", &project, &accepted, &before).await?;
+        Ok(accepted)
     }
 
-    /// Marks an accepted project built; its items become in use.
+    /// Marks an accepted project built; its items become in use. Recorded (`build`) with what it did to them.
     ///
     /// # Errors
     /// [`Error::NotFound`]; [`Refusal::Lifecycle`] unless accepted.
-    pub async fn build(&self, household: HouseholdId, id: ProjectId) -> Result<Project, Error> {
+    pub async fn build(&self, actor: Actor, id: ProjectId) -> Result<Project, Error> {
+        let household = actor.household;
         let project = self.get(household, id).await?;
         project::check_build(&project).map_err(Refusal::from)?;
-        self.projects.build(household, id, self.clock.now()).await.map_err(no_project(id))
+        let items = self.allocated_items(household, &project).await?;
+        let built = self.projects.build(household, id, self.clock.now()).await.map_err(no_project(id))?;
+        self.record(actor, "build", &project, &built, &items).await?;
+        Ok(built)
     }
 
-    /// Drops a proposed or accepted project; reserved items become available again.
+    /// Drops a proposed or accepted project; reserved items become available again. Recorded (`drop`) with what
+    /// it did to them.
     ///
     /// # Errors
     /// [`Error::NotFound`]; [`Refusal::Lifecycle`] when built or already dropped.
-    pub async fn drop_project(&self, household: HouseholdId, id: ProjectId) -> Result<Project, Error> {
+    pub async fn drop_project(&self, actor: Actor, id: ProjectId) -> Result<Project, Error> {
+        let household = actor.household;
         let project = self.get(household, id).await?;
         project::check_drop(&project).map_err(Refusal::from)?;
-        self.projects.drop_project(household, id, self.clock.now()).await.map_err(no_project(id))
+        let items = self.allocated_items(household, &project).await?;
+        let dropped = self.projects.drop_project(household, id, self.clock.now()).await.map_err(no_project(id))?;
+        self.record(actor, "drop", &project, &dropped, &items).await?;
+        Ok(dropped)
     }
 
     /// The build pack of a project.

@@ -12,11 +12,14 @@ use crate::metered::{Metered, RunSpend};
 use crate::ports::model::{InputItem, ModelRequest, ModelResponse, OutputView};
 use crate::ports::{Clock, InventoryRepo, ProjectRepo, TemplateRepo};
 use crate::progress::{Progress, ProgressSink, Unwatched};
+use crate::recorder::{Actor, Recorder};
 use crate::stamped::StampedCache;
 use crate::tools;
 use std::collections::HashMap;
 use std::sync::Arc;
+use trove_domain::history::project_fields;
 use trove_domain::item::Item;
+use trove_domain::people::ObjectKind;
 use trove_domain::project::{self, Dropped, Project, ProposalSet};
 use trove_domain::spend::CallKind;
 use trove_domain::text::clip;
@@ -68,6 +71,8 @@ pub struct ProposeProjects {
     /// The `list_inventory` output per household, rebuilt only when the inventory changed: reading and
     /// formatting every item is most of a step's cost, and owners ask again and again.
     listings: Arc<StampedCache<String>>,
+    /// Where each project written is recorded (`create`) with who asked.
+    recorder: Recorder,
 }
 
 impl std::fmt::Debug for ProposeProjects {
@@ -89,19 +94,21 @@ impl ProposeProjects {
         templates: Arc<dyn TemplateRepo>,
         projects: Arc<dyn ProjectRepo>,
         clock: Arc<dyn Clock>,
+        recorder: Recorder,
     ) -> Self {
-        Self { model, items, templates, projects, clock, listings: Arc::default() }
+        Self { model, items, templates, projects, clock, listings: Arc::default(), recorder }
     }
 
-    /// Runs the loop for `household` with the owner's optional wish, then writes what the rules keep.
+    /// Runs the loop for the household of `actor` with the owner's optional wish, then writes what the rules
+    /// keep; each call's spend entry and each project written name the member who asked.
     ///
     /// # Errors
     /// [`Error::Invalid`] for a wish over [`BRIEF_MAX`] characters or with a control character (but tab and line
     /// breaks); [`Error::Budget`] before the first call when
     /// the budget is spent; [`Error::ModelFailed`] when a call fails, the answer does not parse, or the fourth
     /// answer still calls tools (nothing is written, the spend is recorded).
-    pub async fn run(&self, household: HouseholdId, brief: Option<&str>) -> Result<ProposeOutcome, Error> {
-        self.run_watched(household, brief, &Unwatched).await
+    pub async fn run(&self, actor: Actor, brief: Option<&str>) -> Result<ProposeOutcome, Error> {
+        self.run_watched(actor, brief, &Unwatched).await
     }
 
     /// [`ProposeProjects::run`], reporting each step and each tool's answer to `progress` as the run goes.
@@ -110,10 +117,11 @@ impl ProposeProjects {
     /// As [`ProposeProjects::run`].
     pub async fn run_watched(
         &self,
-        household: HouseholdId,
+        actor: Actor,
         brief: Option<&str>,
         progress: &dyn ProgressSink,
     ) -> Result<ProposeOutcome, Error> {
+        let household = actor.household;
         let wish = brief.map(str::trim).filter(|b| !b.is_empty());
         if wish.is_some_and(|b| b.chars().count() > BRIEF_MAX) {
             return Err(Error::Invalid(format!("brief is longer than {BRIEF_MAX} characters")));
@@ -142,7 +150,7 @@ impl ProposeProjects {
             };
             let answer = self
                 .model
-                .respond_and_read(household, &request, &mut run, |response| {
+                .respond_and_read(actor, &request, &mut run, |response| {
                     let calls: Vec<(String, String, String)> = response
                         .function_calls()
                         .map(|(id, name, args)| (id.to_owned(), name.to_owned(), args.to_owned()))
@@ -162,7 +170,7 @@ impl ProposeProjects {
             let (response, calls) = match answer? {
                 Step::Answer(set) => {
                     progress.report(Progress::Step { number: step, max: MAX_STEPS, tools: Vec::new() });
-                    return self.write(household, &set, step, run).await;
+                    return self.write(actor, &set, step, run).await;
                 }
                 Step::Tools(response, calls) => (response, calls),
             };
@@ -224,11 +232,12 @@ impl ProposeProjects {
     /// The rules decide what of the answer is written; the projects are stored in one transaction.
     async fn write(
         &self,
-        household: HouseholdId,
+        actor: Actor,
         set: &ProposalSet,
         steps: u32,
         spend: RunSpend,
     ) -> Result<ProposeOutcome, Error> {
+        let household = actor.household;
         let templates = self.templates.list(household).await?.into_iter().map(|t| (t.id, t)).collect();
         let named = project::named_items(set);
         let items: HashMap<ItemId, Item> =
@@ -239,6 +248,9 @@ impl ProposeProjects {
         } else {
             self.projects.insert_many(household, decision.projects, self.clock.now()).await?
         };
+        for p in &projects {
+            self.recorder.object(actor, "create", ObjectKind::Project, p.id.0, None, Some(project_fields(p))).await?;
+        }
         Ok(ProposeOutcome { projects, dropped: decision.dropped, steps, spend })
     }
 }

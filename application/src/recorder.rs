@@ -4,10 +4,11 @@
 
 use crate::Error;
 use crate::auth::Caller;
+use crate::ports::people::Member;
 use crate::ports::{Clock, EventRepo};
 use std::sync::Arc;
 use trove_domain::HouseholdId;
-use trove_domain::history::diff;
+use trove_domain::history::{Fields, between, diff};
 use trove_domain::item::Item;
 use trove_domain::people::{Event, EventId, FieldChange, MemberId, ObjectKind};
 
@@ -23,6 +24,11 @@ impl Actor {
     pub fn command_line(household: HouseholdId) -> Self {
         Self { household, member: None }
     }
+}
+
+/// A member's fields as the history shows them: name, role.
+pub fn member_fields(m: &Member) -> Fields {
+    vec![("name", Some(m.name.to_string())), ("role", Some(m.role.to_string()))]
 }
 
 impl From<&Caller> for Actor {
@@ -91,4 +97,44 @@ impl Recorder {
         };
         self.record(actor, action, ObjectKind::Item, after.id.0, changes, Some(after.version)).await
     }
+
+    /// Records a change of an object that is not an item (a place, a medium, a project, a member) by its fields
+    /// before and after (`None` before: created; `None` after: deleted). A change that changed no field is not
+    /// recorded (`None`).
+    ///
+    /// # Errors
+    /// As [`Recorder::record`].
+    pub async fn object(
+        &self,
+        actor: Actor,
+        action: &str,
+        kind: ObjectKind,
+        object: i64,
+        before: Option<Fields>,
+        after: Option<Fields>,
+    ) -> Result<Option<EventId>, Error> {
+        let changes = between(before, after);
+        if changes.is_empty() && action == "patch" {
+            return Ok(None);
+        }
+        self.record(actor, action, kind, object, changes, None).await.map(Some)
+    }
+}
+
+/// A recorder for use-case tests: every event appended is kept, with its household, in the list answered.
+#[cfg(test)]
+pub(crate) fn capturing() -> (Recorder, Arc<std::sync::Mutex<Vec<(HouseholdId, Event)>>>) {
+    use crate::ports::clock::MockClock;
+    use crate::ports::history::MockEventRepo;
+    let kept: Arc<std::sync::Mutex<Vec<(HouseholdId, Event)>>> = Arc::default();
+    let mut events = MockEventRepo::new();
+    let into = kept.clone();
+    events.expect_append().returning(move |h, e| {
+        let mut kept = into.lock().unwrap();
+        kept.push((h, e.clone()));
+        Ok(EventId(kept.len() as i64))
+    });
+    let mut clock = MockClock::new();
+    clock.expect_now().returning(|| chrono::DateTime::UNIX_EPOCH);
+    (Recorder::new(Arc::new(events), Arc::new(clock)), kept)
 }

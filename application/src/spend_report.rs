@@ -1,11 +1,12 @@
-//! The spend report: the ledger's entries and totals by kind and by month.
+//! The spend report: the ledger's entries and totals by kind, by month and by the member who asked.
 
 use crate::Error;
 use crate::metered::SpendPolicy;
-use crate::ports::{Clock, SpendLedger};
-use std::collections::BTreeMap;
+use crate::ports::{Clock, MemberRepo, SpendLedger};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use trove_domain::money::MicroUsd;
+use trove_domain::people::MemberId;
 use trove_domain::spend::{self, CallOutcome, SpendEntry};
 use trove_domain::{HouseholdId, Timestamp};
 
@@ -35,6 +36,14 @@ impl Totals {
     }
 }
 
+/// What one member's calls (or the command line's) cost.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemberSpend {
+    /// The member and their name (`"former member"` for one removed since); `None`: the command line.
+    pub member: Option<(MemberId, String)>,
+    pub totals: Totals,
+}
+
 /// The report.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpendReport {
@@ -44,6 +53,8 @@ pub struct SpendReport {
     pub by_kind: BTreeMap<String, Totals>,
     /// By month ("2026-11").
     pub by_month: BTreeMap<String, Totals>,
+    /// By the member who asked: the command line first, then members by id.
+    pub by_member: Vec<MemberSpend>,
     /// The monthly budget, if one is set.
     pub monthly_limit: Option<MicroUsd>,
     /// Spent in the current month (whatever the filters).
@@ -56,6 +67,8 @@ pub struct Spend {
     ledger: Arc<dyn SpendLedger>,
     clock: Arc<dyn Clock>,
     policy: SpendPolicy,
+    /// To name the members who asked.
+    members: Arc<dyn MemberRepo>,
 }
 
 impl std::fmt::Debug for Spend {
@@ -65,8 +78,13 @@ impl std::fmt::Debug for Spend {
 }
 
 impl Spend {
-    pub fn new(ledger: Arc<dyn SpendLedger>, clock: Arc<dyn Clock>, policy: SpendPolicy) -> Self {
-        Self { ledger, clock, policy }
+    pub fn new(
+        ledger: Arc<dyn SpendLedger>,
+        clock: Arc<dyn Clock>,
+        policy: SpendPolicy,
+        members: Arc<dyn MemberRepo>,
+    ) -> Self {
+        Self { ledger, clock, policy, members }
     }
 
     /// The entries with `from <= at < to` and their totals.
@@ -88,13 +106,35 @@ impl Spend {
         let mut total = Totals::default();
         let mut by_kind: BTreeMap<String, Totals> = BTreeMap::new();
         let mut by_month: BTreeMap<String, Totals> = BTreeMap::new();
+        let mut by_member: BTreeMap<Option<MemberId>, Totals> = BTreeMap::new();
         for e in &entries {
             total.add(e);
             by_kind.entry(e.kind.to_string()).or_default().add(e);
             by_month.entry(spend::month_key(e.at)).or_default().add(e);
+            by_member.entry(e.member).or_default().add(e);
         }
+        let names: HashMap<MemberId, String> = if by_member.keys().any(Option::is_some) {
+            self.members.members(household).await?.into_iter().map(|m| (m.id, m.name.to_string())).collect()
+        } else {
+            HashMap::new()
+        };
+        let by_member = by_member
+            .into_iter()
+            .map(|(member, totals)| MemberSpend {
+                member: member.map(|m| (m, names.get(&m).cloned().unwrap_or_else(|| "former member".to_owned()))),
+                totals,
+            })
+            .collect();
         let this_month = self.ledger.total_since(household, spend::month_start(self.clock.now())).await?;
-        Ok(SpendReport { entries, total, by_kind, by_month, monthly_limit: self.policy.monthly_limit, this_month })
+        Ok(SpendReport {
+            entries,
+            total,
+            by_kind,
+            by_month,
+            by_member,
+            monthly_limit: self.policy.monthly_limit,
+            this_month,
+        })
     }
 }
 
@@ -102,8 +142,10 @@ impl Spend {
 mod tests {
     use super::*;
     use crate::ports::clock::MockClock;
+    use crate::ports::people::{Member, MockMemberRepo};
     use crate::ports::spend::MockSpendLedger;
     use chrono::{TimeZone, Utc};
+    use trove_domain::people::{MemberName, Role};
     use trove_domain::spend::{CallKind, CallOutcome};
 
     fn entry(kind: CallKind, day: u32, cost: i64, outcome: CallOutcome) -> SpendEntry {
@@ -117,7 +159,55 @@ mod tests {
             searches: 0,
             cost: MicroUsd(cost),
             outcome,
+            member: None,
         }
+    }
+
+    fn spend(ledger: MockSpendLedger, members: MockMemberRepo) -> Spend {
+        let mut clock = MockClock::new();
+        clock.expect_now().return_const(Utc.with_ymd_and_hms(2026, 11, 30, 0, 0, 0).unwrap());
+        Spend::new(Arc::new(ledger), Arc::new(clock), SpendPolicy::default(), Arc::new(members))
+    }
+
+    #[tokio::test]
+    async fn totals_by_member_name_the_members_and_the_command_line() {
+        let by = |member: Option<i64>, cost| SpendEntry {
+            member: member.map(MemberId),
+            ..entry(CallKind::Propose, 2, cost, CallOutcome::Ok)
+        };
+        let entries = vec![by(Some(4), 10), by(None, 3), by(Some(4), 5), by(Some(9), 7), by(Some(2), 1)];
+        let mut ledger = MockSpendLedger::new();
+        ledger.expect_entries().returning(move |_, _, _| Ok(entries.clone()));
+        ledger.expect_total_since().returning(|_, _| Ok(MicroUsd(26)));
+        let mut members = MockMemberRepo::new();
+        members.expect_members().returning(|h| {
+            let member = |id, name| Member {
+                id: MemberId(id),
+                household: h,
+                name: MemberName::new(name).unwrap(),
+                role: Role::Member,
+                created_at: Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap(),
+            };
+            // Member 9 was removed since: still counted, as a former member.
+            Ok(vec![member(2, "Bo"), member(4, "Ada")])
+        });
+
+        let report = spend(ledger, members).report(HouseholdId(1), None, None).await.unwrap();
+
+        let got: Vec<(Option<i64>, Option<&str>, u64, MicroUsd)> = report
+            .by_member
+            .iter()
+            .map(|m| (m.member.as_ref().map(|(id, _)| id.0), m.member.as_ref().map(|(_, n)| n.as_str()), m.totals.calls, m.totals.cost))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (None, None, 1, MicroUsd(3)),
+                (Some(2), Some("Bo"), 1, MicroUsd(1)),
+                (Some(4), Some("Ada"), 2, MicroUsd(15)),
+                (Some(9), Some("former member"), 1, MicroUsd(7)),
+            ]
+        );
     }
 
     #[tokio::test]
@@ -132,9 +222,8 @@ mod tests {
         let kept = entries.clone();
         ledger.expect_entries().returning(move |_, _, _| Ok(kept.clone()));
         ledger.expect_total_since().returning(|_, _| Ok(MicroUsd(56)));
-        let mut clock = MockClock::new();
-        clock.expect_now().return_const(Utc.with_ymd_and_hms(2026, 11, 30, 0, 0, 0).unwrap());
-        let spend = Spend::new(Arc::new(ledger), Arc::new(clock), SpendPolicy::default());
+        // Only the command line asked: no member to name, the members are not read.
+        let spend = spend(ledger, MockMemberRepo::new());
 
         let report = spend.report(HouseholdId(1), None, None).await.unwrap();
 

@@ -17,7 +17,8 @@ use serde_json::json;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use trove_application::catalogue::Catalogue;
-use trove_application::metered::{Metered, SpendPolicy};
+use trove_application::history::Recorder;
+use trove_application::metered::{Actor, Metered, SpendPolicy};
 use trove_application::ports::model::{
     Capabilities, InputItem, ModelError, ModelRequest, ModelResponse, OutputItem, OutputView, RawJson, Transcript,
 };
@@ -181,10 +182,11 @@ async fn setup(n: usize) -> Bench {
     let ledger: Arc<dyn SpendLedger> = store.clone();
     let projects: Arc<dyn ProjectRepo> = store.clone();
     let metered = Metered::new(model.clone(), ledger, clock.clone(), SpendPolicy::default());
-    let parts = (metered, items.clone(), templates, projects, clock);
+    let recorder = Recorder::new(store.clone(), clock.clone());
+    let parts = (metered, items.clone(), templates, projects, clock, recorder);
     let fresh = Box::new(move || {
-        let (m, i, t, p, c) = parts.clone();
-        ProposeProjects::new(m, i, t, p, c)
+        let (m, i, t, p, c, r) = parts.clone();
+        ProposeProjects::new(m, i, t, p, c, r)
     });
     Bench { propose: fresh(), household, model, items, fresh }
 }
@@ -214,7 +216,7 @@ async fn step_breakdown(n: usize, bench: &Bench, cold: bool) {
         let propose = cold_case.as_ref().unwrap_or(propose);
         model.calls.lock().unwrap().clear();
         let start = Instant::now();
-        propose.run(household, None).await.unwrap();
+        propose.run(Actor::command_line(household), None).await.unwrap();
         let end = Instant::now();
         let calls = model.calls.lock().unwrap().clone();
         steps[0].push(calls[1] - start);
@@ -244,16 +246,16 @@ fn propose_loop(c: &mut Criterion) {
         let bench = rt.block_on(setup(n));
         let (propose, household) = (&bench.propose, bench.household);
         // The script must go the whole way: three steps, projects written.
-        let outcome = rt.block_on(propose.run(household, None)).expect("the scripted run succeeds");
+        let outcome = rt.block_on(propose.run(Actor::command_line(household), None)).expect("the scripted run succeeds");
         assert_eq!(outcome.steps, STEPS);
         assert!(!outcome.projects.is_empty(), "{outcome:?}");
         rt.block_on(step_breakdown(n, &bench, true));
         rt.block_on(step_breakdown(n, &bench, false));
         group.bench_with_input(BenchmarkId::new("cold", format!("{n}_items")), &n, |b, _| {
-            b.to_async(&rt).iter(|| async { (bench.fresh)().run(household, None).await.unwrap() });
+            b.to_async(&rt).iter(|| async { (bench.fresh)().run(Actor::command_line(household), None).await.unwrap() });
         });
         group.bench_with_input(BenchmarkId::new("warm", format!("{n}_items")), &n, |b, _| {
-            b.to_async(&rt).iter(|| async { propose.run(household, None).await.unwrap() });
+            b.to_async(&rt).iter(|| async { propose.run(Actor::command_line(household), None).await.unwrap() });
         });
     }
     group.finish();

@@ -110,27 +110,35 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         config.public_url.clone(),
     );
 
-    let pictures = Arc::new(trove_vision::pictures::PictureWork::new());
-    let media = Media::new(store.clone(), blobs, pictures, items.clone(), clock.clone());
-
+    // Every change through a use case is recorded in the household's history by this one recorder.
     let recorder = Recorder::new(store.clone(), clock.clone());
-    let inventory = Inventory::new(items.clone(), places.clone(), clock.clone(), recorder);
-    let history = History::new(store.clone(), store.clone(), inventory.clone());
+    let pictures = Arc::new(trove_vision::pictures::PictureWork::new());
+    let media = Media::new(store.clone(), blobs, pictures, items.clone(), clock.clone(), recorder.clone());
+
+    let inventory = Inventory::new(items.clone(), places.clone(), clock.clone(), recorder.clone());
+    let history = History::new(store.clone(), store.clone(), inventory.clone(), places.clone());
 
     let services = Services {
         inventory,
         history,
-        places: Places::new(places, clock.clone()),
+        places: Places::new(places, clock.clone(), recorder.clone()),
         labels,
         catalogue,
-        projects: Projects::new(projects.clone(), items.clone(), templates.clone(), clock.clone()),
-        propose: ProposeProjects::new(metered.clone(), items.clone(), templates, projects, clock.clone()),
+        projects: Projects::new(projects.clone(), items.clone(), templates.clone(), clock.clone(), recorder.clone()),
+        propose: ProposeProjects::new(
+            metered.clone(),
+            items.clone(),
+            templates,
+            projects,
+            clock.clone(),
+            recorder.clone(),
+        ),
         intake: Intake::new(metered.clone(), items.clone(), clock.clone(), model_images, jobs.clone()),
         exchange: Exchange::new(items.clone(), sheet, clock.clone()),
         selling: Selling::new(metered, items, prices, clock.clone(), config.price.clone()),
-        spend: Spend::new(ledger, clock.clone(), config.spend),
+        spend: Spend::new(ledger, clock.clone(), config.spend, store.clone()),
         auth: Auth::new(&people),
-        people: People::new(&people),
+        people: People::new(&people, recorder),
         site: trove_http::site::Site::new(config.public_url.as_str()),
         idempotency: Idempotency::new(idempotency, clock.clone()),
         clock,

@@ -1,9 +1,13 @@
-//! What a change did to an item, field by field, and how a change of its fields is reversed. The values are the
-//! texts the API shows (`"good"`, `"12"` for a place id, `"a, b"` for a list); `None` is absent.
+//! What a change did to an item, a place, a medium or a project, field by field, and how a change of an item's
+//! fields is reversed. The values are the texts the API shows (`"good"`, `"12"` for a place id, `"a, b"` for a
+//! list); `None` is absent.
 
 use crate::PlaceId;
 use crate::item::{Availability, Condition, Intent, Item, ItemChanges, ItemName, ItemType};
+use crate::media::Medium;
 use crate::people::{FieldChange, UndoRefused};
+use crate::place::Place;
+use crate::project::Project;
 
 fn change(out: &mut Vec<FieldChange>, field: &str, before: Option<String>, after: Option<String>) {
     if before != after {
@@ -13,6 +17,58 @@ fn change(out: &mut Vec<FieldChange>, field: &str, before: Option<String>, after
 
 fn joined<T: ToString>(list: &[T]) -> Option<String> {
     (!list.is_empty()).then(|| list.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "))
+}
+
+/// An object's fields as the API shows them, in its order: a field and its value (`None`: absent).
+pub type Fields = Vec<(&'static str, Option<String>)>;
+
+/// The changes between two versions of an object's [`Fields`]: `None` before for a creation (every present field
+/// from absent), `None` after for a deletion (every present field to absent). Both lists name the same fields
+/// in the same order.
+///
+/// ```
+/// # use trove_domain::history::between;
+/// let a = vec![("name", Some("Shed".to_owned())), ("note", None)];
+/// let b = vec![("name", Some("Barn".to_owned())), ("note", None)];
+/// assert_eq!(between(Some(a.clone()), Some(b)).len(), 1);
+/// assert_eq!(between(None, Some(a.clone()))[0].after.as_deref(), Some("Shed"));
+/// assert_eq!(between(Some(a), None)[0].before.as_deref(), Some("Shed"));
+/// ```
+pub fn between(before: Option<Fields>, after: Option<Fields>) -> Vec<FieldChange> {
+    let names: Vec<&'static str> = after.as_ref().or(before.as_ref()).map(|f| f.iter().map(|(n, _)| *n).collect()).unwrap_or_default();
+    let value = |fields: &Option<Fields>, i: usize| fields.as_ref().and_then(|f| f.get(i)).and_then(|(_, v)| v.clone());
+    let mut out = Vec::new();
+    for (i, name) in names.into_iter().enumerate() {
+        change(&mut out, name, value(&before, i), value(&after, i));
+    }
+    out
+}
+
+/// A place's fields: name, parent_id, note.
+pub fn place_fields(p: &Place) -> Fields {
+    vec![("name", Some(p.name.to_string())), ("parent_id", p.parent_id.map(|i| i.to_string())), ("note", p.note.clone())]
+}
+
+/// A medium's fields: item_id, kind, media_type, caption.
+pub fn medium_fields(m: &Medium) -> Fields {
+    vec![
+        ("item_id", m.item_id.map(|i| i.to_string())),
+        ("kind", Some(m.kind.to_string())),
+        ("media_type", Some(m.media_type.to_string())),
+        ("caption", m.caption.as_ref().map(ToString::to_string)),
+    ]
+}
+
+/// A project's fields: title, template_id, status, allocations (`requirement: item id`), missing.
+pub fn project_fields(p: &Project) -> Fields {
+    let allocations: Vec<String> = p.allocations.iter().map(|a| format!("{}: {}", a.requirement, a.item_id)).collect();
+    vec![
+        ("title", Some(p.title.clone())),
+        ("template_id", Some(p.template_id.to_string())),
+        ("status", Some(p.status.to_string())),
+        ("allocations", joined(&allocations)),
+        ("missing", joined(&p.missing)),
+    ]
 }
 
 /// The changes from `before` to `after`, in the order the API shows an item's fields; records added
@@ -131,6 +187,54 @@ mod tests {
         check(
             |i| i.faults.push(Fault::new("chuck wobbles", Severity::Minor).unwrap()),
             &[fc("fault", None, Some("chuck wobbles"))],
+        );
+    }
+
+    #[test]
+    fn places_and_projects_are_compared_field_by_field() {
+        use crate::place::PlaceName;
+        use crate::project::{Allocation, ProjectStatus};
+        use crate::{ProjectId, TemplateId};
+        let shed = Place {
+            id: PlaceId(3),
+            name: PlaceName::new("Shed").unwrap(),
+            parent_id: None,
+            note: None,
+            created_at: DateTime::UNIX_EPOCH,
+        };
+        let moved = Place { parent_id: Some(PlaceId(1)), note: Some("by the gate".into()), ..shed.clone() };
+        assert_eq!(
+            between(Some(place_fields(&shed)), Some(place_fields(&moved))),
+            [fc("parent_id", None, Some("1")), fc("note", None, Some("by the gate"))]
+        );
+        assert_eq!(between(None, Some(place_fields(&shed))), [fc("name", None, Some("Shed"))]);
+        assert_eq!(between(Some(place_fields(&moved)), None).len(), 3);
+        assert!(between(Some(place_fields(&shed)), Some(place_fields(&shed))).is_empty());
+        let proposed = Project {
+            id: ProjectId(5),
+            template_id: TemplateId(2),
+            title: "Weather station".into(),
+            reason: String::new(),
+            status: ProjectStatus::Proposed,
+            allocations: vec![Allocation { requirement: "mcu".into(), item_id: ItemId(7) }],
+            missing: vec!["sensor".into()],
+            created_at: DateTime::UNIX_EPOCH,
+            updated_at: DateTime::UNIX_EPOCH,
+        };
+        assert_eq!(
+            between(None, Some(project_fields(&proposed))),
+            [
+                fc("title", None, Some("Weather station")),
+                fc("template_id", None, Some("2")),
+                fc("status", None, Some("proposed")),
+                fc("allocations", None, Some("mcu: 7")),
+                fc("missing", None, Some("sensor")),
+            ]
+        );
+        let accepted = Project { status: ProjectStatus::Accepted, ..proposed.clone() };
+        assert_eq!(
+            between(Some(project_fields(&proposed)), Some(project_fields(&accepted))),
+            [fc("status", Some("proposed"), Some("accepted"))]
         );
     }
 

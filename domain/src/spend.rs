@@ -2,6 +2,7 @@
 //! another call.
 
 use crate::Timestamp;
+use crate::ids::MemberId;
 use crate::money::MicroUsd;
 use chrono::{Datelike, TimeZone, Utc};
 use serde::{Deserialize, Serialize};
@@ -170,10 +171,13 @@ pub struct SpendEntry {
     pub cost: MicroUsd,
     /// Whether the call answered or failed; failed calls that cost nothing are entries all the same.
     pub outcome: CallOutcome,
+    /// The member who asked for the call; `None` for the command line (and entries from before members).
+    pub member: Option<MemberId>,
 }
 
 impl SpendEntry {
-    /// The entry for one call that ended with `outcome`: its usage costed at `rates`.
+    /// The entry for one call that ended with `outcome`: its usage costed at `rates`, asked for by no member
+    /// (set `member` for the member who asked).
     pub fn new(at: Timestamp, kind: CallKind, model: &str, usage: &Usage, rates: &Rates, outcome: CallOutcome) -> Self {
         Self {
             at,
@@ -185,6 +189,7 @@ impl SpendEntry {
             searches: usage.searches,
             cost: cost(rates, usage),
             outcome,
+            member: None,
         }
     }
 }

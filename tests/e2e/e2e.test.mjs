@@ -33,6 +33,8 @@ let base;
 let joinUrl;
 // The owner the suite signs up as, and a write token made through the API for looking things up.
 const OWNER = { name: "E2E Owner", password: "a long enough passphrase" };
+// The viewer the owner invites (and the history flows sign in as again).
+const VIEWER = { name: "E2E Viewer", password: "the viewer's passphrase" };
 let apiToken;
 let paths = {};
 const consoleErrors = [];
@@ -1056,7 +1058,7 @@ test("the owner invites a viewer, who sees no button that writes, and a forced w
   try {
     const p = await other.newPage();
     await watchPolicy(p);
-    await join(p, link, { name: "E2E Viewer", password: "the viewer's passphrase" });
+    await join(p, link, VIEWER);
     assert.match(await p.locator("#who").textContent(), /E2E Viewer · viewer/);
     const item = (await apiGet("/items?limit=1")).items[0];
     for (const [hash, heading] of [["#/items", "Inventory"], [`#/items/${item.id}`, item.name], ["#/places", "Places"], ["#/projects", "Projects"], ["#/intake", "Intake"]]) {
@@ -1078,6 +1080,94 @@ test("the owner invites a viewer, who sees no button that writes, and a forced w
   } finally {
     await other.close();
   }
+});
+
+/** The item the history flows change: one kept and available, so its condition may change. */
+let historyItem;
+/** The ids of the owner's change of it and of its undo. */
+let changeEvent;
+let undoEvent;
+
+test("the owner changes an item: its history shows who changed what, and Undo puts the value back", async () => {
+  const { items } = await apiGet("/items?intent=keep&limit=100");
+  historyItem = items.find((i) => i.availability === "available" && i.condition !== "poor" && !i.gone);
+  assert.ok(historyItem, "a kept, available item");
+  await open(`#/items/${historyItem.id}`, historyItem.name);
+  const history = page.locator("section.history");
+  await history.getByRole("heading", { level: 2, name: "History", exact: true }).waitFor();
+  const change = page.getByRole("form", { name: "Change intent, condition, location" });
+  await change.getByLabel("Condition").selectOption("poor");
+  await change.getByRole("button", { name: "Save changes" }).click();
+  const entry = history.locator("li.event[data-action=patch]", { hasText: "E2E Owner" }).last();
+  await entry.waitFor();
+  assert.match(await entry.textContent(), new RegExp(`E2E Owner\\s*changed[\\s\\S]*condition: ${historyItem.condition.replace("_", " ")} → poor`));
+  changeEvent = +(await entry.getAttribute("data-event"));
+  assert.equal((await apiGet(`/items/${historyItem.id}`)).condition, "poor");
+  await checkAccessible("an item page with its history");
+
+  await entry.getByRole("button", { name: /^Undo/ }).click();
+  const undone = history.locator("li.event[data-action=undo]", { hasText: "E2E Owner" });
+  await undone.waitFor();
+  assert.match(await undone.textContent(), new RegExp(`condition: poor → ${historyItem.condition.replace("_", " ")}`));
+  undoEvent = +(await undone.getAttribute("data-event"));
+  assert.equal((await apiGet(`/items/${historyItem.id}`)).condition, historyItem.condition, "the value is back");
+  // The change was undone: undoing it again is refused (409), and the page says why.
+  await entry.getByRole("button", { name: /^Undo/ }).click();
+  await entry.locator(".message.error", { hasText: "cannot be undone any more" }).waitFor();
+  await shot("item-history");
+});
+
+test("the activity page lists item, place and member changes with who made them, newest first", async () => {
+  const made = await page.evaluate(() =>
+    fetch("/api/places", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ name: "History shelf" }) }).then((r) => r.json()),
+  );
+  assert.ok(made.id, JSON.stringify(made));
+  await open("#/activity", "Activity");
+  const events = page.locator("ol.events li.event");
+  const first = events.first();
+  assert.equal(await first.getAttribute("data-action"), "create");
+  assert.match(await first.textContent(), /E2E Owner\s*created\s*place/);
+  assert.equal(await first.getByRole("link").getAttribute("href"), `#/places/${made.id}`);
+  const ids = await events.evaluateAll((els) => els.map((e) => +e.dataset.event));
+  assert.deepEqual(ids, [...ids].sort((a, b) => b - a), "newest first");
+  const undo = page.locator(`li.event[data-event="${undoEvent}"]`);
+  assert.match(await undo.textContent(), /E2E Owner\s*undid a change of/);
+  assert.equal(await undo.getByRole("link").getAttribute("href"), `#/items/${historyItem.id}`);
+  await page.locator("li.event[data-action=join]", { hasText: "E2E Viewer" }).first().waitFor();
+  await checkAccessible("the activity page");
+  await shot("activity");
+  // Older changes: the page before the undo starts with the change it undid.
+  await open(`#/activity?before=${undoEvent}`, "Activity");
+  assert.equal(await page.locator("ol.events li.event").first().getAttribute("data-event"), String(changeEvent));
+  assert.equal(await page.locator(`li.event[data-event="${undoEvent}"]`).count(), 0);
+});
+
+test("a viewer sees an item's history and the activity, with no Undo", async () => {
+  const other = await browser.newContext({ viewport: { width: 390, height: 844 } });
+  try {
+    const p = await other.newPage();
+    await watchPolicy(p);
+    await signIn(p, base, VIEWER);
+    await p.goto(`${base}/#/items/${historyItem.id}`);
+    const history = p.locator("section.history");
+    await history.locator(`li.event[data-event="${changeEvent}"]`).waitFor({ timeout: DEADLINE });
+    assert.equal(await history.getByRole("button").count(), 0, "no Undo for a viewer");
+    await p.goto(`${base}/#/activity`);
+    await p.getByRole("heading", { level: 1, name: "Activity" }).waitFor({ timeout: DEADLINE });
+    await p.locator("ol.events li.event").first().waitFor();
+    const overflow = await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 1, `no sideways scrolling of the activity page at 390 px: ${overflow}px`);
+  } finally {
+    await other.close();
+  }
+});
+
+test("spend shows what each member's model calls cost", async () => {
+  await open("#/spend", "Spend");
+  const byMember = page.locator("section", { hasText: "By member" }).locator("tbody");
+  assert.match(await byMember.textContent(), /E2E Owner/);
+  const owner = (await apiGet("/spend")).totals.by_member.find((m) => m.member?.name === OWNER.name);
+  assert.ok(owner && owner.calls > 0, "the owner's calls are counted");
 });
 
 test("signing out ends the session; a wrong password is refused, five in a row are throttled", async () => {

@@ -7,7 +7,55 @@ use crate::people::{from_page, json_of, sign_up};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
-on_both!(a_change_is_in_the_history_with_who_made_it_and_is_undone_once, activity_pages_newest_first);
+on_both!(
+    a_change_is_in_the_history_with_who_made_it_and_is_undone_once,
+    activity_pages_newest_first,
+    places_media_and_members_are_in_the_activity_with_who_did_what,
+    a_project_and_what_it_does_to_its_items_are_recorded,
+    spend_is_totalled_by_the_member_who_asked,
+);
+
+/// A request of the member with `cookie`, as their page sends it, answered as JSON.
+async fn as_page(app: &TestApp, cookie: &str, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
+    let req = from_page(app, method, path, cookie);
+    let req = match body {
+        Some(b) => req.json(&b),
+        None => req,
+    };
+    json_of(req.send().await.unwrap()).await
+}
+
+/// An event as (action, kind, object, member name, [(field, before, after)]).
+type Shown = (String, String, i64, Option<String>, Vec<(String, Option<String>, Option<String>)>);
+
+fn shown(event: &Value) -> Shown {
+    let text = |v: &Value| v.as_str().map(str::to_owned);
+    (
+        event["action"].as_str().unwrap().to_owned(),
+        event["object"]["kind"].as_str().unwrap().to_owned(),
+        event["object"]["id"].as_i64().unwrap(),
+        text(&event["member"]["name"]),
+        event["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| (c["field"].as_str().unwrap().to_owned(), text(&c["before"]), text(&c["after"])))
+            .collect(),
+    )
+}
+
+fn change(field: &str, before: Option<&str>, after: Option<&str>) -> (String, Option<String>, Option<String>) {
+    (field.to_owned(), before.map(Into::into), after.map(Into::into))
+}
+
+/// The household's whole feed, oldest first.
+async fn feed(app: &TestApp) -> Vec<Shown> {
+    let (status, page) = app.get("/api/activity?limit=200").await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let mut events: Vec<Shown> = page["events"].as_array().unwrap().iter().map(shown).collect();
+    events.reverse();
+    events
+}
 
 /// `PATCH /api/items/{id}` as the page of the member with `cookie`.
 async fn patch_as(app: &TestApp, cookie: &str, id: i64, body: Value) -> (StatusCode, Value) {
@@ -84,4 +132,182 @@ async fn activity_pages_newest_first(db: Db) {
     assert!(rest_ids.iter().all(|i| *i < first_ids[2]), "{rest_ids:?}");
     let (status, body) = app.get("/api/activity?limit=0").await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+}
+
+async fn places_media_and_members_are_in_the_activity_with_who_did_what(db: Db) {
+    let app = TestApp::spawn(db, &[]).await;
+    let olga = sign_up(&app, "owner", "Olga").await;
+    let ada = sign_up(&app, "member", "Ada").await;
+    let vic = sign_up(&app, "member", "Vic").await;
+
+    // A place made, renamed and moved, then deleted, by Ada.
+    let (status, shed) =
+        as_page(&app, &ada.cookie, Method::POST, "/api/places", Some(json!({"name": "Shed", "note": "blue door"}))).await;
+    assert_eq!(status, StatusCode::CREATED, "{shed}");
+    let shed = shed["id"].as_i64().unwrap();
+    let (_, house) = as_page(&app, &ada.cookie, Method::POST, "/api/places", Some(json!({"name": "House"}))).await;
+    let house = house["id"].as_i64().unwrap();
+    let (status, body) = as_page(
+        &app,
+        &ada.cookie,
+        Method::PATCH,
+        &format!("/api/places/{shed}"),
+        Some(json!({"name": "Big shed", "parent_id": house})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, history) = app.get(&format!("/api/places/{shed}/history")).await;
+    assert_eq!(status, StatusCode::OK, "{history}");
+    let history: Vec<Shown> = history["events"].as_array().unwrap().iter().map(shown).collect();
+    let place = |action: &str, changes| (action.to_owned(), "place".to_owned(), shed, Some("Ada".to_owned()), changes);
+    assert_eq!(
+        history,
+        [
+            place("create", vec![change("name", None, Some("Shed")), change("note", None, Some("blue door"))]),
+            place(
+                "patch",
+                vec![change("name", Some("Shed"), Some("Big shed")), change("parent_id", None, Some(&house.to_string()))]
+            ),
+        ]
+    );
+    let (status, _) = as_page(&app, &ada.cookie, Method::DELETE, &format!("/api/places/{shed}"), None).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (status, body) = app.get(&format!("/api/places/{shed}/history")).await;
+    assert_error(status, &body, StatusCode::NOT_FOUND, "not_found");
+    let other = app.token_of("elsewhere").await;
+    let (status, body) = app.get_as(&other, &format!("/api/places/{house}/history")).await;
+    assert_error(status, &body, StatusCode::NOT_FOUND, "not_found");
+
+    // A file kept on an item and deleted, by Ada.
+    let item = app.create_item(item("Drill", "tool")).await;
+    let pdf = reqwest::multipart::Part::bytes(b"%PDF-1.7\n1 0 obj\n%%EOF\n".to_vec()).file_name("manual.pdf");
+    let form = reqwest::multipart::Form::new().part("file", pdf).text("kind", "manual");
+    let resp = from_page(&app, Method::POST, &format!("/api/items/{item}/media"), &ada.cookie)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    let (status, medium) = json_of(resp).await;
+    assert_eq!(status, StatusCode::CREATED, "{medium}");
+    let medium = medium["id"].as_i64().unwrap();
+    let (status, _) = as_page(&app, &ada.cookie, Method::DELETE, &format!("/api/media/{medium}"), None).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+
+    // Olga makes Ada a viewer and removes Vic.
+    let (status, body) =
+        as_page(&app, &olga.cookie, Method::PATCH, &format!("/api/members/{}", ada.id), Some(json!({"role": "viewer"})))
+            .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = as_page(&app, &olga.cookie, Method::DELETE, &format!("/api/members/{}", vic.id), None).await;
+    assert!(status.is_success(), "{status} {body}");
+
+    let events = feed(&app).await;
+    let member = |action: &str, id: i64, by: &str, changes| {
+        (action.to_owned(), "member".to_owned(), id, Some(by.to_owned()), changes)
+    };
+    let joined = |name: &str, role: &str| vec![change("name", None, Some(name)), change("role", None, Some(role))];
+    // Vic was removed since: his own event names him a former member.
+    assert_eq!(events[..3], [
+        member("join", olga.id, "Olga", joined("Olga", "owner")),
+        member("join", ada.id, "Ada", joined("Ada", "member")),
+        member("join", vic.id, "former member", joined("Vic", "member")),
+    ]);
+    let media: Vec<&Shown> = events.iter().filter(|e| e.1 == "media").collect();
+    let item_id = item.to_string();
+    let file = [("item_id", item_id.as_str()), ("kind", "manual"), ("media_type", "application/pdf")];
+    let by_ada = |action: &str, changes| (action.to_owned(), "media".to_owned(), medium, Some("Ada".to_owned()), changes);
+    assert_eq!(
+        media,
+        [
+            &by_ada("create", file.iter().map(|(f, v)| change(f, None, Some(v))).collect()),
+            &by_ada("delete", file.iter().map(|(f, v)| change(f, Some(v), None)).collect()),
+        ]
+    );
+    let places: Vec<(&str, i64)> = events.iter().filter(|e| e.1 == "place").map(|e| (e.0.as_str(), e.2)).collect();
+    assert_eq!(places, [("create", shed), ("create", house), ("patch", shed), ("delete", shed)]);
+    let n = events.len();
+    assert_eq!(events[n - 2..], [
+        member("role", ada.id, "Olga", vec![change("role", Some("member"), Some("viewer"))]),
+        member("remove", vic.id, "Olga", vec![change("name", Some("Vic"), None), change("role", Some("member"), None)]),
+    ]);
+}
+
+async fn a_project_and_what_it_does_to_its_items_are_recorded(db: Db) {
+    let app = TestApp::demo(db).await;
+    let ada = sign_up(&app, "member", "Ada").await;
+    let (status, out) = as_page(&app, &ada.cookie, Method::POST, "/api/projects/propose", Some(json!({}))).await;
+    assert_eq!(status, StatusCode::OK, "{out}");
+    let project = &out["projects"][0];
+    let id = project["id"].as_i64().unwrap();
+    let items: Vec<i64> =
+        project["allocations"].as_array().unwrap().iter().map(|a| a["item_id"].as_i64().unwrap()).collect();
+    assert!(!items.is_empty(), "{out}");
+    let (status, body) = as_page(&app, &ada.cookie, Method::POST, &format!("/api/projects/{id}/accept"), None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = app.post(&format!("/api/projects/{id}/drop"), json!(null)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    let events = feed(&app).await;
+    let of_project: Vec<(&str, Option<&str>)> =
+        events.iter().filter(|e| e.1 == "project" && e.2 == id).map(|e| (e.0.as_str(), e.3.as_deref())).collect();
+    assert_eq!(of_project, [("create", Some("Ada")), ("accept", Some("Ada")), ("drop", Some("default owner"))]);
+    let accepted = events.iter().find(|e| e.1 == "project" && e.0 == "accept").unwrap();
+    assert_eq!(accepted.4, [change("status", Some("proposed"), Some("accepted"))]);
+    let created = events.iter().find(|e| e.1 == "project" && e.2 == id).unwrap();
+    assert!(created.4.contains(&change("status", None, Some("proposed"))), "{created:?}");
+
+    // Each item the project held shows the reservation and the release in its own history.
+    let (_, history) = app.get(&format!("/api/items/{}/history", items[0])).await;
+    let history: Vec<Shown> = history["events"].as_array().unwrap().iter().map(shown).collect();
+    let project_id = id.to_string();
+    let tail: Vec<(&str, Option<&str>, &[(String, Option<String>, Option<String>)])> =
+        history.iter().skip(1).map(|e| (e.0.as_str(), e.3.as_deref(), e.4.as_slice())).collect();
+    assert_eq!(
+        tail,
+        [
+            (
+                "accept",
+                Some("Ada"),
+                &[
+                    change("availability", Some("available"), Some("reserved")),
+                    change("project_id", None, Some(&project_id))
+                ][..]
+            ),
+            (
+                "drop",
+                Some("default owner"),
+                &[
+                    change("availability", Some("reserved"), Some("available")),
+                    change("project_id", Some(&project_id), None)
+                ][..]
+            ),
+        ]
+    );
+}
+
+async fn spend_is_totalled_by_the_member_who_asked(db: Db) {
+    use trove_application::ports::{HouseholdRepo, SpendLedger};
+    use trove_domain::spend::{CallKind, CallOutcome, Rates, SpendEntry, Usage};
+    let app = TestApp::demo(db).await;
+    let ada = sign_up(&app, "member", "Ada").await;
+    let (status, out) = as_page(&app, &ada.cookie, Method::POST, "/api/projects/propose", Some(json!({}))).await;
+    assert_eq!(status, StatusCode::OK, "{out}");
+    let ada_calls = out["steps"].as_u64().unwrap();
+    // A call from the command line (as `trove model check` writes it) names no member.
+    let household = app.app.store.ensure_household("default").await.unwrap();
+    let usage = Usage { input_tokens: 1_000_000, ..Usage::default() };
+    let entry = SpendEntry::new(chrono::Utc::now(), CallKind::Price, "m", &usage, &Rates::default(), CallOutcome::Ok);
+    app.app.store.record(household, &entry).await.unwrap();
+
+    let (status, spend) = app.get("/api/spend").await;
+    assert_eq!(status, StatusCode::OK, "{spend}");
+    let by_member = spend["totals"]["by_member"].as_array().unwrap();
+    assert_eq!(by_member.len(), 2, "{spend}");
+    assert_eq!(by_member[0]["member"], Value::Null, "the command line first: {spend}");
+    assert_eq!((by_member[0]["calls"].as_u64(), by_member[0]["cost_micro_usd"].as_i64()), (Some(1), Some(entry.cost.0)));
+    assert_eq!(by_member[1]["member"], json!({"id": ada.id, "name": "Ada"}));
+    assert_eq!((by_member[1]["calls"].as_u64(), by_member[1]["failed_calls"].as_u64()), (Some(ada_calls), Some(0)));
+    // The other totals are as they were.
+    assert_eq!(spend["totals"]["all"]["calls"].as_u64(), Some(ada_calls + 1));
+    assert!(spend["totals"]["by_kind"]["propose"].is_object(), "{spend}");
 }

@@ -399,8 +399,9 @@ async fn intake_keeps_its_photos_until_an_item_takes_them(db: Db) {
         store.clone(),
         Arc::new(trove_media::FileStore::open(&dir.0.join("media"))),
         Arc::new(trove_vision::pictures::PictureWork::new()),
-        store,
+        store.clone(),
         Arc::new(NextDay),
+        trove_application::history::Recorder::new(store, Arc::new(NextDay)),
     );
     let swept = media.sweep().await.unwrap();
     assert_eq!(swept.pending, 2, "{swept:?}");

@@ -653,6 +653,7 @@ fn spend(at: Timestamp, kind: CallKind, cost: i64) -> SpendEntry {
         searches: 2,
         cost: MicroUsd(cost),
         outcome: CallOutcome::Ok,
+        member: None,
     }
 }
 
@@ -660,8 +661,9 @@ async fn spend_ledger_ranges_and_totals(ctx: Ctx) {
     let s = &ctx.store;
     let h = household(s, "home").await;
     let other = household(s, "other").await;
+    // Entries name the member who asked (m0009_spend_member), or none for the command line.
     let entries = [
-        spend(day(3), CallKind::Price, 3_000),
+        SpendEntry { member: Some(trove_domain::people::MemberId(42)), ..spend(day(3), CallKind::Price, 3_000) },
         spend(day(1), CallKind::Propose, 1_000),
         spend(day(2), CallKind::ReadVoice, 2_000),
         SpendEntry { outcome: CallOutcome::Failed, ..spend(day(4), CallKind::Transcribe, 4_000) },
@@ -693,7 +695,10 @@ async fn spend_ledger_ranges_and_totals(ctx: Ctx) {
     .await
     .unwrap();
     let old: Vec<_> = s.entries(h, None, None).await.unwrap().into_iter().filter(|e| e.cost == MicroUsd(5)).collect();
-    assert_eq!(old.iter().map(|e| (e.outcome, e.kind)).collect::<Vec<_>>(), vec![(CallOutcome::Ok, CallKind::Propose)]);
+    assert_eq!(
+        old.iter().map(|e| (e.outcome, e.kind, e.member)).collect::<Vec<_>>(),
+        vec![(CallOutcome::Ok, CallKind::Propose, None)]
+    );
 }
 
 fn fingerprint(body: &str) -> Fingerprint {

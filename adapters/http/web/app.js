@@ -12,6 +12,7 @@ import { spendView } from "./views/spend.js";
 import { placesView, placeView } from "./views/places.js";
 import { scanView } from "./views/scan.js";
 import { householdView, tokensView } from "./views/people.js";
+import { activityView } from "./views/history.js";
 
 const main = document.getElementById("main");
 
@@ -29,6 +30,7 @@ const routes = [
   [/^\/sell$/, () => sellListView(), "sell"],
   [/^\/intake$/, () => intakeView(), "intake"],
   [/^\/spend$/, () => spendView(), "spend"],
+  [/^\/activity$/, (m, q) => activityView(q), "activity"],
   [/^\/household$/, () => householdView(signedInMember()), "household"],
   [/^\/tokens$/, () => tokensView(signedInMember()), "tokens"],
 ];

@@ -13,6 +13,7 @@ use trove_domain::item::{Condition, Intent, Item, ItemName, ItemType, NewItem};
 use trove_domain::media::PixelSize;
 
 const H: HouseholdId = HouseholdId(2);
+const A: Actor = Actor { household: H, member: Some(trove_domain::people::MemberId(3)) };
 const ITEM: ItemId = ItemId(7);
 const JPEG: &[u8] = b"\xFF\xD8\xFF\xE1 exif with gps \xFF\xD9";
 const CLEAN: &[u8] = b"\xFF\xD8\xFF\xDB clean \xFF\xD9";
@@ -79,7 +80,35 @@ fn medium(id: i64, media_type: MediaType, bytes: &[u8], thumb: Option<ContentHas
 }
 
 fn use_case(repo: MockMediaRepo, store: MockMediaStore, pictures: MockPictures) -> Media {
-    Media::new(Arc::new(repo), Arc::new(store), Arc::new(pictures), Arc::new(inventory()), Arc::new(clock()))
+    recorded(repo, store, pictures).0
+}
+
+type Recorded = Arc<std::sync::Mutex<Vec<(HouseholdId, trove_domain::people::Event)>>>;
+
+/// The use case, and the events it records.
+fn recorded(repo: MockMediaRepo, store: MockMediaStore, pictures: MockPictures) -> (Media, Recorded) {
+    let (recorder, events) = crate::recorder::capturing();
+    let media =
+        Media::new(Arc::new(repo), Arc::new(store), Arc::new(pictures), Arc::new(inventory()), Arc::new(clock()), recorder);
+    (media, events)
+}
+
+/// The events recorded: action, object, member and the changes as (field, before, after).
+fn shown(events: &Recorded) -> Vec<(String, i64, Option<i64>, Vec<(String, Option<String>, Option<String>)>)> {
+    events
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(h, e)| {
+            assert_eq!((*h, e.kind), (H, ObjectKind::Media));
+            let changes = e.changes.iter().map(|c| (c.field.clone(), c.before.clone(), c.after.clone())).collect();
+            (e.action.clone(), e.object, e.member.map(|m| m.0), changes)
+        })
+        .collect()
+}
+
+fn change(field: &str, before: Option<&str>, after: Option<&str>) -> (String, Option<String>, Option<String>) {
+    (field.to_owned(), before.map(Into::into), after.map(Into::into))
 }
 
 fn upload(bytes: &[u8]) -> Upload {
@@ -122,7 +151,7 @@ async fn an_upload_keeps_the_cleaned_picture_blob_first_then_the_row() {
         .times(1)
         .in_sequence(&mut seq)
         .returning(|_, new, at| Ok(stored(1, new, at)));
-    let kept = use_case(repo, store, cleaning_pictures()).upload(H, Some(ITEM), upload(JPEG)).await.unwrap();
+    let kept = use_case(repo, store, cleaning_pictures()).upload(A, Some(ITEM), upload(JPEG)).await.unwrap();
     assert_eq!(kept.sha256, content_hash(CLEAN));
     assert_ne!(kept.sha256, content_hash(JPEG), "the bytes with their GPS are never stored");
 }
@@ -137,7 +166,7 @@ async fn a_pdf_is_kept_as_it_is_with_no_size_and_as_other() {
         .times(1)
         .returning(|_, new, at| Ok(stored(2, new, at)));
     // No pixel work on a PDF: the mock of `Pictures` expects nothing.
-    let kept = use_case(repo, store, MockPictures::new()).upload(H, Some(ITEM), upload(PDF)).await.unwrap();
+    let kept = use_case(repo, store, MockPictures::new()).upload(A, Some(ITEM), upload(PDF)).await.unwrap();
     assert_eq!(kept.id, MediaId(2));
 }
 
@@ -151,7 +180,22 @@ async fn a_kind_and_caption_given_are_kept() {
         .times(1)
         .returning(|_, new, at| Ok(stored(3, new, at)));
     let up = Upload { bytes: PDF.to_vec(), kind: Some(MediaKind::Receipt), caption: Caption::new("till").unwrap() };
-    use_case(repo, store, MockPictures::new()).upload(H, Some(ITEM), up).await.unwrap();
+    let (media, events) = recorded(repo, store, MockPictures::new());
+    media.upload(A, Some(ITEM), up).await.unwrap();
+    assert_eq!(
+        shown(&events),
+        [(
+            "create".to_owned(),
+            3,
+            Some(3),
+            vec![
+                change("item_id", None, Some("7")),
+                change("kind", None, Some("receipt")),
+                change("media_type", None, Some("application/pdf")),
+                change("caption", None, Some("till")),
+            ]
+        )]
+    );
 }
 
 #[tokio::test]
@@ -164,7 +208,7 @@ async fn refused_files_write_nothing() {
     for (bytes, expected) in cases {
         // Mocks that expect nothing: any write fails the test.
         let err = use_case(MockMediaRepo::new(), MockMediaStore::new(), MockPictures::new())
-            .upload(H, Some(ITEM), upload(bytes))
+            .upload(A, Some(ITEM), upload(bytes))
             .await
             .unwrap_err();
         assert!(matches!(&err, MediaError::Refused(r) if r.to_string().starts_with(expected)), "{err:?}");
@@ -176,7 +220,7 @@ async fn a_picture_that_does_not_decode_is_refused_before_anything_is_written() 
     let mut pictures = MockPictures::new();
     pictures.expect_keep().returning(|_, _| Err(PictureError::Broken("unexpected end of file".into())));
     let err = use_case(MockMediaRepo::new(), MockMediaStore::new(), pictures)
-        .upload(H, Some(ITEM), upload(JPEG))
+        .upload(A, Some(ITEM), upload(JPEG))
         .await
         .unwrap_err();
     assert!(
@@ -188,7 +232,7 @@ async fn a_picture_that_does_not_decode_is_refused_before_anything_is_written() 
 #[tokio::test]
 async fn an_upload_to_a_missing_item_is_404_before_any_work() {
     let err = use_case(MockMediaRepo::new(), MockMediaStore::new(), MockPictures::new())
-        .upload(H, Some(ItemId(8)), upload(JPEG))
+        .upload(A, Some(ItemId(8)), upload(JPEG))
         .await
         .unwrap_err();
     assert!(matches!(err, MediaError::Failed(Error::NotFound { what: Object::Item, id: 8 })), "{err:?}");
@@ -203,7 +247,7 @@ async fn an_item_gone_between_the_blob_and_the_row_leaves_no_blob() {
     repo.expect_insert().times(1).in_sequence(&mut seq).returning(|_, _, _| Err(RepoError::NotFound));
     repo.expect_names().with(eq(content_hash(CLEAN))).times(1).in_sequence(&mut seq).returning(|_| Ok(false));
     store.expect_delete().with(eq(content_hash(CLEAN))).times(1).in_sequence(&mut seq).returning(|_| Ok(()));
-    let err = use_case(repo, store, cleaning_pictures()).upload(H, Some(ITEM), upload(JPEG)).await.unwrap_err();
+    let err = use_case(repo, store, cleaning_pictures()).upload(A, Some(ITEM), upload(JPEG)).await.unwrap_err();
     assert!(matches!(err, MediaError::Failed(Error::NotFound { what: Object::Item, id: 7 })), "{err:?}");
 }
 
@@ -278,15 +322,21 @@ async fn delete_removes_the_row_first_then_blobs_no_row_names() {
     repo.expect_names().with(eq(content_hash(CLEAN))).times(1).in_sequence(&mut seq).returning(|_| Ok(true));
     repo.expect_names().with(eq(thumb.clone())).times(1).in_sequence(&mut seq).returning(|_| Ok(false));
     store.expect_delete().with(eq(thumb)).times(1).in_sequence(&mut seq).returning(|_| Ok(()));
-    use_case(repo, store, MockPictures::new()).delete(H, MediaId(9)).await.unwrap();
+    let (media, events) = recorded(repo, store, MockPictures::new());
+    media.delete(A, MediaId(9)).await.unwrap();
+    let events = shown(&events);
+    assert_eq!((events.len(), events[0].0.as_str(), events[0].1), (1, "delete", 9), "{events:?}");
+    assert!(events[0].3.contains(&change("kind", Some("photo"), None)), "{events:?}");
 }
 
 #[tokio::test]
 async fn deleting_a_missing_medium_is_404_and_touches_no_blob() {
     let mut repo = MockMediaRepo::new();
     repo.expect_delete().returning(|_, _| Err(RepoError::NotFound));
-    let err = use_case(repo, MockMediaStore::new(), MockPictures::new()).delete(H, MediaId(10)).await.unwrap_err();
+    let (media, events) = recorded(repo, MockMediaStore::new(), MockPictures::new());
+    let err = media.delete(A, MediaId(10)).await.unwrap_err();
     assert!(matches!(err, MediaError::Failed(Error::NotFound { what: Object::Media, id: 10 })), "{err:?}");
+    assert!(shown(&events).is_empty(), "nothing deleted, nothing recorded");
 }
 
 #[tokio::test]

@@ -12,6 +12,8 @@ use trove_domain::Timestamp;
 use trove_domain::spend::BudgetReached;
 
 const HOUSEHOLD: HouseholdId = HouseholdId(9);
+/// The member who asks for every call: each entry names them.
+const ASKER: Actor = Actor { household: HOUSEHOLD, member: Some(trove_domain::people::MemberId(5)) };
 const MODEL: &str = "muse-spark-1.3";
 
 fn now() -> Timestamp {
@@ -84,6 +86,7 @@ fn entry(kind: CallKind, usage: Usage, cost: i64) -> SpendEntry {
         searches: usage.searches,
         cost: MicroUsd(cost),
         outcome: CallOutcome::Ok,
+        member: ASKER.member,
     }
 }
 
@@ -106,8 +109,8 @@ async fn each_successful_call_writes_one_entry_costed_at_the_configured_rates() 
     let metered = metered(model, ledger, policy());
     let mut run = RunSpend::default();
 
-    metered.respond(HOUSEHOLD, &request(CallKind::Price), &mut run).await.unwrap();
-    metered.respond(HOUSEHOLD, &request(CallKind::Price), &mut run).await.unwrap();
+    metered.respond(ASKER, &request(CallKind::Price), &mut run).await.unwrap();
+    metered.respond(ASKER, &request(CallKind::Price), &mut run).await.unwrap();
 
     // 6000 uncached * 2 + 4000 cached * 0.5 + 1000 output * 8 = 22000, and 2 searches * 10000: 42000 micro-USD.
     // 500 * 2 + 250 * 8 = 3000 micro-USD.
@@ -142,7 +145,7 @@ async fn a_failed_call_without_usage_still_writes_an_entry_with_zero_tokens() {
         let metered = metered(model, ledger, policy());
         let mut run = RunSpend::default();
 
-        let result = metered.respond(HOUSEHOLD, &request(CallKind::Propose), &mut run).await;
+        let result = metered.respond(ASKER, &request(CallKind::Propose), &mut run).await;
 
         match result {
             Err(Error::ModelFailed { reason, spend }) => {
@@ -168,7 +171,7 @@ async fn a_failed_call_with_usage_writes_an_entry_with_that_usage() {
     let metered = metered(model, ledger, policy());
     let mut run = RunSpend::default();
 
-    let result = metered.respond(HOUSEHOLD, &request(CallKind::ReadLabel), &mut run).await;
+    let result = metered.respond(ASKER, &request(CallKind::ReadLabel), &mut run).await;
 
     // 3000 * 2 + 16000 * 8 = 134000, and one search: 144000 micro-USD.
     match result {
@@ -192,7 +195,7 @@ async fn a_backend_that_cannot_serve_the_request_is_not_billed() {
     let metered = metered(model, ledger, policy());
     let mut run = RunSpend::default();
 
-    let result = metered.respond(HOUSEHOLD, &request(CallKind::Price), &mut run).await;
+    let result = metered.respond(ASKER, &request(CallKind::Price), &mut run).await;
 
     assert!(
         matches!(&result, Err(Error::NotConfigured { what, setting: "MODEL_API_KEY" }) if what == "pricing"),
@@ -219,7 +222,7 @@ async fn transcribe_writes_a_transcribe_entry_costed_per_minute_of_audio() {
     let metered = metered(model, ledger, policy());
     let mut run = RunSpend::default();
 
-    let transcript = metered.transcribe(HOUSEHOLD, b"RIFF....WAVE", &mut run).await.unwrap();
+    let transcript = metered.transcribe(ASKER, b"RIFF....WAVE", &mut run).await.unwrap();
 
     assert_eq!(transcript.text, "a drill, good");
     // 90 seconds at 12000 micro-USD a minute.
@@ -238,7 +241,7 @@ async fn audio_refused_before_sending_is_a_bad_request_and_costs_nothing() {
     let metered = metered(model, ledger, policy());
     let mut run = RunSpend::default();
 
-    let result = metered.transcribe(HOUSEHOLD, b"RIFF", &mut run).await;
+    let result = metered.transcribe(ASKER, b"RIFF", &mut run).await;
 
     assert!(matches!(&result, Err(Error::Invalid(m)) if m == "the WAV file is compressed"), "{result:?}");
     assert_eq!(run, RunSpend::default());
@@ -252,7 +255,7 @@ async fn a_failed_transcription_still_writes_an_entry() {
     let metered = metered(model, ledger, policy());
     let mut run = RunSpend::default();
 
-    let result = metered.transcribe(HOUSEHOLD, b"RIFF", &mut run).await;
+    let result = metered.transcribe(ASKER, b"RIFF", &mut run).await;
 
     assert!(
         matches!(&result, Err(Error::ModelFailed { reason, .. }) if reason == "the Model API answered 413: too large")
@@ -276,8 +279,8 @@ async fn a_spent_budget_refuses_before_sending() {
     let metered = metered(model, ledger, SpendPolicy { rates: rates(), monthly_limit: Some(MicroUsd(2_000_000)) });
     let mut run = RunSpend::default();
 
-    let answered = metered.respond(HOUSEHOLD, &request(CallKind::Propose), &mut run).await;
-    let transcribed = metered.transcribe(HOUSEHOLD, b"RIFF", &mut run).await;
+    let answered = metered.respond(ASKER, &request(CallKind::Propose), &mut run).await;
+    let transcribed = metered.transcribe(ASKER, b"RIFF", &mut run).await;
 
     let want = BudgetReached { spent: MicroUsd(2_000_000), limit: MicroUsd(2_000_000) };
     assert!(matches!(answered, Err(Error::Budget(b)) if b == want), "{answered:?}");
@@ -296,7 +299,7 @@ async fn below_the_budget_or_without_one_the_call_is_sent() {
         let metered = metered(model, ledger, SpendPolicy { rates: rates(), monthly_limit: limit });
         let mut run = RunSpend::default();
 
-        metered.respond(HOUSEHOLD, &request(CallKind::Propose), &mut run).await.unwrap();
+        metered.respond(ASKER, &request(CallKind::Propose), &mut run).await.unwrap();
 
         assert_eq!(entries.lock().unwrap().len(), 1, "{limit:?}");
     }
@@ -312,8 +315,8 @@ async fn a_provider_without_the_capability_refuses_before_sending_and_records_no
     let metered = metered(model, ledger, policy());
     let mut run = RunSpend::default();
 
-    let priced = metered.respond(HOUSEHOLD, &request(CallKind::Price), &mut run).await;
-    let heard = metered.transcribe(HOUSEHOLD, b"RIFF", &mut run).await;
+    let priced = metered.respond(ASKER, &request(CallKind::Price), &mut run).await;
+    let heard = metered.transcribe(ASKER, b"RIFF", &mut run).await;
 
     match priced {
         Err(Error::Unavailable { capability: "web_search", message }) => assert_eq!(

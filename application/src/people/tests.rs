@@ -26,7 +26,7 @@ async fn only_owners_manage_members_and_the_last_owner_stays() {
         .withf(|_, id| *id == MemberId(7))
         .returning(|_, _| Err(RepoError::Conflict("x".into())));
     m.members.expect_remove_member().returning(|_, _| Err(RepoError::NotFound));
-    let people = People::new(&m.ports());
+    let people = People::new(&m.ports(), crate::recorder::capturing().0);
 
     for role in [Role::Member, Role::Viewer] {
         assert!(matches!(
@@ -44,6 +44,40 @@ async fn only_owners_manage_members_and_the_last_owner_stays() {
     assert!(matches!(people.remove(&owner, MemberId(99)).await, Err(Error::NotFound { what: Object::Member, id: 99 })));
     // Giving a member the role they have writes nothing.
     assert_eq!(people.set_role(&owner, MemberId(7), Role::Owner).await.unwrap().role, Role::Owner);
+}
+
+#[tokio::test]
+async fn role_changes_and_removals_are_recorded_with_the_owner_who_made_them() {
+    let mut m = Mocks::new(now());
+    m.members.expect_member().returning(|_, id| Ok(Member { id, ..ada(Role::Member) }));
+    m.members.expect_set_role().returning(|_, id, role| Ok(Member { id, role, ..ada(Role::Member) }));
+    m.members.expect_remove_member().returning(|_, _| Ok(()));
+    let (recorder, events) = crate::recorder::capturing();
+    let people = People::new(&m.ports(), recorder);
+    let owner = caller(Role::Owner);
+    people.set_role(&owner, MemberId(8), Role::Viewer).await.unwrap();
+    people.remove(&owner, MemberId(9)).await.unwrap();
+    // A viewer's refused attempt records nothing.
+    assert!(people.remove(&caller(Role::Viewer), MemberId(8)).await.is_err());
+
+    let events = events.lock().unwrap();
+    type Shown<'a> = (i64, &'a str, Option<MemberId>, Vec<(&'a str, Option<&'a str>, Option<&'a str>)>);
+    let got: Vec<Shown<'_>> = events
+        .iter()
+        .map(|(h, e)| {
+            assert_eq!((*h, e.kind), (HouseholdId(3), ObjectKind::Member));
+            let changes = e.changes.iter().map(|c| (c.field.as_str(), c.before.as_deref(), c.after.as_deref())).collect();
+            (e.object, e.action.as_str(), e.member, changes)
+        })
+        .collect();
+    let name = ada(Role::Member).name.to_string();
+    assert_eq!(
+        got,
+        vec![
+            (8, "role", Some(MemberId(7)), vec![("role", Some("member"), Some("viewer"))]),
+            (9, "remove", Some(MemberId(7)), vec![("name", Some(name.as_str()), None), ("role", Some("member"), None)]),
+        ]
+    );
 }
 
 fn invitation(created_at: Timestamp, used: bool) -> Invitation {
@@ -89,7 +123,8 @@ async fn an_invitation_is_accepted_once_with_a_free_name_and_a_long_password() {
         .withf(|member, _, _| *member == MemberId(8))
         .times(1)
         .returning(|_, _, _| Ok(SessionId(4)));
-    let people = People::new(&m.ports());
+    let (recorder, events) = crate::recorder::capturing();
+    let people = People::new(&m.ports(), recorder);
 
     let refused = |r: Result<SignedIn, Error>| match r {
         Err(Error::Refused(r)) => r,
@@ -113,6 +148,12 @@ async fn an_invitation_is_accepted_once_with_a_free_name_and_a_long_password() {
 
     let signed = people.accept("fresh", "Grace", "twelve chars!").await.unwrap();
     assert_eq!((signed.member.id, signed.member.role), (MemberId(8), Role::Viewer));
+    // Only the invitation accepted is in the history: the new member joined, by themselves.
+    let events = events.lock().unwrap();
+    let got: Vec<_> = events.iter().map(|(h, e)| (*h, e.kind, e.object, e.action.as_str(), e.member)).collect();
+    assert_eq!(got, [(HouseholdId(3), ObjectKind::Member, 8, "join", Some(MemberId(8)))]);
+    let after: Vec<_> = events[0].1.changes.iter().map(|c| (c.field.as_str(), c.after.as_deref())).collect();
+    assert_eq!(after, [("name", Some("Grace")), ("role", Some("viewer"))]);
 }
 
 #[tokio::test]
@@ -129,7 +170,7 @@ async fn an_owner_invites_with_a_code_valid_seven_days() {
         })
         .times(1)
         .returning(|_, _, _, _, _| Ok(()));
-    let people = People::new(&m.ports());
+    let people = People::new(&m.ports(), crate::recorder::capturing().0);
     let invited = people.invite(&caller(Role::Owner), Role::Member).await.unwrap();
     assert_eq!((invited.code.len(), invited.expires_at), (43, now() + Duration::days(7)));
 }
@@ -164,7 +205,7 @@ async fn members_see_their_own_tokens_and_owners_every_members() {
                 last_used_at: None,
             })
         });
-    let people = People::new(&m.ports());
+    let people = People::new(&m.ports(), crate::recorder::capturing().0);
     people.tokens(&caller(Role::Member)).await.unwrap();
     people.tokens(&caller(Role::Viewer)).await.unwrap();
     people.tokens(&caller(Role::Owner)).await.unwrap();

@@ -30,6 +30,8 @@ use trove_domain::template::{NewTemplate, Template, requirement};
 use trove_domain::{ProjectId, TemplateId, Timestamp};
 
 const HOUSEHOLD: HouseholdId = HouseholdId(3);
+/// The member who asks for every run: each spend entry and each project written names them.
+const ASKER: Actor = Actor { household: HOUSEHOLD, member: Some(trove_domain::people::MemberId(8)) };
 const MODEL: &str = "muse-spark-1.3";
 const DEFAULT_WISH: &str = "Propose projects I can build from my inventory.";
 
@@ -207,6 +209,9 @@ struct Harness {
     gets: Arc<Mutex<Vec<ItemId>>>,
     /// The ids of each `InventoryRepo::get_many` call.
     get_manys: Arc<Mutex<Vec<Vec<ItemId>>>>,
+    recorder: Recorder,
+    /// The history's events the run recorded.
+    events: Arc<Mutex<Vec<(HouseholdId, trove_domain::people::Event)>>>,
 }
 
 impl Harness {
@@ -221,7 +226,10 @@ impl Harness {
             kept.lock().unwrap().push(entry.clone());
             Ok(())
         });
+        let (recorder, events) = crate::recorder::capturing();
         Self {
+            recorder,
+            events,
             model,
             requests,
             items: MockInventoryRepo::new(),
@@ -289,6 +297,7 @@ impl Harness {
             Arc::new(self.templates),
             Arc::new(self.projects),
             clock,
+            self.recorder,
         );
         (use_case, self.requests, self.entries)
     }
@@ -320,6 +329,7 @@ fn entry(input_tokens: u64, output_tokens: u64, cost: i64) -> SpendEntry {
         searches: 0,
         cost: MicroUsd(cost),
         outcome: CallOutcome::Ok,
+        member: ASKER.member,
     }
 }
 
@@ -369,9 +379,27 @@ async fn two_steps_replay_the_calls_answer_them_by_call_id_and_write_what_the_ru
     h.get_many_calls = exactly(1);
     let get_manys = h.get_manys.clone();
     let inserted = h.expect_insert();
+    let events = h.events.clone();
     let (use_case, requests, entries) = h.use_case();
 
-    let outcome = use_case.run(HOUSEHOLD, Some("  something for the kids \n")).await.unwrap();
+    let outcome = use_case.run(ASKER, Some("  something for the kids \n")).await.unwrap();
+
+    // The project written is in the history, by the member who asked.
+    let events = events.lock().unwrap().clone();
+    let recorded: Vec<_> = events.iter().map(|(h, e)| (*h, e.kind, e.object, e.action.as_str(), e.member)).collect();
+    assert_eq!(recorded, [(HOUSEHOLD, ObjectKind::Project, 100, "create", ASKER.member)]);
+    let fields: Vec<(&str, Option<&str>)> =
+        events[0].1.changes.iter().map(|c| (c.field.as_str(), c.after.as_deref())).collect();
+    assert_eq!(
+        fields,
+        [
+            ("title", Some("Living-room console")),
+            ("template_id", Some("1")),
+            ("status", Some("proposed")),
+            ("allocations", Some("controller: 10")),
+            ("missing", Some("display")),
+        ]
+    );
 
     let requests = requests.lock().unwrap().clone();
     assert_eq!(requests.len(), 2);
@@ -464,7 +492,7 @@ async fn a_watched_run_reports_its_steps_and_tools_as_they_happen() {
     let seen = Mutex::new(Vec::new());
     let sink = |event: Progress| seen.lock().unwrap().push(event);
 
-    let outcome = use_case.run_watched(HOUSEHOLD, None, &sink).await.unwrap();
+    let outcome = use_case.run_watched(ASKER, None, &sink).await.unwrap();
 
     let requests = requests.lock().unwrap().clone();
     let outputs: Vec<usize> = requests[1]
@@ -494,7 +522,7 @@ async fn without_a_wish_the_loop_asks_for_projects_from_the_inventory() {
         let mut h = Harness::new(vec![answer(NO_PROPOSALS)]);
         h.expect_no_insert();
         let (use_case, requests, _) = h.use_case();
-        let outcome = use_case.run(HOUSEHOLD, brief).await.unwrap();
+        let outcome = use_case.run(ASKER, brief).await.unwrap();
         assert_eq!(outcome.steps, 1);
         assert_eq!(requests.lock().unwrap()[0].input, vec![InputItem::UserText(DEFAULT_WISH.into())], "{brief:?}");
     }
@@ -515,7 +543,7 @@ async fn a_reasoning_item_is_replayed_only_with_its_encrypted_content() {
     h.expect_no_insert();
     let (use_case, requests, _) = h.use_case();
 
-    let outcome = use_case.run(HOUSEHOLD, None).await.unwrap();
+    let outcome = use_case.run(ASKER, None).await.unwrap();
 
     assert_eq!(outcome.steps, 3);
     let requests = requests.lock().unwrap().clone();
@@ -544,7 +572,7 @@ async fn an_unknown_tool_is_answered_with_an_error_and_the_loop_goes_on() {
     h.expect_no_insert();
     let (use_case, requests, entries) = h.use_case();
 
-    let outcome = use_case.run(HOUSEHOLD, None).await.unwrap();
+    let outcome = use_case.run(ASKER, None).await.unwrap();
 
     let requests = requests.lock().unwrap().clone();
     assert_eq!(
@@ -570,7 +598,7 @@ async fn item_details_answers_one_item_in_full_or_no_such_item() {
     h.expect_no_insert();
     let (use_case, requests, _) = h.use_case();
 
-    let outcome = use_case.run(HOUSEHOLD, None).await.unwrap();
+    let outcome = use_case.run(ASKER, None).await.unwrap();
 
     assert_eq!(outcome.steps, 2);
     assert_eq!(*gets.lock().unwrap(), vec![ItemId(12), ItemId(42)]);
@@ -602,7 +630,7 @@ async fn item_details_with_malformed_arguments_is_answered_with_an_error_and_the
     h.expect_no_insert();
     let (use_case, requests, _) = h.use_case();
 
-    let outcome = use_case.run(HOUSEHOLD, None).await.unwrap();
+    let outcome = use_case.run(ASKER, None).await.unwrap();
 
     assert_eq!(outcome.steps, 2);
     let input = requests.lock().unwrap()[1].input.clone();
@@ -627,7 +655,7 @@ async fn a_fourth_answer_that_still_calls_tools_fails_the_run_and_writes_nothing
     h.expect_no_insert();
     let (use_case, requests, entries) = h.use_case();
 
-    let (reason, spend) = model_failed(use_case.run(HOUSEHOLD, None).await);
+    let (reason, spend) = model_failed(use_case.run(ASKER, None).await);
 
     assert_eq!(reason, "the model still called tools after 4 steps");
     let requests = requests.lock().unwrap().clone();
@@ -667,7 +695,7 @@ async fn an_unparsable_final_answer_fails_the_run_and_writes_nothing() {
         h.expect_no_insert();
         let (use_case, _, entries) = h.use_case();
 
-        let (reason, spend) = model_failed(use_case.run(HOUSEHOLD, None).await);
+        let (reason, spend) = model_failed(use_case.run(ASKER, None).await);
 
         assert!(reason.starts_with("the model's answer is not a ProposalSet: "), "{text:?} -> {reason}");
         assert!(reason.contains(want), "{text:?} -> {reason}");
@@ -684,7 +712,7 @@ async fn a_final_answer_without_a_message_fails_the_run() {
     h.expect_no_insert();
     let (use_case, _, entries) = h.use_case();
 
-    let (reason, spend) = model_failed(use_case.run(HOUSEHOLD, None).await);
+    let (reason, spend) = model_failed(use_case.run(ASKER, None).await);
 
     assert_eq!(reason, "the model's final answer holds no message");
     assert_eq!(spend.calls, 1);
@@ -717,7 +745,7 @@ async fn a_refused_incomplete_or_failed_call_fails_the_run_and_records_its_usage
         h.expect_no_insert();
         let (use_case, requests, entries) = h.use_case();
 
-        let (reason, spend) = model_failed(use_case.run(HOUSEHOLD, None).await);
+        let (reason, spend) = model_failed(use_case.run(ASKER, None).await);
 
         assert_eq!(reason, want);
         assert_eq!(requests.lock().unwrap().len(), 2);
@@ -744,7 +772,7 @@ async fn an_http_error_fails_the_run_and_records_a_call_without_tokens() {
     h.expect_no_insert();
     let (use_case, _, entries) = h.use_case();
 
-    let (reason, spend) = model_failed(use_case.run(HOUSEHOLD, None).await);
+    let (reason, spend) = model_failed(use_case.run(ASKER, None).await);
 
     assert_eq!(reason, "the Model API answered 500: internal error");
     assert_eq!(*entries.lock().unwrap(), vec![failed_entry(0, 0, 0)]);
@@ -764,7 +792,7 @@ async fn a_spent_budget_stops_the_run_before_the_model_is_called() {
     h.expect_no_insert();
     let (use_case, requests, entries) = h.use_case();
 
-    let result = use_case.run(HOUSEHOLD, None).await;
+    let result = use_case.run(ASKER, None).await;
 
     match result {
         Err(Error::Budget(b)) => {
@@ -787,7 +815,7 @@ async fn the_budget_is_checked_before_every_step() {
     h.expect_no_insert();
     let (use_case, requests, entries) = h.use_case();
 
-    let result = use_case.run(HOUSEHOLD, None).await;
+    let result = use_case.run(ASKER, None).await;
 
     assert!(matches!(result, Err(Error::Budget(_))), "{result:?}");
     assert_eq!(requests.lock().unwrap().len(), 1);
@@ -801,7 +829,7 @@ async fn a_brief_over_2000_characters_is_refused_before_the_model_is_called() {
     h.expect_no_insert();
     let (use_case, requests, entries) = h.use_case();
 
-    let result = use_case.run(HOUSEHOLD, Some(&"x".repeat(2001))).await;
+    let result = use_case.run(ASKER, Some(&"x".repeat(2001))).await;
 
     match result {
         Err(Error::Invalid(message)) => assert_eq!(message, "brief is longer than 2000 characters"),
@@ -818,7 +846,7 @@ async fn a_brief_of_2000_characters_is_accepted_counting_characters_not_bytes() 
     h.expect_no_insert();
     let (use_case, requests, _) = h.use_case();
 
-    use_case.run(HOUSEHOLD, Some(&brief)).await.unwrap();
+    use_case.run(ASKER, Some(&brief)).await.unwrap();
 
     assert_eq!(requests.lock().unwrap()[0].input, vec![InputItem::UserText(format!("The owner's wish: {brief}"))]);
 }
@@ -830,7 +858,7 @@ async fn an_answer_naming_only_undecidable_things_writes_nothing_and_reports_why
     h.expect_no_insert();
     let (use_case, _, entries) = h.use_case();
 
-    let outcome = use_case.run(HOUSEHOLD, None).await.unwrap();
+    let outcome = use_case.run(ASKER, None).await.unwrap();
 
     assert!(outcome.projects.is_empty());
     assert_eq!(
@@ -875,7 +903,7 @@ async fn tools_never_write() {
     let inserted = h.expect_insert();
     let (use_case, _, _) = h.use_case();
 
-    let outcome = use_case.run(HOUSEHOLD, None).await.unwrap();
+    let outcome = use_case.run(ASKER, None).await.unwrap();
 
     assert_eq!(outcome.steps, 2);
     assert_eq!(
@@ -903,7 +931,7 @@ async fn a_failing_inventory_read_fails_the_run_without_writing() {
     h.expect_no_insert();
     let (use_case, _, entries) = h.use_case();
 
-    let result = use_case.run(HOUSEHOLD, None).await;
+    let result = use_case.run(ASKER, None).await;
 
     assert!(matches!(&result, Err(Error::Unexpected(e)) if e.to_string() == "database down"), "{result:?}");
     assert_eq!(entries.lock().unwrap().len(), 1);

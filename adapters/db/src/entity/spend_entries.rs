@@ -18,6 +18,8 @@ pub struct Model {
     pub cost_micro_usd: i64,
     /// "ok" or "failed" (`CallOutcome`); rows written before `m0004_spend_outcome` read "ok".
     pub outcome: String,
+    /// The member who asked; null for the command line and rows from before `m0009_spend_member`.
+    pub member_id: Option<i64>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

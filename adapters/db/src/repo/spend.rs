@@ -9,6 +9,7 @@ use sea_orm::{ActiveModelTrait, ActiveValue::Set, ColumnTrait, EntityTrait, Quer
 use trove_application::RepoError;
 use trove_application::ports::SpendLedger;
 use trove_domain::money::MicroUsd;
+use trove_domain::people::MemberId;
 use trove_domain::spend::{CallKind, CallOutcome, SpendEntry};
 use trove_domain::{HouseholdId, Timestamp};
 
@@ -33,6 +34,7 @@ fn entry(m: spend_entries::Model) -> anyhow::Result<SpendEntry> {
         cost: MicroUsd(m.cost_micro_usd),
         outcome: CallOutcome::parse(&m.outcome)
             .ok_or_else(|| anyhow!("unknown outcome {:?} in spend entry {id}", m.outcome))?,
+        member: m.member_id.map(MemberId),
     })
 }
 
@@ -50,6 +52,7 @@ impl SpendLedger for Store {
             searches: Set(i64::from(e.searches)),
             cost_micro_usd: Set(e.cost.0),
             outcome: Set(e.outcome.as_str().to_owned()),
+            member_id: Set(e.member.map(|m| m.0)),
             ..Default::default()
         }
         .insert(&self.db)

@@ -9,7 +9,7 @@ use poem_openapi::param::{Path, Query};
 use poem_openapi::payload::Json;
 use poem_openapi::{Object, OpenApi, Tags};
 use trove_application::history::{ACTIVITY_MAX, ShownEvent};
-use trove_domain::ItemId;
+use trove_domain::{ItemId, PlaceId};
 use trove_domain::people::EventId;
 
 #[derive(Tags)]
@@ -47,7 +47,9 @@ pub struct EventDto {
     pub id: i64,
     pub at: DateTime<Utc>,
     pub member: Option<EventMember>,
-    /// `create`, `patch`, `bulk`, `measurement`, `fault`, `test`, `gone`, `undo`.
+    /// What was done. Items: `create`, `patch`, `bulk`, `measurement`, `fault`, `test`, `gone`, `undo`, and a
+    /// project's `accept`, `build`, `drop` on the items it holds; places and media: `create`, `patch`, `delete`;
+    /// projects: `create`, `accept`, `build`, `drop`; members: `join`, `role`, `remove`.
     pub action: String,
     pub object: EventObject,
     pub changes: Vec<FieldChangeDto>,
@@ -89,6 +91,13 @@ impl HistoryApi {
     #[oai(path = "/items/:id/history", method = "get")]
     async fn item_history(&self, Member(h): Member, id: Path<i64>) -> ApiResult<Json<EventList>> {
         let events = self.0.history.of_item(h, ItemId(id.0)).await.map_err(ApiError::from)?;
+        Ok(list(&events))
+    }
+
+    /// The history of a place, oldest first.
+    #[oai(path = "/places/:id/history", method = "get")]
+    async fn place_history(&self, Member(h): Member, id: Path<i64>) -> ApiResult<Json<EventList>> {
+        let events = self.0.history.of_place(h, PlaceId(id.0)).await.map_err(ApiError::from)?;
         Ok(list(&events))
     }
 

@@ -1,7 +1,7 @@
 //! Reading new items in: a label photo, a listing's text or a voice note read into candidate items with their
 //! matches in the inventory. Intake never writes the inventory (`POST /api/items` does, with a candidate's item).
 
-use crate::auth::Member;
+use crate::auth::Person;
 use crate::error::{ApiError, ApiResult};
 use crate::services::Services;
 use crate::shared::{CreateItem, FieldValue, Intent, NewFault, RunSpendDto, Source};
@@ -161,7 +161,7 @@ impl IntakeApi {
     /// 2,048 pixels, JPEG); when too many images wait for a core, 503 with `Retry-After`. Nothing is sent or spent
     /// before that. One model call without tools; nothing is written.
     #[oai(path = "/intake/label", method = "post")]
-    async fn label(&self, Member(h): Member, body: LabelUpload) -> ApiResult<Json<IntakeAnswer>> {
+    async fn label(&self, Person(c): Person, body: LabelUpload) -> ApiResult<Json<IntakeAnswer>> {
         if body.image.size() > IMAGE_MAX {
             return Err(ApiError::too_large("image", IMAGE_MAX).into());
         }
@@ -172,8 +172,8 @@ impl IntakeApi {
         if ImageFormat::sniff(&bytes).is_none() {
             return Err(ApiError::unsupported("the image must be a JPEG, PNG or WebP").into());
         }
-        let reading = self.0.intake.read_label(h, bytes.clone()).await.map_err(ApiError::from)?;
-        let (photo, _) = self.0.media.keep_intake(h, bytes, &[]).await.map_err(ApiError::from)?;
+        let reading = self.0.intake.read_label((&c).into(), bytes.clone()).await.map_err(ApiError::from)?;
+        let (photo, _) = self.0.media.keep_intake((&c).into(), bytes, &[]).await.map_err(ApiError::from)?;
         let mut answer = answer(&reading, MeasurementSource::Label);
         answer.photo_id = Some(photo.id.0);
         Ok(Json(answer))
@@ -182,8 +182,8 @@ impl IntakeApi {
     /// Read a listing's text into candidate items with their matches. One model call without tools; nothing is
     /// written.
     #[oai(path = "/intake/listing", method = "post")]
-    async fn listing(&self, Member(h): Member, body: Json<ListingText>) -> ApiResult<Json<IntakeAnswer>> {
-        let reading = self.0.intake.read_listing(h, &body.0.text).await.map_err(ApiError::from)?;
+    async fn listing(&self, Person(c): Person, body: Json<ListingText>) -> ApiResult<Json<IntakeAnswer>> {
+        let reading = self.0.intake.read_listing((&c).into(), &body.0.text).await.map_err(ApiError::from)?;
         Ok(Json(answer(&reading, MeasurementSource::Listing)))
     }
 
@@ -192,7 +192,7 @@ impl IntakeApi {
     /// to mono 16-bit PCM as the transcription takes it, which is its own `transcribe` spend entry) or JSON
     /// `{"transcript"}`. Then one model call without tools; nothing is written.
     #[oai(path = "/intake/voice", method = "post")]
-    async fn voice(&self, Member(h): Member, body: VoiceNote) -> ApiResult<Json<IntakeAnswer>> {
+    async fn voice(&self, Person(c): Person, body: VoiceNote) -> ApiResult<Json<IntakeAnswer>> {
         let reading = match body {
             VoiceNote::Audio(upload) => {
                 if upload.audio.size() > AUDIO_MAX {
@@ -205,9 +205,9 @@ impl IntakeApi {
                 if !reading::is_wav(&bytes) {
                     return Err(ApiError::unsupported("the audio must be a WAV file").into());
                 }
-                self.0.intake.read_voice_audio(h, &bytes).await
+                self.0.intake.read_voice_audio((&c).into(), &bytes).await
             }
-            VoiceNote::Transcript(t) => self.0.intake.read_voice_transcript(h, &t.0.transcript).await,
+            VoiceNote::Transcript(t) => self.0.intake.read_voice_transcript((&c).into(), &t.0.transcript).await,
         }
         .map_err(ApiError::from)?;
         Ok(Json(answer(&reading, MeasurementSource::Voice)))

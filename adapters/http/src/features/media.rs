@@ -2,7 +2,7 @@
 //! or PDF); a photo loses its location metadata before it is kept. Every medium answers only to its household:
 //! another household's is a 404, like a missing one.
 
-use crate::auth::Member;
+use crate::auth::{Member, Person};
 use crate::error::{ApiError, ApiResult};
 use crate::services::Services;
 use crate::shared::Created;
@@ -148,9 +148,9 @@ impl MediaApi {
     /// larger one 413. A photo's location metadata (EXIF GPS) is removed before it is kept, and its EXIF
     /// orientation applied, so it still shows the right way up.
     #[oai(path = "/items/:id/media", method = "post")]
-    async fn upload(&self, Member(h): Member, id: Path<i64>, body: MediaUpload) -> ApiResult<Created<MediaDto>> {
+    async fn upload(&self, Person(c): Person, id: Path<i64>, body: MediaUpload) -> ApiResult<Created<MediaDto>> {
         let upload = body.try_into_domain().await?;
-        let kept = self.0.media.upload(h, Some(ItemId(id.0)), upload).await.map_err(ApiError::from)?;
+        let kept = self.0.media.upload((&c).into(), Some(ItemId(id.0)), upload).await.map_err(ApiError::from)?;
         Ok(Created::Created(Json((&kept).into())))
     }
 
@@ -184,8 +184,8 @@ impl MediaApi {
 
     /// Delete a kept file.
     #[oai(path = "/media/:id", method = "delete")]
-    async fn delete(&self, Member(h): Member, id: Path<i64>) -> ApiResult<Deleted> {
-        self.0.media.delete(h, MediaId(id.0)).await.map_err(ApiError::from)?;
+    async fn delete(&self, Person(c): Person, id: Path<i64>) -> ApiResult<Deleted> {
+        self.0.media.delete((&c).into(), MediaId(id.0)).await.map_err(ApiError::from)?;
         Ok(Deleted::Deleted)
     }
 }

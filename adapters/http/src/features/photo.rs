@@ -2,7 +2,7 @@
 //! with a reference of known size in the photo, measured in mm. Intake never writes the inventory; it keeps the
 //! photo and a crop of each region as pending media.
 
-use crate::auth::Member;
+use crate::auth::Person;
 use crate::error::{ApiError, ApiResult};
 use crate::services::Services;
 use poem_openapi::param::Query;
@@ -135,7 +135,7 @@ impl PhotoApi {
     #[oai(path = "/intake/photo", method = "post")]
     async fn photo(
         &self,
-        Member(household): Member,
+        Person(caller): Person,
         #[oai(name = "reference_mm")] query_mm: Query<Option<f64>>,
         #[oai(name = "reference")] query_kind: Query<Option<String>>,
         body: PhotoUpload,
@@ -155,7 +155,7 @@ impl PhotoApi {
         let marked = body.reference_region.map(|i| i as usize);
         let photo = self.0.photos.measure(bytes.clone(), reference, marked).await.map_err(ApiError::from)?;
         let regions: Vec<Region> = photo.measured.regions.iter().map(|m| m.region).collect();
-        let kept = self.0.media.keep_intake(household, bytes, &regions).await.map_err(ApiError::from)?;
+        let kept = self.0.media.keep_intake((&caller).into(), bytes, &regions).await.map_err(ApiError::from)?;
         Ok(Json(answer(photo, reference, kept)))
     }
 }

@@ -1,7 +1,7 @@
 //! Where things are: a tree of places (house > garage > shelf B2 > box 4). Create, list, read with the places
 //! below, rename or move, delete when empty.
 
-use crate::auth::Member;
+use crate::auth::{Member, Person};
 use crate::error::{ApiError, ApiResult};
 use crate::services::Services;
 use crate::shared::{Created, PlaceStepDto, steps};
@@ -150,9 +150,9 @@ impl PlacesApi {
     /// Add a place, at the top or inside another (`parent_id`). 409 when a sibling has the name (ignoring
     /// case); 422 when the parent is not a place of the household.
     #[oai(path = "/places", method = "post")]
-    async fn create(&self, Member(h): Member, body: Json<CreatePlace>) -> ApiResult<Created<PlaceDto>> {
+    async fn create(&self, Person(c): Person, body: Json<CreatePlace>) -> ApiResult<Created<PlaceDto>> {
         let new = body.0.try_into_domain()?;
-        let view = self.0.places.create(h, new).await.map_err(ApiError::from)?;
+        let view = self.0.places.create((&c).into(), new).await.map_err(ApiError::from)?;
         Ok(Created::Created(Json((&view).into())))
     }
 
@@ -173,16 +173,16 @@ impl PlacesApi {
     /// Rename, move (`parent_id`) or annotate a place. A move under itself or under a place inside it is 422
     /// and changes nothing; a name a sibling has is 409.
     #[oai(path = "/places/:id", method = "patch")]
-    async fn patch(&self, Member(h): Member, id: Path<i64>, body: Json<PatchPlace>) -> ApiResult<Json<PlaceDto>> {
+    async fn patch(&self, Person(c): Person, id: Path<i64>, body: Json<PatchPlace>) -> ApiResult<Json<PlaceDto>> {
         let changes = body.0.try_into_domain()?;
-        let view = self.0.places.change(h, PlaceId(id.0), changes).await.map_err(ApiError::from)?;
+        let view = self.0.places.change((&c).into(), PlaceId(id.0), changes).await.map_err(ApiError::from)?;
         Ok(Json((&view).into()))
     }
 
     /// Delete an empty place: 409 while items or places are in it.
     #[oai(path = "/places/:id", method = "delete")]
-    async fn delete(&self, Member(h): Member, id: Path<i64>) -> ApiResult<Deleted> {
-        self.0.places.delete(h, PlaceId(id.0)).await.map_err(ApiError::from)?;
+    async fn delete(&self, Person(c): Person, id: Path<i64>) -> ApiResult<Deleted> {
+        self.0.places.delete((&c).into(), PlaceId(id.0)).await.map_err(ApiError::from)?;
         Ok(Deleted::Deleted)
     }
 }

@@ -2,7 +2,7 @@
 //! pack (its DTOs are the domain's `BuildPack` field for field, the same names and shapes as the document's
 //! serde form, so the JSON did not change when it became typed).
 
-use crate::auth::Member;
+use crate::auth::{Member, Person};
 use crate::error::{ApiError, ApiResult};
 use crate::services::Services;
 use crate::shared::{Condition, Kept, RunSpendDto, mirror_enum, request_json};
@@ -290,17 +290,18 @@ impl ProjectsApi {
     #[oai(path = "/projects/propose", method = "post")]
     async fn propose(
         &self,
-        Member(h): Member,
+        Person(c): Person,
         #[oai(name = "Idempotency-Key")] key: Header<Option<String>>,
         #[oai(name = "Accept")] accept: Header<Option<String>>,
         body: Json<Option<ProposeRequest>>,
     ) -> ApiResult<Watched<ProposeResult>> {
+        let (h, actor) = (c.household, trove_application::history::Actor::from(&c));
         let body = body.0.unwrap_or_default();
         let services = self.0.clone();
         let work = move |watch: Watch| async move {
             let run = || async {
                 let out =
-                    services.propose.run_watched(h, body.brief.as_deref(), &watch).await.map_err(ApiError::from)?;
+                    services.propose.run_watched(actor, body.brief.as_deref(), &watch).await.map_err(ApiError::from)?;
                 Ok::<_, ApiError>(Kept(ProposeResult {
                     projects: out.projects.iter().map(Into::into).collect(),
                     dropped: out.dropped.iter().map(Into::into).collect(),
@@ -330,20 +331,20 @@ impl ProjectsApi {
 
     /// Accept a proposed project: its items are reserved atomically (409 naming an item no longer buildable).
     #[oai(path = "/projects/:id/accept", method = "post")]
-    async fn accept(&self, Member(h): Member, id: Path<i64>) -> ApiResult<Json<ProjectDto>> {
-        Ok(Json((&self.0.projects.accept(h, ProjectId(id.0)).await.map_err(ApiError::from)?).into()))
+    async fn accept(&self, Person(c): Person, id: Path<i64>) -> ApiResult<Json<ProjectDto>> {
+        Ok(Json((&self.0.projects.accept((&c).into(), ProjectId(id.0)).await.map_err(ApiError::from)?).into()))
     }
 
     /// Mark an accepted project built: its items become in use.
     #[oai(path = "/projects/:id/build", method = "post")]
-    async fn build(&self, Member(h): Member, id: Path<i64>) -> ApiResult<Json<ProjectDto>> {
-        Ok(Json((&self.0.projects.build(h, ProjectId(id.0)).await.map_err(ApiError::from)?).into()))
+    async fn build(&self, Person(c): Person, id: Path<i64>) -> ApiResult<Json<ProjectDto>> {
+        Ok(Json((&self.0.projects.build((&c).into(), ProjectId(id.0)).await.map_err(ApiError::from)?).into()))
     }
 
     /// Drop a project: reserved items become available again.
     #[oai(path = "/projects/:id/drop", method = "post")]
-    async fn drop_project(&self, Member(h): Member, id: Path<i64>) -> ApiResult<Json<ProjectDto>> {
-        Ok(Json((&self.0.projects.drop_project(h, ProjectId(id.0)).await.map_err(ApiError::from)?).into()))
+    async fn drop_project(&self, Person(c): Person, id: Path<i64>) -> ApiResult<Json<ProjectDto>> {
+        Ok(Json((&self.0.projects.drop_project((&c).into(), ProjectId(id.0)).await.map_err(ApiError::from)?).into()))
     }
 
     /// The build pack: JSON, or Markdown with `Accept: text/markdown`.

@@ -1,6 +1,6 @@
 //! Pricing an item from grounded web comparables, its price history, listing drafts and give-away posts.
 
-use crate::auth::Member;
+use crate::auth::{Member, Person};
 use crate::error::{ApiError, ApiResult};
 use crate::services::Services;
 use crate::shared::{Condition, Kept, RunSpendDto};
@@ -146,16 +146,17 @@ impl SellingApi {
     #[oai(path = "/items/:id/price", method = "post")]
     async fn price(
         &self,
-        Member(h): Member,
+        Person(c): Person,
         id: Path<i64>,
         #[oai(name = "Idempotency-Key")] key: Header<Option<String>>,
         #[oai(name = "Accept")] accept: Header<Option<String>>,
     ) -> ApiResult<Watched<PriceReportDto>> {
+        let (h, actor) = (c.household, trove_application::history::Actor::from(&c));
         let services = self.0.clone();
         let id = id.0;
         let work = move |watch: Watch| async move {
             let run = || async {
-                let priced = services.selling.price_watched(h, ItemId(id), &watch).await.map_err(ApiError::from)?;
+                let priced = services.selling.price_watched(actor, ItemId(id), &watch).await.map_err(ApiError::from)?;
                 let mut answer = PriceReportDto::from(&priced.report);
                 answer.spend = Some((&priced.spend).into());
                 Ok::<_, ApiError>(Kept(answer))

@@ -1,4 +1,4 @@
-//! The spend ledger: every model call, totals by kind and by month, and the budget.
+//! The spend ledger: every model call, totals by kind, by month and by member, and the budget.
 
 use crate::auth::Member;
 use crate::error::{ApiError, ApiResult};
@@ -8,7 +8,7 @@ use poem_openapi::param::Query;
 use poem_openapi::payload::Json;
 use poem_openapi::{Enum, Object, OpenApi, Tags};
 use std::collections::BTreeMap;
-use trove_application::spend_report::{SpendReport, Totals};
+use trove_application::spend_report::{MemberSpend, SpendReport, Totals};
 use trove_domain::spend::CallOutcome;
 
 #[derive(Tags)]
@@ -77,12 +77,40 @@ impl From<&Totals> for TotalsDto {
     }
 }
 
-/// Totals overall, by kind and by month.
+/// The member who asked for calls.
+#[derive(Debug, Clone, PartialEq, Eq, Object)]
+pub struct SpendMember {
+    pub id: i64,
+    /// `former member` for one removed since.
+    pub name: String,
+}
+
+/// What one member's calls cost.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct MemberSpendDto {
+    /// `null`: the command line (and calls from before members).
+    pub member: Option<SpendMember>,
+    #[oai(flatten)]
+    pub totals: TotalsDto,
+}
+
+impl From<&MemberSpend> for MemberSpendDto {
+    fn from(m: &MemberSpend) -> Self {
+        Self {
+            member: m.member.as_ref().map(|(id, name)| SpendMember { id: id.0, name: name.clone() }),
+            totals: (&m.totals).into(),
+        }
+    }
+}
+
+/// Totals overall, by kind, by month and by member.
 #[derive(Debug, Clone, PartialEq, Object)]
 pub struct SpendTotalsDto {
     pub all: TotalsDto,
     pub by_kind: BTreeMap<String, TotalsDto>,
     pub by_month: BTreeMap<String, TotalsDto>,
+    /// By the member who asked: the command line first, then members by id.
+    pub by_member: Vec<MemberSpendDto>,
 }
 
 /// The spend ledger.
@@ -117,6 +145,7 @@ impl From<&SpendReport> for SpendDto {
                 all: (&r.total).into(),
                 by_kind: r.by_kind.iter().map(|(k, t)| (k.clone(), t.into())).collect(),
                 by_month: r.by_month.iter().map(|(k, t)| (k.clone(), t.into())).collect(),
+                by_member: r.by_member.iter().map(Into::into).collect(),
             },
             monthly_limit_micro_usd: r.monthly_limit.map(|m| m.0),
             this_month_micro_usd: r.this_month.0,
@@ -129,7 +158,8 @@ pub struct SpendApi(pub Services);
 
 #[OpenApi(tag = "Tag::Spend")]
 impl SpendApi {
-    /// The spend ledger: entries with `from <= at < to`, totals by kind and by month, and the budget.
+    /// The spend ledger: entries with `from <= at < to`, totals by kind, by month and by the member who asked
+    /// (`totals.by_member`), and the budget.
     #[oai(path = "/spend", method = "get")]
     async fn spend(
         &self,

@@ -2,6 +2,7 @@
 
 import { api, rememberName } from "../api.js";
 import { breadcrumbs, labelsButton, placeOptions } from "./places.js";
+import { historySection } from "./history.js";
 import {
   h,
   field,
@@ -279,6 +280,7 @@ function render(root, item) {
     h("div", { class: "grid" }, faults, tests),
     history,
     h("div", { class: "grid" }, accessories, components, gone),
+    historySection(id, async () => render(root, await api(`/items/${id}`))),
     ].filter(Boolean),
   );
 }

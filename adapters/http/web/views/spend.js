@@ -1,4 +1,5 @@
-// Spend: what the model calls cost, by month and by kind, with a bar chart drawn here (SVG) and the budget.
+// Spend: what the model calls cost, by month, by kind and by the member who asked, with a bar chart drawn here
+// (SVG) and the budget.
 
 import { api } from "../api.js";
 import { h, svg, human, usd, date, section } from "../ui.js";
@@ -72,6 +73,13 @@ export async function spendView() {
     section("Cost by month", months.length ? chart(months, kinds, cells, s.totals.by_month) : h("p", { class: "empty" }, "No model call yet.")),
     section("By month", totalsTable("Month", months.map((m) => totalsRow(m, s.totals.by_month[m])))),
     section("By kind", totalsTable("Kind", kinds.map((k) => totalsRow(human(k), s.totals.by_kind[k])))),
+    section(
+      "By member",
+      totalsTable(
+        "Member",
+        (s.totals.by_member || []).map((m) => totalsRow(m.member ? m.member.name : "Command line", m)),
+      ),
+    ),
     section(
       "Latest calls",
       s.entries.length
