@@ -146,8 +146,7 @@ impl Intake {
             image_data_url: data_url(prepared.format, &prepared.bytes),
         };
         let mut run = RunSpend::default();
-        self.read(actor, reading_request(CallKind::ReadLabel, input), MeasurementSource::Label, &mut run, None)
-            .await
+        self.read(actor, reading_request(CallKind::ReadLabel, input), MeasurementSource::Label, &mut run, None).await
     }
 
     /// Reads a listing's text (1 to 20,000 characters).
@@ -208,15 +207,9 @@ impl Intake {
         self.read_transcript(actor, text, &mut run).await
     }
 
-    async fn read_transcript(
-        &self,
-        actor: Actor,
-        text: String,
-        run: &mut RunSpend,
-    ) -> Result<IntakeReading, Error> {
+    async fn read_transcript(&self, actor: Actor, text: String, run: &mut RunSpend) -> Result<IntakeReading, Error> {
         let input = InputItem::UserText(format!("The voice note's transcript:\n{text}"));
-        self.read(actor, reading_request(CallKind::ReadVoice, input), MeasurementSource::Voice, run, Some(text))
-            .await
+        self.read(actor, reading_request(CallKind::ReadVoice, input), MeasurementSource::Voice, run, Some(text)).await
     }
 
     /// Sends the reading, validates the answer by the rules and matches each candidate.
@@ -341,7 +334,10 @@ mod tests {
             })
             .times(1)
             .returning(|_| Ok(answer(LAMP)));
-        let got = intake_with(m, images).read_label(Actor::command_line(HouseholdId(1)), b"big photo".to_vec()).await.unwrap();
+        let got = intake_with(m, images)
+            .read_label(Actor::command_line(HouseholdId(1)), b"big photo".to_vec())
+            .await
+            .unwrap();
         assert_eq!(got.candidates.len(), 1);
     }
 
@@ -366,7 +362,10 @@ mod tests {
             images.expect_prepare_for_model().times(1).returning(move |_| Err(refusal()));
             let mut m = model(Capabilities { web_search: true, images: true, audio: true, remote: true });
             m.expect_respond().times(0);
-            let err = intake_with(m, images).read_label(Actor::command_line(HouseholdId(1)), b"photo".to_vec()).await.unwrap_err();
+            let err = intake_with(m, images)
+                .read_label(Actor::command_line(HouseholdId(1)), b"photo".to_vec())
+                .await
+                .unwrap_err();
             assert!(expected(&err), "{err:?}");
             assert_eq!(err.to_string(), refusal().to_string());
         }

@@ -12,8 +12,8 @@ use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use trove_domain::history::medium_fields;
 use trove_domain::measure::Region;
-use trove_domain::people::ObjectKind;
 use trove_domain::media::{self, Caption, ContentHash, MediaKind, MediaRefused, MediaType, Medium, NewMedium};
+use trove_domain::people::ObjectKind;
 use trove_domain::{HouseholdId, ItemId, MediaId, Timestamp};
 
 /// How old a blob no row names must be before the sweep removes it: an upload writes its blob a moment before

@@ -5,11 +5,11 @@
 
 use crate::auth::{Caller, PeoplePorts, SignedIn, hash_token, household_name, open_session};
 use crate::error::named;
-use crate::recorder::{Actor, Recorder, member_fields};
 use crate::ports::people::{ApiToken, Household, Member, NewMember, NewToken};
 use crate::ports::{
     Clock, HouseholdRepo, InvitationRepo, MemberRepo, PasswordHasher, SecretSource, SessionRepo, TokenRepo,
 };
+use crate::recorder::{Actor, Recorder, member_fields};
 use crate::{Error, Object, Refusal, RepoError};
 use anyhow::Context as _;
 use std::sync::Arc;

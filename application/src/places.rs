@@ -109,7 +109,9 @@ impl Places {
             RepoError::NotFound => refused(PlaceRefused::NoSuchParent(parent.unwrap_or(PlaceId(0)))),
             other => other.into(),
         })?;
-        self.recorder.object(actor, "create", ObjectKind::Place, stored.id.0, None, Some(place_fields(&stored))).await?;
+        self.recorder
+            .object(actor, "create", ObjectKind::Place, stored.id.0, None, Some(place_fields(&stored)))
+            .await?;
         self.view(household, stored.id).await
     }
 

@@ -135,12 +135,7 @@ impl Selling {
     ///
     /// # Errors
     /// As [`Selling::price`].
-    pub async fn price_watched(
-        &self,
-        actor: Actor,
-        id: ItemId,
-        progress: &dyn ProgressSink,
-    ) -> Result<Priced, Error> {
+    pub async fn price_watched(&self, actor: Actor, id: ItemId, progress: &dyn ProgressSink) -> Result<Priced, Error> {
         let household = actor.household;
         let item = self.item(household, id).await?;
         pricing::check_priceable(&item).map_err(Refusal::from)?;

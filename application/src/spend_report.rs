@@ -197,7 +197,14 @@ mod tests {
         let got: Vec<(Option<i64>, Option<&str>, u64, MicroUsd)> = report
             .by_member
             .iter()
-            .map(|m| (m.member.as_ref().map(|(id, _)| id.0), m.member.as_ref().map(|(_, n)| n.as_str()), m.totals.calls, m.totals.cost))
+            .map(|m| {
+                (
+                    m.member.as_ref().map(|(id, _)| id.0),
+                    m.member.as_ref().map(|(_, n)| n.as_str()),
+                    m.totals.calls,
+                    m.totals.cost,
+                )
+            })
             .collect();
         assert_eq!(
             got,

@@ -65,12 +65,18 @@ async fn propose(database_url: &str, n: usize) {
     let before = status_mb("VmRSS");
     let propose = &app.services.propose;
     let start = Instant::now();
-    let first = propose.run(trove_application::metered::Actor::command_line(household), None).await.expect("the first proposal");
+    let first = propose
+        .run(trove_application::metered::Actor::command_line(household), None)
+        .await
+        .expect("the first proposal");
     let first_time = start.elapsed();
     let mut warm: Vec<Duration> = Vec::with_capacity(WARM_RUNS);
     for _ in 0..WARM_RUNS {
         let start = Instant::now();
-        let outcome = propose.run(trove_application::metered::Actor::command_line(household), None).await.expect("a warm proposal");
+        let outcome = propose
+            .run(trove_application::metered::Actor::command_line(household), None)
+            .await
+            .expect("a warm proposal");
         warm.push(start.elapsed());
         let ids = |o: &trove_application::propose::ProposeOutcome| -> Vec<i64> {
             o.projects.iter().map(|p| p.template_id.0).collect()

@@ -246,7 +246,8 @@ fn propose_loop(c: &mut Criterion) {
         let bench = rt.block_on(setup(n));
         let (propose, household) = (&bench.propose, bench.household);
         // The script must go the whole way: three steps, projects written.
-        let outcome = rt.block_on(propose.run(Actor::command_line(household), None)).expect("the scripted run succeeds");
+        let outcome =
+            rt.block_on(propose.run(Actor::command_line(household), None)).expect("the scripted run succeeds");
         assert_eq!(outcome.steps, STEPS);
         assert!(!outcome.projects.is_empty(), "{outcome:?}");
         rt.block_on(step_breakdown(n, &bench, true));

@@ -35,7 +35,8 @@ pub type Fields = Vec<(&'static str, Option<String>)>;
 /// assert_eq!(between(Some(a), None)[0].before.as_deref(), Some("Shed"));
 /// ```
 pub fn between(before: Option<Fields>, after: Option<Fields>) -> Vec<FieldChange> {
-    let names: Vec<&'static str> = after.as_ref().or(before.as_ref()).map(|f| f.iter().map(|(n, _)| *n).collect()).unwrap_or_default();
+    let names: Vec<&'static str> =
+        after.as_ref().or(before.as_ref()).map(|f| f.iter().map(|(n, _)| *n).collect()).unwrap_or_default();
     let value = |fields: &Option<Fields>, i: usize| fields.as_ref().and_then(|f| f.get(i)).and_then(|(_, v)| v.clone());
     let mut out = Vec::new();
     for (i, name) in names.into_iter().enumerate() {
@@ -46,7 +47,11 @@ pub fn between(before: Option<Fields>, after: Option<Fields>) -> Vec<FieldChange
 
 /// A place's fields: name, parent_id, note.
 pub fn place_fields(p: &Place) -> Fields {
-    vec![("name", Some(p.name.to_string())), ("parent_id", p.parent_id.map(|i| i.to_string())), ("note", p.note.clone())]
+    vec![
+        ("name", Some(p.name.to_string())),
+        ("parent_id", p.parent_id.map(|i| i.to_string())),
+        ("note", p.note.clone()),
+    ]
 }
 
 /// A medium's fields: item_id, kind, media_type, caption.

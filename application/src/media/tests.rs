@@ -88,8 +88,14 @@ type Recorded = Arc<std::sync::Mutex<Vec<(HouseholdId, trove_domain::people::Eve
 /// The use case, and the events it records.
 fn recorded(repo: MockMediaRepo, store: MockMediaStore, pictures: MockPictures) -> (Media, Recorded) {
     let (recorder, events) = crate::recorder::capturing();
-    let media =
-        Media::new(Arc::new(repo), Arc::new(store), Arc::new(pictures), Arc::new(inventory()), Arc::new(clock()), recorder);
+    let media = Media::new(
+        Arc::new(repo),
+        Arc::new(store),
+        Arc::new(pictures),
+        Arc::new(inventory()),
+        Arc::new(clock()),
+        recorder,
+    );
     (media, events)
 }
 

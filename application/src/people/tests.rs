@@ -66,7 +66,8 @@ async fn role_changes_and_removals_are_recorded_with_the_owner_who_made_them() {
         .iter()
         .map(|(h, e)| {
             assert_eq!((*h, e.kind), (HouseholdId(3), ObjectKind::Member));
-            let changes = e.changes.iter().map(|c| (c.field.as_str(), c.before.as_deref(), c.after.as_deref())).collect();
+            let changes =
+                e.changes.iter().map(|c| (c.field.as_str(), c.before.as_deref(), c.after.as_deref())).collect();
             (e.object, e.action.as_str(), e.member, changes)
         })
         .collect();

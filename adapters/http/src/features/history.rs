@@ -9,8 +9,8 @@ use poem_openapi::param::{Path, Query};
 use poem_openapi::payload::Json;
 use poem_openapi::{Object, OpenApi, Tags};
 use trove_application::history::{ACTIVITY_MAX, ShownEvent};
-use trove_domain::{ItemId, PlaceId};
 use trove_domain::people::EventId;
+use trove_domain::{ItemId, PlaceId};
 
 #[derive(Tags)]
 enum Tag {
