@@ -383,5 +383,13 @@ pub(crate) async fn open_session(
     Ok(SignedIn { member, secret, expires_at: people::session_expiry(now) })
 }
 
+/// The member who asks, as the one who makes a change (`Actor`): here rather than in `recorder`, so that the
+/// recorder (which the metered model calls use) imports nothing that imports it back.
+impl From<&Caller> for crate::recorder::Actor {
+    fn from(c: &Caller) -> Self {
+        Self { household: c.household, member: Some(c.member) }
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests;

@@ -3,7 +3,6 @@
 //! the history that reverts through them (`history` -> `items`) do not import each other.
 
 use crate::Error;
-use crate::auth::Caller;
 use crate::ports::people::Member;
 use crate::ports::{Clock, EventRepo};
 use std::sync::Arc;
@@ -29,12 +28,6 @@ impl Actor {
 /// A member's fields as the history shows them: name, role.
 pub fn member_fields(m: &Member) -> Fields {
     vec![("name", Some(m.name.to_string())), ("role", Some(m.role.to_string()))]
-}
-
-impl From<&Caller> for Actor {
-    fn from(c: &Caller) -> Self {
-        Self { household: c.household, member: Some(c.member) }
-    }
 }
 
 /// Appends the events of the changes the use cases make.
