@@ -336,7 +336,8 @@ mod tests {
         p.change(A, PlaceId(4), PlaceChanges::default()).await.unwrap();
 
         let events = events.lock().unwrap();
-        let got: Vec<(&str, i64, Option<i64>, Vec<(&str, Option<&str>, Option<&str>)>)> = events
+        type Shown<'a> = (&'a str, i64, Option<i64>, Vec<(&'a str, Option<&'a str>, Option<&'a str>)>);
+        let got: Vec<Shown<'_>> = events
             .iter()
             .map(|(h, e)| {
                 assert_eq!((*h, e.kind), (H, ObjectKind::Place));

@@ -114,12 +114,16 @@ impl Recorder {
     }
 }
 
+/// The events a test's recorder kept, with their households, in order.
+#[cfg(test)]
+pub(crate) type Captured = Arc<std::sync::Mutex<Vec<(HouseholdId, Event)>>>;
+
 /// A recorder for use-case tests: every event appended is kept, with its household, in the list answered.
 #[cfg(test)]
-pub(crate) fn capturing() -> (Recorder, Arc<std::sync::Mutex<Vec<(HouseholdId, Event)>>>) {
+pub(crate) fn capturing() -> (Recorder, Captured) {
     use crate::ports::clock::MockClock;
     use crate::ports::history::MockEventRepo;
-    let kept: Arc<std::sync::Mutex<Vec<(HouseholdId, Event)>>> = Arc::default();
+    let kept: Captured = Arc::default();
     let mut events = MockEventRepo::new();
     let into = kept.clone();
     events.expect_append().returning(move |h, e| {

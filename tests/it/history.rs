@@ -282,8 +282,8 @@ async fn a_project_and_what_it_does_to_its_items_are_recorded(db: Db) {
     let (_, history) = app.get(&format!("/api/items/{}/history", items[0])).await;
     let history: Vec<Shown> = history["events"].as_array().unwrap().iter().map(shown).collect();
     let project_id = id.to_string();
-    let tail: Vec<(&str, Option<&str>, &[(String, Option<String>, Option<String>)])> =
-        history.iter().map(|e| (e.0.as_str(), e.3.as_deref(), e.4.as_slice())).collect();
+    type Step<'a> = (&'a str, Option<&'a str>, &'a [(String, Option<String>, Option<String>)]);
+    let tail: Vec<Step<'_>> = history.iter().map(|e| (e.0.as_str(), e.3.as_deref(), e.4.as_slice())).collect();
     assert_eq!(
         tail,
         [

@@ -83,7 +83,10 @@ fn use_case(repo: MockMediaRepo, store: MockMediaStore, pictures: MockPictures) 
     recorded(repo, store, pictures).0
 }
 
-type Recorded = Arc<std::sync::Mutex<Vec<(HouseholdId, trove_domain::people::Event)>>>;
+type Recorded = crate::recorder::Captured;
+
+/// A recorded event: action, object, member and the changes as (field, before, after).
+type Shown = (String, i64, Option<i64>, Vec<(String, Option<String>, Option<String>)>);
 
 /// The use case, and the events it records.
 fn recorded(repo: MockMediaRepo, store: MockMediaStore, pictures: MockPictures) -> (Media, Recorded) {
@@ -100,7 +103,7 @@ fn recorded(repo: MockMediaRepo, store: MockMediaStore, pictures: MockPictures) 
 }
 
 /// The events recorded: action, object, member and the changes as (field, before, after).
-fn shown(events: &Recorded) -> Vec<(String, i64, Option<i64>, Vec<(String, Option<String>, Option<String>)>)> {
+fn shown(events: &Recorded) -> Vec<Shown> {
     events
         .lock()
         .unwrap()

@@ -211,7 +211,7 @@ struct Harness {
     get_manys: Arc<Mutex<Vec<Vec<ItemId>>>>,
     recorder: Recorder,
     /// The history's events the run recorded.
-    events: Arc<Mutex<Vec<(HouseholdId, trove_domain::people::Event)>>>,
+    events: crate::recorder::Captured,
 }
 
 impl Harness {
