@@ -1094,7 +1094,11 @@ test("signing out ends the session; a wrong password is refused, five in a row a
     for (let i = 1; i <= 6; i++) {
       await p.getByLabel("Name").fill("E2E Viewer");
       await p.getByLabel("Password").fill(`wrong password number ${i}`);
+      // Wait for this try's own answer: the previous try's message is still on the page, and a click while a
+      // sign-in is under way would not send one.
+      const answered = p.waitForResponse((r) => r.url() === `${base}/api/session` && r.request().method() === "POST");
       await p.getByRole("button", { name: "Sign in" }).click();
+      assert.equal((await answered).status(), i <= 5 ? 401 : 429, `try ${i}`);
       const want = i <= 5 ? "Not signed in" : "Too many tries";
       await p.locator(".message.error", { hasText: want }).waitFor({ timeout: DEADLINE });
     }
