@@ -55,7 +55,8 @@ function draw(root, itemId, media) {
   const pictures = media.filter((m) => m.media_type.startsWith("image/"));
   const papers = media.filter((m) => !m.media_type.startsWith("image/"));
   const viewerDialog = h("dialog", { class: "media-viewer", "aria-label": "Full-size photo" });
-  root.replaceChildren(
+  // DOM's replaceChildren would write a null as the text "null": only the parts there are.
+  const parts = [
     h("h2", { id: "gallery-title", tabindex: "-1" }, "Photos and papers"),
     pictures.length
       ? h("ul", { class: "thumbs" }, pictures.map((m) => pictureCard(root, itemId, m, viewerDialog)))
@@ -63,7 +64,8 @@ function draw(root, itemId, media) {
     papers.length ? h("ul", { class: "papers" }, papers.map((m) => paperLine(root, itemId, m))) : null,
     viewerDialog,
     viewer() ? null : uploadForm(root, itemId),
-  );
+  ];
+  root.replaceChildren(...parts.filter(Boolean));
 }
 
 /** What a medium is called on the page: its caption, else its kind and day. */
