@@ -1110,6 +1110,14 @@ test("media: a photo added on an item page shows in its gallery, opens full size
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       assert.ok(overflow <= 1, `no sideways scrolling on ${hash} at 390 px: ${overflow}px`);
     }
+    // The table itself fits too, covers and all: its columns need no sideways scrolling of their own.
+    const table = await page.evaluate(() => {
+      const wrap = document.querySelector(".table-wrap");
+      return wrap.scrollWidth - wrap.clientWidth;
+    });
+    assert.ok(table <= 1, `the inventory table fits 390 px: ${table}px too wide`);
+    await page.screenshot({ path: path.join(SHOTS, "inventory-covers-phone.png") });
+    await open(`#/items/${item.id}`, "E2E Gallery Lamp");
     await page.screenshot({ path: path.join(SHOTS, "item-gallery-phone.png"), fullPage: true });
   } finally {
     await page.setViewportSize({ width: 1280, height: 860 });

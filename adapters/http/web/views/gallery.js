@@ -4,7 +4,7 @@
 // carries a secret.
 
 import { api } from "../api.js";
-import { h, field, select, human, day, flash, showError, nextId } from "../ui.js";
+import { h, field, select, human, day, flash, showError } from "../ui.js";
 
 /** The kinds a file may be kept as. */
 const KINDS = ["photo", "receipt", "manual", "other"];
@@ -152,7 +152,7 @@ function deleteButton(root, itemId, m) {
 function uploadForm(root, itemId) {
   const file = h("input", { type: "file", name: "file", accept: ACCEPTED });
   const camera = h("input", { type: "file", name: "camera", accept: "image/jpeg,image/png,image/webp", capture: "environment" });
-  const kind = select("kind", [["", "photo, or other for a PDF"], ...KINDS.map((k) => [k, human(k)])], "");
+  const kind = select("kind", [["", "by the file"], ...KINDS.map((k) => [k, human(k)])], "");
   const caption = h("input", { name: "caption", maxlength: "500", placeholder: "front, serial plate, receipt from…" });
   // One file at a time: choosing in one input clears the other.
   file.addEventListener("change", () => file.files.length && (camera.value = ""));
@@ -161,16 +161,16 @@ function uploadForm(root, itemId) {
   const button = h("button", { type: "submit", class: "primary" }, "Add");
   const form = h(
     "form",
-    { class: "inline-form", "aria-label": "Add a photo or paper" },
+    { class: "inline-form wide", "aria-label": "Add a photo or paper" },
     h("h3", {}, "Add a photo, receipt or manual"),
-    field("File (JPEG, PNG, WebP or PDF)", file, "At most 25 MB. Location data is removed from photos."),
+    field("File (JPEG, PNG, WebP or PDF)", file),
     field("Or take a photo", camera),
-    field("Kind", kind),
+    field("Kind", kind, "A photo, or other for a PDF, unless chosen."),
     field("Caption", caption),
     button,
+    h("p", { class: "hint" }, "At most 25 MB. Trove removes location data from photos before keeping them."),
     out,
   );
-  form.id = nextId("gallery-form");
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     const chosen = file.files[0] || camera.files[0];
