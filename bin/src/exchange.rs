@@ -155,7 +155,12 @@ async fn export_media(app: &App, h: HouseholdId, items: &[Item], dir: &Path) -> 
     let mut copied = MediaCopied::default();
     let mut manifest = Vec::new();
     for item in items {
-        let media = app.services.media.of_item(h, item.id).await.with_context(|| format!("listing the media of item {}", item.id.0))?;
+        let media = app
+            .services
+            .media
+            .of_item(h, item.id)
+            .await
+            .with_context(|| format!("listing the media of item {}", item.id.0))?;
         for medium in media {
             let (medium, bytes) =
                 app.services.media.get(h, medium.id).await.with_context(|| format!("reading media {}", medium.id.0))?;
@@ -200,12 +205,16 @@ fn media_files(dir: &Path) -> anyhow::Result<Vec<MediaFile>> {
     let manifest = dir.join(MEDIA_MANIFEST);
     let described: HashMap<String, (Option<MediaKind>, Option<Caption>)> = match std::fs::read(&manifest) {
         Ok(text) => {
-            let value: Value = serde_json::from_slice(&text).with_context(|| format!("reading {}", manifest.display()))?;
-            let entries = value["media"].as_array().with_context(|| format!("{}: no \"media\" list", manifest.display()))?;
+            let value: Value =
+                serde_json::from_slice(&text).with_context(|| format!("reading {}", manifest.display()))?;
+            let entries =
+                value["media"].as_array().with_context(|| format!("{}: no \"media\" list", manifest.display()))?;
             entries
                 .iter()
                 .map(|e| {
-                    let file = e["file"].as_str().with_context(|| format!("{}: an entry without \"file\"", manifest.display()))?;
+                    let file = e["file"]
+                        .as_str()
+                        .with_context(|| format!("{}: an entry without \"file\"", manifest.display()))?;
                     let kind = e["kind"].as_str().map(MediaKind::parse).transpose();
                     let caption = e["caption"].as_str().map(Caption::new).transpose().map(Option::flatten);
                     let refused = |err| anyhow::anyhow!("{}: {file}: {err}", manifest.display());
@@ -266,11 +275,18 @@ pub async fn import_with_media(
             continue;
         };
         let bytes = tokio::fs::read(&f.path).await.with_context(|| format!("reading {}", f.path.display()))?;
-        if !present.contains_key(&item) {
-            let kept = app.services.media.of_item(h, item).await.with_context(|| format!("listing the media of item {}", item.0))?;
-            present.insert(item, kept.iter().map(|m| m.sha256.as_str().to_owned()).collect());
-        }
-        let hashes = present.entry(item).or_default();
+        let hashes = match present.entry(item) {
+            std::collections::btree_map::Entry::Occupied(known) => known.into_mut(),
+            std::collections::btree_map::Entry::Vacant(unknown) => {
+                let kept = app
+                    .services
+                    .media
+                    .of_item(h, item)
+                    .await
+                    .with_context(|| format!("listing the media of item {}", item.0))?;
+                unknown.insert(kept.iter().map(|m| m.sha256.as_str().to_owned()).collect())
+            }
+        };
         if hashes.contains(content_hash(&bytes).as_str()) {
             copied.present += 1;
             continue;
@@ -281,7 +297,9 @@ pub async fn import_with_media(
             .media
             .upload(h, Some(item), Upload { bytes, kind: f.kind, caption: f.caption })
             .await
-            .map_err(|e| anyhow::anyhow!("{}: {e}; the items and the files before it were imported", f.path.display()))?;
+            .map_err(|e| {
+            anyhow::anyhow!("{}: {e}; the items and the files before it were imported", f.path.display())
+        })?;
         hashes.insert(kept.sha256.as_str().to_owned());
         copied.files += 1;
         copied.bytes += size;

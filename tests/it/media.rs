@@ -454,7 +454,10 @@ async fn export_and_import_carry_the_media(db: Db) {
     let manual = exif_jpeg(40, 40, 1, false);
     let form = Form::new().part("file", file(&manual, "manual.jpg")).text("kind", "manual").text("caption", "page 1");
     assert_eq!(upload(&app, &app.token, drill, form).await.0, StatusCode::CREATED);
-    assert_eq!(upload(&app, &app.token, sold, Form::new().part("file", file(&photo, "radio.jpg"))).await.0, StatusCode::CREATED);
+    assert_eq!(
+        upload(&app, &app.token, sold, Form::new().part("file", file(&photo, "radio.jpg"))).await.0,
+        StatusCode::CREATED
+    );
     let (status, body) = app.post(&format!("/api/items/{sold}/gone"), serde_json::json!({"reason": "sold"})).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let lamp_media = media_of(&app, lamp).await;
@@ -465,7 +468,8 @@ async fn export_and_import_carry_the_media(db: Db) {
     std::fs::create_dir_all(&out.0).unwrap();
     let sheet = out.0.join("export.csv");
     let media_dir = out.0.join("media");
-    let (n, copied) = trove::exchange::export_with_media(&app.app, Some(&sheet), "default", Some(&media_dir)).await.unwrap();
+    let (n, copied) =
+        trove::exchange::export_with_media(&app.app, Some(&sheet), "default", Some(&media_dir)).await.unwrap();
     assert_eq!((n, copied.files), (4, 4), "{copied:?}");
     let mut names: Vec<String> =
         std::fs::read_dir(&media_dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
@@ -476,11 +480,8 @@ async fn export_and_import_carry_the_media(db: Db) {
     assert!(names.contains(&format!("{lamp}-{}.pdf", lamp_ids[1])), "{names:?}");
     assert!(names.contains(&"media.json".to_owned()), "{names:?}");
     assert_eq!(names.len(), 5, "{names:?}");
-    let copied_bytes: u64 = names
-        .iter()
-        .filter(|n| *n != "media.json")
-        .map(|n| std::fs::metadata(media_dir.join(n)).unwrap().len())
-        .sum();
+    let copied_bytes: u64 =
+        names.iter().filter(|n| *n != "media.json").map(|n| std::fs::metadata(media_dir.join(n)).unwrap().len()).sum();
     assert_eq!(copied.bytes, copied_bytes);
 
     // A fresh store of the same kind: the items come back, and each file onto the item its row became.
