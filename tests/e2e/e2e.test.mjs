@@ -1034,7 +1034,7 @@ async function loadedImages(selector) {
   return handle.jsonValue();
 }
 
-test("media: a photo added on an item page shows in its gallery, opens full size, keeps its caption and is the inventory's cover; a PDF receipt is a link; delete removes it", async () => {
+test("media: a photo added on an item page shows in its gallery, opens full size, keeps its caption and is the inventory's cover; a PDF receipt is a link; delete removes it; a viewer sees it without write controls", async () => {
   const item = await createItemInPage({ name: "E2E Gallery Lamp", item_type: "lamp", profile: "brass desk lamp", condition: "good", intent: "keep" });
   assert.ok(item.id, JSON.stringify(item));
   assert.equal(item.cover, null, "a new item has no cover");
@@ -1060,7 +1060,7 @@ test("media: a photo added on an item page shows in its gallery, opens full size
   assert.deepEqual(await loadedImages("dialog.media-viewer img.full"), [[640, 480]]);
   await checkAccessible("the item page's photo viewer");
   await dialog.getByRole("button", { name: "Close" }).click();
-  await page.locator("dialog.media-viewer[open]").waitFor({ state: "detached" }).catch(() => {});
+  await page.locator("dialog.media-viewer[open]").waitFor({ state: "detached" });
   assert.equal(await page.locator("dialog.media-viewer[open]").count(), 0, "the viewer closed");
 
   // The caption was saved: a fresh page shows it.
@@ -1100,6 +1100,39 @@ test("media: a photo added on an item page shows in its gallery, opens full size
   const left = (await apiGet(`/items/${item.id}/media`)).media;
   assert.deepEqual(left.map((m) => m.id), [photo.id], "only the photo is left");
   assert.equal((await page.request.get(`${base}${href}`)).status(), 404, "the deleted file is gone");
+
+  // Readable in the dark scheme too.
+  await page.emulateMedia({ colorScheme: "dark" });
+  try {
+    await open(`#/items/${item.id}`, "E2E Gallery Lamp");
+    await loadedImages(".gallery img");
+    assert.deepEqual(await lowContrastText(), [], "text under WCAG AA contrast on the gallery in the dark scheme");
+  } finally {
+    await page.emulateMedia({ colorScheme: "light" });
+  }
+
+  // A viewer sees the gallery and opens a photo, but has no control that adds or deletes.
+  const invitation = await page.evaluate(() =>
+    fetch("/api/invitations", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ role: "viewer" }) }).then((r) => r.json()),
+  );
+  assert.ok(invitation.url, JSON.stringify(invitation));
+  const other = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  try {
+    const p = await other.newPage();
+    await watchPolicy(p);
+    p.setDefaultTimeout(DEADLINE);
+    await join(p, invitation.url, { name: "E2E Gallery Viewer", password: "the gallery viewer's passphrase" });
+    await p.goto(`${base}/#/items/${item.id}`);
+    await p.getByRole("heading", { level: 1, name: "E2E Gallery Lamp" }).waitFor();
+    const thumb = p.getByRole("button", { name: "Open full size: front view" });
+    await thumb.waitFor();
+    assert.equal(await p.getByRole("form", { name: "Add a photo or paper" }).count(), 0, "no upload form for a viewer");
+    assert.equal(await p.locator(".gallery button", { hasText: "Delete" }).count(), 0, "no delete for a viewer");
+    await thumb.click();
+    await p.locator("dialog.media-viewer[open] img.full").waitFor();
+  } finally {
+    await other.close();
+  }
 
   // A phone: the item page with its gallery does not scroll sideways, nor does the inventory with covers.
   await page.setViewportSize({ width: 390, height: 844 });
