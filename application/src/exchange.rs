@@ -193,3 +193,90 @@ impl Exchange {
         &self.sheet
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reads `name` as a media file's name and compares with `expected` (item id, medium id).
+    fn check(name: &str, expected: Option<(i64, i64)>) {
+        assert_eq!(read_media_file_name(name), expected.map(|(i, m)| (ItemId(i), MediaId(m))), "{name}");
+    }
+
+    #[test]
+    fn media_file_names_read_back_and_nothing_else_does() {
+        check("12-5.jpg", Some((12, 5)));
+        check("1-1.png", Some((1, 1)));
+        check("40-7.webp", Some((40, 7)));
+        check("3-900.pdf", Some((3, 900)));
+        for other in [
+            "export.csv",
+            "media.json",
+            "12-5.jpeg",
+            "12-5.gif",
+            "12-5",
+            "12.jpg",
+            "-5.jpg",
+            "12-.jpg",
+            "+12-5.jpg",
+            "12-+5.jpg",
+            "12-5-3.jpg",
+            "a-5.jpg",
+            "12 -5.jpg",
+            "99999999999999999999-1.jpg",
+        ] {
+            check(other, None);
+        }
+        for media_type in MediaType::ALL {
+            check(&media_file_name(ItemId(81), MediaId(3), media_type), Some((81, 3)));
+        }
+    }
+
+    fn item(name: &str, import_ref: Option<&str>) -> NewItem {
+        use trove_domain::item::{Condition, Intent, ItemName, ItemType};
+        let mut item = NewItem::new(
+            ItemName::new(name).unwrap(),
+            ItemType::new("lamp").unwrap(),
+            String::new(),
+            Condition::Good,
+            Intent::Keep,
+        );
+        item.import_ref = import_ref.map(str::to_owned);
+        item
+    }
+
+    #[tokio::test]
+    async fn an_import_answers_the_item_each_exported_id_became() {
+        use crate::ports::clock::MockClock;
+        use crate::ports::inventory::MockInventoryRepo;
+        use crate::ports::sheet::MockItemSheet;
+        let mut clock = MockClock::new();
+        clock.expect_now().returning(chrono::Utc::now);
+        let mut items = MockInventoryRepo::new();
+        // The store answers one id per item given, in order; a reference repeated is the same item.
+        items.expect_import().times(1).returning(|_, given, _| {
+            assert_eq!(given.len(), 5);
+            Ok([100, 101, 102, 103, 100].map(ItemId).to_vec())
+        });
+        let exchange = Exchange::new(Arc::new(items), Arc::new(MockItemSheet::new()), Arc::new(clock));
+        let sheet = vec![
+            item("Lamp", Some(&own_ref("10"))),
+            item("Homebox lamp", Some("hb-asset:000-001")),
+            item("Hand-written lamp", None),
+            item("Desk lamp", Some(&own_ref("11"))),
+            item("Lamp again", Some(&own_ref("10"))),
+        ];
+        let imported = exchange.import_items_mapped(HouseholdId(1), sheet).await.unwrap();
+        assert_eq!(imported.done, Imported { rows: 5, items: 4, skipped: 0 });
+        let mapped: Vec<(i64, i64)> = imported.by_exported_id.iter().map(|(from, to)| (from.0, to.0)).collect();
+        assert_eq!(mapped, vec![(10, 100), (11, 103)], "only rows of our own export carry an exported id");
+    }
+
+    #[test]
+    fn only_our_own_references_name_an_exported_id() {
+        assert_eq!(exported_id(&own_ref("7")), Some(ItemId(7)));
+        for other in ["hb-asset:000-001", "ref-1", "trove:", "trove:x", "TROVE:7"] {
+            assert_eq!(exported_id(other), None, "{other}");
+        }
+    }
+}
