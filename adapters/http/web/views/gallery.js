@@ -137,8 +137,8 @@ function deleteButton(root, itemId, m) {
     b.disabled = true;
     try {
       await api(`/media/${m.id}`, { method: "DELETE" });
-      flash(`Deleted ${title(m)}.`, "ok");
       await reload(root, itemId);
+      flash(`Deleted ${title(m)}.`, "ok");
       root.querySelector("h2")?.focus();
     } catch (err) {
       b.disabled = false;
@@ -186,8 +186,8 @@ function uploadForm(root, itemId) {
     out.replaceChildren(h("p", { class: "sub", role: "status" }, `Sending ${chosen.name || "the photo"} (${size(chosen.size)})…`));
     try {
       const kept = await api(`/items/${itemId}/media`, { method: "POST", body });
-      flash(`Added ${title(kept)}.`, "ok");
       await reload(root, itemId);
+      flash(`Added ${title(kept)}.`, "ok");
       root.querySelector("h2")?.focus();
     } catch (err) {
       button.disabled = false;
