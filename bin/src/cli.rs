@@ -34,6 +34,10 @@ pub enum Command {
         /// The household the items go to.
         #[arg(long, default_value = trove_application::auth::DEFAULT_HOUSEHOLD)]
         household: String,
+        /// A directory of media written by `trove export --media`: each file (`ITEMID-MEDIAID.ext`) is attached
+        /// to the item its row becomes; a file already on that item is not added twice.
+        #[arg(long, value_name = "DIR")]
+        media: Option<std::path::PathBuf>,
     },
     /// Export every item of a household as CSV.
     Export {
@@ -43,6 +47,10 @@ pub enum Command {
         /// The household to export.
         #[arg(long, default_value = trove_application::auth::DEFAULT_HOUSEHOLD)]
         household: String,
+        /// Also copy every item's media (photos, receipts, manuals) into this directory, named
+        /// `ITEMID-MEDIAID.ext`, with `media.json` saying each one's kind and caption.
+        #[arg(long, value_name = "DIR")]
+        media: Option<std::path::PathBuf>,
     },
     /// Print a one-time invitation link (valid 7 days) into a household: how a household starts.
     Invite {
@@ -107,19 +115,36 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
                 println!("seeded {n} demo items into the default household");
             }
         }
-        Command::Import { file, household } => {
+        Command::Import { file, household, media } => {
             let app = build(&config).await?;
-            let done = crate::exchange::import_file(&app, &file, &household, true).await?;
+            let (done, copied) =
+                crate::exchange::import_with_media(&app, &file, &household, true, media.as_deref()).await?;
             println!(
                 "imported {} rows ({} items) into household {household}; {} gone rows skipped",
                 done.rows, done.items, done.skipped
             );
+            if let Some(dir) = media {
+                println!(
+                    "attached {} media files ({} bytes) from {}; {} already there, {} of rows not imported",
+                    copied.files,
+                    copied.bytes,
+                    dir.display(),
+                    copied.present,
+                    copied.skipped
+                );
+            }
         }
-        Command::Export { out, household } => {
+        Command::Export { out, household, media } => {
             let app = build(&config).await?;
-            let n = crate::exchange::export_file(&app, out.as_deref(), &household).await?;
-            if let Some(out) = out {
-                println!("exported {n} items of household {household} to {}", out.display());
+            let (n, copied) =
+                crate::exchange::export_with_media(&app, out.as_deref(), &household, media.as_deref()).await?;
+            // With the sheet on standard output, the report goes to standard error.
+            let report = |line: String| if out.is_some() { println!("{line}") } else { eprintln!("{line}") };
+            if let Some(out) = &out {
+                report(format!("exported {n} items of household {household} to {}", out.display()));
+            }
+            if let Some(dir) = media {
+                report(format!("copied {} media files ({} bytes) to {}", copied.files, copied.bytes, dir.display()));
             }
         }
         Command::Token { command: TokenCommand::New { household, name } } => {

@@ -991,6 +991,218 @@ test("scanning a label with the camera opens its item", async () => {
   }
 });
 
+/** A PNG of `width` × `height` drawn in the page (a few coloured shapes), as bytes for a file input. */
+async function drawnPng(width, height) {
+  const dataUrl = await page.evaluate(
+    ([w, h]) => {
+      const c = document.createElement("canvas");
+      c.width = w;
+      c.height = h;
+      const g = c.getContext("2d");
+      g.fillStyle = "#e8e4dc";
+      g.fillRect(0, 0, w, h);
+      g.fillStyle = "#1f5fa8";
+      g.fillRect(w / 8, h / 6, w / 2, h / 2);
+      g.fillStyle = "#c0392b";
+      g.beginPath();
+      g.arc((w * 3) / 4, (h * 2) / 3, h / 5, 0, Math.PI * 2);
+      g.fill();
+      return c.toDataURL("image/png");
+    },
+    [width, height],
+  );
+  return Buffer.from(dataUrl.split(",")[1], "base64");
+}
+
+/** The smallest PDF the server takes as one (told by its bytes). */
+const RECEIPT_PDF = Buffer.from("%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n", "latin1");
+
+/** Creates an item through the API with the page's session (the page's own origin), and answers it. */
+async function createItemInPage(body) {
+  return page.evaluate(
+    (b) => fetch("/api/items", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(b) }).then((r) => r.json()),
+    body,
+  );
+}
+
+/** Waits until every image matching `selector` has loaded (decoded with a width), and answers their natural sizes. */
+async function loadedImages(selector) {
+  const handle = await page.waitForFunction((sel) => {
+    const imgs = [...document.querySelectorAll(sel)];
+    return imgs.length > 0 && imgs.every((i) => i.complete && i.naturalWidth > 0) && imgs.map((i) => [i.naturalWidth, i.naturalHeight]);
+  }, selector);
+  return handle.jsonValue();
+}
+
+test("media: a photo added on an item page shows in its gallery, opens full size, keeps its caption and is the inventory's cover; a PDF receipt is a link; delete removes it; a viewer sees it without write controls", async () => {
+  const item = await createItemInPage({ name: "E2E Gallery Lamp", item_type: "lamp", profile: "brass desk lamp", condition: "good", intent: "keep" });
+  assert.ok(item.id, JSON.stringify(item));
+  assert.equal(item.cover, null, "a new item has no cover");
+  await open(`#/items/${item.id}`, "E2E Gallery Lamp");
+  const gallery = page.getByRole("region", { name: "Photos and papers" });
+  await gallery.getByText("No photo yet.").waitFor();
+
+  // A photo with a caption: its thumbnail (at most 320 px) appears in the gallery.
+  await gallery.getByLabel("File (JPEG, PNG, WebP or PDF)").setInputFiles({ name: "lamp.png", mimeType: "image/png", buffer: await drawnPng(640, 480) });
+  await gallery.getByLabel("Caption").fill("front view");
+  await gallery.getByRole("button", { name: "Add", exact: true }).click();
+  await page.locator(".message.ok", { hasText: "Added front view" }).waitFor();
+  const [[tw, th]] = await loadedImages(".gallery li.picture img");
+  assert.deepEqual([tw, th], [320, 240], "the thumbnail is at most 320 px on its longer side");
+  const photo = (await apiGet(`/items/${item.id}/media`)).media[0];
+  assert.equal(photo.kind, "photo");
+  assert.equal(await page.locator(".gallery li.picture img").getAttribute("src"), `/api/media/${photo.id}/thumb`, "no token in the address");
+
+  // Opened full size in a dialog: the picture itself, 640 × 480.
+  await gallery.getByRole("button", { name: "Open full size: front view" }).click();
+  const dialog = page.locator("dialog.media-viewer[open]");
+  await dialog.waitFor();
+  assert.deepEqual(await loadedImages("dialog.media-viewer img.full"), [[640, 480]]);
+  await checkAccessible("the item page's photo viewer");
+  await dialog.getByRole("button", { name: "Close" }).click();
+  await page.locator("dialog.media-viewer[open]").waitFor({ state: "detached" });
+  assert.equal(await page.locator("dialog.media-viewer[open]").count(), 0, "the viewer closed");
+
+  // The caption was saved: a fresh page shows it.
+  await open(`#/items/${item.id}`, "E2E Gallery Lamp");
+  assert.match(await page.locator(".gallery li.picture .caption").textContent(), /front view/);
+
+  // A PDF receipt is a link to the file, not a thumbnail.
+  await gallery.getByLabel("File (JPEG, PNG, WebP or PDF)").setInputFiles({ name: "receipt.pdf", mimeType: "application/pdf", buffer: RECEIPT_PDF });
+  await gallery.getByLabel("Kind").selectOption("receipt");
+  await gallery.getByLabel("Caption").fill("receipt from the shop");
+  await gallery.getByRole("button", { name: "Add", exact: true }).click();
+  const link = gallery.getByRole("link", { name: "receipt: receipt from the shop" });
+  await link.waitFor();
+  const href = await link.getAttribute("href");
+  assert.match(href, /^\/api\/media\/\d+$/);
+  const pdf = await page.request.get(`${base}${href}`);
+  assert.equal(pdf.headers()["content-type"], "application/pdf");
+  assert.deepEqual(Buffer.from(await pdf.body()), RECEIPT_PDF);
+  assert.equal(await page.locator(".gallery li.picture").count(), 1, "the receipt has no thumbnail");
+  await checkAccessible("the item page's gallery");
+  await shot("item-gallery");
+
+  // The inventory shows the photo as the item's cover.
+  await open(`#/items?q=${encodeURIComponent("E2E Gallery Lamp")}`, "Inventory");
+  const cover = page.locator("table.items tbody tr", { hasText: "E2E Gallery Lamp" }).locator("img.cover");
+  assert.equal(await cover.getAttribute("src"), `/api/media/${photo.id}/thumb`);
+  assert.equal(await cover.getAttribute("loading"), "lazy");
+  await loadedImages("table.items img.cover");
+  assert.equal((await apiGet(`/items/${item.id}`)).cover, photo.id);
+
+  // Delete asks once more, then removes the receipt.
+  await open(`#/items/${item.id}`, "E2E Gallery Lamp");
+  await gallery.getByRole("button", { name: "Delete receipt from the shop", exact: true }).click();
+  await gallery.getByRole("button", { name: "Delete receipt from the shop for good" }).click();
+  await page.locator(".message.ok", { hasText: "Deleted receipt from the shop" }).waitFor();
+  await gallery.getByRole("link", { name: /receipt from the shop/ }).waitFor({ state: "detached" });
+  const left = (await apiGet(`/items/${item.id}/media`)).media;
+  assert.deepEqual(left.map((m) => m.id), [photo.id], "only the photo is left");
+  assert.equal((await page.request.get(`${base}${href}`)).status(), 404, "the deleted file is gone");
+
+  // Readable in the dark scheme too.
+  await page.emulateMedia({ colorScheme: "dark" });
+  try {
+    await open(`#/items/${item.id}`, "E2E Gallery Lamp");
+    await loadedImages(".gallery img");
+    assert.deepEqual(await lowContrastText(), [], "text under WCAG AA contrast on the gallery in the dark scheme");
+  } finally {
+    await page.emulateMedia({ colorScheme: "light" });
+  }
+
+  // A viewer sees the gallery and opens a photo, but has no control that adds or deletes.
+  const invitation = await page.evaluate(() =>
+    fetch("/api/invitations", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ role: "viewer" }) }).then((r) => r.json()),
+  );
+  assert.ok(invitation.url, JSON.stringify(invitation));
+  const other = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  try {
+    const p = await other.newPage();
+    await watchPolicy(p);
+    p.setDefaultTimeout(DEADLINE);
+    await join(p, invitation.url, { name: "E2E Gallery Viewer", password: "the gallery viewer's passphrase" });
+    await p.goto(`${base}/#/items/${item.id}`);
+    await p.getByRole("heading", { level: 1, name: "E2E Gallery Lamp" }).waitFor();
+    const thumb = p.getByRole("button", { name: "Open full size: front view" });
+    await thumb.waitFor();
+    assert.equal(await p.getByRole("form", { name: "Add a photo or paper" }).count(), 0, "no upload form for a viewer");
+    assert.equal(await p.locator(".gallery button", { hasText: "Delete" }).count(), 0, "no delete for a viewer");
+    await thumb.click();
+    await p.locator("dialog.media-viewer[open] img.full").waitFor();
+  } finally {
+    await other.close();
+  }
+
+  // A phone: the item page with its gallery does not scroll sideways, nor does the inventory with covers.
+  await page.setViewportSize({ width: 390, height: 844 });
+  try {
+    for (const [hash, heading] of [[`#/items/${item.id}`, "E2E Gallery Lamp"], ["#/items", "Inventory"]]) {
+      await open(hash, heading);
+      await loadedImages(hash === "#/items" ? "table.items img.cover" : ".gallery img");
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      assert.ok(overflow <= 1, `no sideways scrolling on ${hash} at 390 px: ${overflow}px`);
+    }
+    // The table itself fits too, covers and all: its columns need no sideways scrolling of their own.
+    const table = await page.evaluate(() => {
+      const wrap = document.querySelector(".table-wrap");
+      return wrap.scrollWidth - wrap.clientWidth;
+    });
+    assert.ok(table <= 1, `the inventory table fits 390 px: ${table}px too wide`);
+    await page.screenshot({ path: path.join(SHOTS, "inventory-covers-phone.png") });
+    await open(`#/items/${item.id}`, "E2E Gallery Lamp");
+    await page.screenshot({ path: path.join(SHOTS, "item-gallery-phone.png"), fullPage: true });
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 860 });
+  }
+});
+
+test("media: a region of a multi-item photo saved as an item keeps its crop in the item's gallery", async () => {
+  await open("#/intake", "Intake");
+  const dataUrl = await page.evaluate(() => {
+    const c = document.createElement("canvas");
+    c.width = 640;
+    c.height = 420;
+    const g = c.getContext("2d");
+    g.fillStyle = "#f2f2f2";
+    g.fillRect(0, 0, 640, 420);
+    g.fillStyle = "#202020";
+    g.fillRect(60, 60, 171, 108); // a card, 85.6 x 54 mm at 2 px/mm
+    g.fillRect(320, 80, 200, 90);
+    g.fillRect(120, 250, 120, 120);
+    return c.toDataURL("image/png");
+  });
+  await page.getByLabel("Photo of several items on a plain background").setInputFiles({ name: "items.png", mimeType: "image/png", buffer: Buffer.from(dataUrl.split(",")[1], "base64") });
+  await page.getByLabel("Reference of known size").selectOption("card");
+  const [answered] = await Promise.all([
+    page.waitForResponse((r) => new URL(r.url()).pathname === "/api/intake/photo" && r.request().method() === "POST"),
+    page.getByRole("button", { name: "Find the items" }).click(),
+  ]);
+  const answer = await answered.json();
+  const regions = answer.regions.map((r, i) => ({ ...r, n: i + 1 })).filter((r) => !r.reference);
+  assert.ok(regions.length >= 2, JSON.stringify(answer));
+  const region = regions[0];
+  const form = page.getByRole("form", { name: `Region ${region.n}` });
+  await loadedImages(".region-items img.cover");
+  await form.getByLabel(`Name (region ${region.n})`).fill("E2E Region Box");
+  await form.getByLabel(`Type (region ${region.n})`).fill("box");
+  await form.getByRole("button", { name: `Save region ${region.n} as a new item` }).click();
+  const saved = form.locator(".message.ok a");
+  await saved.waitFor();
+  await saved.click();
+  await page.getByRole("heading", { level: 1, name: "E2E Region Box" }).waitFor();
+  await settled();
+  const id = +new URL(page.url()).hash.match(/\d+/)[0];
+  const media = (await apiGet(`/items/${id}/media`)).media;
+  assert.deepEqual(media.map((m) => m.id), [region.photo_id], "the region's crop is the item's one photo");
+  assert.equal((await apiGet(`/items/${id}`)).cover, region.photo_id);
+  const [[w, h]] = await loadedImages(".gallery li.picture img");
+  assert.deepEqual([w, h], [region.width, region.height], "the crop is the region, no larger than a thumbnail here");
+  assert.match(await page.locator("dl.fields").textContent(), /mm/, "the measured size was saved");
+  // The other regions were not saved.
+  assert.equal((await apiGet("/items?q=E2E%20Region")).items.length, 1);
+});
+
 /** Runs `body(page, origin)` against a second, signed-in server with `env`; stops it afterwards. */
 async function withSecondTrove(env, body) {
   const { url, stop } = await startSecondTrove(env);
@@ -1187,10 +1399,11 @@ test("signing out ends the session; a wrong password is refused, five in a row a
     for (let i = 1; i <= 6; i++) {
       await p.getByLabel("Name").fill("E2E Viewer");
       await p.getByLabel("Password").fill(`wrong password number ${i}`);
-      // Each try waits for its own answer: the message of the one before may still show.
-      const answered = p.waitForResponse((r) => r.url().endsWith("/api/session") && r.request().method() === "POST");
+      // Wait for this try's own answer: the previous try's message is still on the page, and a click while a
+      // sign-in is under way would not send one.
+      const answered = p.waitForResponse((r) => r.url() === `${base}/api/session` && r.request().method() === "POST");
       await p.getByRole("button", { name: "Sign in" }).click();
-      await answered;
+      assert.equal((await answered).status(), i <= 5 ? 401 : 429, `try ${i}`);
       const want = i <= 5 ? "Not signed in" : "Too many tries";
       await p.locator(".message.error", { hasText: want }).waitFor({ timeout: DEADLINE });
     }

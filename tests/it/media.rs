@@ -3,7 +3,8 @@
 //! case says it was skipped, except under CI); a photo's GPS is gone and it still shows the right way up; refused
 //! files (HEIC 415, too large 413, empty or broken 400) keep nothing; another household's media is 404; intake
 //! keeps its photo and each region's crop pending until `POST /api/items` attaches them by `media_ids`, and the
-//! sweep removes what no item took within a day.
+//! sweep removes what no item took within a day; `trove export --media` and `trove import --media` carry every
+//! item's media to another store, onto the items their rows become.
 
 use crate::app::{Db, TestApp, assert_error, item};
 use crate::on_both;
@@ -24,7 +25,8 @@ on_both!(
     media_round_trip_on_s3,
     refused_files_keep_nothing,
     another_households_media_is_404,
-    intake_keeps_its_photos_until_an_item_takes_them
+    intake_keeps_its_photos_until_an_item_takes_them,
+    export_and_import_carry_the_media
 );
 
 /// The GPS latitude the test photo carries (51/1, 28/1, 38/1 as big-endian rationals).
@@ -413,4 +415,110 @@ async fn intake_keeps_its_photos_until_an_item_takes_them(db: Db) {
         let (status, _, _) = fetch(&app, &app.token, &format!("/api/media/{kept}")).await;
         assert_eq!(status, StatusCode::OK);
     }
+}
+
+/// The media of an item as (kind, caption, bytes), oldest first.
+async fn media_of(app: &TestApp, item: i64) -> Vec<(String, Value, Vec<u8>)> {
+    let (status, list) = app.get(&format!("/api/items/{item}/media")).await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    let mut out = Vec::new();
+    for m in list["media"].as_array().unwrap() {
+        let (status, _, bytes) = fetch(app, &app.token, &format!("/api/media/{}", m["id"])).await;
+        assert_eq!(status, StatusCode::OK);
+        out.push((m["kind"].as_str().unwrap().to_owned(), m["caption"].clone(), bytes));
+    }
+    out
+}
+
+/// The id of the item named `name` in `app`'s default household.
+async fn named(app: &TestApp, name: &str) -> i64 {
+    let items = app.all_items().await;
+    let found: Vec<i64> = items.iter().filter(|i| i["name"] == name).map(|i| i["id"].as_i64().unwrap()).collect();
+    assert_eq!(found.len(), 1, "one item named {name}: {found:?}");
+    found[0]
+}
+
+async fn export_and_import_carry_the_media(db: Db) {
+    let here = DataDir::new();
+    let app = spawn(db, &here).await;
+    // An item without media first; in the copy, an item made before the import shifts every id, so each file
+    // must find its item through the sheet's ids, not by number.
+    let _plain = app.create_item(item("Plain shelf", "shelf")).await;
+    let lamp = app.create_item(item("Desk lamp", "lamp")).await;
+    let drill = app.create_item(item("Cordless drill", "tool")).await;
+    let sold = app.create_item(item("Old radio", "radio")).await;
+    let photo = exif_jpeg(64, 32, 1, false);
+    let form = Form::new().part("file", file(&photo, "lamp.jpg")).text("caption", "on the desk");
+    assert_eq!(upload(&app, &app.token, lamp, form).await.0, StatusCode::CREATED);
+    let form = Form::new().part("file", file(PDF, "receipt.pdf")).text("kind", "receipt");
+    assert_eq!(upload(&app, &app.token, lamp, form).await.0, StatusCode::CREATED);
+    let manual = exif_jpeg(40, 40, 1, false);
+    let form = Form::new().part("file", file(&manual, "manual.jpg")).text("kind", "manual").text("caption", "page 1");
+    assert_eq!(upload(&app, &app.token, drill, form).await.0, StatusCode::CREATED);
+    assert_eq!(
+        upload(&app, &app.token, sold, Form::new().part("file", file(&photo, "radio.jpg"))).await.0,
+        StatusCode::CREATED
+    );
+    let (status, body) = app.post(&format!("/api/items/{sold}/gone"), serde_json::json!({"reason": "sold"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let lamp_media = media_of(&app, lamp).await;
+    let drill_media = media_of(&app, drill).await;
+    assert_eq!(lamp_media.len(), 2);
+
+    let out = DataDir::new();
+    std::fs::create_dir_all(&out.0).unwrap();
+    let sheet = out.0.join("export.csv");
+    let media_dir = out.0.join("media");
+    let (n, copied) =
+        trove::exchange::export_with_media(&app.app, Some(&sheet), "default", Some(&media_dir)).await.unwrap();
+    assert_eq!((n, copied.files), (4, 4), "{copied:?}");
+    let mut names: Vec<String> =
+        std::fs::read_dir(&media_dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    names.sort();
+    let (_, lamp_list) = app.get(&format!("/api/items/{lamp}/media")).await;
+    let lamp_ids: Vec<i64> = lamp_list["media"].as_array().unwrap().iter().map(|m| m["id"].as_i64().unwrap()).collect();
+    assert!(names.contains(&format!("{lamp}-{}.jpg", lamp_ids[0])), "{names:?}");
+    assert!(names.contains(&format!("{lamp}-{}.pdf", lamp_ids[1])), "{names:?}");
+    assert!(names.contains(&"media.json".to_owned()), "{names:?}");
+    assert_eq!(names.len(), 5, "{names:?}");
+    let copied_bytes: u64 =
+        names.iter().filter(|n| *n != "media.json").map(|n| std::fs::metadata(media_dir.join(n)).unwrap().len()).sum();
+    assert_eq!(copied.bytes, copied_bytes);
+
+    // A fresh store of the same kind: the items come back, and each file onto the item its row became.
+    let there = DataDir::new();
+    let copy = spawn(db, &there).await;
+    let _first = copy.create_item(item("Already here", "thing")).await;
+    let (done, attached) =
+        trove::exchange::import_with_media(&copy.app, &sheet, "default", false, Some(&media_dir)).await.unwrap();
+    assert_eq!((done.rows, done.skipped), (3, 1));
+    assert_eq!((attached.files, attached.present, attached.skipped), (3, 0, 1), "the gone radio's photo is not");
+    let new_lamp = named(&copy, "Desk lamp").await;
+    let new_drill = named(&copy, "Cordless drill").await;
+    assert_ne!(new_lamp, lamp, "the new store numbers its items itself");
+    assert_eq!(media_of(&copy, new_lamp).await, lamp_media);
+    assert_eq!(media_of(&copy, new_drill).await, drill_media);
+    assert_eq!(media_of(&copy, new_drill).await[0].0, "manual");
+    assert_eq!(media_of(&copy, new_lamp).await[1].0, "receipt");
+    assert!(media_of(&copy, named(&copy, "Plain shelf").await).await.is_empty());
+    let (_, got) = copy.get(&format!("/api/items/{new_lamp}")).await;
+    let (_, list) = copy.get(&format!("/api/items/{new_lamp}/media")).await;
+    assert_eq!(got["cover"], list["media"][0]["id"], "the photo is the cover again");
+
+    // Importing the same export again changes nothing.
+    let (_, again) =
+        trove::exchange::import_with_media(&copy.app, &sheet, "default", false, Some(&media_dir)).await.unwrap();
+    assert_eq!((again.files, again.present), (0, 3));
+    assert_eq!(media_of(&copy, new_lamp).await.len(), 2);
+
+    // A refused file refuses the import before anything is written.
+    let bad = out.0.join("bad-media");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(bad.join(format!("{lamp}-99.jpg")), b"GIF89a not a jpeg").unwrap();
+    let err = trove::exchange::import_with_media(&copy.app, &sheet, "other", false, Some(&bad)).await.unwrap_err();
+    let err = format!("{err:#}");
+    assert!(err.contains("nothing was imported") && err.contains("-99.jpg"), "{err}");
+    let other = copy.token_of("other").await;
+    let (_, listed) = copy.get_as(&other, "/api/items").await;
+    assert_eq!(listed["items"].as_array().unwrap().len(), 0);
 }

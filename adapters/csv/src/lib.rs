@@ -357,7 +357,7 @@ fn trove_row(row: &Row<'_>, at: Timestamp) -> Result<Option<NewItem>, String> {
         item.measurements.push(field(key, cell, at)?);
     }
     item.measurements.sort_by(|a, b| a.key.cmp(&b.key));
-    item.import_ref = row.given("id").map(|id| format!("trove:{id}"));
+    item.import_ref = row.given("id").map(trove_application::exchange::own_ref);
     item.check_texts().map_err(|e| e.to_string())?;
     Ok(Some(item))
 }

@@ -165,7 +165,7 @@ function photoPanel(picture) {
     }
     const answer = await withProgress(out, "Finding the items…", () => api(`/intake/photo${q}`, { method: "POST", body }), button);
     if (answer) {
-      picture.replaceChildren(section("Items found in the photo", regionsView(file.files[0], answer)));
+      picture.replaceChildren(section("Items found in the photo", regionsView(file.files[0], answer), regionItems(answer)));
       picture.querySelector("h2")?.setAttribute("tabindex", "-1");
       picture.querySelector("h2")?.focus();
     }
@@ -226,6 +226,72 @@ export function regionsView(image, answer) {
         : null,
     ),
   );
+}
+
+/**
+ * Each region that is not the reference, ready to save as a new item: its crop (kept pending by the server, its
+ * `photo_id`) becomes the item's first photo, and its size in mm, when known, the item's width and length.
+ */
+function regionItems(answer) {
+  const items = answer.regions.map((r, i) => [r, i + 1]).filter(([r]) => !r.reference);
+  if (!items.length) return null;
+  return h("div", { class: "region-items" }, h("h3", {}, "Save what was found"), items.map(([r, n]) => regionCard(r, n)));
+}
+
+function regionCard(region, n) {
+  const name = h("input", { name: "name", required: true, placeholder: "what it is" });
+  const type = h("input", { name: "item_type", required: true, placeholder: "power_bank" });
+  const condition = select("condition", CONDITIONS, "good");
+  const intent = select("intent", INTENTS, "keep");
+  const out = h("div", { class: "out" });
+  const save = h("button", { type: "submit", class: "primary" }, "Save as new item");
+  save.setAttribute("aria-label", `Save region ${n} as a new item`);
+  const sized = region.width_mm != null && region.height_mm != null;
+  const form = h(
+    "form",
+    { class: "candidate region-item", "aria-label": `Region ${n}` },
+    h(
+      "div",
+      { class: "region-head" },
+      h("img", { class: "cover", src: `/api/media/${region.photo_id}/thumb`, alt: `Region ${n} of the photo`, width: "48", height: "48", loading: "lazy" }),
+      h("h4", {}, `Region ${n}`, sized ? h("span", { class: "sub" }, ` ${region.width_mm.toFixed(1)} × ${region.height_mm.toFixed(1)} mm`) : null),
+    ),
+    h(
+      "div",
+      { class: "inline-form wide" },
+      field(["Name", hidden(` (region ${n})`)], name),
+      field(["Type", hidden(` (region ${n})`)], type),
+      field(["Condition", hidden(` (region ${n})`)], condition),
+      field(["Intent", hidden(` (region ${n})`)], intent),
+    ),
+    h("div", { class: "actions" }, save),
+    out,
+  );
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    save.disabled = true;
+    const body = {
+      name: name.value.trim(),
+      item_type: type.value.trim(),
+      profile: "",
+      condition: condition.value,
+      intent: intent.value,
+      source: "photo",
+      media_ids: [region.photo_id],
+    };
+    if (sized) body.fields = { width: { value: +region.width_mm.toFixed(1), unit: "mm" }, length: { value: +region.height_mm.toFixed(1), unit: "mm" } };
+    try {
+      const saved = await api("/items", { method: "POST", body });
+      form.classList.add("saved");
+      for (const el of form.querySelectorAll("input, select")) el.disabled = true;
+      out.replaceChildren(h("p", { class: "message ok" }, h("span", {}, "Saved as ", itemLink(saved.id, saved.name), ".")));
+      flash(`Saved ${saved.name}.`, "ok");
+    } catch (err) {
+      save.disabled = false;
+      showError(err, out);
+    }
+  });
+  return form;
 }
 
 /** The candidates of one reading, each with its matches and the buttons that save it. */

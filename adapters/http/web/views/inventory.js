@@ -3,6 +3,7 @@
 import { api, query, rememberName } from "../api.js";
 import { h, field, select, human, badge, quantity, flashNext, showError, INTENTS, AVAILABILITIES } from "../ui.js";
 import { labelsButton, placeOptions } from "./places.js";
+import { coverThumb } from "./gallery.js";
 
 const PAGE_SIZES = ["25", "50", "100", "200"];
 
@@ -131,7 +132,7 @@ export async function inventoryView(params) {
       "tr",
       { class: it.gone ? "gone" : null },
       h("td", { class: "select" }, box),
-      h("td", {}, h("a", { href: `#/items/${it.id}` }, it.name), h("div", { class: "sub" }, it.profile)),
+      h("td", { class: "name" }, h("div", { class: "named" }, coverThumb(it), h("div", { class: "name-text" }, h("a", { href: `#/items/${it.id}` }, it.name), h("div", { class: "sub" }, it.profile)))),
       h("td", { class: "hide-phone" }, human(it.item_type)),
       h("td", { class: "hide-phone" }, human(it.condition)),
       h("td", {}, badge(it.intent)),

@@ -2,6 +2,7 @@
 
 import { api, rememberName } from "../api.js";
 import { breadcrumbs, labelsButton, placeOptions } from "./places.js";
+import { gallery } from "./gallery.js";
 import { historySection } from "./history.js";
 import {
   h,
@@ -27,9 +28,13 @@ import {
 /** The household's places as select options, read when the item page opens. */
 let knownPlaces = [];
 
+/** The item's photos and papers: drawn once when the page opens, kept as it is when a form re-renders the rest. */
+let itemGallery = null;
+
 export async function itemView(id) {
-  const [item, places] = await Promise.all([api(`/items/${id}`), placeOptions()]);
+  const [item, places, pictures] = await Promise.all([api(`/items/${id}`), placeOptions(), gallery(id)]);
   knownPlaces = places;
+  itemGallery = pictures;
   rememberName(item);
   const root = h("div", { class: "view item" });
   render(root, item);
@@ -277,6 +282,7 @@ function render(root, item) {
     h("div", { class: "title-row" }, h("h1", { tabindex: "-1" }, item.name), h("div", { class: "title-actions" }, labelsButton("Print label", { items: [id] }), sellLink)),
     item.gone ? h("p", { class: "message info" }, `This item is gone (${human(item.gone.reason)}).`) : null,
     h("div", { class: "grid" }, section("Details", details), current, change),
+    itemGallery,
     h("div", { class: "grid" }, faults, tests),
     history,
     h("div", { class: "grid" }, accessories, components, gone),

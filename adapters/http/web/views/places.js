@@ -3,6 +3,7 @@
 
 import { api, query, printLabels, rememberName } from "../api.js";
 import { h, field, select, badge, flash, showError } from "../ui.js";
+import { coverThumb } from "./gallery.js";
 
 /** A place's path as text: "House / Garage / Shelf B2". */
 export function pathText(path) {
@@ -157,7 +158,8 @@ export async function placeView(id, params) {
         list.items.map((it) =>
           h(
             "li",
-            {},
+            { class: "with-cover" },
+            coverThumb(it),
             h("a", { href: `#/items/${it.id}` }, it.name),
             " ",
             badge(it.intent),

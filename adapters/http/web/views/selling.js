@@ -2,6 +2,7 @@
 
 import { api, apiEvents, rememberName } from "../api.js";
 import { h, human, badge, money, usd, date, withProgress, section, copyButton, showError, webLink } from "../ui.js";
+import { coverThumb } from "./gallery.js";
 
 export async function sellListView() {
   const [sell, give] = await Promise.all([api("/items?intent=sell&limit=500"), api("/items?intent=give&limit=500")]);
@@ -14,7 +15,8 @@ export async function sellListView() {
           items.map((it) =>
             h(
               "li",
-              {},
+              { class: "with-cover" },
+              coverThumb(it),
               h("a", { href: `#/items/${it.id}/sell` }, it.name),
               " ",
               h("span", { class: "sub" }, `${human(it.condition)}${it.faults.length ? ` · ${it.faults.length} fault${it.faults.length > 1 ? "s" : ""}` : ""}`),
