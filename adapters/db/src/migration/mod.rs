@@ -9,6 +9,7 @@ mod m0004_spend_outcome;
 mod m0005_media;
 mod m0006_people;
 mod m0008_search;
+mod m0010_search_words;
 
 /// Every migration, in order.
 #[derive(Debug)]
@@ -25,6 +26,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0005_media::Migration),
             Box::new(m0006_people::Migration),
             Box::new(m0008_search::Migration),
+            Box::new(m0010_search_words::Migration),
         ]
     }
 }
