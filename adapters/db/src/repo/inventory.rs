@@ -470,6 +470,26 @@ async fn plan_import<C: ConnectionTrait>(
 /// `items` wait for it.
 const REBUILD_FROM_ROWS: usize = 2_000;
 
+/// After an import on SQLite of `fresh` new rows, at least half the items stored: the full-text index merged
+/// into one segment (FTS5's `optimize`). A large import leaves the index in many segments, and every lookup of a
+/// word (a search, a typo's candidates in `fts5vocab`) seeks in each: measured on 100,000 imported rows, the
+/// candidates of a typo took 77 to 127 ms before and 2 to 3 ms after (BENCHMARKS.md, "Search").
+async fn merge_sqlite_index<C: ConnectionTrait>(db: &C, fresh: usize) -> Result<(), RepoError> {
+    let total: Option<i64> = items::Entity::find()
+        .select_only()
+        .column_as(Expr::col(items::Column::Id).count(), "n")
+        .into_tuple()
+        .one(db)
+        .await
+        .context("count the items")?;
+    if (fresh as i64) * 2 >= total.unwrap_or(0) {
+        db.execute_unprepared("INSERT INTO items_search(items_search) VALUES ('optimize')")
+            .await
+            .context("merge the search index")?;
+    }
+    Ok(())
+}
+
 /// The columns an import's `COPY` writes, in the order [`copy_fresh`] writes each row's fields.
 const COPY_ITEMS: &str = "COPY items (id, household_id, name, item_type, profile, condition, intent, availability, \
      measurements, faults, tests_done, accessories, components, place_id, import_ref, created_at, updated_at, \
@@ -682,6 +702,9 @@ impl InventoryRepo for Store {
                 fresh_ids.extend(insert_chunk(&txn, rows).await?);
             }
             txn.commit().await.context("commit the import")?;
+            if fresh_ids.len() >= REBUILD_FROM_ROWS {
+                merge_sqlite_index(&self.db, fresh_ids.len()).await?;
+            }
             plan.ids(&fresh_ids)
         };
         if items.len() >= ANALYZE_FROM_ROWS && backend == DbBackend::Postgres {
