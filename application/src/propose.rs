@@ -137,10 +137,12 @@ impl ProposeProjects {
         let mut run = RunSpend::default();
         let mut cache = ToolCache::default();
         for step in 1..=MAX_STEPS {
+            // The input moves into the request and back after the call: the inventory's listing in it (megabytes
+            // at 100,000 items) is never copied per step.
             let request = ModelRequest {
                 kind: CallKind::Propose,
                 instructions: proposal::INSTRUCTIONS.into(),
-                input: input.clone(),
+                input: std::mem::take(&mut input),
                 tools: proposal::tools(),
                 output_schema: Some(proposal::output_schema()),
                 max_output_tokens: MAX_OUTPUT_TOKENS,
@@ -167,6 +169,7 @@ impl ProposeProjects {
                     Ok(Step::Tools(response, calls))
                 })
                 .await;
+            input = request.input;
             let (response, calls) = match answer? {
                 Step::Answer(set) => {
                     progress.report(Progress::Step { number: step, max: MAX_STEPS, tools: Vec::new() });

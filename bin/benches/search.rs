@@ -166,6 +166,7 @@ async fn bench(name: &str, url: &str) {
         ("`Inventory::list`, \"kestrel\" (1% of the names)", "kestrel"),
         ("`Inventory::list`, \"kest\" (a prefix)", "kest"),
         ("`Inventory::list`, \"kestrl\" (a typo)", "kestrl"),
+        ("`Inventory::list`, \"raspbery\" (a typo)", "raspbery"),
         ("`Inventory::list`, \"kestrel shelf\" (two words, one in the place)", "kestrel shelf"),
     ] {
         let total = list(Some(q), 0, None).await.total;

@@ -192,7 +192,8 @@ impl<'a> Stock<'a> {
                 (entry.condition.rank(), entry.fault_weight, facts.distance(), self.items[n].id, n)
             })
             .collect();
-        found.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.total_cmp(&b.2)).then(a.3.cmp(&b.3)));
+        // Ids are unique in the stock, so the order is total and an unstable sort (no buffer) gives the one order.
+        found.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.total_cmp(&b.2)).then(a.3.cmp(&b.3)));
         found.into_iter().map(|c| c.4).collect()
     }
 }

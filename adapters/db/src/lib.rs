@@ -5,6 +5,7 @@
 //! conditional updates inside one transaction each, never read-then-write in two statements, so concurrent
 //! writers (also in other processes sharing one PostgreSQL) never both win.
 
+mod bulk;
 mod counts;
 mod entity;
 mod mapping;

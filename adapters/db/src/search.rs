@@ -5,8 +5,9 @@
 //! note, the faults' texts, the tests' names and notes). The name, type and profile are the item's own columns;
 //! the place and the notes are kept beside them by the store (`search_place`, `search_notes`), written with every
 //! write of the item and, for the place, with every rename or move of a place above it. Each backend keeps its
-//! index in step with those columns by itself (`m0008_search`): SQLite an FTS5 table fed by triggers,
-//! PostgreSQL a generated `tsvector` column under a GIN index.
+//! index in step with those columns by itself (`m0008_search`, `m0010_search_words`): SQLite an FTS5 table fed
+//! by triggers, PostgreSQL a `tsvector` column under a GIN index, filled by a row trigger or, for an import, made
+//! here ([`pg_tsvector`]) and copied in with the row.
 //!
 //! Words are letters and digits: every other character separates words, on both sides (the index's text and the
 //! search's words), so both backends cut "USB-C 3.3V red_white" into `usb c 3 3v red white`. A search word
@@ -41,6 +42,73 @@ const BM25: &str = "bm25(items_search, 10.0, 4.0, 2.0, 2.0, 1.0)";
 /// `usb`, `c`, `3`, `3v`).
 pub(crate) fn tokens(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty()).map(str::to_lowercase).collect()
+}
+
+/// The weights of the indexed texts on PostgreSQL, in the order the index joins them: name, item type, profile,
+/// place, notes (as `m0010_search_words` writes the trigger's expression).
+const PG_WEIGHTS: [char; 5] = ['A', 'B', 'C', 'C', 'D'];
+/// Items with more words than this, or a word more often than [`PG_POSITIONS_MAX`], are left to PostgreSQL's
+/// own expression, whose limits (positions up to 16,383, 256 positions a word) then apply as they always do.
+const PG_WORDS_MAX: usize = 1000;
+const PG_POSITIONS_MAX: usize = 255;
+
+/// The `tsvector` of an item's indexed texts (name, item type, profile, place, notes) as PostgreSQL's text
+/// literal, equal to what the row trigger's expression makes of them (`to_tsvector('simple', ...)` of each text
+/// with every run of non-alphanumeric characters a space, weighted A, B, C, C, D, joined): each word with its
+/// positions, counted across the texts, and weights, such as `'usb':1A 'c':2A,7C`. Each distinct word is also
+/// handed to `word`, for the vocabulary.
+///
+/// `None` when the texts hold what only PostgreSQL's parser can say how it cuts: any character beyond ASCII
+/// (its letters and their lower case follow the database's locale), a word that starts with a digit and holds an
+/// `e` (read as a number: `12E5e` is `12e5` and `e`), or more words than [`PG_WORDS_MAX`]; the caller then
+/// leaves the column to the trigger.
+pub(crate) fn pg_tsvector(texts: [&str; 5], mut word: impl FnMut(&str)) -> Option<String> {
+    if texts.iter().any(|t| !t.is_ascii()) {
+        return None;
+    }
+    // Each word with its positions as the literal writes them ("1A,7C"), in the order first seen.
+    let mut seen: Vec<(String, String, usize)> = Vec::new();
+    let mut position = 0usize;
+    for (text, weight) in texts.iter().zip(PG_WEIGHTS) {
+        for token in text.split(|c: char| !c.is_ascii_alphanumeric()).filter(|t| !t.is_empty()) {
+            if token.as_bytes()[0].is_ascii_digit() && token.bytes().any(|b| b == b'e' || b == b'E') {
+                return None;
+            }
+            position += 1;
+            if position > PG_WORDS_MAX {
+                return None;
+            }
+            let at = match seen.iter().position(|(w, _, _)| w.eq_ignore_ascii_case(token)) {
+                Some(at) => {
+                    seen[at].1.push(',');
+                    at
+                }
+                None => {
+                    seen.push((token.to_ascii_lowercase(), String::new(), 0));
+                    seen.len() - 1
+                }
+            };
+            let entry = &mut seen[at];
+            entry.2 += 1;
+            if entry.2 > PG_POSITIONS_MAX {
+                return None;
+            }
+            entry.1.push_str(&position.to_string());
+            entry.1.push(weight);
+        }
+    }
+    let mut out = String::with_capacity(seen.iter().map(|(w, p, _)| w.len() + p.len() + 4).sum());
+    for (w, positions, _) in &seen {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push('\'');
+        out.push_str(w);
+        out.push_str("':");
+        out.push_str(positions);
+        word(w);
+    }
+    Some(out)
 }
 
 /// The notes of an item as indexed: the gone note, the faults' texts, the tests' names and notes, one a line.
@@ -220,18 +288,18 @@ where
 pub(crate) const SQLITE_JOIN: &str = "items_search.rowid = items.id";
 
 /// Those of `words` that are words of the index: on SQLite, of its vocabulary (`items_search_vocab`, every
-/// household's); on PostgreSQL, of the household's items. So the query of a corrected word holds the one or
+/// household's); on PostgreSQL, of the household's (`search_words`, every word its items' index has held, kept
+/// by `m0010_search_words`'s trigger and by the import). So the query of a corrected word holds the one or
 /// two words it may mean, not the hundreds it could. The words are letters and digits only, written into the
 /// text quoted.
 async fn indexed<C: ConnectionTrait>(db: &C, household: HouseholdId, words: &[String]) -> anyhow::Result<Vec<String>> {
     let backend = db.get_database_backend();
     let sql = match backend {
         DbBackend::Postgres => {
-            // One probe of the index per word; the words are letters and digits, quoted.
-            let values = words.iter().map(|w| format!("('{w}')")).collect::<Vec<_>>().join(",");
+            // One lookup of the vocabulary's key; the words are letters and digits, quoted.
+            let list = words.iter().map(|w| format!("'{w}'")).collect::<Vec<_>>().join(",");
             format!(
-                "SELECT w AS word FROM (VALUES {values}) AS v(w) WHERE EXISTS (SELECT 1 FROM items \
-                 WHERE household_id = {h} AND search @@ to_tsquery('simple', quote_literal(w)))",
+                "SELECT word FROM search_words WHERE household_id = {h} AND word IN ({list}) ORDER BY word",
                 h = household.0
             )
         }
@@ -287,6 +355,35 @@ mod tests {
     fn words_are_letters_and_digits_lower_cased() {
         assert_eq!(tokens("USB-C 3.3V red_white Über"), ["usb", "c", "3", "3v", "red", "white", "über"]);
         assert_eq!(tokens("%  _ -"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn the_postgres_index_of_plain_texts_is_made_here() {
+        let mut words = Vec::new();
+        let v = pg_tsvector(["USB-C hub", "usb_hub", "3.3V hub, usb", "Room 1 / Shelf 2", ""], |w| {
+            words.push(w.to_owned())
+        });
+        assert_eq!(
+            v.as_deref(),
+            Some("'usb':1A,4B,9C 'c':2A 'hub':3A,5B,8C '3':6C '3v':7C 'room':10C '1':11C 'shelf':12C '2':13C")
+        );
+        assert_eq!(words, ["usb", "c", "hub", "3", "3v", "room", "1", "shelf", "2"]);
+        assert_eq!(pg_tsvector(["", "", "", "", ""], |_| {}).as_deref(), Some(""));
+        assert_eq!(pg_tsvector(["a", "", "", "", "burn-in"], |_| {}).as_deref(), Some("'a':1A 'burn':2D 'in':3D"));
+    }
+
+    #[test]
+    fn what_only_postgres_can_cut_is_left_to_it() {
+        assert_eq!(pg_tsvector(["Über-Kabel", "", "", "", ""], |_| {}), None);
+        assert_eq!(pg_tsvector(["cap", "", "10µF", "", ""], |_| {}), None);
+        assert_eq!(pg_tsvector(["resistor 1e5", "", "", "", ""], |_| {}), None);
+        assert_eq!(pg_tsvector(["", "", "", "", "12E5e"], |_| {}), None);
+        // A word that starts with a letter is a word, whatever follows.
+        assert!(pg_tsvector(["e12 E5", "", "", "", ""], |_| {}).is_some());
+        let long = vec!["word"; PG_WORDS_MAX + 1].join(" ");
+        assert_eq!(pg_tsvector([&long, "", "", "", ""], |_| {}), None);
+        let repeated = vec!["a"; PG_POSITIONS_MAX + 1].join(" ");
+        assert_eq!(pg_tsvector([&repeated, "", "", "", ""], |_| {}), None);
     }
 
     #[test]

@@ -128,6 +128,8 @@ on_both_backends!(
     search_ranks_by_relevance_then_id,
     the_search_index_follows_every_write,
     search_pages_walk_the_relevance_order_once,
+    search_finds_what_a_large_import_wrote,
+    typos_follow_writes_imports_and_gone_items,
     totals_follow_every_write,
     events_are_kept_per_object_and_paged_newest_first,
 );
@@ -1587,6 +1589,112 @@ async fn the_search_index_follows_every_write(ctx: Ctx) {
     db.execute_unprepared(&format!("DELETE FROM items WHERE id = {}", ids[0].0)).await.unwrap();
     db.close().await.unwrap();
     assert_eq!(found(s, h, "logic", false).await.1, 0);
+}
+
+/// A large import (past the size from which PostgreSQL builds the index's entries after the rows are in) is
+/// searched like items written one by one: its texts, prefixes, typos, places and notes, ranked the same way,
+/// whether the store made a row's index itself or left it to the database (words beyond ASCII, words read as
+/// numbers).
+async fn search_finds_what_a_large_import_wrote(ctx: Ctx) {
+    let s = &ctx.store;
+    let h = household(s, "home").await;
+    let other = household(s, "away").await;
+    let before = InventoryRepo::insert(s, h, described("Kestrel kite", "toy", "red", "", ""), day(1)).await.unwrap();
+    let mut items: Vec<NewItem> = (0..2_050)
+        .map(|n| {
+            let mut item = described(&format!("Widget {n}"), "part", &format!("batch SN{n:06} blue"), "", "");
+            item.location = Some(format!("Room {} / Shelf {}", n % 10, n % 7));
+            item
+        })
+        .collect();
+    items[17] = described("Kestrel weather meter", "meter", "anemometer 1e5 Pa", "", "");
+    items[1242] = described("Über-Kabel", "cable", "10µF nothing", "frayed end", "");
+    items[1999] = NewItem { location: Some("Attic / Box 3".into()), ..described("Lamp", "light", "", "", "") };
+    items[2_001] = described("Servo", "kestrel_part", "", "", "held 12E5e overnight");
+    items[3] = described("USB-C hub 3.3V", "usb_hub", "A--b  ABC123def e5 E5 x_y 0", "", "7-port");
+    items[3].location = Some("Room 3 / Shelf 3".into());
+    let ids = s.import(h, items, day(2)).await.unwrap();
+    assert_eq!(ids.len(), 2_050);
+    if s.backend_name() == "postgres" {
+        // The index the store made for a row is the one the database's own expression makes of its texts.
+        let db = Database::connect(ctx.url.as_str()).await.unwrap();
+        let words = |c: &str| format!("to_tsvector('simple', regexp_replace({c}, '[^[:alnum:]]+', ' ', 'g'))");
+        let differing = db
+            .query_one_raw(sea_orm::Statement::from_string(
+                sea_orm::DbBackend::Postgres,
+                format!(
+                    "SELECT COUNT(*) AS n FROM items WHERE search IS DISTINCT FROM (setweight({}, 'A') || \
+                     setweight({}, 'B') || setweight({}, 'C') || setweight({}, 'C') || setweight({}, 'D'))",
+                    words("name"),
+                    words("item_type"),
+                    words("profile"),
+                    words("search_place"),
+                    words("search_notes")
+                ),
+            ))
+            .await
+            .unwrap()
+            .unwrap()
+            .try_get::<i64>("", "n")
+            .unwrap();
+        assert_eq!(differing, 0);
+        db.close().await.unwrap();
+    }
+    assert_eq!(found(s, h, "abc123def 3v", false).await, (vec![ids[3]], 1));
+
+    assert_eq!(found(s, h, "widget", false).await.1, 2_045);
+    assert_eq!(found(s, h, "sn001241", false).await, (vec![ids[1241]], 1));
+    assert_eq!(found(s, h, "widg 1234", false).await, (vec![ids[1234]], 1));
+    assert_eq!(found(s, h, "attic box", false).await, (vec![ids[1999]], 1));
+    assert_eq!(found(s, h, "kabel", false).await, (vec![ids[1242]], 1));
+    assert_eq!(found(s, h, "über frayed", false).await, (vec![ids[1242]], 1));
+    assert_eq!(found(s, h, "1e5", false).await, (vec![ids[17]], 1));
+    assert_eq!(found(s, h, "overnight", false).await, (vec![ids[2_001]], 1));
+    // Ranked: the names first (the one written before the import by id), then the type.
+    assert_eq!(found(s, h, "kestrel", false).await, (vec![before.id, ids[17], ids[2_001]], 3));
+    // Typos, in words the store indexed and in words the database did.
+    assert_eq!(found(s, h, "anemometr", false).await, (vec![ids[17]], 1));
+    assert_eq!(found(s, h, "frayde", false).await, (vec![ids[1242]], 1));
+    assert_eq!(found(s, h, "overnihgt", false).await, (vec![ids[2_001]], 1));
+    assert_eq!(found(s, h, "widgte", false).await.1, 2_045);
+    assert_eq!(found(s, other, "widgte", false).await.1, 0);
+    // The index keeps up after the import.
+    let mut lamp = InventoryRepo::get(s, h, ids[1999]).await.unwrap();
+    lamp.name = ItemName::new("Desk lantern").unwrap();
+    InventoryRepo::update(s, h, &lamp).await.unwrap();
+    assert_eq!(found(s, h, "lantren", false).await, (vec![ids[1999]], 1));
+    assert_eq!(found(s, h, "lamp", false).await.1, 0);
+}
+
+/// A typo is resolved against the words of the index as it is now: words written by every kind of write
+/// are found, and a word that went with an edit, a deletion or a re-import finds nothing.
+async fn typos_follow_writes_imports_and_gone_items(ctx: Ctx) {
+    let s = &ctx.store;
+    let h = household(s, "home").await;
+    let mut item = InventoryRepo::insert(s, h, described("Soldering iron", "tool", "", "", ""), day(1)).await.unwrap();
+    assert_eq!(found(s, h, "soldring", false).await, (vec![item.id], 1));
+    item.name = ItemName::new("Hot air station").unwrap();
+    item = InventoryRepo::update(s, h, &item).await.unwrap();
+    assert_eq!(found(s, h, "soldring", false).await, (vec![], 0));
+    assert_eq!(found(s, h, "statoin", false).await, (vec![item.id], 1));
+
+    // Gone: found by a typo only when history is asked for, by its gone note too.
+    item.gone = Some(Gone { reason: GoneReason::Given, at: day(2), note: Some("to the hackerspace".into()) });
+    item = InventoryRepo::update(s, h, &item).await.unwrap();
+    assert_eq!(found(s, h, "statoin", false).await, (vec![], 0));
+    assert_eq!(found(s, h, "statoin", true).await, (vec![item.id], 1));
+    assert_eq!(found(s, h, "hackrspace", true).await, (vec![item.id], 1));
+
+    // Imported, re-imported under another name, deleted under the store.
+    let ids = s.import(h, vec![imported("Oscilloscope", Some("HB-9"))], day(3)).await.unwrap();
+    assert_eq!(found(s, h, "oscilloscpe", false).await, (ids.clone(), 1));
+    s.import(h, vec![imported("Logic analyser", Some("HB-9"))], day(4)).await.unwrap();
+    assert_eq!(found(s, h, "oscilloscpe", false).await, (vec![], 0));
+    assert_eq!(found(s, h, "analyer", false).await, (ids.clone(), 1));
+    let db = Database::connect(ctx.url.as_str()).await.unwrap();
+    db.execute_unprepared(&format!("DELETE FROM items WHERE id = {}", ids[0].0)).await.unwrap();
+    db.close().await.unwrap();
+    assert_eq!(found(s, h, "analyer", false).await, (vec![], 0));
 }
 
 /// A search pages in relevance order then id, by offset and by cursor alike: each item once. A cursor is the

@@ -10,6 +10,7 @@ mod m0005_media;
 mod m0006_people;
 mod m0008_search;
 mod m0009_spend_member;
+mod m0010_search_words;
 
 /// Every migration, in order.
 #[derive(Debug)]
@@ -27,6 +28,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0006_people::Migration),
             Box::new(m0008_search::Migration),
             Box::new(m0009_spend_member::Migration),
+            Box::new(m0010_search_words::Migration),
         ]
     }
 }

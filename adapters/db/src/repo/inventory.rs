@@ -1,6 +1,7 @@
 //! `InventoryRepo`: the items of each household.
 
 use crate::Store;
+use crate::bulk::{self, PgBulk};
 use crate::entity::{households, items};
 use crate::mapping::{self, to_json};
 use crate::repo::CHUNK;
@@ -12,7 +13,7 @@ use async_trait::async_trait;
 use sea_orm::sea_query::{Expr, ExprTrait, JoinType, Order};
 use sea_orm::{
     ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, PaginatorTrait,
-    QueryFilter, QueryOrder, QuerySelect, QueryTrait,
+    QueryFilter, QueryOrder, QuerySelect, QueryTrait, Statement,
 };
 use std::collections::HashMap;
 use trove_application::RepoError;
@@ -20,6 +21,9 @@ use trove_application::ports::{InventoryRepo, InventoryStamp, ItemPage, ItemQuer
 use trove_domain::item::{Item, ItemLine, NewItem};
 use trove_domain::place::{self, PlacePath};
 use trove_domain::{HouseholdId, ItemId, PlaceId, Timestamp};
+
+/// Lines read per query by `InventoryRepo::lines`.
+const LINES_PAGE: usize = 5_000;
 
 /// Imports of at least this many rows refresh PostgreSQL's statistics of `items` when they commit.
 const ANALYZE_FROM_ROWS: usize = 1_000;
@@ -332,6 +336,272 @@ enum Slot {
     New(usize),
 }
 
+/// What an import writes, once the items holding its references are known and updated: the places of every
+/// item, the positions of the items that become new rows, and where each item of the import ended up.
+struct ImportPlan {
+    places: Vec<Option<PlaceId>>,
+    placing: Placing,
+    slots: Vec<Slot>,
+    /// The positions in the import of the items written as new rows, in the order they are written.
+    fresh: Vec<usize>,
+}
+
+impl ImportPlan {
+    /// The item id of each row of the import, given the ids of the new rows in the order of `fresh`.
+    fn ids(self, fresh_ids: &[i64]) -> Vec<ItemId> {
+        self.slots
+            .into_iter()
+            .map(|s| match s {
+                Slot::Existing(id) => ItemId(id),
+                Slot::New(index) => ItemId(fresh_ids[index]),
+            })
+            .collect()
+    }
+}
+
+/// The first part of an import, inside the caller's transaction: takes the household's place lock, finds or
+/// creates the places, updates the items that already hold a reference of the import, and answers what is
+/// left to write (the new rows).
+async fn plan_import<C: ConnectionTrait>(
+    txn: &C,
+    household: HouseholdId,
+    items: &[NewItem],
+    at: Timestamp,
+) -> Result<ImportPlan, RepoError> {
+    let backend = txn.get_database_backend();
+    lock_places(txn, household).await?;
+    let mut placing = Placing::default();
+    let mut places: Vec<Option<PlaceId>> = Vec::with_capacity(items.len());
+    for item in items {
+        places.push(placing.place_of(txn, household, item, at).await?);
+    }
+
+    // The items that already hold one of the references, looked up in chunks; none to look up in a
+    // household that holds no reference yet (a first import).
+    let holds_refs: Option<i64> = items::Entity::find()
+        .select_only()
+        .column(items::Column::Id)
+        .filter(items::Column::HouseholdId.eq(household.0))
+        .filter(items::Column::ImportRef.is_not_null())
+        .limit(1)
+        .into_tuple()
+        .one(txn)
+        .await
+        .context("look for import references")?;
+    let mut refs: Vec<&str> = Vec::new();
+    if holds_refs.is_some() {
+        refs.extend(items.iter().filter_map(|i| i.import_ref.as_deref()));
+        refs.sort_unstable();
+        refs.dedup();
+    }
+    let mut existing: HashMap<String, i64> = HashMap::new();
+    for chunk in refs.chunks(CHUNK) {
+        let found: Vec<(i64, Option<String>)> = items::Entity::find()
+            .select_only()
+            .column(items::Column::Id)
+            .column(items::Column::ImportRef)
+            .filter(items::Column::HouseholdId.eq(household.0))
+            .filter(items::Column::ImportRef.is_in(chunk.iter().copied()))
+            .into_tuple()
+            .all(txn)
+            .await
+            .context("look up import references")?;
+        existing.extend(found.into_iter().filter_map(|(id, r)| r.map(|r| (r, id))));
+    }
+    drop(refs);
+
+    // Each item updates the holder of its reference, or becomes a new row; a reference repeated within
+    // the import is one item, the later row winning. Only the items' positions are kept here: each row is
+    // built as it is written, so the import never holds every row at once besides the items.
+    let mut slots: Vec<Slot> = Vec::with_capacity(items.len());
+    let mut fresh: Vec<usize> = Vec::new();
+    let mut fresh_by_ref: HashMap<&str, usize> = HashMap::new();
+    let mut updates: Vec<(i64, usize)> = Vec::new();
+    for (n, item) in items.iter().enumerate() {
+        match item.import_ref.as_deref() {
+            Some(r) if existing.contains_key(r) => {
+                let id = existing[r];
+                updates.push((id, n));
+                slots.push(Slot::Existing(id));
+            }
+            Some(r) if fresh_by_ref.contains_key(r) => {
+                let index = fresh_by_ref[r];
+                fresh[index] = n;
+                slots.push(Slot::New(index));
+            }
+            r => {
+                if let Some(r) = r {
+                    fresh_by_ref.insert(r, fresh.len());
+                }
+                slots.push(Slot::New(fresh.len()));
+                fresh.push(n);
+            }
+        }
+    }
+    drop(fresh_by_ref);
+
+    for (id, n) in updates {
+        let (item, place) = (&items[n], places[n]);
+        let notes = search::notes_text(None, &item.faults, &item.tests_done);
+        items::Entity::update_many()
+            .set(reimport_changes(item, place, placing.text(place), at)?)
+            .col_expr(items::Column::Version, Expr::col(items::Column::Version).add(1))
+            // A sheet has no gone note: the item's own stays, and stays indexed.
+            .col_expr(
+                items::Column::SearchNotes,
+                search::values_expr(
+                    backend,
+                    "COALESCE(gone_note || ?, '') || ?",
+                    ["\n".to_owned().into(), notes.into()],
+                ),
+            )
+            .filter(items::Column::Id.eq(id))
+            .filter(items::Column::HouseholdId.eq(household.0))
+            .exec(txn)
+            .await
+            .with_context(|| format!("update item {id} from the import"))?;
+    }
+    Ok(ImportPlan { places, placing, slots, fresh })
+}
+
+/// Imports of at least this many new rows into a table holding no more rows than that build the search
+/// index's entries after the rows are in (the index dropped and made again inside the import's transaction):
+/// one sorted build instead of an insertion per row. Until the import commits, other writers and readers of
+/// `items` wait for it.
+const REBUILD_FROM_ROWS: usize = 2_000;
+
+/// After an import on SQLite of `fresh` new rows, at least half the items stored: the full-text index merged
+/// into one segment (FTS5's `optimize`). A large import leaves the index in many segments, and every lookup of a
+/// word (a search, a typo's candidates in `fts5vocab`) seeks in each: measured on 100,000 imported rows, the
+/// candidates of a typo took 77 to 127 ms before and 2 to 3 ms after (BENCHMARKS.md, "Search").
+async fn merge_sqlite_index<C: ConnectionTrait>(db: &C, fresh: usize) -> Result<(), RepoError> {
+    let total: Option<i64> = items::Entity::find()
+        .select_only()
+        .column_as(Expr::col(items::Column::Id).count(), "n")
+        .into_tuple()
+        .one(db)
+        .await
+        .context("count the items")?;
+    if (fresh as i64) * 2 >= total.unwrap_or(0) {
+        db.execute_unprepared("INSERT INTO items_search(items_search) VALUES ('optimize')")
+            .await
+            .context("merge the search index")?;
+    }
+    Ok(())
+}
+
+/// The columns an import's `COPY` writes, in the order [`copy_fresh`] writes each row's fields.
+const COPY_ITEMS: &str = "COPY items (id, household_id, name, item_type, profile, condition, intent, availability, \
+     measurements, faults, tests_done, accessories, components, place_id, import_ref, created_at, updated_at, \
+     version, search_place, search_notes, search) FROM STDIN";
+
+/// Writes the new rows of an import on PostgreSQL by one `COPY`, inside the import's transaction: their ids
+/// taken from the sequence first, each row's search index made here (`search::pg_tsvector`, or left to the
+/// row trigger), and the words of the rows added to the household's vocabulary. Answers the ids in the order
+/// of `plan.fresh`.
+async fn copy_fresh(
+    txn: &PgBulk,
+    household: HouseholdId,
+    items: &[NewItem],
+    plan: &ImportPlan,
+    at: Timestamp,
+) -> Result<Vec<i64>, RepoError> {
+    let count = plan.fresh.len();
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    let rows = txn
+        .query_all_raw(Statement::from_string(
+            DbBackend::Postgres,
+            format!("SELECT nextval(pg_get_serial_sequence('items', 'id')) AS id FROM generate_series(1, {count})"),
+        ))
+        .await
+        .context("take ids for the imported items")?;
+    let mut ids = rows.iter().map(|r| r.try_get::<i64>("", "id")).collect::<Result<Vec<_>, _>>().context("read ids")?;
+    ids.sort_unstable();
+
+    let table_rows: Option<f64> = txn
+        .query_one_raw(Statement::from_string(
+            DbBackend::Postgres,
+            "SELECT GREATEST(reltuples, 0)::float8 AS rows FROM pg_class WHERE oid = 'items'::regclass",
+        ))
+        .await
+        .context("read the size of items")?
+        .map(|r| r.try_get::<f64>("", "rows"))
+        .transpose()
+        .context("read the size of items")?;
+    let rebuild = count >= REBUILD_FROM_ROWS && table_rows.unwrap_or(0.0) <= count as f64;
+    if rebuild {
+        txn.execute_unprepared("DROP INDEX idx_items_search").await.context("set the search index aside")?;
+    }
+    // The rows' words are written below, once each: the statement trigger need not gather them.
+    txn.execute_unprepared("SET LOCAL trove.words_written = 'on'").await.context("mark the words as written")?;
+
+    let at_text = at.format("%Y-%m-%d %H:%M:%S%.6f+00").to_string();
+    let mut words: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut left_to_trigger: Vec<i64> = Vec::new();
+    let mut next = 0usize;
+    txn.copy_in(COPY_ITEMS, |out| {
+        let Some(&n) = plan.fresh.get(next) else { return Ok(false) };
+        let id = ids[next];
+        next += 1;
+        let (item, place) = (&items[n], plan.places[n]);
+        let place_text = plan.placing.text(place);
+        let notes = search::notes_text(None, &item.faults, &item.tests_done);
+        let field = |out: &mut Vec<u8>, text: &str| {
+            bulk::copy_text(out, text);
+            out.push(b'\t');
+        };
+        field(out, &id.to_string());
+        field(out, &household.0.to_string());
+        field(out, item.name.as_str());
+        field(out, item.item_type.as_str());
+        field(out, &item.profile);
+        field(out, item.condition.as_str());
+        field(out, item.intent.as_str());
+        field(out, item.availability.as_str());
+        field(out, &to_json(&item.measurements, "measurements")?);
+        field(out, &to_json(&item.faults, "faults")?);
+        field(out, &to_json(&item.tests_done, "tests_done")?);
+        field(out, &to_json(&item.accessories, "accessories")?);
+        field(out, &to_json(&item.components, "components")?);
+        bulk::copy_opt(out, place.map(|p| p.0.to_string()).as_deref());
+        out.push(b'\t');
+        bulk::copy_opt(out, item.import_ref.as_deref());
+        out.push(b'\t');
+        field(out, &at_text);
+        field(out, &at_text);
+        field(out, "1");
+        field(out, place_text);
+        field(out, &notes);
+        let texts = [item.name.as_str(), item.item_type.as_str(), item.profile.as_str(), place_text, notes.as_str()];
+        let vector = search::pg_tsvector(texts, |w| {
+            if !words.contains(w) {
+                words.insert(w.to_owned());
+            }
+        });
+        if vector.is_none() {
+            left_to_trigger.push(id);
+        }
+        bulk::copy_opt(out, vector.as_deref());
+        out.push(b'\n');
+        Ok(true)
+    })
+    .await?;
+    txn.execute_unprepared("SET LOCAL trove.words_written = 'off'").await.context("end the import's words")?;
+
+    if rebuild {
+        txn.execute_unprepared("SET LOCAL maintenance_work_mem = '128MB'").await.context("size the index build")?;
+        txn.execute_unprepared("CREATE INDEX idx_items_search ON items USING gin (search)")
+            .await
+            .context("build the search index")?;
+    }
+    let mut words: Vec<String> = words.into_iter().collect();
+    words.sort_unstable();
+    txn.add_words(household, &words, &left_to_trigger).await?;
+    Ok(ids)
+}
+
 impl Store {
     /// The total of a listing: kept by the count cache while the household's item revision is unchanged,
     /// counted otherwise. The revision is read before the count, so a total is never older than its revision.
@@ -411,121 +681,38 @@ impl InventoryRepo for Store {
         at: Timestamp,
     ) -> Result<Vec<ItemId>, RepoError> {
         let backend = self.db.get_database_backend();
-        let txn = self.begin_write().await.context("begin the import transaction")?;
-        lock_places(&txn, household).await?;
-        let mut placing = Placing::default();
-        let mut places: Vec<Option<PlaceId>> = Vec::with_capacity(items.len());
-        for item in &items {
-            places.push(placing.place_of(&txn, household, item, at).await?);
-        }
-
-        // The items that already hold one of the references, looked up in chunks; none to look up in a
-        // household that holds no reference yet (a first import).
-        let holds_refs: Option<i64> = items::Entity::find()
-            .select_only()
-            .column(items::Column::Id)
-            .filter(items::Column::HouseholdId.eq(household.0))
-            .filter(items::Column::ImportRef.is_not_null())
-            .limit(1)
-            .into_tuple()
-            .one(&txn)
-            .await
-            .context("look for import references")?;
-        let mut refs: Vec<&str> = Vec::new();
-        if holds_refs.is_some() {
-            refs.extend(items.iter().filter_map(|i| i.import_ref.as_deref()));
-            refs.sort_unstable();
-            refs.dedup();
-        }
-        let mut existing: HashMap<String, i64> = HashMap::new();
-        for chunk in refs.chunks(CHUNK) {
-            let found: Vec<(i64, Option<String>)> = items::Entity::find()
-                .select_only()
-                .column(items::Column::Id)
-                .column(items::Column::ImportRef)
-                .filter(items::Column::HouseholdId.eq(household.0))
-                .filter(items::Column::ImportRef.is_in(chunk.iter().copied()))
-                .into_tuple()
-                .all(&txn)
-                .await
-                .context("look up import references")?;
-            existing.extend(found.into_iter().filter_map(|(id, r)| r.map(|r| (r, id))));
-        }
-        drop(refs);
-
-        // Each item updates the holder of its reference, or becomes a new row; a reference repeated within
-        // the import is one item, the later row winning. Only the items' positions are kept here: each row is
-        // built as its chunk is written, so the import never holds every row at once besides the items.
-        let mut slots: Vec<Slot> = Vec::with_capacity(items.len());
-        let mut fresh: Vec<usize> = Vec::new();
-        let mut fresh_by_ref: HashMap<&str, usize> = HashMap::new();
-        let mut updates: Vec<(i64, usize)> = Vec::new();
-        for (n, item) in items.iter().enumerate() {
-            match item.import_ref.as_deref() {
-                Some(r) if existing.contains_key(r) => {
-                    let id = existing[r];
-                    updates.push((id, n));
-                    slots.push(Slot::Existing(id));
-                }
-                Some(r) if fresh_by_ref.contains_key(r) => {
-                    let index = fresh_by_ref[r];
-                    fresh[index] = n;
-                    slots.push(Slot::New(index));
-                }
-                r => {
-                    if let Some(r) = r {
-                        fresh_by_ref.insert(r, fresh.len());
-                    }
-                    slots.push(Slot::New(fresh.len()));
-                    fresh.push(n);
-                }
+        let ids = if backend == DbBackend::Postgres {
+            let txn = PgBulk::begin(self.db.get_postgres_connection_pool()).await?;
+            let plan = plan_import(&txn, household, &items, at).await?;
+            let fresh_ids = copy_fresh(&txn, household, &items, &plan, at).await?;
+            txn.commit().await.context("commit the import")?;
+            plan.ids(&fresh_ids)
+        } else {
+            let txn = self.begin_write().await.context("begin the import transaction")?;
+            let plan = plan_import(&txn, household, &items, at).await?;
+            let mut fresh_ids: Vec<i64> = Vec::with_capacity(plan.fresh.len());
+            for chunk in plan.fresh.chunks(CHUNK) {
+                let rows = chunk
+                    .iter()
+                    .map(|&n| {
+                        let place = plan.places[n];
+                        new_row(household, &items[n], place, plan.placing.text(place), at)
+                    })
+                    .collect::<anyhow::Result<Vec<_>>>()?;
+                fresh_ids.extend(insert_chunk(&txn, rows).await?);
             }
-        }
-        drop(fresh_by_ref);
-
-        for (id, n) in updates {
-            let (item, place) = (&items[n], places[n]);
-            let notes = search::notes_text(None, &item.faults, &item.tests_done);
-            items::Entity::update_many()
-                .set(reimport_changes(item, place, placing.text(place), at)?)
-                .col_expr(items::Column::Version, Expr::col(items::Column::Version).add(1))
-                // A sheet has no gone note: the item's own stays, and stays indexed.
-                .col_expr(
-                    items::Column::SearchNotes,
-                    search::values_expr(
-                        backend,
-                        "COALESCE(gone_note || ?, '') || ?",
-                        ["\n".to_owned().into(), notes.into()],
-                    ),
-                )
-                .filter(items::Column::Id.eq(id))
-                .filter(items::Column::HouseholdId.eq(household.0))
-                .exec(&txn)
-                .await
-                .with_context(|| format!("update item {id} from the import"))?;
-        }
-        let mut fresh_ids: Vec<i64> = Vec::with_capacity(fresh.len());
-        for chunk in fresh.chunks(CHUNK) {
-            let rows = chunk
-                .iter()
-                .map(|&n| new_row(household, &items[n], places[n], placing.text(places[n]), at))
-                .collect::<anyhow::Result<Vec<_>>>()?;
-            fresh_ids.extend(insert_chunk(&txn, rows).await?);
-        }
-        txn.commit().await.context("commit the import")?;
+            txn.commit().await.context("commit the import")?;
+            if fresh_ids.len() >= REBUILD_FROM_ROWS {
+                merge_sqlite_index(&self.db, fresh_ids.len()).await?;
+            }
+            plan.ids(&fresh_ids)
+        };
         if items.len() >= ANALYZE_FROM_ROWS && backend == DbBackend::Postgres {
             // Fresh statistics at once, rather than when autovacuum comes by: the planner's choices for the
             // listing and the search depend on them (BENCHMARKS.md, "Places and labels").
             self.db.execute_unprepared("ANALYZE items").await.context("refresh the statistics of items")?;
         }
-
-        Ok(slots
-            .into_iter()
-            .map(|s| match s {
-                Slot::Existing(id) => ItemId(id),
-                Slot::New(index) => ItemId(fresh_ids[index]),
-            })
-            .collect())
+        Ok(ids)
     }
 
     async fn get(&self, household: HouseholdId, id: ItemId) -> Result<Item, RepoError> {
@@ -619,27 +806,45 @@ impl InventoryRepo for Store {
 
     async fn lines(&self, household: HouseholdId) -> Result<Vec<ItemLine>, RepoError> {
         // Only the columns a line shows: a third of the row, so a listing of thousands reads a third as much.
+        // Read a page at a time (by id, each page after the last): the driver holds every value of the rows
+        // it answers apart, several times the lines they become, so 100,000 rows at once would weigh a
+        // hundred MB or more for a moment.
         use items::Column as C;
-        let rows: Vec<mapping::LineRow> = items::Entity::find()
-            .select_only()
-            .columns([
-                C::Id,
-                C::Name,
-                C::ItemType,
-                C::Profile,
-                C::Condition,
-                C::Intent,
-                C::Availability,
-                C::Measurements,
-            ])
-            .filter(C::HouseholdId.eq(household.0))
-            .filter(C::GoneReason.is_null())
-            .order_by_asc(C::Id)
-            .into_tuple()
-            .all(&self.db)
-            .await
-            .context("read the lines of present items")?;
-        Ok(rows.into_iter().map(mapping::item_line).collect::<anyhow::Result<Vec<_>>>()?)
+        let mut out: Vec<ItemLine> = Vec::new();
+        loop {
+            let mut select = items::Entity::find()
+                .select_only()
+                .columns([
+                    C::Id,
+                    C::Name,
+                    C::ItemType,
+                    C::Profile,
+                    C::Condition,
+                    C::Intent,
+                    C::Availability,
+                    C::Measurements,
+                ])
+                .filter(C::HouseholdId.eq(household.0))
+                .filter(C::GoneReason.is_null());
+            if let Some(last) = out.last() {
+                select = select.filter(C::Id.gt(last.id.0));
+            }
+            let rows: Vec<mapping::LineRow> = select
+                .order_by_asc(C::Id)
+                .limit(LINES_PAGE as u64)
+                .into_tuple()
+                .all(&self.db)
+                .await
+                .context("read the lines of present items")?;
+            let full = rows.len() == LINES_PAGE;
+            for row in rows {
+                out.push(mapping::item_line(row)?);
+            }
+            if !full {
+                out.shrink_to_fit();
+                return Ok(out);
+            }
+        }
     }
 
     async fn stamp(&self, household: HouseholdId) -> Result<InventoryStamp, RepoError> {

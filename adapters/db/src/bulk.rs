@@ -1,0 +1,178 @@
+//! Bulk writes on PostgreSQL: a transaction on one connection of the store's pool that the repositories'
+//! sea-orm code runs on (it implements [`ConnectionTrait`]) and that also takes rows by `COPY ... FROM STDIN`,
+//! which sea-orm's own transaction does not expose. An import writes its new items this way: one stream of
+//! rows inside the import's transaction instead of hundreds of multi-row INSERTs.
+
+use anyhow::Context as _;
+use sea_orm::sqlx::postgres::Postgres;
+use sea_orm::sqlx::{self, AssertSqlSafe, Executor as _};
+use sea_orm::{ConnectionTrait, DbBackend, DbErr, ExecResult, QueryResult, RuntimeErr, Statement};
+use sea_query_sqlx::SqlxValues;
+use tokio::sync::Mutex;
+use trove_domain::HouseholdId;
+
+/// How many bytes of `COPY` text are gathered before they are sent: large enough that the messages cost
+/// nothing, small enough that the import never holds more than this of its rows as text.
+pub(crate) const COPY_BUFFER: usize = 1 << 20;
+
+/// A PostgreSQL transaction for bulk writes. Dropped without [`PgBulk::commit`], it rolls back.
+pub(crate) struct PgBulk {
+    /// The transaction; a lock because sea-orm's methods take the connection by shared reference.
+    txn: Mutex<sqlx::Transaction<'static, Postgres>>,
+}
+
+fn exec_err(e: sqlx::Error) -> DbErr {
+    DbErr::Exec(RuntimeErr::SqlxError(e.into()))
+}
+
+fn query_err(e: sqlx::Error) -> DbErr {
+    DbErr::Query(RuntimeErr::SqlxError(e.into()))
+}
+
+/// A sea-orm statement as an sqlx query with its values bound.
+fn query(stmt: Statement) -> sqlx::query::Query<'static, Postgres, SqlxValues> {
+    let values = stmt.values.unwrap_or(sea_orm::sea_query::Values(Vec::new()));
+    sqlx::query_with(AssertSqlSafe(stmt.sql), SqlxValues(values))
+}
+
+impl PgBulk {
+    /// Begins a transaction on a connection of `pool`.
+    pub(crate) async fn begin(pool: &sqlx::PgPool) -> anyhow::Result<PgBulk> {
+        let txn = pool.begin().await.context("begin a bulk transaction")?;
+        Ok(PgBulk { txn: Mutex::new(txn) })
+    }
+
+    pub(crate) async fn commit(self) -> anyhow::Result<()> {
+        self.txn.into_inner().commit().await.context("commit a bulk transaction")
+    }
+
+    /// Streams rows into `statement` (a `COPY ... FROM STDIN` in text format): `fill` writes rows into the
+    /// buffer it is given and answers `false` once it has written the last; each buffer is sent when it holds
+    /// [`COPY_BUFFER`] bytes. Answers the rows copied.
+    ///
+    /// # Errors
+    /// When `fill` fails (the copy is aborted, so the transaction fails too) or the database refuses a row.
+    pub(crate) async fn copy_in(
+        &self,
+        statement: &str,
+        mut fill: impl FnMut(&mut Vec<u8>) -> anyhow::Result<bool>,
+    ) -> anyhow::Result<u64> {
+        let mut txn = self.txn.lock().await;
+        let mut copy = txn.copy_in_raw(statement).await.context("start a COPY")?;
+        let mut buffer = Vec::with_capacity(COPY_BUFFER + COPY_BUFFER / 4);
+        loop {
+            buffer.clear();
+            let more = loop {
+                match fill(&mut buffer) {
+                    Ok(true) if buffer.len() < COPY_BUFFER => continue,
+                    Ok(more) => break more,
+                    Err(e) => {
+                        // The copy must end before the connection can be used again.
+                        let _ = copy.abort(format!("{e:#}")).await;
+                        return Err(e);
+                    }
+                }
+            };
+            if !buffer.is_empty() {
+                copy.send(buffer.as_slice()).await.context("send rows to COPY")?;
+            }
+            if !more {
+                break;
+            }
+        }
+        copy.finish().await.context("finish a COPY")
+    }
+
+    /// Adds `words` to the household's search vocabulary (`search_words`), and the words of the items `ids`
+    /// as their index holds them (the rows whose index the trigger made).
+    pub(crate) async fn add_words(&self, household: HouseholdId, words: &[String], ids: &[i64]) -> anyhow::Result<()> {
+        let mut txn = self.txn.lock().await;
+        sqlx::query(
+            "INSERT INTO search_words (household_id, word) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING",
+        )
+        .bind(household.0)
+        .bind(words)
+        .execute(&mut **txn)
+        .await
+        .context("add the import's words to the vocabulary")?;
+        if !ids.is_empty() {
+            sqlx::query(
+                "INSERT INTO search_words (household_id, word) \
+                 SELECT DISTINCT household_id, unnest(tsvector_to_array(search)) FROM items WHERE id = ANY($1) \
+                 ON CONFLICT DO NOTHING",
+            )
+            .bind(ids)
+            .execute(&mut **txn)
+            .await
+            .context("add the words of imported items to the vocabulary")?;
+        }
+        Ok(())
+    }
+}
+
+#[async_trait::async_trait]
+impl ConnectionTrait for PgBulk {
+    fn get_database_backend(&self) -> DbBackend {
+        DbBackend::Postgres
+    }
+
+    async fn execute_raw(&self, stmt: Statement) -> Result<ExecResult, DbErr> {
+        let mut txn = self.txn.lock().await;
+        query(stmt).execute(&mut **txn).await.map(Into::into).map_err(exec_err)
+    }
+
+    async fn execute_unprepared(&self, sql: &str) -> Result<ExecResult, DbErr> {
+        let mut txn = self.txn.lock().await;
+        let sql = AssertSqlSafe(sql.to_owned());
+        (&mut **txn).execute(sql).await.map(Into::into).map_err(exec_err)
+    }
+
+    async fn query_one_raw(&self, stmt: Statement) -> Result<Option<QueryResult>, DbErr> {
+        let mut txn = self.txn.lock().await;
+        query(stmt).fetch_optional(&mut **txn).await.map(|r| r.map(Into::into)).map_err(query_err)
+    }
+
+    async fn query_all_raw(&self, stmt: Statement) -> Result<Vec<QueryResult>, DbErr> {
+        let mut txn = self.txn.lock().await;
+        query(stmt)
+            .fetch_all(&mut **txn)
+            .await
+            .map(|rows| rows.into_iter().map(Into::into).collect())
+            .map_err(query_err)
+    }
+}
+
+/// Writes `text` as a field of `COPY`'s text format: backslash, tab, newline and carriage return escaped.
+pub(crate) fn copy_text(out: &mut Vec<u8>, text: &str) {
+    for &b in text.as_bytes() {
+        match b {
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            _ => out.push(b),
+        }
+    }
+}
+
+/// Writes an optional text as a field of `COPY`'s text format (`\N` for none).
+pub(crate) fn copy_opt(out: &mut Vec<u8>, text: Option<&str>) {
+    match text {
+        Some(t) => copy_text(out, t),
+        None => out.extend_from_slice(b"\\N"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_fields_escape_what_the_text_format_reads_as_syntax() {
+        let mut out = Vec::new();
+        copy_text(&mut out, "a\tb\\c\nd\re ü");
+        out.push(b'\t');
+        copy_opt(&mut out, None);
+        assert_eq!(String::from_utf8(out).unwrap(), "a\\tb\\\\c\\nd\\re ü\t\\N");
+    }
+}
