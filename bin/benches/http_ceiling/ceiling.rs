@@ -53,12 +53,12 @@ fn json(bytes: &[u8]) -> Response {
 }
 
 #[handler]
-fn items(answers: Data<&Arc<Answers>>) -> Response {
+fn items_answer(answers: Data<&Arc<Answers>>) -> Response {
     json(&answers.items)
 }
 
 #[handler]
-fn health(answers: Data<&Arc<Answers>>) -> Response {
+fn health_answer(answers: Data<&Arc<Answers>>) -> Response {
     json(&answers.health)
 }
 
@@ -67,7 +67,7 @@ async fn serve(addr: &str, items_file: &str, health_file: &str) {
         items: std::fs::read(items_file).expect("read the items answer"),
         health: std::fs::read(health_file).expect("read the health answer"),
     });
-    let app = Route::new().at("/api/items", get(items)).at("/health", get(health)).data(answers);
+    let app = Route::new().at("/api/items", get(items_answer)).at("/health", get(health_answer)).data(answers);
     Server::new(TcpListener::bind(addr)).run(app).await.expect("serve");
 }
 
