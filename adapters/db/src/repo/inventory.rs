@@ -223,8 +223,8 @@ fn item_rows_statement(
     select: sea_orm::Select<items::Entity>,
     page: Option<(u64, u64)>,
 ) -> sea_orm::Statement {
-    let select =
-        select.select_only().columns(mapping::ITEM_ROW_COLUMNS).column_as(cover_column(backend, household), "cover");
+    // `select` is `select_only`: the columns of [`mapping::ItemRow`] and any the caller added.
+    let select = select.columns(mapping::ITEM_ROW_COLUMNS).column_as(cover_column(backend, household), "cover");
     let mut statement = select.build(backend);
     if let Some((limit, offset)) = page {
         statement.sql.push_str(&format!(" LIMIT {limit} OFFSET {offset}"));
@@ -243,13 +243,12 @@ async fn find_item<C: ConnectionTrait>(
     let backend = db.get_database_backend();
     let select =
         items::Entity::find().filter(items::Column::Id.eq(id.0)).filter(items::Column::HouseholdId.eq(household.0));
-    let mut statement = item_rows_statement(backend, household, select, None);
     // The revision, as one more column; the statement reads at most one row (the primary key), so no LIMIT.
-    statement.sql = statement.sql.replacen(
-        " FROM ",
-        ", (SELECT households.item_revision FROM households WHERE households.id = items.household_id) AS revision FROM ",
-        1,
+    let select = select.select_only().column_as(
+        Expr::cust("(SELECT households.item_revision FROM households WHERE households.id = items.household_id)"),
+        "revision",
     );
+    let statement = item_rows_statement(backend, household, select, None);
     let rows = db.query_all_raw(statement).await.with_context(|| format!("read item {id}"))?;
     let Some(row) = rows.first() else { return Ok(None) };
     let revision: i64 = row.try_get("", "revision").with_context(|| format!("read item {id}"))?;
@@ -441,7 +440,7 @@ impl Store {
         };
         let backend = self.db.get_database_backend();
         let page = Some((u64::from(query.limit) + 1, query.offset));
-        let statement = item_rows_statement(backend, household, ordered, page);
+        let statement = item_rows_statement(backend, household, ordered.select_only(), page);
         let mut rows = mapping::ItemRow::find_by_statement(statement).all(&self.db).await.context("list items")?;
         let more = rows.len() > query.limit as usize;
         rows.truncate(query.limit as usize);
