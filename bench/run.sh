@@ -96,7 +96,7 @@ curl -fs -H "Authorization: Bearer $BIG_TOKEN" "http://127.0.0.1:18082/api/items
 
 rps() { # CONNECTIONS URL [TOKEN]: requests per second of one wrk run; fails on any non-2xx answer
     local out
-    out=$(wrk -t2 -c"$1" -d"${DURATION}s" ${3:+-H "Authorization: Bearer $3"} "$2")
+    out=$(wrk -t"$(($1 < 2 ? 1 : 2))" -c"$1" -d"${DURATION}s" ${3:+-H "Authorization: Bearer $3"} "$2")
     if grep -q "Non-2xx" <<<"$out"; then
         echo "non-2xx answers from $2" >&2
         exit 1
