@@ -12,7 +12,7 @@ use trove_domain::item::{
     self, ChangeRefused, Fault, Gone, GoneReason, Item, ItemChanges, Measurement, NewItem, TestDone,
 };
 use trove_domain::people::{Event, EventId, ObjectKind};
-use trove_domain::place::PlaceRefused;
+use trove_domain::place::{PlacePath, PlaceRefused};
 use trove_domain::text::{self, ControlCharacter, Lines};
 use trove_domain::{HouseholdId, ItemId, PlaceId};
 
@@ -204,6 +204,14 @@ impl Inventory {
         self.items.get(household, id).await.map_err(no_item(id))
     }
 
+    /// One item with the path of its place (`None` when it is in none).
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] when the household has no item `id`.
+    pub async fn get_with_path(&self, household: HouseholdId, id: ItemId) -> Result<(Item, Option<PlacePath>), Error> {
+        self.items.get_placed(household, id).await.map_err(no_item(id))
+    }
+
     /// A page of items, with the paths of the places they are in.
     ///
     /// # Errors
@@ -214,13 +222,18 @@ impl Inventory {
         if query.limit == 0 || query.limit > LIMIT_MAX {
             return Err(Error::Invalid(format!("limit must be between 1 and {LIMIT_MAX}")));
         }
-        if let Some(filter) = query.place {
-            self.places.get(household, filter.place).await.map_err(crate::places::no_place(filter.place))?;
-        }
         // The search's words are checked once here: no control character, a bounded count of words.
         let q = query.q.as_deref().map(item::search).transpose().map_err(|e| Error::Invalid(e.to_string()))?;
         let query = ItemQuery { q: q.flatten(), ..query.clone() };
-        Ok(self.items.list(household, &query).await?)
+        let page = self.items.list(household, &query).await?;
+        // Only a page with no item may be of a place that is not the household's (the store's filter holds the
+        // household's places only): the place is looked up then, and not for every page.
+        if let Some(filter) = query.place
+            && page.items.is_empty()
+        {
+            self.places.get(household, filter.place).await.map_err(crate::places::no_place(filter.place))?;
+        }
+        Ok(page)
     }
 
     /// Reads the item, applies `change`, writes it conditional on its version; retried when another writer got

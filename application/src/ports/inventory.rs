@@ -102,6 +102,13 @@ pub trait InventoryRepo: Send + Sync {
     /// MUST return `NotFound` when no item `id` exists in `household`.
     async fn get(&self, household: HouseholdId, id: ItemId) -> Result<Item, RepoError>;
 
+    /// One item with the path of its place (`None` when it is in none), read together: what an item's page
+    /// shows.
+    ///
+    /// # Errors
+    /// MUST return `NotFound` when no item `id` exists in `household`.
+    async fn get_placed(&self, household: HouseholdId, id: ItemId) -> Result<(Item, Option<PlacePath>), RepoError>;
+
     /// The items of `ids` that exist in `household`, in id order; missing ids are skipped.
     ///
     /// # Errors

@@ -2,6 +2,7 @@
 
 use crate::Store;
 use crate::bulk::{self, PgBulk};
+use crate::counts::CountCache;
 use crate::entity::{households, items};
 use crate::mapping::{self, to_json};
 use crate::repo::CHUNK;
@@ -12,13 +13,14 @@ use anyhow::{Context as _, anyhow};
 use async_trait::async_trait;
 use sea_orm::sea_query::{Expr, ExprTrait, JoinType, Order};
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, PaginatorTrait,
-    QueryFilter, QueryOrder, QuerySelect, QueryTrait, Statement,
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, FromQueryResult,
+    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, QueryTrait, Statement,
 };
 use std::collections::HashMap;
 use trove_application::RepoError;
 use trove_application::ports::{InventoryRepo, InventoryStamp, ItemPage, ItemQuery};
 use trove_domain::item::{Item, ItemLine, NewItem};
+use trove_domain::media::MediaKind;
 use trove_domain::place::{self, PlacePath};
 use trove_domain::{HouseholdId, ItemId, PlaceId, Timestamp};
 
@@ -119,7 +121,7 @@ fn full_changes(item: &Item, place_text: &str) -> anyhow::Result<items::ActiveMo
 }
 
 /// The WHERE of a listing: the household and the filters; the search is [`searched`]'s.
-fn list_condition(household: HouseholdId, query: &ItemQuery) -> sea_orm::Condition {
+fn list_condition(backend: DbBackend, household: HouseholdId, query: &ItemQuery) -> sea_orm::Condition {
     let mut cond = sea_orm::Condition::all().add(items::Column::HouseholdId.eq(household.0));
     if let Some(intent) = query.intent {
         cond = cond.add(items::Column::Intent.eq(intent.as_str()));
@@ -136,16 +138,19 @@ fn list_condition(household: HouseholdId, query: &ItemQuery) -> sea_orm::Conditi
     if let Some(filter) = query.place {
         let (h, p) = (household.0, filter.place.0);
         cond = cond.add(if filter.within {
-            // The place and every place below it, in one recursive subquery. Only integers are written into
-            // the text; the depth bound ends the descent even on a tree that somehow holds a cycle.
-            Expr::cust(format!(
+            // The place and every place below it, in one recursive subquery; the depth bound ends the descent
+            // even on a tree that somehow holds a cycle.
+            // The place and household are bound, so one prepared statement serves every place.
+            search::values_expr(
+                backend,
                 "items.place_id IN (WITH RECURSIVE within(id, depth) AS (\
-                   SELECT id, 0 FROM places WHERE id = {p} AND household_id = {h} \
+                   SELECT id, 0 FROM places WHERE id = ? AND household_id = ? \
                    UNION ALL \
                    SELECT places.id, within.depth + 1 FROM places JOIN within ON places.parent_id = within.id \
                    WHERE within.depth < 10000) \
-                 SELECT id FROM within)"
-            ))
+                 SELECT id FROM within)",
+                [p.into(), h.into()],
+            )
         } else {
             items::Column::PlaceId.eq(p)
         });
@@ -202,15 +207,72 @@ async fn read_items<C: ConnectionTrait>(
     Ok((items, paths))
 }
 
-/// One item of the household, inside a transaction or not.
-async fn find_item<C: ConnectionTrait>(db: &C, household: HouseholdId, id: ItemId) -> anyhow::Result<Option<Item>> {
-    let row = items::Entity::find_by_id(id.0)
-        .filter(items::Column::HouseholdId.eq(household.0))
-        .one(db)
-        .await
-        .with_context(|| format!("read item {id}"))?;
-    let Some(row) = row else { return Ok(None) };
-    Ok(read_items(db, household, vec![row]).await?.0.pop())
+/// The first photo of each item read (`media::fill_covers`' rule), as the column `cover` of the same statement.
+fn cover_column(backend: DbBackend, household: HouseholdId) -> Expr {
+    search::values_expr(
+        backend,
+        "(SELECT MIN(media.id) FROM media \
+          WHERE media.household_id = ? AND media.item_id = items.id AND media.kind = ?)",
+        [household.0.into(), MediaKind::Photo.as_str().into()],
+    )
+}
+
+/// The statement of `select` (its columns become [`mapping::ItemRow`]'s, its cover in the same statement) with
+/// its page written as numbers, not bound: SQLite prepares a statement again at every run when a bound value
+/// may change its plan, as a bound `LIMIT` does, so a page bound that way is never served from the statement
+/// cache. Only integers are written into the text.
+fn item_rows_statement(
+    backend: DbBackend,
+    household: HouseholdId,
+    select: sea_orm::Select<items::Entity>,
+    page: Option<(u64, u64)>,
+) -> Statement {
+    // `select` is `select_only`: the columns of [`mapping::ItemRow`] and any the caller added.
+    let select = select.columns(mapping::ITEM_ROW_COLUMNS).column_as(cover_column(backend, household), "cover");
+    let mut statement = select.build(backend);
+    if let Some((limit, offset)) = page {
+        statement.sql.push_str(&format!(" LIMIT {limit} OFFSET {offset}"));
+    }
+    statement
+}
+
+/// One item of the household with the path of its place, inside a transaction or not. The household's item
+/// revision comes with the row, so a path kept in `kept` at that revision needs no second query.
+async fn find_item<C: ConnectionTrait>(
+    db: &C,
+    household: HouseholdId,
+    id: ItemId,
+    kept: Option<&CountCache>,
+) -> anyhow::Result<Option<(Item, Option<PlacePath>)>> {
+    let backend = db.get_database_backend();
+    let select =
+        items::Entity::find().filter(items::Column::Id.eq(id.0)).filter(items::Column::HouseholdId.eq(household.0));
+    // The revision, as one more column; the statement reads at most one row (the primary key), so no LIMIT.
+    let select = select.select_only().column_as(
+        Expr::cust("(SELECT households.item_revision FROM households WHERE households.id = items.household_id)"),
+        "revision",
+    );
+    let statement = item_rows_statement(backend, household, select, None);
+    let rows = db.query_all_raw(statement).await.with_context(|| format!("read item {id}"))?;
+    let Some(row) = rows.first() else { return Ok(None) };
+    let revision: i64 = row.try_get("", "revision").with_context(|| format!("read item {id}"))?;
+    let mut item =
+        mapping::item_row(mapping::ItemRow::from_query_result(row, "").with_context(|| format!("read item {id}"))?)?;
+    let Some(place) = item.place_id else { return Ok(Some((item, None))) };
+    let (mut paths, missing) = match kept {
+        Some(kept) => kept.paths(household.0, revision, [place]),
+        None => (HashMap::new(), vec![place]),
+    };
+    if !missing.is_empty() {
+        let read = load_paths(db, household, &missing).await?;
+        if let Some(kept) = kept {
+            kept.put_paths(household.0, revision, &read);
+        }
+        paths.extend(read);
+    }
+    let path = paths.remove(&place);
+    item.location = path.as_ref().map(PlacePath::joined);
+    Ok(Some((item, path)))
 }
 
 /// Where places are found for new items: checks each `place_id` given against the household once, and finds
@@ -603,44 +665,65 @@ async fn copy_fresh(
 }
 
 impl Store {
-    /// The total of a listing: kept by the count cache while the household's item revision is unchanged,
-    /// counted otherwise. The revision is read before the count, so a total is never older than its revision.
+    /// The household's item revision (`None`: no such household). Read with `all`, not `one`: `one` adds a
+    /// bound `LIMIT`, which makes SQLite prepare the statement again at every run.
+    async fn revision(&self, household: HouseholdId) -> Result<Option<i64>, RepoError> {
+        let revision: Vec<i64> = households::Entity::find_by_id(household.0)
+            .select_only()
+            .column_as(Expr::cust("item_revision"), "item_revision")
+            .into_tuple()
+            .all(&self.db)
+            .await
+            .context("read the item revision")?;
+        Ok(revision.into_iter().next())
+    }
+
+    /// The total of a listing and the revision it is current at: kept by the count cache while the household's
+    /// item revision is unchanged, counted otherwise. The revision is read before the count, so a total is never
+    /// older than its revision. `None` for no such household.
     async fn total(
         &self,
         household: HouseholdId,
         key: String,
         all: sea_orm::Select<items::Entity>,
-    ) -> Result<u64, RepoError> {
-        let revision: Option<i64> = households::Entity::find_by_id(household.0)
-            .select_only()
-            .column_as(Expr::cust("item_revision"), "item_revision")
-            .into_tuple()
-            .one(&self.db)
-            .await
-            .context("read the item revision")?;
-        let Some(revision) = revision else { return Ok(0) };
+    ) -> Result<Option<(u64, i64)>, RepoError> {
+        let Some(revision) = self.revision(household).await? else { return Ok(None) };
         if let Some(total) = self.counts.get(household.0, &key, revision) {
-            return Ok(total);
+            return Ok(Some((total, revision)));
         }
         let total = all.count(&self.db).await.context("count items")?;
         self.counts.put(household.0, key, revision, total);
-        Ok(total)
+        Ok(Some((total, revision)))
     }
 
     /// A page of the ordered listing `ordered` (offset and limit of `query`), with one row past it to tell
-    /// whether more follow.
+    /// whether more follow; the paths of its places kept at `revision`, or read once and kept.
     async fn page(
         &self,
         household: HouseholdId,
         ordered: sea_orm::Select<items::Entity>,
         query: &ItemQuery,
-        total: u64,
+        counted: Option<(u64, i64)>,
     ) -> Result<ItemPage, RepoError> {
-        let mut rows =
-            ordered.limit(u64::from(query.limit) + 1).offset(query.offset).all(&self.db).await.context("list items")?;
+        let Some((total, revision)) = counted else {
+            return Ok(ItemPage { items: Vec::new(), total: 0, places: HashMap::new(), more: false });
+        };
+        let backend = self.db.get_database_backend();
+        let page = Some((u64::from(query.limit) + 1, query.offset));
+        let statement = item_rows_statement(backend, household, ordered.select_only(), page);
+        let mut rows = mapping::ItemRow::find_by_statement(statement).all(&self.db).await.context("list items")?;
         let more = rows.len() > query.limit as usize;
         rows.truncate(query.limit as usize);
-        let (items, places) = read_items(&self.db, household, rows).await?;
+        let mut items = mapping::item_rows(rows)?;
+        let (mut places, missing) = self.counts.paths(household.0, revision, items.iter().filter_map(|i| i.place_id));
+        if !missing.is_empty() {
+            let read = load_paths(&self.db, household, &missing).await?;
+            self.counts.put_paths(household.0, revision, &read);
+            places.extend(read);
+        }
+        for item in &mut items {
+            item.location = item.place_id.and_then(|p| places.get(&p)).map(PlacePath::joined);
+        }
         Ok(ItemPage { items, total, places, more })
     }
 }
@@ -716,7 +799,11 @@ impl InventoryRepo for Store {
     }
 
     async fn get(&self, household: HouseholdId, id: ItemId) -> Result<Item, RepoError> {
-        find_item(&self.db, household, id).await?.ok_or(RepoError::NotFound)
+        Ok(find_item(&self.db, household, id, Some(&self.counts)).await?.ok_or(RepoError::NotFound)?.0)
+    }
+
+    async fn get_placed(&self, household: HouseholdId, id: ItemId) -> Result<(Item, Option<PlacePath>), RepoError> {
+        find_item(&self.db, household, id, Some(&self.counts)).await?.ok_or(RepoError::NotFound)
     }
 
     async fn get_many(&self, household: HouseholdId, ids: &[ItemId]) -> Result<Vec<Item>, RepoError> {
@@ -740,7 +827,7 @@ impl InventoryRepo for Store {
 
     async fn list(&self, household: HouseholdId, query: &ItemQuery) -> Result<ItemPage, RepoError> {
         let backend = self.db.get_database_backend();
-        let filter = list_condition(household, query);
+        let filter = list_condition(backend, household, query);
         let Some(mut search) = query.q.as_deref().and_then(Search::parse) else {
             let all = items::Entity::find().filter(filter);
             let total = self.total(household, filter_key(query, None), all.clone()).await?;
@@ -756,7 +843,7 @@ impl InventoryRepo for Store {
         let mut text = search.query(backend);
         let mut total =
             self.total(household, filter_key(query, Some(&text)), searched(backend, filter.clone(), &text)).await?;
-        if total == 0
+        if total.is_some_and(|(total, _)| total == 0)
             && let Some(corrected) = search.corrected(&self.db, household).await?
         {
             search = corrected;
@@ -868,7 +955,7 @@ impl InventoryRepo for Store {
             txn.rollback().await.context("roll back the item update")?;
             return Err(e);
         }
-        let stored = find_item(&txn, household, item.id)
+        let (stored, _) = find_item(&txn, household, item.id, None)
             .await?
             .ok_or_else(|| anyhow!("item {} vanished during its update", item.id))?;
         txn.commit().await.context("commit the item update")?;
