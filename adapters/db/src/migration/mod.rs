@@ -8,6 +8,7 @@ mod m0003_places;
 mod m0004_spend_outcome;
 mod m0005_media;
 mod m0006_people;
+mod m0007_passkeys;
 mod m0008_search;
 
 /// Every migration, in order.
@@ -24,6 +25,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0004_spend_outcome::Migration),
             Box::new(m0005_media::Migration),
             Box::new(m0006_people::Migration),
+            Box::new(m0007_passkeys::Migration),
             Box::new(m0008_search::Migration),
         ]
     }
