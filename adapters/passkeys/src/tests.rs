@@ -1,7 +1,7 @@
 use super::*;
 
 fn site() -> WebauthnPasskeys {
-    WebauthnPasskeys::new("http://localhost:8080/", b"a key for the tests").unwrap()
+    WebauthnPasskeys::new("http://localhost:8080/", &[9u8; 32]).unwrap()
 }
 
 fn user() -> UserHandle {
@@ -20,7 +20,7 @@ fn the_relying_party_is_the_public_urls_host_and_origin() {
 
 #[test]
 fn an_ip_address_makes_every_ceremony_unavailable() {
-    let ip = WebauthnPasskeys::new("http://127.0.0.1:8080", b"k").unwrap();
+    let ip = WebauthnPasskeys::new("http://127.0.0.1:8080", &[7u8; 32]).unwrap();
     assert!(matches!(ip.start_registration(&user(), "ada", &[]), Err(PasskeyError::Unavailable(_))));
     assert!(matches!(ip.start_authentication("ada", &[]), Err(PasskeyError::Unavailable(_))));
 }
