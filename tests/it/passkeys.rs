@@ -84,7 +84,7 @@ async fn a_passkey_sign_up_is_refused_for_a_used_code_a_taken_name_and_a_bad_cre
     let (status, body) = start("no-such-code".into(), "Grace").await;
     assert_error(status, &body, StatusCode::NOT_FOUND, "not_found");
     let (status, body) = start(code.clone(), " ").await;
-    assert_error(status, &body, StatusCode::BAD_REQUEST, "bad_request");
+    assert_error(status, &body, StatusCode::BAD_REQUEST, "invalid");
 
     let (status, begun) = start(code.clone(), "Grace").await;
     assert_eq!(status, StatusCode::OK, "{begun}");
@@ -101,7 +101,7 @@ async fn a_passkey_sign_up_is_refused_for_a_used_code_a_taken_name_and_a_bad_cre
     let (status, body) = finish("no-such-ceremony", forged_registration()).await;
     assert_error(status, &body, StatusCode::GONE, "gone");
     let (status, body) = finish(&ceremony, json!({"id": 1})).await;
-    assert_error(status, &body, StatusCode::BAD_REQUEST, "bad_request");
+    assert_error(status, &body, StatusCode::BAD_REQUEST, "invalid");
     assert!(body["error"]["message"].as_str().unwrap().starts_with("credential"), "{body}");
     // Any finish spends its ceremony: the browser starts again.
     let (status, body) = finish(&ceremony, forged_registration()).await;
@@ -161,7 +161,7 @@ async fn failed_passkey_sign_ins_are_throttled_with_passwords(db: Db) {
     // Bad JSON is a 400 and no failed sign-in.
     let (_, begun) = json_of(start("Nobody").await).await;
     let (status, body) = json_of(finish(begun["ceremony"].as_str().unwrap().into(), json!([1, 2])).await).await;
-    assert_error(status, &body, StatusCode::BAD_REQUEST, "bad_request");
+    assert_error(status, &body, StatusCode::BAD_REQUEST, "invalid");
 
     for _ in 0..5 {
         let (status, begun) = json_of(start("Nobody").await).await;
@@ -230,7 +230,7 @@ async fn a_members_own_passkeys_need_a_session_from_the_page(db: Db) {
     let resp =
         from_page(&app, Method::POST, "/api/passkeys/start", &member.cookie).json(&json!({"name": " "})).send().await;
     let (status, answer) = json_of(resp.unwrap()).await;
-    assert_error(status, &answer, StatusCode::BAD_REQUEST, "bad_request");
+    assert_error(status, &answer, StatusCode::BAD_REQUEST, "invalid");
 
     let resp = from_page(&app, Method::DELETE, "/api/passkeys/987654", &member.cookie).send().await;
     let (status, answer) = json_of(resp.unwrap()).await;
