@@ -110,7 +110,7 @@ impl PasskeyCeremonies for WebauthnPasskeys {
         let id = Uuid::parse_str(&user.0).map_err(|e| unexpected("a user handle", e))?;
         let exclude = exclude
             .iter()
-            .map(|c| URL_SAFE_NO_PAD.decode(&c.0).map(Into::into))
+            .map(|c| URL_SAFE_NO_PAD.decode(&c.0))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| unexpected("a stored credential id", e))?;
         let exclude = (!exclude.is_empty()).then_some(exclude);
