@@ -325,6 +325,29 @@ impl Auth {
         Ok(())
     }
 
+    /// The throttle's key of a name typed at sign-in, refused while the name is throttled (failed sign-ins
+    /// with a password and with a passkey count alike).
+    ///
+    /// # Errors
+    /// [`Error::Throttled`].
+    pub(crate) fn unthrottled(&self, name: &str, now: Timestamp) -> Result<String, Error> {
+        let key = name.trim().to_lowercase();
+        if let Some(wait) = self.throttled(&key, now) {
+            return Err(Error::Throttled { retry_after_secs: u64::try_from(wait.num_seconds()).unwrap_or(0).max(1) });
+        }
+        Ok(key)
+    }
+
+    /// Counts a failed sign-in for the throttle's `key` (see [`Auth::unthrottled`]).
+    pub(crate) fn sign_in_failed(&self, key: &str, now: Timestamp) {
+        self.record_failure(key, now);
+    }
+
+    /// Forgets the failures of the throttle's `key` after a sign-in succeeded.
+    pub(crate) fn signed_in(&self, key: &str) {
+        self.forget_failures(key);
+    }
+
     fn throttled(&self, key: &str, now: Timestamp) -> Option<chrono::Duration> {
         let failures = self.failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         failures.get(key).and_then(|f| people::throttled(f, now))

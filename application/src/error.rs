@@ -51,6 +51,9 @@ pub enum Error {
     /// A sign-in with a wrong name or password: the same answer for both.
     #[error("wrong name or password")]
     SignInFailed,
+    /// A sign-in with a passkey that was not accepted (unknown, not the name's, or failing a check).
+    #[error("the passkey was not accepted")]
+    PasskeySignInFailed,
     /// Too many failed sign-ins for this name: refused for `retry_after_secs` more seconds.
     #[error("too many failed sign-ins for this name; try again in {retry_after_secs} seconds")]
     Throttled { retry_after_secs: u64 },
@@ -88,6 +91,7 @@ pub enum Object {
     Invitation,
     Token,
     Event,
+    Passkey,
 }
 
 impl std::fmt::Display for Object {
@@ -102,6 +106,7 @@ impl std::fmt::Display for Object {
             Object::Invitation => "invitation",
             Object::Token => "token",
             Object::Event => "event",
+            Object::Passkey => "passkey",
         })
     }
 }
@@ -171,6 +176,15 @@ pub enum Refusal {
     /// A member name someone already has (names are unique across the instance, ignoring case).
     #[error("the name {0:?} is taken; choose another")]
     NameTaken(String),
+    /// A passkey ceremony that is unknown, expired, already finished or not the caller's.
+    #[error("no passkey ceremony has this id, or it expired; start again")]
+    CeremonyGone,
+    /// A new passkey that failed WebAuthn's checks (the reason), or is already registered.
+    #[error("the passkey was not accepted: {0}")]
+    PasskeyRefused(String),
+    /// Removing a member's last passkey when they have no password: they could no longer sign in.
+    #[error("passkey {0} is the last way this member signs in; add another passkey first")]
+    LastWayIn(trove_domain::ids::PasskeyId),
     /// A voice note whose transcript is empty.
     #[error("the voice note holds no speech to read")]
     NoSpeech,

@@ -21,6 +21,7 @@ use trove_application::labels::Labels;
 
 use trove_application::media::Media;
 use trove_application::metered::Metered;
+use trove_application::passkeys::Passkeys;
 use trove_application::people::People;
 use trove_application::photo::Photos;
 use trove_application::places::Places;
@@ -118,6 +119,17 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
     let inventory = Inventory::new(items.clone(), places.clone(), clock.clone(), recorder.clone());
     let history = History::new(store.clone(), store.clone(), inventory.clone(), places.clone());
 
+    // Passkeys: the relying party is TROVE_PUBLIC_URL's host; the key of the made-up credentials (for names
+    // without passkeys) is drawn at each start.
+    let mut fake_key = [0u8; 32];
+    getrandom::fill(&mut fake_key).map_err(|e| anyhow::anyhow!("no random bytes from the operating system: {e}"))?;
+    let passkey_ceremonies = Arc::new(
+        trove_passkeys::WebauthnPasskeys::new(config.public_url.as_str(), &fake_key)
+            .context("building the passkey relying party")?,
+    );
+    // One `Auth` for passwords and passkeys, so failures of both count toward one throttle.
+    let auth = Auth::new(&people);
+
     let services = Services {
         inventory,
         history,
@@ -137,7 +149,8 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         exchange: Exchange::new(items.clone(), sheet, clock.clone()),
         selling: Selling::new(metered, items, prices, clock.clone(), config.price.clone()),
         spend: Spend::new(ledger, clock.clone(), config.spend, store.clone()),
-        auth: Auth::new(&people),
+        auth: auth.clone(),
+        passkeys: Passkeys::new(&people, &auth, passkey_ceremonies, store.clone()),
         people: People::new(&people, recorder),
         site: trove_http::site::Site::new(config.public_url.as_str()),
         idempotency: Idempotency::new(idempotency, clock.clone()),

@@ -58,3 +58,7 @@ id!(
     /// An event of the history.
     EventId
 );
+id!(
+    /// A passkey a member signs in with.
+    PasskeyId
+);

@@ -92,10 +92,22 @@ async function startSecondTrove(env) {
 
 const extraServers = [];
 
+/**
+ * Starts `trove serve --demo` on a free port. Its public URL is `http://localhost:PORT` (unless `env` says
+ * otherwise): passkeys need a host name as the relying party (browsers refuse an IP address), and localhost is a
+ * secure context over plain http.
+ */
 async function spawnTrove(dir, env, baseEnv = process.env) {
   const port = await freePort();
   const child = spawn(BIN, ["serve", "--demo"], {
-    env: { ...baseEnv, TROVE_DATA_DIR: dir, TROVE_BIND: `127.0.0.1:${port}`, RUST_LOG: "warn", ...env },
+    env: {
+      ...baseEnv,
+      TROVE_DATA_DIR: dir,
+      TROVE_BIND: `127.0.0.1:${port}`,
+      TROVE_PUBLIC_URL: `http://localhost:${port}`,
+      RUST_LOG: "warn",
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let log = "";
@@ -261,7 +273,7 @@ async function signIn(p, origin, who) {
   await p.getByRole("heading", { level: 1, name: "Sign in to Trove" }).waitFor({ timeout: DEADLINE });
   await p.getByLabel("Name").fill(who.name);
   await p.getByLabel("Password").fill(who.password);
-  await p.getByRole("button", { name: "Sign in" }).click();
+  await p.getByRole("button", { name: "Sign in", exact: true }).click();
   await p.getByRole("heading", { level: 1, name: "Inventory" }).waitFor({ timeout: DEADLINE });
 }
 
@@ -399,6 +411,63 @@ test("the invitation link signs the owner up with a password; the page keeps no 
   assert.match(await page.locator("#page-status").textContent(), /1–\d+ of \d+/);
   await checkAccessible("the inventory");
   await shot("inventory");
+});
+
+test("a second invitation signs a member up with a passkey; their item's history names them; they sign in again with it", async () => {
+  const invited = await page.evaluate(() =>
+    fetch("/api/invitations", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ role: "member" }) }).then((r) => r.json()),
+  );
+  assert.match(invited.url, /^http:\/\/localhost:\d+\/#\/join\//, JSON.stringify(invited));
+  const other = await browser.newContext({ viewport: { width: 390, height: 844 } });
+  try {
+    const p = await other.newPage();
+    await watchPolicy(p);
+    p.setDefaultTimeout(DEADLINE);
+    p.on("pageerror", (e) => consoleErrors.push(`page error: ${e.message}`));
+    // Chromium's virtual authenticator, as a phone's built-in one: it keeps passkeys and verifies the user.
+    const cdp = await other.newCDPSession(p);
+    await cdp.send("WebAuthn.enable");
+    const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
+      options: { protocol: "ctap2", transport: "internal", hasResidentKey: true, hasUserVerification: true, isUserVerified: true },
+    });
+    await p.goto(invited.url);
+    await p.getByRole("heading", { level: 1, name: "Join a household" }).waitFor();
+    await p.getByLabel("Name").fill("E2E Passkey");
+    await p.getByRole("button", { name: "Create a passkey" }).click();
+    await p.getByRole("heading", { level: 1, name: "Inventory" }).waitFor();
+    assert.match(await p.locator("#who").textContent(), /E2E Passkey · member/);
+    const { credentials } = await cdp.send("WebAuthn.getCredentials", { authenticatorId });
+    assert.equal(credentials.length, 1, "the authenticator holds the new passkey");
+
+    const made = await p.evaluate(() =>
+      fetch("/api/items", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ name: "E2E passkey notebook", item_type: "notebook", condition: "good", intent: "keep" }),
+      }).then(async (r) => [r.status, await r.json()]),
+    );
+    assert.equal(made[0], 201, JSON.stringify(made[1]));
+    const history = await p.evaluate((id) => fetch(`/api/items/${id}/history`).then((r) => r.json()), made[1].id);
+    assert.equal(history.events[0]?.member?.name, "E2E Passkey", JSON.stringify(history));
+
+    await p.goto(`${base}/#/tokens`);
+    await p.getByRole("heading", { level: 2, name: "Your passkeys" }).waitFor();
+    assert.equal(await p.locator("table.passkeys tbody tr").count(), 1);
+
+    await p.getByRole("button", { name: "Sign out" }).click();
+    await p.getByRole("heading", { level: 1, name: "Sign in to Trove" }).waitFor();
+    assert.deepEqual(await other.cookies(base), [], "signed out");
+    await p.getByLabel("Name").fill("E2E Passkey");
+    await p.getByRole("button", { name: "Sign in with a passkey" }).click();
+    await p.getByRole("heading", { level: 1, name: "Inventory" }).waitFor();
+    assert.match(await p.locator("#who").textContent(), /E2E Passkey · member/);
+    const [cookie] = await other.cookies(base);
+    assert.ok(cookie?.name === "trove_session" && cookie.httpOnly, JSON.stringify(cookie));
+    const mine = await p.evaluate(() => fetch("/api/passkeys").then((r) => r.json()));
+    assert.ok(mine.passkeys[0].last_used_at, JSON.stringify(mine));
+  } finally {
+    await other.close();
+  }
 });
 
 /** Waits until every cell of column `col` (counted without the selection column) in the inventory table passes
@@ -1402,7 +1471,7 @@ test("signing out ends the session; a wrong password is refused, five in a row a
       // Wait for this try's own answer: the previous try's message is still on the page, and a click while a
       // sign-in is under way would not send one.
       const answered = p.waitForResponse((r) => r.url() === `${base}/api/session` && r.request().method() === "POST");
-      await p.getByRole("button", { name: "Sign in" }).click();
+      await p.getByRole("button", { name: "Sign in", exact: true }).click();
       assert.equal((await answered).status(), i <= 5 ? 401 : 429, `try ${i}`);
       const want = i <= 5 ? "Not signed in" : "Too many tries";
       await p.locator(".message.error", { hasText: want }).waitFor({ timeout: DEADLINE });
@@ -1412,7 +1481,7 @@ test("signing out ends the session; a wrong password is refused, five in a row a
   }
   await page.getByLabel("Name").fill(OWNER.name);
   await page.getByLabel("Password").fill(OWNER.password);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await page.getByRole("heading", { level: 1, name: "Inventory" }).waitFor();
 });
 

@@ -6,7 +6,7 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-const FORBIDDEN: [&str; 5] = ["poem", "poem-openapi", "sea-orm", "sqlx", "reqwest"];
+const FORBIDDEN: [&str; 7] = ["poem", "poem-openapi", "sea-orm", "sqlx", "reqwest", "webauthn-rs", "openssl"];
 
 fn workspace_root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
@@ -100,7 +100,7 @@ fn domain_and_application_sources_never_name_edge_libraries() {
                 } else if path.extension().is_some_and(|e| e == "rs") {
                     files += 1;
                     let text = std::fs::read_to_string(&path).unwrap();
-                    for name in ["poem", "sea_orm", "sqlx", "reqwest"] {
+                    for name in ["poem", "sea_orm", "sqlx", "reqwest", "webauthn_rs"] {
                         let hit = text.lines().any(|l| {
                             let code = l.split("//").next().unwrap_or("");
                             code.contains(&format!("{name}::")) || code.contains(&format!("use {name}"))

@@ -11,6 +11,7 @@ mod intake;
 mod items;
 mod media;
 mod model_check;
+mod passkeys;
 mod people;
 mod photo;
 mod places;

@@ -9,10 +9,13 @@ use trove_application::RepoError;
 use trove_application::ports::idempotency::{
     ANSWER_KEPT_FOR, Fingerprint, PENDING_HELD_FOR, Reservation, Reserve, StoredAnswer,
 };
+use trove_application::ports::passkeys::{
+    Ceremony, CeremonyState, CredentialId, NewPasskey, PasskeyKey, Purpose, UserHandle,
+};
 use trove_application::ports::people::{Member, NewMember, NewToken};
 use trove_application::ports::{
     EventRepo, HouseholdRepo, IdempotencyStore, InventoryRepo, InventoryStamp, InvitationRepo, ItemQuery, MemberRepo,
-    PlaceFilter, PlaceRepo, PriceRepo, ProjectRepo, SessionRepo, SpendLedger, TemplateRepo, TokenRepo,
+    PasskeyRepo, PlaceFilter, PlaceRepo, PriceRepo, ProjectRepo, SessionRepo, SpendLedger, TemplateRepo, TokenRepo,
 };
 use trove_db::{Store, testing};
 use trove_domain::item::{
@@ -122,6 +125,9 @@ on_both_backends!(
     people_names_are_unique_and_tokens_found_by_hash,
     the_last_owner_stays,
     invitations_are_redeemed_once,
+    passkeys_belong_to_one_member_and_the_last_way_in_stays,
+    a_passkey_sign_up_is_all_or_nothing,
+    passkey_ceremonies_are_taken_once_and_expire,
     sessions_are_found_touched_and_ended,
     old_tokens_become_the_first_owners_write_tokens,
     search_finds_prefixes_typos_and_every_indexed_text,
@@ -1386,6 +1392,136 @@ async fn invitations_are_redeemed_once(ctx: Ctx) {
     assert!(s.invitation("code-1").await.unwrap().unwrap().used);
     assert!(matches!(s.redeem("code-1", person(home, "Hedy", Role::Viewer)).await, Err(RepoError::Conflict(_))));
     assert_eq!(s.member_by_name(&MemberName::new("Hedy").unwrap()).await.unwrap(), None);
+}
+
+fn passkey(credential: &str, name: &str) -> NewPasskey {
+    NewPasskey {
+        name: name.into(),
+        user: UserHandle("ab".repeat(16)),
+        key: PasskeyKey { credential: CredentialId(credential.into()), serialised: format!("key of {credential}") },
+        created_at: day(4),
+    }
+}
+
+async fn passkeys_belong_to_one_member_and_the_last_way_in_stays(ctx: Ctx) {
+    let s = &ctx.store;
+    let home = household(s, "home").await;
+    let other = household(s, "other").await;
+    let ada = s.add_member(person(home, "Ada", Role::Owner)).await.unwrap();
+    let no_password = NewMember { password_hash: None, ..person(home, "Grace", Role::Member) };
+    let grace = s.add_member(no_password).await.unwrap();
+    assert_eq!(s.user_handle(grace.id).await.unwrap(), None);
+
+    let phone = s.add_passkey(grace.id, passkey("cred-phone", "phone")).await.unwrap();
+    assert_eq!(
+        (phone.member, phone.name.as_str(), phone.created_at, phone.last_used_at),
+        (grace.id, "phone", day(4), None)
+    );
+    // A credential is registered once, to anyone.
+    assert!(matches!(s.add_passkey(ada.id, passkey("cred-phone", "mine")).await, Err(RepoError::Conflict(_))));
+    let laptop = s.add_passkey(grace.id, passkey("cred-laptop", "laptop")).await.unwrap();
+    let theirs = s.passkeys(grace.id).await.unwrap();
+    assert_eq!(theirs.iter().map(|p| p.passkey.id).collect::<Vec<_>>(), [phone.id, laptop.id]);
+    assert_eq!(theirs[0].key.serialised, "key of cred-phone");
+    assert_eq!(s.user_handle(grace.id).await.unwrap(), Some(UserHandle("ab".repeat(16))));
+    assert!(s.passkeys(ada.id).await.unwrap().is_empty());
+
+    let used = PasskeyKey { credential: CredentialId("cred-phone".into()), serialised: "counter 2".into() };
+    s.used_passkey(phone.id, used, day(5)).await.unwrap();
+    let after = &s.passkeys(grace.id).await.unwrap()[0];
+    assert_eq!((after.key.serialised.as_str(), after.passkey.last_used_at), ("counter 2", Some(day(5))));
+
+    // Someone else's passkey, or another household's view of it, is not found.
+    assert!(matches!(s.remove_passkey(home, ada.id, phone.id).await, Err(RepoError::NotFound)));
+    assert!(matches!(s.remove_passkey(other, grace.id, phone.id).await, Err(RepoError::NotFound)));
+    s.remove_passkey(home, grace.id, laptop.id).await.unwrap();
+    // Grace has no password: her last passkey stays.
+    assert!(matches!(s.remove_passkey(home, grace.id, phone.id).await, Err(RepoError::Conflict(_))));
+    assert_eq!(s.passkeys(grace.id).await.unwrap().len(), 1);
+    // Ada has a password: her only passkey may go.
+    let key = s.add_passkey(ada.id, passkey("cred-key", "key")).await.unwrap();
+    s.remove_passkey(home, ada.id, key.id).await.unwrap();
+    assert!(s.passkeys(ada.id).await.unwrap().is_empty());
+    // Removing a member removes their passkeys, so the credential may be registered again.
+    s.remove_member(home, grace.id).await.unwrap();
+    assert!(s.passkeys(grace.id).await.unwrap().is_empty());
+    s.add_passkey(ada.id, passkey("cred-phone", "phone")).await.unwrap();
+}
+
+async fn a_passkey_sign_up_is_all_or_nothing(ctx: Ctx) {
+    let s = &ctx.store;
+    let home = household(s, "home").await;
+    let ada = s.add_member(person(home, "Ada", Role::Owner)).await.unwrap();
+    s.add_passkey(ada.id, passkey("cred-taken", "phone")).await.unwrap();
+    s.add_invitation(home, "code-1", Role::Member, None, day(1)).await.unwrap();
+    let grace = || NewMember { password_hash: None, ..person(home, "Grace", Role::Member) };
+
+    // A registered credential or a taken name writes nothing: the invitation stays unused.
+    let taken = s.redeem_with_passkey("code-1", grace(), passkey("cred-taken", "first")).await;
+    assert!(matches!(taken, Err(RepoError::Conflict(_))), "{taken:?}");
+    let named = NewMember { password_hash: None, ..person(home, "ADA", Role::Member) };
+    assert!(matches!(
+        s.redeem_with_passkey("code-1", named, passkey("cred-new", "first")).await,
+        Err(RepoError::Conflict(_))
+    ));
+    assert!(!s.invitation("code-1").await.unwrap().unwrap().used);
+    assert_eq!(s.member_by_name(&MemberName::new("Grace").unwrap()).await.unwrap(), None);
+
+    let member = s.redeem_with_passkey("code-1", grace(), passkey("cred-new", "first")).await.unwrap();
+    assert_eq!((member.name.as_str(), member.role, member.household), ("Grace", Role::Member, home));
+    assert!(s.invitation("code-1").await.unwrap().unwrap().used);
+    let (_, hash) = s.member_by_name(&MemberName::new("grace").unwrap()).await.unwrap().unwrap();
+    assert_eq!(hash, None, "a passkey member has no password");
+    let keys = s.passkeys(member.id).await.unwrap();
+    assert_eq!(keys.iter().map(|k| k.key.credential.0.as_str()).collect::<Vec<_>>(), ["cred-new"]);
+    // Once used, the code signs no one else up.
+    let again = NewMember { password_hash: None, ..person(home, "Hedy", Role::Member) };
+    assert!(matches!(
+        s.redeem_with_passkey("code-1", again, passkey("cred-3", "first")).await,
+        Err(RepoError::Conflict(_))
+    ));
+}
+
+async fn passkey_ceremonies_are_taken_once_and_expire(ctx: Ctx) {
+    let s = &ctx.store;
+    let home = household(s, "home").await;
+    let ada = s.add_member(person(home, "Ada", Role::Owner)).await.unwrap();
+    let ceremony = |purpose, expires_at| Ceremony {
+        purpose,
+        user: Some(UserHandle("cd".repeat(16))),
+        state: CeremonyState(r#"{"challenge":"abc"}"#.into()),
+        expires_at,
+    };
+    let purposes = [
+        Purpose::SignUp { invitation: "code hash".into(), name: "Grace".into() },
+        Purpose::SignIn { name: "ada".into(), member: Some(ada.id) },
+        Purpose::SignIn { name: "nobody".into(), member: None },
+        Purpose::Add { member: ada.id, name: "laptop".into() },
+    ];
+    for (n, purpose) in purposes.iter().enumerate() {
+        s.add_ceremony(&format!("id-{n}"), ceremony(purpose.clone(), day(10)), day(9)).await.unwrap();
+    }
+    let dup = s.add_ceremony("id-0", ceremony(purposes[0].clone(), day(10)), day(9)).await;
+    assert!(matches!(dup, Err(RepoError::Conflict(_))), "{dup:?}");
+    for (n, purpose) in purposes.iter().enumerate() {
+        let taken = s.take_ceremony(&format!("id-{n}"), day(9)).await.unwrap();
+        assert_eq!(taken, Some(ceremony(purpose.clone(), day(10))), "round trip of {purpose:?}");
+        // Taken once: a second finish finds nothing.
+        assert_eq!(s.take_ceremony(&format!("id-{n}"), day(9)).await.unwrap(), None);
+    }
+    // An expired ceremony is not answered, and is gone.
+    s.add_ceremony("late", ceremony(purposes[1].clone(), day(10)), day(9)).await.unwrap();
+    assert_eq!(s.take_ceremony("late", day(11)).await.unwrap(), None);
+    assert_eq!(s.take_ceremony("late", day(9)).await.unwrap(), None);
+    // Keeping a ceremony removes the expired ones.
+    s.add_ceremony("stale", ceremony(purposes[1].clone(), day(10)), day(9)).await.unwrap();
+    s.add_ceremony("fresh", ceremony(purposes[1].clone(), day(20)), day(12)).await.unwrap();
+    assert_eq!(s.take_ceremony("stale", day(9)).await.unwrap(), None, "swept when a later one was kept");
+    assert!(s.take_ceremony("fresh", day(12)).await.unwrap().is_some());
+    // Two concurrent takes of one ceremony: one winner.
+    s.add_ceremony("raced", ceremony(purposes[1].clone(), day(20)), day(12)).await.unwrap();
+    let (a, b) = tokio::join!(s.take_ceremony("raced", day(12)), s.take_ceremony("raced", day(12)));
+    assert_eq!([a.unwrap().is_some(), b.unwrap().is_some()].iter().filter(|w| **w).count(), 1);
 }
 
 async fn sessions_are_found_touched_and_ended(ctx: Ctx) {

@@ -4,7 +4,7 @@
 //!
 //! Roles are enforced here for the API as a whole: a request that changes something (any method but `GET`,
 //! `HEAD` and `OPTIONS`) needs a member or owner with a write token or a session, except signing out and
-//! managing one's own tokens, which the use cases check; what only owners may do is checked by the use cases.
+//! managing one's own tokens and passkeys, which the use cases check; what only owners may do is checked by the use cases.
 //! A state-changing request signed in by cookie must come from the page's own origin (`Origin`), or it is 403.
 
 use crate::error::ApiError;
@@ -30,8 +30,12 @@ pub struct Person(pub Caller);
 
 /// The routes that change something but that any signed-in person may call (the use case decides the rest).
 fn open_to_everyone(method: &Method, path: &str) -> bool {
-    (method == Method::POST && (path == "/api/session/logout" || path == "/api/tokens"))
-        || (method == Method::DELETE && path.starts_with("/api/tokens/"))
+    (method == Method::POST
+        && (path == "/api/session/logout"
+            || path == "/api/tokens"
+            || path == "/api/passkeys/start"
+            || path == "/api/passkeys/finish"))
+        || (method == Method::DELETE && (path.starts_with("/api/tokens/") || path.starts_with("/api/passkeys/")))
 }
 
 fn changes_something(method: &Method) -> bool {

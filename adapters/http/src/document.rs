@@ -263,6 +263,32 @@ fn declare_errors(method: &str, path: &str, operation: &mut Value) {
             statuses.push((401, "Wrong name or password (the same answer for both)."));
             statuses.push((429, "Too many failed sign-ins for this name; try again after Retry-After."));
         }
+        ("post", "/invitations/accept/passkey/start") => {
+            statuses.push((404, "No invitation has this code."));
+            statuses.push((409, "The name is taken."));
+            statuses.push((410, "The invitation was used or has expired."));
+            statuses.push((503, "Passkeys cannot work with TROVE_PUBLIC_URL (an IP address as its host)."));
+        }
+        ("post", "/invitations/accept/passkey/finish") => {
+            statuses.push((409, "The name is taken."));
+            statuses.push((410, "The ceremony is unknown, expired or finished, or the invitation was used meanwhile."));
+            statuses.push((422, "The credential fails WebAuthn's checks."));
+        }
+        ("post", "/session/passkey/start") => {
+            statuses.push((429, "Too many failed sign-ins for this name; try again after Retry-After."));
+            statuses.push((503, "Passkeys cannot work with TROVE_PUBLIC_URL (an IP address as its host)."));
+        }
+        ("post", "/session/passkey/finish") => {
+            statuses.push((401, "The passkey was not accepted."));
+            statuses.push((410, "The ceremony is unknown, expired or finished."));
+            statuses.push((429, "Too many failed sign-ins for this name; try again after Retry-After."));
+        }
+        ("post", "/passkeys/start") => {
+            statuses.push((503, "Passkeys cannot work with TROVE_PUBLIC_URL (an IP address as its host)."));
+        }
+        ("post", "/passkeys/finish") => {
+            statuses.push((410, "The ceremony is unknown, expired or finished, or another member's."));
+        }
         ("post", "/invitations/accept") => {
             statuses.push((404, "No invitation has this code."));
             statuses.push((409, "The name is taken."));

@@ -10,6 +10,7 @@ use trove_application::intake::Intake;
 use trove_application::items::Inventory;
 use trove_application::labels::Labels;
 use trove_application::media::Media;
+use trove_application::passkeys::Passkeys;
 use trove_application::people::People;
 use trove_application::photo::Photos;
 use trove_application::places::Places;
@@ -37,6 +38,8 @@ pub struct Services {
     /// CSV export and import.
     pub exchange: Exchange,
     pub auth: Auth,
+    /// Signing up and in with passkeys, and a member's own passkeys.
+    pub passkeys: Passkeys,
     /// Members, invitations and personal API tokens.
     pub people: People,
     /// Where the site is (`TROVE_PUBLIC_URL`): invitation links, the cookie's `Secure`, the page's origin.

@@ -44,6 +44,7 @@ export class ApiError extends Error {
         return `The model failed: ${m}. Nothing was written.${cost}`;
       }
       case 503: {
+        if (/passkeys/i.test(m)) return `Passkeys are not available: ${m}.`;
         const setting = /MODEL_API_KEY/.test(m) ? "" : " It needs the Model API: set MODEL_API_KEY.";
         return `Not configured: ${m}.${setting} The built-in local planner proposes projects, but cannot search the web or read images and audio; set MODEL_API_KEY (and MODEL_API_URL if needed) on the server and restart it.`;
       }

@@ -13,6 +13,7 @@ import { placesView, placeView } from "./views/places.js";
 import { scanView } from "./views/scan.js";
 import { householdView, tokensView } from "./views/people.js";
 import { activityView } from "./views/history.js";
+import { passkeysSupported, signInWithPasskey, signUpWithPasskey } from "./passkeys.js";
 
 const main = document.getElementById("main");
 
@@ -103,6 +104,37 @@ function credentialsForm({ title, intro, button, newPassword, reason, submit }) 
   return { form, focus: () => name.focus() };
 }
 
+/**
+ * Adds a passkey choice to a name and password form: `label` on a button that runs `act(name)` with the form's
+ * name (the password is not needed), then opens the inventory signed in. Nothing is added where the browser
+ * cannot use passkeys (not a secure context).
+ */
+function passkeyChoice(form, text, label, act) {
+  if (!passkeysSupported()) return;
+  const name = form.querySelector('input[name="name"]');
+  const out = form.querySelector(".out");
+  const button = h("button", { type: "button", class: "passkey" }, label);
+  button.addEventListener("click", async () => {
+    if (!name.value.trim()) {
+      name.reportValidity();
+      name.focus();
+      return;
+    }
+    button.disabled = true;
+    try {
+      await act(name.value.trim());
+      signedIn(await whoAmI());
+      location.hash = "#/items";
+      route();
+    } catch (err) {
+      showError(err, out);
+    } finally {
+      button.disabled = false;
+    }
+  });
+  out.before(h("div", { class: "passkey-choice" }, h("p", {}, text), h("div", { class: "actions" }, button)));
+}
+
 function signInView(reason) {
   signedIn(null);
   document.title = "Sign in · Trove";
@@ -113,6 +145,7 @@ function signInView(reason) {
     reason,
     submit: (name, password) => api("/session", { method: "POST", body: { name, password } }),
   });
+  passkeyChoice(form, "Or, with your name only, use a passkey you made for this Trove.", "Sign in with a passkey", signInWithPasskey);
   main.replaceChildren(form);
   main.dataset.view = "#/sign-in";
   focus();
@@ -128,6 +161,12 @@ function joinView(code) {
     newPassword: true,
     submit: (name, password) => api("/invitations/accept", { method: "POST", body: { code, name, password } }),
   });
+  passkeyChoice(
+    form,
+    "Or join without a password: this phone or computer (or your security key) makes a passkey for this Trove, unlocked the way you unlock the device.",
+    "Create a passkey",
+    (name) => signUpWithPasskey(code, name),
+  );
   main.replaceChildren(form);
   main.dataset.view = location.hash;
   focus();

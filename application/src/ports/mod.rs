@@ -9,6 +9,7 @@ pub mod inventory;
 pub mod labels;
 pub mod media;
 pub mod model;
+pub mod passkeys;
 pub mod people;
 pub mod places;
 pub mod prices;
@@ -26,6 +27,7 @@ pub use inventory::{InventoryRepo, InventoryStamp, ItemPage, ItemQuery, PlaceFil
 pub use labels::{CodeReader, Label, LabelLayout, LabelPrinter};
 pub use media::{MediaRepo, MediaStore, Pictures};
 pub use model::ModelPort;
+pub use passkeys::{PasskeyCeremonies, PasskeyRepo};
 pub use people::{InvitationRepo, MemberRepo, PasswordHasher, SecretSource, SessionRepo, TokenRepo};
 pub use places::PlaceRepo;
 pub use prices::PriceRepo;

@@ -8,6 +8,8 @@ pub(crate) mod invitations;
 pub(crate) mod items;
 pub(crate) mod media;
 pub(crate) mod members;
+pub(crate) mod passkey_ceremonies;
+pub(crate) mod passkeys;
 pub(crate) mod places;
 pub(crate) mod price_reports;
 pub(crate) mod projects;

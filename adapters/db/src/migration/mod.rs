@@ -8,6 +8,7 @@ mod m0003_places;
 mod m0004_spend_outcome;
 mod m0005_media;
 mod m0006_people;
+mod m0007_passkeys;
 mod m0008_search;
 mod m0009_spend_member;
 mod m0010_search_words;
@@ -26,6 +27,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0004_spend_outcome::Migration),
             Box::new(m0005_media::Migration),
             Box::new(m0006_people::Migration),
+            Box::new(m0007_passkeys::Migration),
             Box::new(m0008_search::Migration),
             Box::new(m0009_spend_member::Migration),
             Box::new(m0010_search_words::Migration),

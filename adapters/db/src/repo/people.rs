@@ -40,7 +40,7 @@ fn api_token(t: &tokens::Model, member: MemberId) -> anyhow::Result<ApiToken> {
 }
 
 /// Inserts a member unless the name key is taken; answers it.
-async fn insert_member(db: &impl ConnectionTrait, new: NewMember) -> Result<Member, RepoError> {
+pub(crate) async fn insert_member(db: &impl ConnectionTrait, new: NewMember) -> Result<Member, RepoError> {
     let key = new.name.key();
     let row = members::ActiveModel {
         household_id: Set(new.household.0),
@@ -173,6 +173,11 @@ impl MemberRepo for Store {
             .exec(&txn)
             .await
             .context("revoke the member's tokens")?;
+        crate::entity::passkeys::Entity::delete_many()
+            .filter(crate::entity::passkeys::Column::MemberId.eq(id.0))
+            .exec(&txn)
+            .await
+            .context("remove the member's passkeys")?;
         members::Entity::delete_by_id(id.0).exec(&txn).await.context("remove a member")?;
         txn.commit().await.context("commit removing a member")?;
         Ok(())

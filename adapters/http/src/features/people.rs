@@ -10,7 +10,10 @@ use poem_openapi::param::Path;
 use poem_openapi::payload::Json;
 use poem_openapi::{ApiResponse, Object, OpenApi, Tags};
 use trove_application::auth::SignedIn;
+use trove_application::passkeys::Begun;
+use trove_application::ports::passkeys::Passkey;
 use trove_application::ports::people::{ApiToken, Member as MemberRecord};
+use trove_domain::ids::PasskeyId;
 use trove_domain::people::{self as dp, MemberId, TokenId};
 
 #[derive(Tags)]
@@ -181,6 +184,84 @@ pub struct TokenList {
     pub tokens: Vec<TokenDto>,
 }
 
+/// Starting to sign up from an invitation with a passkey.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(deny_unknown_fields)]
+pub struct PasskeySignUp {
+    #[oai(validator(max_length = 200))]
+    pub code: String,
+    /// What the new member signs in with: unique across the instance, ignoring case.
+    #[oai(validator(max_length = 64))]
+    pub name: String,
+}
+
+/// Starting to sign in with a passkey: the member's name.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(deny_unknown_fields)]
+pub struct PasskeySignIn {
+    #[oai(validator(max_length = 200))]
+    pub name: String,
+}
+
+/// Starting to add a passkey to oneself.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(deny_unknown_fields)]
+pub struct NewPasskeyDto {
+    /// What it is ("phone", "laptop"): 1 to 100 characters.
+    #[oai(validator(max_length = 100))]
+    pub name: String,
+}
+
+/// A passkey ceremony begun: pass `options` (binary values in base64url) to `navigator.credentials.create()`
+/// or `.get()`, then send the credential with `ceremony` to the route's `finish`. Valid 10 minutes, once.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct CeremonyDto {
+    pub ceremony: String,
+    /// `{"publicKey": PublicKeyCredentialCreationOptions | PublicKeyCredentialRequestOptions}` as WebAuthn
+    /// defines them.
+    pub options: serde_json::Value,
+}
+
+/// Finishing a passkey ceremony.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(deny_unknown_fields)]
+pub struct PasskeyFinish {
+    /// The id its start answered.
+    #[oai(validator(max_length = 200))]
+    pub ceremony: String,
+    /// The browser's `PublicKeyCredential`, with its binary values in base64url (`id`, `rawId`, `type`,
+    /// `response`, and optionally `clientExtensionResults`).
+    pub credential: serde_json::Value,
+}
+
+/// A passkey, as listed (never the key itself).
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(rename = "Passkey")]
+pub struct PasskeyDto {
+    pub id: i64,
+    pub name: String,
+    pub created_at: DateTime<Utc>,
+    pub last_used_at: Option<DateTime<Utc>>,
+}
+
+impl From<&Passkey> for PasskeyDto {
+    fn from(p: &Passkey) -> Self {
+        Self { id: p.id.0, name: p.name.clone(), created_at: p.created_at, last_used_at: p.last_used_at }
+    }
+}
+
+/// My passkeys, oldest first.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct PasskeyList {
+    pub passkeys: Vec<PasskeyDto>,
+}
+
+fn begun(b: Begun) -> ApiResult<Json<CeremonyDto>> {
+    let options =
+        serde_json::from_str(&b.options).map_err(|e| ApiError::unexpected(format!("passkey options: {e}")))?;
+    Ok(Json(CeremonyDto { ceremony: b.ceremony, options }))
+}
+
 /// A sign-in: the member, and the session cookie.
 #[derive(ApiResponse)]
 pub enum SignedInAnswer {
@@ -315,6 +396,76 @@ impl PeopleApi {
     #[oai(path = "/tokens/:id", method = "delete")]
     async fn revoke_token(&self, Person(c): Person, id: Path<i64>) -> ApiResult<Done> {
         self.0.people.revoke_token(&c, TokenId(id.0)).await.map_err(ApiError::from)?;
+        Ok(Done::Done)
+    }
+
+    /// Start signing up from an invitation with a passkey: the options for `navigator.credentials.create()`.
+    /// 404 for an unknown code, 410 for a used or expired one, 409 for a taken name, 503 when passkeys cannot
+    /// work with `TROVE_PUBLIC_URL` (an IP address as its host).
+    #[oai(path = "/invitations/accept/passkey/start", method = "post")]
+    async fn passkey_sign_up_start(&self, body: Json<PasskeySignUp>) -> ApiResult<Json<CeremonyDto>> {
+        begun(self.0.passkeys.start_sign_up(&body.0.code, &body.0.name).await.map_err(ApiError::from)?)
+    }
+
+    /// Finish signing up with a passkey: 201 with the session cookie. 410 for an unknown, expired or finished
+    /// ceremony (or an invitation used meanwhile), 400 for a credential that is not WebAuthn's JSON, 422 when it
+    /// fails WebAuthn's checks.
+    #[oai(path = "/invitations/accept/passkey/finish", method = "post")]
+    async fn passkey_sign_up_finish(&self, body: Json<PasskeyFinish>) -> ApiResult<SignedInAnswer> {
+        let b = body.0;
+        let signed =
+            self.0.passkeys.finish_sign_up(&b.ceremony, &b.credential.to_string()).await.map_err(ApiError::from)?;
+        // The join is in the household's history, as with a password.
+        self.0.people.record_joined(&signed.member).await.map_err(ApiError::from)?;
+        let (json, cookie) = self.signed_in(&signed);
+        Ok(SignedInAnswer::Created(json, cookie))
+    }
+
+    /// Start signing in with a passkey as a name: the options for `navigator.credentials.get()` (alike for a
+    /// name no one has). 429 with `Retry-After` after too many failed sign-ins for the name.
+    #[oai(path = "/session/passkey/start", method = "post")]
+    async fn passkey_sign_in_start(&self, body: Json<PasskeySignIn>) -> ApiResult<Json<CeremonyDto>> {
+        begun(self.0.passkeys.start_sign_in(&body.0.name).await.map_err(ApiError::from)?)
+    }
+
+    /// Finish signing in with a passkey: the session cookie. 401 when the passkey is not accepted (counted
+    /// toward the name's throttle), 410 for an unknown, expired or finished ceremony, 429 when throttled.
+    #[oai(path = "/session/passkey/finish", method = "post")]
+    async fn passkey_sign_in_finish(&self, body: Json<PasskeyFinish>) -> ApiResult<SignedInAnswer> {
+        let b = body.0;
+        let signed =
+            self.0.passkeys.finish_sign_in(&b.ceremony, &b.credential.to_string()).await.map_err(ApiError::from)?;
+        let (json, cookie) = self.signed_in(&signed);
+        Ok(SignedInAnswer::Ok(json, cookie))
+    }
+
+    /// My passkeys.
+    #[oai(path = "/passkeys", method = "get")]
+    async fn passkeys(&self, Person(c): Person) -> ApiResult<Json<PasskeyList>> {
+        let passkeys = self.0.passkeys.list(&c).await.map_err(ApiError::from)?;
+        Ok(Json(PasskeyList { passkeys: passkeys.iter().map(Into::into).collect() }))
+    }
+
+    /// Start adding a passkey to myself: the options for `navigator.credentials.create()`.
+    #[oai(path = "/passkeys/start", method = "post")]
+    async fn passkey_add_start(&self, Person(c): Person, body: Json<NewPasskeyDto>) -> ApiResult<Json<CeremonyDto>> {
+        begun(self.0.passkeys.start_add(&c, &body.0.name).await.map_err(ApiError::from)?)
+    }
+
+    /// Finish adding a passkey: 201 with it. 410 for an unknown, expired or finished ceremony (or another
+    /// member's), 422 when the credential fails WebAuthn's checks or is registered already.
+    #[oai(path = "/passkeys/finish", method = "post")]
+    async fn passkey_add_finish(&self, Person(c): Person, body: Json<PasskeyFinish>) -> ApiResult<Created<PasskeyDto>> {
+        let b = body.0;
+        let passkey =
+            self.0.passkeys.finish_add(&c, &b.ceremony, &b.credential.to_string()).await.map_err(ApiError::from)?;
+        Ok(Created::Created(Json((&passkey).into())))
+    }
+
+    /// Remove one of my passkeys. 409 when it is my last passkey and I have no password.
+    #[oai(path = "/passkeys/:id", method = "delete")]
+    async fn remove_passkey(&self, Person(c): Person, id: Path<i64>) -> ApiResult<Done> {
+        self.0.passkeys.remove(&c, PasskeyId(id.0)).await.map_err(ApiError::from)?;
         Ok(Done::Done)
     }
 }

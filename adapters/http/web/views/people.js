@@ -3,6 +3,7 @@
 
 import { api } from "../api.js";
 import { h, field, select, date, section, copyButton, flashNext, showError } from "../ui.js";
+import { addPasskey, passkeysSupported } from "../passkeys.js";
 
 const ROLES = [
   ["owner", "owner: everything, and the household's people"],
@@ -107,8 +108,66 @@ export async function householdView(me) {
   );
 }
 
+/**
+ * "Your passkeys": the signed-in member's passkeys with Remove, and a form to add one. Marked `data-read`: a
+ * passkey is a way to sign in, not a change to the household, so viewers manage theirs too.
+ */
+function passkeysSection(passkeys) {
+  const out = h("div", { class: "out", "aria-live": "polite" });
+  const rows = passkeys.map((p) => {
+    const remove = h("button", { type: "button", class: "danger", "data-read": "", "aria-label": `Remove the passkey ${p.name}` }, "Remove");
+    remove.addEventListener("click", () =>
+      attempt(out, async () => {
+        if (!window.confirm(`Remove the passkey "${p.name}"? It will no longer sign you in.`)) return;
+        await api(`/passkeys/${p.id}`, { method: "DELETE" });
+        done(`The passkey "${p.name}" was removed.`);
+      }),
+    );
+    return h(
+      "tr",
+      {},
+      h("th", { scope: "row" }, p.name),
+      h("td", {}, date(p.created_at)),
+      h("td", {}, p.last_used_at ? date(p.last_used_at) : "not yet"),
+      h("td", {}, remove),
+    );
+  });
+  const name = h("input", { name: "passkey-name", required: true, maxlength: 100, placeholder: "phone" });
+  const form = h(
+    "form",
+    { class: "card", "aria-label": "Add a passkey", "data-read": "" },
+    field("Passkey name", name, "Which device or key it is, so you know which to remove."),
+    h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Add a passkey")),
+  );
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    attempt(out, async () => {
+      const added = await addPasskey(name.value.trim());
+      done(`The passkey "${added.name}" was added.`);
+    });
+  });
+  return section(
+    "Your passkeys",
+    h("p", {}, "Passkeys sign you in with your name and your device's unlock (fingerprint, face or PIN), no password."),
+    out,
+    passkeys.length
+      ? h(
+          "div",
+          { class: "table-wrap" },
+          h(
+            "table",
+            { class: "passkeys" },
+            h("thead", {}, h("tr", {}, ["Name", "Made", "Last used", ""].map((c) => h("th", { scope: "col" }, c)))),
+            h("tbody", {}, ...rows),
+          ),
+        )
+      : h("p", {}, "None yet."),
+    passkeysSupported() ? form : h("p", {}, "This browser cannot make passkeys here: passkeys need https, or http://localhost."),
+  );
+}
+
 export async function tokensView() {
-  const { tokens } = await api("/tokens");
+  const [{ tokens }, { passkeys }] = await Promise.all([api("/tokens"), api("/passkeys")]);
   const out = h("div", { class: "out" });
   const made = h("div", { class: "made", "aria-live": "polite" });
   const name = h("input", { name: "name", required: true, maxlength: 100, placeholder: "backup script" });
@@ -180,5 +239,6 @@ export async function tokensView() {
           )
         : h("p", {}, "None yet."),
     ),
+    passkeysSection(passkeys),
   );
 }
