@@ -443,7 +443,7 @@ test("a second invitation signs a member up with a passkey; their item's history
       fetch("/api/items", {
         method: "POST",
         headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ name: "E2E passkey notebook", item_type: "notebook", condition: "good", intent: "keep" }),
+        body: JSON.stringify({ name: "E2E passkey notebook", item_type: "notebook", profile: "A5 dotted", condition: "good", intent: "keep" }),
       }).then(async (r) => [r.status, await r.json()]),
     );
     assert.equal(made[0], 201, JSON.stringify(made[1]));
