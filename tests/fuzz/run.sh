@@ -39,6 +39,9 @@ port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
 unset DATABASE_URL
 export MODEL_API_KEY="fuzz" MODEL_API_URL="http://127.0.0.1:9" SPEND_MONTHLY_LIMIT_USD="0"
 export TROVE_DATA_DIR="$data/trove" TROVE_BIND="127.0.0.1:$port" RUST_LOG="${RUST_LOG:-warn}"
+# A public URL with a host name, so the passkey routes work (with an IP address they answer 503: browsers refuse
+# an IP address as the relying party) and are fuzzed through.
+export TROVE_PUBLIC_URL="http://localhost:$port"
 
 "$bin" demo >/dev/null
 token="$("$bin" token new --name fuzz)"
