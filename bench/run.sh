@@ -15,7 +15,7 @@
 #     SQLite connection with the statement prepared once, every column decoded (`http_ceiling row`).
 #
 # Environment: ITEMS (100000), CONNECTIONS (16), DURATION (seconds of one wrk run, 5), ROUNDS (3),
-# CARGO_TARGET_DIR (target), TROVE_BIN (another `trove` binary to measure, such as a build of an earlier commit;
+# CARGO_TARGET_DIR (target), SKIP_BUILD (set: take the binaries as built), CEILING_BIN, TROVE_BIN (another `trove` binary to measure, such as a build of an earlier commit;
 # default the one built here). Needs wrk, curl, sqlite3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,8 +29,8 @@ for tool in wrk curl sqlite3; do
     command -v "$tool" >/dev/null || { echo "bench/run.sh needs $tool (apt-get install -y $tool)" >&2; exit 1; }
 done
 
-cargo build --release -p trove --features ceiling --bins
-CEILING="$TARGET/release/http_ceiling"
+[ -n "${SKIP_BUILD:-}" ] || cargo build --release -p trove --features ceiling --bins
+CEILING="${CEILING_BIN:-$TARGET/release/http_ceiling}"
 TROVE="${TROVE_BIN:-$TARGET/release/trove}"
 [ -x "$TROVE" ] && [ -x "$CEILING" ] || { echo "build failed" >&2; exit 1; }
 

@@ -236,6 +236,15 @@ impl Inventory {
         Ok(page)
     }
 
+    /// The household's item revision ([`InventoryRepo::revision`]): an answer built from its listing at one
+    /// revision stays current while the revision is unchanged.
+    ///
+    /// # Errors
+    /// `Unexpected` when the store fails.
+    pub async fn revision(&self, household: HouseholdId) -> Result<i64, Error> {
+        Ok(self.items.revision(household).await?)
+    }
+
     /// Reads the item, applies `change`, writes it conditional on its version; retried when another writer got
     /// in between.
     /// The change is recorded as the event `action` of `actor`.

@@ -1,6 +1,7 @@
 //! The one integration-test binary: the whole app on port 0, on SQLite and on PostgreSQL, with the local
 //! planner or a fake Model API (wiremock).
 
+mod answers;
 mod app;
 mod architecture;
 mod concurrency;

@@ -46,6 +46,9 @@ pub struct Explainer {
     spec: Value,
     /// Every `pattern` of the document, compiled once.
     patterns: HashMap<String, Regex>,
+    /// The names of the header parameters of the whole document: a request carrying none of them has no header
+    /// to check, which spares every request the search of its operation.
+    header_names: Vec<String>,
 }
 
 impl Explainer {
@@ -68,7 +71,21 @@ impl Explainer {
                 _ => {}
             }
         }
-        Self { spec, patterns }
+        let mut header_names: Vec<String> = spec
+            .get("paths")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flat_map(|paths| paths.values())
+            .filter_map(Value::as_object)
+            .flat_map(|item| item.values())
+            .filter_map(|operation| operation.get("parameters")?.as_array())
+            .flatten()
+            .filter(|p| p["in"] == "header")
+            .filter_map(|p| Some(p["name"].as_str()?.to_ascii_lowercase()))
+            .collect();
+        header_names.sort_unstable();
+        header_names.dedup();
+        Self { spec, patterns, header_names }
     }
 
     /// The first problem of `body` for `method path` (a path under the API's base, e.g. `/items/7/faults`), or
@@ -84,6 +101,9 @@ impl Explainer {
     /// The first header parameter of `method path` that `headers` carry against its schema in the document:
     /// one that is not visible ASCII text (which a route would otherwise not see at all), or breaks a limit.
     pub fn check_headers(&self, method: &Method, path: &str, headers: &poem::http::HeaderMap) -> Option<String> {
+        if !self.header_names.iter().any(|name| headers.contains_key(name.as_str())) {
+            return None;
+        }
         let parameters = self.operation(method, path)?.get("parameters")?.as_array()?;
         let walk = Walk { spec: &self.spec, patterns: &self.patterns };
         parameters.iter().filter(|p| p["in"] == "header").find_map(|p| {

@@ -6,6 +6,7 @@
 //! `/api` request goes through; [`document`] makes the OpenAPI document exact; [`security`] sets the browser
 //! security headers and [`panics`] turns a panic into a 500, around everything.
 
+pub mod answers;
 pub mod auth;
 pub mod body_limit;
 pub mod document;

@@ -135,6 +135,15 @@ pub trait InventoryRepo: Send + Sync {
     /// `Unexpected` only.
     async fn lines(&self, household: HouseholdId) -> Result<Vec<ItemLine>, RepoError>;
 
+    /// The household's item revision: a number that moves on in the same transaction as every write of one of
+    /// its items, places or media on an item (in this process or any other sharing the database), so that an
+    /// answer built from the listing at one revision is current while the revision is unchanged. 0 for a
+    /// household with nothing written yet, or no such household.
+    ///
+    /// # Errors
+    /// `Unexpected` only.
+    async fn revision(&self, household: HouseholdId) -> Result<i64, RepoError>;
+
     /// The household's [`InventoryStamp`]: one cheap aggregate query, so a cache built from the inventory (the
     /// match index) can tell whether it is still current, also across processes sharing one database.
     ///

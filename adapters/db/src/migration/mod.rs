@@ -12,6 +12,7 @@ mod m0007_passkeys;
 mod m0008_search;
 mod m0009_spend_member;
 mod m0010_search_words;
+mod m0011_media_revision;
 
 /// Every migration, in order.
 #[derive(Debug)]
@@ -31,6 +32,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0008_search::Migration),
             Box::new(m0009_spend_member::Migration),
             Box::new(m0010_search_words::Migration),
+            Box::new(m0011_media_revision::Migration),
         ]
     }
 }

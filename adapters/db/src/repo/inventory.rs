@@ -934,6 +934,10 @@ impl InventoryRepo for Store {
         }
     }
 
+    async fn revision(&self, household: HouseholdId) -> Result<i64, RepoError> {
+        Ok(Store::revision(self, household).await?.unwrap_or(0))
+    }
+
     async fn stamp(&self, household: HouseholdId) -> Result<InventoryStamp, RepoError> {
         // SUM over a BIGINT is NUMERIC on PostgreSQL: cast it back so both backends answer a 64-bit integer.
         let row: Option<(i64, i64)> = items::Entity::find()

@@ -1,12 +1,14 @@
 //! What the household owns: list, add, read and change items; record measurements, faults and tests; mark an
 //! item gone.
 
+use crate::answers::Answers;
 use crate::auth::{Member, Person};
 use crate::error::{ApiError, ApiResult};
 use crate::services::Services;
 use crate::shared::{
     Condition, CreateItem, Created, FieldValue, Intent, NewFault, PlaceStepDto, Severity, Source, mirror_enum, steps,
 };
+use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use poem::IntoResponse;
 use poem_openapi::param::{Path, Query};
@@ -18,6 +20,7 @@ use serde::ser::{SerializeSeq as _, SerializeStruct as _};
 use serde::{Serialize, Serializer};
 use std::collections::{BTreeMap, HashMap};
 use std::marker::PhantomData;
+use std::sync::Arc;
 use trove_application::items::Cursor;
 use trove_application::ports::{ItemQuery, PlaceFilter};
 use trove_domain::bulk::BulkSet;
@@ -313,7 +316,7 @@ pub struct ItemList {
 /// `serde_json::Value` of it cost more than finding the items (BENCHMARKS.md, "HTTP answers").
 pub struct JsonBytes<T> {
     /// The JSON text, as `Json<T>` would have written it.
-    bytes: Vec<u8>,
+    bytes: Bytes,
     /// The documented type; `fn() -> T` keeps the payload `Send` whatever `T` is.
     documented: PhantomData<fn() -> T>,
 }
@@ -325,7 +328,12 @@ impl<T> JsonBytes<T> {
     /// When `answer` cannot be written (a writer bug: every value written is plain data).
     pub fn new(answer: &impl Serialize) -> Result<Self, ApiError> {
         let bytes = serde_json::to_vec(answer).map_err(|e| ApiError::unexpected(format!("write the answer: {e}")))?;
-        Ok(Self { bytes, documented: PhantomData })
+        Ok(Self { bytes: bytes.into(), documented: PhantomData })
+    }
+
+    /// An answer written earlier by [`JsonBytes::new`] for the same `T` (kept by [`Answers`]).
+    fn kept(bytes: Bytes) -> Self {
+        Self { bytes, documented: PhantomData }
     }
 
     /// The JSON text.
@@ -348,7 +356,9 @@ impl<T: Type> Payload for JsonBytes<T> {
 
 impl<T> IntoResponse for JsonBytes<T> {
     fn into_response(self) -> poem::Response {
-        poem::Response::builder().content_type("application/json; charset=utf-8").body(self.bytes)
+        poem::Response::builder()
+            .content_type("application/json; charset=utf-8")
+            .body(poem::Body::from_bytes(self.bytes))
     }
 }
 
@@ -567,7 +577,8 @@ impl Serialize for ItemListJson<'_> {
 }
 
 /// The item routes.
-pub struct ItemsApi(pub Services);
+/// The routes, and the listing answers kept while the household's item revision is unchanged.
+pub struct ItemsApi(pub Services, pub Arc<Answers>);
 
 impl ItemsApi {
     /// The item as answered, with the path of its place read from the store.
@@ -588,6 +599,7 @@ impl ItemsApi {
     #[allow(clippy::too_many_arguments)]
     async fn list(
         &self,
+        request: &poem::Request,
         Member(h): Member,
         intent: Query<Option<Intent>>,
         availability: Query<Option<Availability>>,
@@ -640,9 +652,18 @@ impl ItemsApi {
             }
             Cursor::decode(after).map_err(ApiError::from)?.apply(&mut query);
         }
+        // The answer is a function of the household, the query's text and the household's revision: one kept at
+        // the revision read now is current (`answers`); otherwise the page read after it is kept under it.
+        let text = request.uri().query().unwrap_or_default();
+        let revision = self.0.inventory.revision(h).await.map_err(ApiError::from)?;
+        if let Some(kept) = self.1.get(h, text, revision) {
+            return Ok(JsonBytes::kept(kept));
+        }
         let page = self.0.inventory.list(h, &query).await.map_err(ApiError::from)?;
         let next = Cursor::next(&query, &page).map(Cursor::encode);
-        Ok(JsonBytes::new(&ItemListJson { page: &page, limit: query.limit, offset: query.offset, next })?)
+        let answer = JsonBytes::new(&ItemListJson { page: &page, limit: query.limit, offset: query.offset, next })?;
+        self.1.put(h, text, revision, answer.bytes.clone());
+        Ok(answer)
     }
 
     /// Add an item, in a place given by `place_id` or by a `location` text ("Garage / Shelf B2", found or

@@ -42,7 +42,7 @@ pub type Apis = (
 /// All the API's route groups.
 pub fn apis(s: Services) -> Apis {
     (
-        items::ItemsApi(s.clone()),
+        items::ItemsApi(s.clone(), std::sync::Arc::default()),
         places::PlacesApi(s.clone()),
         labels::LabelsApi(s.clone()),
         templates::TemplatesApi(s.clone()),
