@@ -56,7 +56,7 @@ pub struct Config {
     /// `TROVE_BIND`.
     pub bind: SocketAddr,
     /// `TROVE_PUBLIC_URL`: where phones reach Trove; the links in labels' QR codes start with it, and a scan
-    /// accepts only those (default `http://` + the bind address).
+    /// accepts only those (default `http://` + the bind address, `http://localhost:PORT` for a loopback one).
     pub public_url: PublicUrl,
     /// `MODEL_PROVIDER`: `meta` (default), `openai` or `compatible`; its profile gives the defaults below and
     /// what the backend can do.
@@ -167,6 +167,10 @@ impl Config {
         let bind: SocketAddr =
             bind.parse().with_context(|| format!("{TROVE_BIND}={bind:?} is not an address such as 127.0.0.1:8080"))?;
         let public_url = match get(TROVE_PUBLIC_URL) {
+            // A loopback address is named `localhost`: the same machine, and a host name that browsers treat as
+            // a secure context and accept as a passkey's relying party (an IP address is neither).
+            None if bind.ip().is_loopback() => PublicUrl::new(&format!("http://localhost:{}", bind.port()))
+                .with_context(|| format!("{TROVE_PUBLIC_URL}: the default from {TROVE_BIND} is not a URL"))?,
             None => PublicUrl::new(&format!("http://{bind}"))
                 .with_context(|| format!("{TROVE_PUBLIC_URL}: the default from {TROVE_BIND} is not a URL"))?,
             Some(v) => PublicUrl::new(&v).with_context(|| {
@@ -309,7 +313,9 @@ mod tests {
     fn defaults() {
         let c = config(&[]).unwrap();
         assert_eq!(c.bind.to_string(), "127.0.0.1:8080");
-        assert_eq!(c.public_url.as_str(), "http://127.0.0.1:8080");
+        assert_eq!(c.public_url.as_str(), "http://localhost:8080");
+        let c = config(&[("TROVE_BIND", "[::1]:7000")]).unwrap();
+        assert_eq!(c.public_url.as_str(), "http://localhost:7000");
         let c = config(&[("TROVE_BIND", "0.0.0.0:9000")]).unwrap();
         assert_eq!(c.public_url.as_str(), "http://0.0.0.0:9000");
         let c = config(&[("TROVE_PUBLIC_URL", "https://trove.home.example/")]).unwrap();

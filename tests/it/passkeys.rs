@@ -55,7 +55,8 @@ fn forged_assertion() -> Value {
 }
 
 async fn passkeys_need_a_host_name_as_the_public_url(db: Db) {
-    let app = TestApp::spawn(db, &[]).await;
+    // A public URL that is an IP address (the default names a loopback bind `localhost`).
+    let app = TestApp::spawn(db, &[("TROVE_PUBLIC_URL", "http://192.168.1.20:8080".to_owned())]).await;
     let code = invitation(&app, "member").await;
     let (status, body) =
         post(&app, "/api/invitations/accept/passkey/start", json!({"code": code, "name": "Ada"})).await;

@@ -77,7 +77,7 @@ async fn invitations_sign_people_up_once_with_a_session_cookie(db: Db) {
     let (status, invited) = app.post("/api/invitations", json!({"role": "member"})).await;
     assert_eq!(status, StatusCode::CREATED, "{invited}");
     let code = invited["code"].as_str().unwrap();
-    assert_eq!(invited["url"], format!("http://127.0.0.1:8080/#/join/{code}"));
+    assert_eq!(invited["url"], format!("http://localhost:8080/#/join/{code}"));
     assert_eq!(invited["role"], "member");
 
     let resp = accept(&app, code, " Ada ").await;
