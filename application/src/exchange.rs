@@ -6,13 +6,20 @@
 //! [`media_file_name`]). A row of our own export carries its item's id, which the import keeps as the reference
 //! `trove:<id>` ([`own_ref`]); [`Exchange::import_items_mapped`] answers which item each exported id became, so
 //! each file goes back to the item its row became.
+//!
+//! An import is recorded like any other change, in one write of many events (`Recorder::record_all`): a `create`
+//! of each place made for a `location` text, and one `import` event per item: for a new item its name (as the
+//! `create` of a single item), for an item that held the row's import reference the fields the update changed
+//! (told by the store, which reads each such item in the import's transaction; no event when nothing changed).
 
 use crate::Error;
-use crate::ports::{Clock, InventoryRepo, ItemQuery, ItemSheet};
-use std::collections::{BTreeMap, BTreeSet};
+use crate::ports::{Clock, ImportWritten, InventoryRepo, ItemQuery, ItemSheet};
+use crate::recorder::{Actor, Recorder};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use trove_domain::item::{Item, NewItem};
 use trove_domain::media::MediaType;
+use trove_domain::people::{Event, FieldChange, ObjectKind};
 use trove_domain::{HouseholdId, ItemId, MediaId};
 
 /// Items read per page when exporting.
@@ -100,6 +107,8 @@ pub struct Exchange {
     items: Arc<dyn InventoryRepo>,
     sheet: Arc<dyn ItemSheet>,
     clock: Arc<dyn Clock>,
+    /// Where every item an import writes, and every place it makes, is recorded with who imported.
+    recorder: Recorder,
 }
 
 impl std::fmt::Debug for Exchange {
@@ -109,18 +118,24 @@ impl std::fmt::Debug for Exchange {
 }
 
 impl Exchange {
-    pub fn new(items: Arc<dyn InventoryRepo>, sheet: Arc<dyn ItemSheet>, clock: Arc<dyn Clock>) -> Self {
-        Self { items, sheet, clock }
+    pub fn new(
+        items: Arc<dyn InventoryRepo>,
+        sheet: Arc<dyn ItemSheet>,
+        clock: Arc<dyn Clock>,
+        recorder: Recorder,
+    ) -> Self {
+        Self { items, sheet, clock, recorder }
     }
 
-    /// Imports a sheet: our own export or a Homebox CSV export.
+    /// Imports a sheet: our own export or a Homebox CSV export. Recorded as done by `actor` (see the module's
+    /// documentation).
     ///
     /// # Errors
     /// [`Error::Invalid`] naming the line of the first bad row (nothing is written then); `Unexpected` when the
     /// store fails (nothing is written either).
-    pub async fn import(&self, household: HouseholdId, bytes: &[u8]) -> Result<Imported, Error> {
+    pub async fn import(&self, actor: Actor, bytes: &[u8]) -> Result<Imported, Error> {
         let read = self.sheet.read(bytes, self.clock.now()).map_err(|e| Error::Invalid(e.to_string()))?;
-        let mut done = self.import_items(household, read.items).await?;
+        let mut done = self.import_items(actor, read.items).await?;
         done.skipped = read.skipped;
         Ok(done)
     }
@@ -130,8 +145,8 @@ impl Exchange {
     /// # Errors
     /// [`Error::Invalid`] for an item with a control character in a text (`NewItem::check_texts`);
     /// `Unexpected` when the store fails; nothing is written then.
-    pub async fn import_items(&self, household: HouseholdId, items: Vec<NewItem>) -> Result<Imported, Error> {
-        Ok(self.import_items_mapped(household, items).await?.done)
+    pub async fn import_items(&self, actor: Actor, items: Vec<NewItem>) -> Result<Imported, Error> {
+        Ok(self.import_items_mapped(actor, items).await?.done)
     }
 
     /// As [`Exchange::import_items`], also answering which item each row of our own export became (by the
@@ -139,11 +154,7 @@ impl Exchange {
     ///
     /// # Errors
     /// As [`Exchange::import_items`].
-    pub async fn import_items_mapped(
-        &self,
-        household: HouseholdId,
-        items: Vec<NewItem>,
-    ) -> Result<ImportedItems, Error> {
+    pub async fn import_items_mapped(&self, actor: Actor, items: Vec<NewItem>) -> Result<ImportedItems, Error> {
         if items.is_empty() {
             return Ok(ImportedItems::default());
         }
@@ -154,11 +165,41 @@ impl Exchange {
         let rows = items.len() as u64;
         let exported: Vec<Option<ItemId>> =
             items.iter().map(|i| i.import_ref.as_deref().and_then(exported_id)).collect();
-        let ids = self.items.import(household, items, self.clock.now()).await?;
+        // The name each new item will have: that of the last row naming it (a repeated reference is one item).
+        let names: Vec<String> = items.iter().map(|i| i.name.to_string()).collect();
+        let written = self.items.import(actor.household, items, self.clock.now()).await?;
+        let events = self.import_events(actor, &written, &names);
+        self.recorder.record_all(actor.household, &events).await?;
+        let ids = written.ids;
         let distinct: BTreeSet<i64> = ids.iter().map(|i| i.0).collect();
         // The store answers one id per item given, in order.
         let by_exported_id = exported.into_iter().zip(&ids).filter_map(|(from, to)| Some((from?, *to))).collect();
         Ok(ImportedItems { done: Imported { rows, items: distinct.len() as u64, skipped: 0 }, by_exported_id })
+    }
+
+    /// The events of an import: the places made, then one `import` per new item (its name, from the last row
+    /// that became it) in the order the sheet first names it, then one per update that changed something.
+    fn import_events(&self, actor: Actor, written: &ImportWritten, names: &[String]) -> Vec<Event> {
+        let updated: HashSet<ItemId> = written.updated.iter().map(|u| u.id).collect();
+        let mut last_row: HashMap<ItemId, usize> = HashMap::new();
+        let mut order: Vec<ItemId> = Vec::new();
+        for (n, id) in written.ids.iter().enumerate() {
+            if updated.contains(id) {
+                continue;
+            }
+            if last_row.insert(*id, n).is_none() {
+                order.push(*id);
+            }
+        }
+        let places = written.places.iter().map(|p| self.recorder.place_created(actor, p));
+        let created = order.into_iter().map(|id| {
+            let name = FieldChange { field: "name".into(), before: None, after: Some(names[last_row[&id]].clone()) };
+            self.recorder.event(actor, "import", ObjectKind::Item, id.0, vec![name], Some(1))
+        });
+        let changed = written.updated.iter().filter(|u| !u.changes.is_empty()).map(|u| {
+            self.recorder.event(actor, "import", ObjectKind::Item, u.id.0, u.changes.clone(), Some(u.version))
+        });
+        places.chain(created).chain(changed).collect()
     }
 
     /// Every item of the household, gone ones included, ordered by id.
@@ -256,9 +297,10 @@ mod tests {
         // The store answers one id per item given, in order; a reference repeated is the same item.
         items.expect_import().times(1).returning(|_, given, _| {
             assert_eq!(given.len(), 5);
-            Ok([100, 101, 102, 103, 100].map(ItemId).to_vec())
+            Ok(ImportWritten { ids: [100, 101, 102, 103, 100].map(ItemId).to_vec(), ..ImportWritten::default() })
         });
-        let exchange = Exchange::new(Arc::new(items), Arc::new(MockItemSheet::new()), Arc::new(clock));
+        let recorder = crate::recorder::capturing().0;
+        let exchange = Exchange::new(Arc::new(items), Arc::new(MockItemSheet::new()), Arc::new(clock), recorder);
         let sheet = vec![
             item("Lamp", Some(&own_ref("10"))),
             item("Homebox lamp", Some("hb-asset:000-001")),
@@ -266,7 +308,7 @@ mod tests {
             item("Desk lamp", Some(&own_ref("11"))),
             item("Lamp again", Some(&own_ref("10"))),
         ];
-        let imported = exchange.import_items_mapped(HouseholdId(1), sheet).await.unwrap();
+        let imported = exchange.import_items_mapped(Actor::command_line(HouseholdId(1)), sheet).await.unwrap();
         assert_eq!(imported.done, Imported { rows: 5, items: 4, skipped: 0 });
         let mapped: Vec<(i64, i64)> = imported.by_exported_id.iter().map(|(from, to)| (from.0, to.0)).collect();
         assert_eq!(mapped, vec![(10, 100), (11, 103)], "only rows of our own export carry an exported id");
@@ -278,5 +320,72 @@ mod tests {
         for other in ["hb-asset:000-001", "ref-1", "trove:", "trove:x", "TROVE:7"] {
             assert_eq!(exported_id(other), None, "{other}");
         }
+    }
+
+    #[tokio::test]
+    async fn an_import_records_its_places_its_new_items_and_what_it_changed_in_one_write() {
+        use crate::ports::Reimported;
+        use crate::ports::clock::MockClock;
+        use crate::ports::inventory::MockInventoryRepo;
+        use crate::ports::sheet::MockItemSheet;
+        use trove_domain::PlaceId;
+        use trove_domain::people::MemberId;
+        use trove_domain::place::{Place, PlaceName};
+        let mut clock = MockClock::new();
+        clock.expect_now().returning(|| chrono::DateTime::UNIX_EPOCH);
+        let mut items = MockInventoryRepo::new();
+        items.expect_import().times(1).returning(|_, _, _| {
+            let shed = Place {
+                id: PlaceId(3),
+                name: PlaceName::new("Shed").unwrap(),
+                parent_id: None,
+                note: None,
+                created_at: chrono::DateTime::UNIX_EPOCH,
+            };
+            let renamed =
+                FieldChange { field: "name".into(), before: Some("Lamp".into()), after: Some("Old lamp".into()) };
+            Ok(ImportWritten {
+                // Row 1 updated item 50, rows 2 and 4 are one new item (a repeated reference), row 3 another,
+                // row 5 updated item 51 and changed nothing.
+                ids: [50, 100, 101, 100, 51].map(ItemId).to_vec(),
+                updated: vec![
+                    Reimported { id: ItemId(50), changes: vec![renamed], version: 4 },
+                    Reimported { id: ItemId(51), changes: Vec::new(), version: 2 },
+                ],
+                places: vec![shed],
+            })
+        });
+        let (recorder, events) = crate::recorder::capturing();
+        let exchange = Exchange::new(Arc::new(items), Arc::new(MockItemSheet::new()), Arc::new(clock), recorder);
+        let ada = Actor { household: HouseholdId(1), member: Some(MemberId(8)) };
+        let sheet = vec![
+            item("Old lamp", Some("hb-1")),
+            item("Desk lamp", Some("hb-2")),
+            item("Floor lamp", None),
+            item("Desk lamp, green", Some("hb-2")),
+            item("Spare lamp", Some("hb-3")),
+        ];
+        exchange.import_items(ada, sheet).await.unwrap();
+
+        let events = events.lock().unwrap();
+        type Shown<'a> = (ObjectKind, &'a str, i64, Option<i64>, Vec<(&'a str, Option<&'a str>, Option<&'a str>)>);
+        let got: Vec<Shown<'_>> = events
+            .iter()
+            .map(|(h, e)| {
+                assert_eq!((*h, e.member), (HouseholdId(1), Some(MemberId(8))));
+                let changes =
+                    e.changes.iter().map(|c| (c.field.as_str(), c.before.as_deref(), c.after.as_deref())).collect();
+                (e.kind, e.action.as_str(), e.object, e.version_after, changes)
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (ObjectKind::Place, "create", 3, None, vec![("name", None, Some("Shed"))]),
+                (ObjectKind::Item, "import", 100, Some(1), vec![("name", None, Some("Desk lamp, green"))]),
+                (ObjectKind::Item, "import", 101, Some(1), vec![("name", None, Some("Floor lamp"))]),
+                (ObjectKind::Item, "import", 50, Some(4), vec![("name", Some("Lamp"), Some("Old lamp"))]),
+            ]
+        );
     }
 }

@@ -3,11 +3,12 @@
 
 use crate::error::{Object, Refusal, named};
 use crate::places::resolve;
-use crate::ports::{Clock, InventoryRepo, ItemPage, ItemQuery, PlaceRepo};
+use crate::ports::{Clock, InventoryRepo, ItemPage, ItemQuery, MediaRepo, PlaceRepo};
 use crate::recorder::{Actor, Recorder};
 use crate::{Error, RepoError};
 use std::sync::Arc;
 use trove_domain::bulk::{self, BULK_MAX, BulkSet};
+use trove_domain::history::medium_fields;
 use trove_domain::item::{
     self, ChangeRefused, Fault, Gone, GoneReason, Item, ItemChanges, Measurement, NewItem, TestDone,
 };
@@ -106,6 +107,8 @@ pub struct Inventory {
     items: Arc<dyn InventoryRepo>,
     /// Where items are put: a `place_id` is checked and a `location` text found or created here.
     places: Arc<dyn PlaceRepo>,
+    /// The pending media a new item takes (`media_ids`), read back once attached so that they are recorded.
+    media: Arc<dyn MediaRepo>,
     clock: Arc<dyn Clock>,
     /// Where every change is recorded, with who made it.
     recorder: Recorder,
@@ -125,10 +128,11 @@ impl Inventory {
     pub fn new(
         items: Arc<dyn InventoryRepo>,
         places: Arc<dyn PlaceRepo>,
+        media: Arc<dyn MediaRepo>,
         clock: Arc<dyn Clock>,
         recorder: Recorder,
     ) -> Self {
-        Self { items, places, clock, recorder }
+        Self { items, places, media, clock, recorder }
     }
 
     /// Checks that `id` is a place of the household.
@@ -141,13 +145,15 @@ impl Inventory {
     }
 
     /// Where a created or changed item goes: a `place_id` (checked), or the place a `location` text names
-    /// (found or created), never both. `None`: no word of it; `Some(None)`: out of any place.
+    /// (found or created, each place created recorded as made by `actor`), never both. `None`: no word of it;
+    /// `Some(None)`: out of any place.
     async fn placement(
         &self,
-        household: HouseholdId,
+        actor: Actor,
         place_id: Option<Option<PlaceId>>,
         location: Option<Option<&str>>,
     ) -> Result<Option<Option<PlaceId>>, Error> {
+        let household = actor.household;
         match (place_id, location) {
             (Some(_), Some(_)) => Err(Error::Invalid("give place_id or location, not both".into())),
             (Some(Some(id)), None) => {
@@ -156,7 +162,7 @@ impl Inventory {
             }
             (Some(None), None) | (None, Some(None)) => Ok(Some(None)),
             (None, Some(Some(text))) => {
-                let path = resolve(self.places.as_ref(), household, text, self.clock.now()).await?;
+                let path = resolve(self.places.as_ref(), &self.recorder, actor, text, self.clock.now()).await?;
                 Ok(Some(path.map(|p| p.id())))
             }
             (None, None) => Ok(None),
@@ -174,7 +180,8 @@ impl Inventory {
     }
 
     /// Stores a new item, in the place `place_id` names or the one its `location` text names ("Garage / Shelf
-    /// B2", found or created).
+    /// B2", found or created). Recorded as the event `create` of `actor`, with a `create` of each place made for
+    /// the `location` and of each pending medium of `media_ids` it takes.
     ///
     /// # Errors
     /// [`Error::Refused`] when a component is not an item of the household, the availability is one only a
@@ -188,11 +195,25 @@ impl Inventory {
         self.check_components(household, &item.components).await?;
         item::check_manual_availability(item.availability).map_err(refused)?;
         let location = item.location.take();
-        if let Some(place) = self.placement(household, item.place_id.map(Some), location.as_deref().map(Some)).await? {
+        if let Some(place) = self.placement(actor, item.place_id.map(Some), location.as_deref().map(Some)).await? {
             item.place_id = place;
         }
+        let attached = item.media_ids.clone();
         let item = self.items.insert(household, item, self.clock.now()).await?;
         self.recorder.item(actor, "create", None, &item).await?;
+        if !attached.is_empty() {
+            // The media were pending, recorded by no one: they show in the history once they are on the item.
+            let media = self.media.of_item(household, item.id).await?;
+            let events: Vec<Event> = media
+                .iter()
+                .filter(|m| attached.contains(&m.id))
+                .filter_map(|m| {
+                    let fields = Some(medium_fields(m));
+                    self.recorder.object_event(actor, "create", ObjectKind::Media, m.id.0, None, fields)
+                })
+                .collect();
+            self.recorder.record_all(household, &events).await?;
+        }
         Ok(item)
     }
 
@@ -332,7 +353,7 @@ impl Inventory {
         }
         let location = patch.location.take();
         let location = location.as_ref().map(|l| l.as_deref());
-        if let Some(place) = self.placement(household, patch.place_id, location).await? {
+        if let Some(place) = self.placement(actor, patch.place_id, location).await? {
             patch.place_id = Some(place);
         }
         self.modify(actor, "patch", id, |item| item.apply(&patch).map_err(refused)).await
@@ -382,11 +403,16 @@ impl Inventory {
                 other => {
                     let updated = other?;
                     // The store bumps each version by one in the same write.
-                    for (before, after) in found.iter().zip(&changed) {
-                        let changes = trove_domain::history::diff(before, after);
-                        let version = Some(after.version + 1);
-                        self.recorder.record(actor, "bulk", ObjectKind::Item, after.id.0, changes, version).await?;
-                    }
+                    let events: Vec<Event> = found
+                        .iter()
+                        .zip(&changed)
+                        .map(|(before, after)| {
+                            let changes = trove_domain::history::diff(before, after);
+                            let version = Some(after.version + 1);
+                            self.recorder.event(actor, "bulk", ObjectKind::Item, after.id.0, changes, version)
+                        })
+                        .collect();
+                    self.recorder.record_all(household, &events).await?;
                     return Ok(updated);
                 }
             }
@@ -462,9 +488,10 @@ fn refuse_gone(item: &Item) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ports::FoundPath;
     use crate::ports::clock::MockClock;
-    use crate::ports::history::MockEventRepo;
     use crate::ports::inventory::MockInventoryRepo;
+    use crate::ports::media::MockMediaRepo;
     use crate::ports::places::MockPlaceRepo;
     use chrono::{TimeZone, Utc};
     use std::sync::Mutex;
@@ -505,12 +532,39 @@ mod tests {
     }
 
     fn inventory(items: MockInventoryRepo, places: MockPlaceRepo) -> Inventory {
+        recorded(items, places, MockMediaRepo::new()).0
+    }
+
+    /// The use cases over the mocks given, and the events they record.
+    fn recorded(
+        items: MockInventoryRepo,
+        places: MockPlaceRepo,
+        media: MockMediaRepo,
+    ) -> (Inventory, crate::recorder::Captured) {
         let mut clock = MockClock::new();
         clock.expect_now().returning(now);
-        let clock = Arc::new(clock);
-        let mut events = MockEventRepo::new();
-        events.expect_append().returning(|_, _| Ok(EventId(1)));
-        Inventory::new(Arc::new(items), Arc::new(places), clock.clone(), Recorder::new(Arc::new(events), clock))
+        let (recorder, events) = crate::recorder::capturing();
+        (Inventory::new(Arc::new(items), Arc::new(places), Arc::new(media), Arc::new(clock), recorder), events)
+    }
+
+    /// The events recorded: (kind, action, object, [(field, before, after)]).
+    type Shown = (ObjectKind, String, i64, Vec<(String, Option<String>, Option<String>)>);
+
+    fn shown(events: &crate::recorder::Captured) -> Vec<Shown> {
+        events
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(h, e)| {
+                assert_eq!((*h, e.member), (H.household, H.member));
+                let changes = e.changes.iter().map(|c| (c.field.clone(), c.before.clone(), c.after.clone())).collect();
+                (e.kind, e.action.clone(), e.object, changes)
+            })
+            .collect()
+    }
+
+    fn change(field: &str, before: Option<&str>, after: Option<&str>) -> (String, Option<String>, Option<String>) {
+        (field.to_owned(), before.map(Into::into), after.map(Into::into))
     }
 
     /// A store holding `stored`, whose first `stale` bulk writes find a changed version.
@@ -583,10 +637,20 @@ mod tests {
             .withf(|_, names, _| names.iter().map(PlaceName::as_str).collect::<Vec<_>>() == ["Garage", "Shelf B2"])
             .times(1)
             .returning(|_, _, _| {
-                Ok(PlacePath::new(vec![
+                let path = PlacePath::new(vec![
                     PlaceStep { id: PlaceId(1), name: PlaceName::new("Garage").unwrap() },
                     PlaceStep { id: PlaceId(5), name: PlaceName::new("Shelf B2").unwrap() },
-                ]))
+                ])
+                .unwrap();
+                // The garage was there; the shelf is made for this text.
+                let shelf = Place {
+                    id: PlaceId(5),
+                    name: PlaceName::new("Shelf B2").unwrap(),
+                    parent_id: Some(PlaceId(1)),
+                    note: None,
+                    created_at: now(),
+                };
+                Ok(Some(FoundPath { path, created: vec![shelf] }))
             });
         let mut items = MockInventoryRepo::new();
         items.expect_get_many().returning(|_, _| Ok(Vec::new()));
@@ -597,10 +661,23 @@ mod tests {
             .withf(|_, i, _| i.place_id == Some(PlaceId(2)) && i.location.is_none())
             .times(1)
             .returning(|_, i, at| Ok(i.stored(ItemId(9), at)));
-        let inv = inventory(items, places);
+        let (inv, events) = recorded(items, places, MockMediaRepo::new());
 
         let patch = ItemPatch { location: Some(Some("Garage / Shelf B2".into())), ..ItemPatch::default() };
         inv.patch(H, ItemId(1), patch).await.unwrap();
+        // The shelf made for the text is recorded before the item's move into it, by the same actor.
+        assert_eq!(
+            shown(&events),
+            [
+                (
+                    ObjectKind::Place,
+                    "create".into(),
+                    5,
+                    vec![change("name", None, Some("Shelf B2")), change("parent_id", None, Some("1"))]
+                ),
+                (ObjectKind::Item, "patch".into(), 1, vec![change("place_id", None, Some("5"))]),
+            ]
+        );
 
         let mut new = NewItem::new(
             ItemName::new("Pi").unwrap(),
@@ -621,6 +698,64 @@ mod tests {
         assert!(matches!(&e, Error::Refused(_)) && e.to_string() == "no such place 40", "{e:?}");
         let patch = ItemPatch { location: Some(Some("Garage / \u{1}x".into())), ..ItemPatch::default() };
         assert!(matches!(inv.patch(H, ItemId(1), patch).await, Err(Error::Invalid(_))));
+    }
+
+    #[tokio::test]
+    async fn pending_media_a_new_item_takes_are_recorded_on_it() {
+        use trove_domain::MediaId;
+        use trove_domain::media::{ContentHash, MediaKind, MediaType, Medium};
+        let medium = |id: i64, item: Option<ItemId>| Medium {
+            id: MediaId(id),
+            item_id: item,
+            kind: MediaKind::Photo,
+            media_type: MediaType::Jpeg,
+            bytes: 10,
+            size: None,
+            sha256: ContentHash::parse(&"ab".repeat(32)).unwrap(),
+            thumb: None,
+            caption: None,
+            created_at: now(),
+        };
+        let mut items = MockInventoryRepo::new();
+        items.expect_get_many().returning(|_, _| Ok(Vec::new()));
+        items
+            .expect_insert()
+            .withf(|_, i, _| i.media_ids == [MediaId(4), MediaId(6)])
+            .times(1)
+            .returning(|_, i, at| Ok(i.stored(ItemId(9), at)));
+        let mut media = MockMediaRepo::new();
+        // Read back once attached: the two taken (and one the item cannot have had before, left out).
+        media
+            .expect_of_item()
+            .withf(|h, i| *h == H.household && *i == ItemId(9))
+            .times(1)
+            .returning(move |_, i| Ok(vec![medium(4, Some(i)), medium(6, Some(i)), medium(8, Some(i))]));
+        let (inv, events) = recorded(items, places(), media);
+        let mut new = NewItem::new(
+            ItemName::new("Pi").unwrap(),
+            ItemType::new("sbc").unwrap(),
+            String::new(),
+            Condition::Good,
+            Intent::Keep,
+        );
+        new.media_ids = vec![MediaId(4), MediaId(6)];
+        inv.create(H, new).await.unwrap();
+        let photo = |id| {
+            (
+                ObjectKind::Media,
+                "create".to_owned(),
+                id,
+                vec![
+                    change("item_id", None, Some("9")),
+                    change("kind", None, Some("photo")),
+                    change("media_type", None, Some("image/jpeg")),
+                ],
+            )
+        };
+        assert_eq!(
+            shown(&events),
+            [(ObjectKind::Item, "create".into(), 9, vec![change("name", None, Some("Pi"))]), photo(4), photo(6)]
+        );
     }
 
     #[test]

@@ -115,7 +115,9 @@ impl Media {
 
     /// Keeps a file on an item, or pending (on no item, for intake) when `item` is `None`. A picture loses its
     /// location metadata and keeps showing the right way up ([`Pictures::keep`]) before anything is stored;
-    /// the blob is written before the row. Recorded as the event `create` of `actor`.
+    /// the blob is written before the row. Recorded as the event `create` of `actor` when it is on an item;
+    /// pending media are recorded when an item takes them (`Inventory::create`), and those the sweep removes
+    /// were never shown to anyone, so never recorded.
     ///
     /// # Errors
     /// [`MediaError::Refused`] for an empty, too large, broken or unaccepted file; [`Error::NotFound`] naming
@@ -148,8 +150,10 @@ impl Media {
         };
         match self.media.insert(household, new, self.clock.now()).await {
             Ok(stored) => {
-                let fields = Some(medium_fields(&stored));
-                self.recorder.object(actor, "create", ObjectKind::Media, stored.id.0, None, fields).await?;
+                if stored.item_id.is_some() {
+                    let fields = Some(medium_fields(&stored));
+                    self.recorder.object(actor, "create", ObjectKind::Media, stored.id.0, None, fields).await?;
+                }
                 Ok(stored)
             }
             Err(e) => {
@@ -241,6 +245,19 @@ impl Media {
         self.blobs.put(&hash, &thumb).await?;
         self.media.set_thumb(household, id, &hash).await.map_err(no_media(id))?;
         Ok(thumb)
+    }
+
+    /// Sets a medium's caption, or removes it with `None`. Recorded as the event `patch` of `actor` with the
+    /// caption's change (no event when it is unchanged).
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] naming the medium (another household's included); nothing is written then.
+    pub async fn caption(&self, actor: Actor, id: MediaId, caption: Option<Caption>) -> Result<Medium, MediaError> {
+        let before = self.media.get(actor.household, id).await.map_err(no_media(id))?;
+        let after = self.media.set_caption(actor.household, id, caption).await.map_err(no_media(id))?;
+        let (fields_before, fields_after) = (Some(medium_fields(&before)), Some(medium_fields(&after)));
+        self.recorder.object(actor, "patch", ObjectKind::Media, id.0, fields_before, fields_after).await?;
+        Ok(after)
     }
 
     /// Deletes a medium: the row first, then its blob and thumbnail once no row names them. Recorded as the event

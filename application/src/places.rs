@@ -188,34 +188,39 @@ impl Places {
         Ok(self.places.paths(household, ids).await?)
     }
 
-    /// Finds or creates the path a `location` text names ("Garage / Shelf B2"); `None` for a blank text.
+    /// Finds or creates the path a `location` text names ("Garage / Shelf B2"); `None` for a blank text. Each
+    /// place created is recorded as the event `create` of `actor`.
     ///
     /// # Errors
     /// [`Error::Invalid`] when a part of the text is not a place name (nothing is written then).
-    pub async fn find_or_create(&self, household: HouseholdId, location: &str) -> Result<Option<PlacePath>, Error> {
-        resolve(self.places.as_ref(), household, location, self.clock.now()).await
+    pub async fn find_or_create(&self, actor: Actor, location: &str) -> Result<Option<PlacePath>, Error> {
+        resolve(self.places.as_ref(), &self.recorder, actor, location, self.clock.now()).await
     }
 }
 
 /// Finds or creates the path a `location` text names, read strictly: a part that is not a place name is
-/// refused, not repaired.
+/// refused, not repaired. The places created are recorded as `create` events of `actor`.
 pub(crate) async fn resolve(
     places: &dyn PlaceRepo,
-    household: HouseholdId,
+    recorder: &Recorder,
+    actor: Actor,
     location: &str,
     at: trove_domain::Timestamp,
 ) -> Result<Option<PlacePath>, Error> {
     let names = place::parse_location(location).map_err(|e| Error::Invalid(format!("location: {e}")))?;
-    Ok(places.find_or_create(household, &names, at).await?)
+    let Some(found) = places.find_or_create(actor.household, &names, at).await? else { return Ok(None) };
+    recorder.places_created(actor, &found.created).await?;
+    Ok(Some(found.path))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ports::FoundPath;
     use crate::ports::clock::MockClock;
     use crate::ports::places::MockPlaceRepo;
     use chrono::{TimeZone, Utc};
-    use trove_domain::place::PlaceName;
+    use trove_domain::place::{PlaceName, PlaceStep};
 
     const H: HouseholdId = HouseholdId(1);
     const A: Actor = Actor { household: H, member: Some(trove_domain::people::MemberId(4)) };
@@ -373,15 +378,49 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn location_texts_are_read_strictly() {
+    async fn location_texts_are_read_strictly_and_the_places_made_are_recorded() {
         let mut repo = MockPlaceRepo::new();
         repo.expect_find_or_create()
             .withf(|_, names, _| names.iter().map(PlaceName::as_str).collect::<Vec<_>>() == ["Garage", "Shelf B2"])
             .times(1)
-            .returning(|_, _, _| Ok(None));
-        let p = places(repo);
-        p.find_or_create(H, "Garage / Shelf B2").await.unwrap();
-        let err = p.find_or_create(H, "Garage / a\u{1}").await.unwrap_err();
+            .returning(|_, _, _| {
+                let (garage, shelf) = (place(2, "Garage", None), place(7, "Shelf B2", Some(2)));
+                let path = PlacePath::new(vec![
+                    PlaceStep { id: garage.id, name: garage.name.clone() },
+                    PlaceStep { id: shelf.id, name: shelf.name.clone() },
+                ])
+                .unwrap();
+                // The garage was there; the shelf is made.
+                Ok(Some(FoundPath { path, created: vec![shelf] }))
+            });
+        let mut clock = MockClock::new();
+        clock.expect_now().returning(|| Utc.with_ymd_and_hms(2026, 2, 1, 12, 0, 0).unwrap());
+        let (recorder, events) = crate::recorder::capturing();
+        let p = Places::new(Arc::new(repo), Arc::new(clock), recorder);
+        let path = p.find_or_create(A, "Garage / Shelf B2").await.unwrap().unwrap();
+        assert_eq!(path.joined(), "Garage / Shelf B2");
+        let err = p.find_or_create(A, "Garage / a\u{1}").await.unwrap_err();
         assert!(matches!(&err, Error::Invalid(m) if m.starts_with("location: place name")), "{err:?}");
+
+        let events = events.lock().unwrap();
+        let got: Vec<_> = events
+            .iter()
+            .map(|(h, e)| {
+                let changes: Vec<_> =
+                    e.changes.iter().map(|c| (c.field.as_str(), c.before.as_deref(), c.after.as_deref())).collect();
+                (*h, e.kind, e.action.as_str(), e.object, e.member, changes)
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [(
+                H,
+                ObjectKind::Place,
+                "create",
+                7,
+                A.member,
+                vec![("name", None, Some("Shelf B2")), ("parent_id", None, Some("2"))]
+            )]
+        );
     }
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use trove_domain::history::{diff, project_fields};
 use trove_domain::item::Item;
 use trove_domain::pack::{self, BuildPack};
-use trove_domain::people::ObjectKind;
+use trove_domain::people::{Event, ObjectKind};
 use trove_domain::project::{self, Project, ProjectStatus};
 use trove_domain::{HouseholdId, ItemId, ProjectId};
 
@@ -82,18 +82,19 @@ impl Projects {
         before_items: &[Item],
     ) -> Result<(), Error> {
         let (fields_before, fields_after) = (Some(project_fields(before)), Some(project_fields(after)));
-        self.recorder.object(actor, action, ObjectKind::Project, after.id.0, fields_before, fields_after).await?;
         let now = self.allocated_items(actor.household, after).await?;
-        for item in &now {
-            if let Some(old) = before_items.iter().find(|i| i.id == item.id) {
-                let changes = diff(old, item);
-                if !changes.is_empty() {
-                    let kind = ObjectKind::Item;
-                    self.recorder.record(actor, action, kind, item.id.0, changes, Some(item.version)).await?;
-                }
-            }
-        }
-        Ok(())
+        let project =
+            self.recorder.object_event(actor, action, ObjectKind::Project, after.id.0, fields_before, fields_after);
+        let items = now.iter().filter_map(|item| {
+            let old = before_items.iter().find(|i| i.id == item.id)?;
+            let changes = diff(old, item);
+            let version = Some(item.version);
+            (!changes.is_empty())
+                .then(|| self.recorder.event(actor, action, ObjectKind::Item, item.id.0, changes, version))
+        });
+        // The project's event first, then its items', in one write.
+        let events: Vec<Event> = project.into_iter().chain(items).collect();
+        self.recorder.record_all(actor.household, &events).await
     }
 
     /// Accepts a proposed project: the rules check every item is still buildable, then the store reserves them

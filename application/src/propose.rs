@@ -251,9 +251,13 @@ impl ProposeProjects {
         } else {
             self.projects.insert_many(household, decision.projects, self.clock.now()).await?
         };
-        for p in &projects {
-            self.recorder.object(actor, "create", ObjectKind::Project, p.id.0, None, Some(project_fields(p))).await?;
-        }
+        let events: Vec<_> = projects
+            .iter()
+            .filter_map(|p| {
+                self.recorder.object_event(actor, "create", ObjectKind::Project, p.id.0, None, Some(project_fields(p)))
+            })
+            .collect();
+        self.recorder.record_all(household, &events).await?;
         Ok(ProposeOutcome { projects, dropped: decision.dropped, steps, spend })
     }
 }

@@ -7,9 +7,10 @@ use crate::ports::people::Member;
 use crate::ports::{Clock, EventRepo};
 use std::sync::Arc;
 use trove_domain::HouseholdId;
-use trove_domain::history::{Fields, between, diff};
+use trove_domain::history::{Fields, between, diff, place_fields};
 use trove_domain::item::Item;
 use trove_domain::people::{Event, EventId, FieldChange, MemberId, ObjectKind};
+use trove_domain::place::Place;
 
 /// Who asks for a change: the household it is made in and the member who asked (`None`: the command line).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +49,28 @@ impl Recorder {
         Self { events, clock }
     }
 
+    /// The event of one change of `actor` on an object, made now and not yet appended (for
+    /// [`Recorder::record_all`]).
+    pub fn event(
+        &self,
+        actor: Actor,
+        action: &str,
+        kind: ObjectKind,
+        object: i64,
+        changes: Vec<FieldChange>,
+        version_after: Option<i64>,
+    ) -> Event {
+        Event {
+            at: self.clock.now(),
+            member: actor.member,
+            action: action.to_owned(),
+            kind,
+            object,
+            changes,
+            version_after,
+        }
+    }
+
     /// Records one event of `actor` on an object.
     ///
     /// # Errors
@@ -61,16 +84,36 @@ impl Recorder {
         changes: Vec<FieldChange>,
         version_after: Option<i64>,
     ) -> Result<EventId, Error> {
-        let event = Event {
-            at: self.clock.now(),
-            member: actor.member,
-            action: action.to_owned(),
-            kind,
-            object,
-            changes,
-            version_after,
-        };
+        let event = self.event(actor, action, kind, object, changes, version_after);
         Ok(self.events.append(actor.household, &event).await?)
+    }
+
+    /// Records many events of `household` at once: one transaction of multi-row writes
+    /// ([`EventRepo::append_all`]), all or none. Nothing is written for no events.
+    ///
+    /// # Errors
+    /// As [`Recorder::record`].
+    pub async fn record_all(&self, household: HouseholdId, events: &[Event]) -> Result<(), Error> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        Ok(self.events.append_all(household, events).await?)
+    }
+
+    /// Records the places created for a `location` text (by `PlaceRepo::find_or_create` or an import) as `create`
+    /// events of `actor`, as if each had been made by hand.
+    ///
+    /// # Errors
+    /// As [`Recorder::record`].
+    pub async fn places_created(&self, actor: Actor, places: &[Place]) -> Result<(), Error> {
+        let events: Vec<Event> = places.iter().map(|p| self.place_created(actor, p)).collect();
+        self.record_all(actor.household, &events).await
+    }
+
+    /// The `create` event of a place made for a `location` text.
+    pub fn place_created(&self, actor: Actor, place: &Place) -> Event {
+        let changes = between(None, Some(place_fields(place)));
+        self.event(actor, "create", ObjectKind::Place, place.id.0, changes, None)
     }
 
     /// Records a change of an item from `before` to `after`.
@@ -106,11 +149,27 @@ impl Recorder {
         before: Option<Fields>,
         after: Option<Fields>,
     ) -> Result<Option<EventId>, Error> {
+        match self.object_event(actor, action, kind, object, before, after) {
+            Some(event) => Ok(Some(self.events.append(actor.household, &event).await?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The event [`Recorder::object`] records, not yet appended; `None` for a `patch` that changed no field.
+    pub fn object_event(
+        &self,
+        actor: Actor,
+        action: &str,
+        kind: ObjectKind,
+        object: i64,
+        before: Option<Fields>,
+        after: Option<Fields>,
+    ) -> Option<Event> {
         let changes = between(before, after);
         if changes.is_empty() && action == "patch" {
-            return Ok(None);
+            return None;
         }
-        self.record(actor, action, kind, object, changes, None).await.map(Some)
+        Some(self.event(actor, action, kind, object, changes, None))
     }
 }
 
@@ -130,6 +189,11 @@ pub(crate) fn capturing() -> (Recorder, Captured) {
         let mut kept = into.lock().unwrap();
         kept.push((h, e.clone()));
         Ok(EventId(kept.len() as i64))
+    });
+    let into = kept.clone();
+    events.expect_append_all().returning(move |h, all| {
+        into.lock().unwrap().extend(all.iter().map(|e| (h, e.clone())));
+        Ok(())
     });
     let mut clock = MockClock::new();
     clock.expect_now().returning(|| chrono::DateTime::UNIX_EPOCH);

@@ -100,6 +100,7 @@ async fn bench_listing(name: &str, url: &str) {
     let inventory = Inventory::new(
         store.clone(),
         store.clone(),
+        store.clone(),
         Arc::new(SystemClock),
         trove_application::history::Recorder::new(store.clone(), Arc::new(SystemClock)),
     );
@@ -161,7 +162,8 @@ async fn bench_labels() {
     let h = HouseholdRepo::ensure_household(store.as_ref(), "bench").await.unwrap();
     let ids = InventoryRepo::import(store.as_ref(), h, generated_inventory::new_items(240), chrono::Utc::now())
         .await
-        .unwrap();
+        .unwrap()
+        .ids;
     let labels = Labels::new(
         store.clone(),
         store.clone(),

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use trove_application::exchange::{Imported, media_file_name, read_media_file_name};
 use trove_application::media::{Upload, content_hash};
 use trove_application::ports::HouseholdRepo;
+use trove_application::recorder::Actor;
 use trove_domain::item::Item;
 use trove_domain::media::{self, Caption, MAX_BYTES, MediaKind};
 use trove_domain::{HouseholdId, ItemId, MediaId};
@@ -106,7 +107,12 @@ async fn import_mapped(
     } else {
         ProgressBar::hidden()
     };
-    let mut imported = app.services.exchange.import_items_mapped(h, read.items).await.context("writing the import")?;
+    let mut imported = app
+        .services
+        .exchange
+        .import_items_mapped(Actor::command_line(h), read.items)
+        .await
+        .context("writing the import")?;
     writing.finish_and_clear();
     imported.done.skipped = read.skipped;
     Ok((imported.done, imported.by_exported_id))
@@ -295,11 +301,7 @@ pub async fn import_with_media(
         let kept = app
             .services
             .media
-            .upload(
-                trove_application::history::Actor::command_line(h),
-                Some(item),
-                Upload { bytes, kind: f.kind, caption: f.caption },
-            )
+            .upload(Actor::command_line(h), Some(item), Upload { bytes, kind: f.kind, caption: f.caption })
             .await
             .map_err(|e| {
                 anyhow::anyhow!("{}: {e}; the items and the files before it were imported", f.path.display())

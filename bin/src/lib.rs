@@ -116,7 +116,7 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
     let pictures = Arc::new(trove_vision::pictures::PictureWork::new());
     let media = Media::new(store.clone(), blobs, pictures, items.clone(), clock.clone(), recorder.clone());
 
-    let inventory = Inventory::new(items.clone(), places.clone(), clock.clone(), recorder.clone());
+    let inventory = Inventory::new(items.clone(), places.clone(), store.clone(), clock.clone(), recorder.clone());
     let history = History::new(store.clone(), store.clone(), inventory.clone(), places.clone());
 
     // Passkeys: the relying party is TROVE_PUBLIC_URL's host; the key of the made-up credentials (for names
@@ -146,7 +146,7 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
             recorder.clone(),
         ),
         intake: Intake::new(metered.clone(), items.clone(), clock.clone(), model_images, jobs.clone()),
-        exchange: Exchange::new(items.clone(), sheet, clock.clone()),
+        exchange: Exchange::new(items.clone(), sheet, clock.clone(), recorder.clone()),
         selling: Selling::new(metered, items, prices, clock.clone(), config.price.clone()),
         spend: Spend::new(ledger, clock.clone(), config.spend, store.clone()),
         auth: auth.clone(),

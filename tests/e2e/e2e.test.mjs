@@ -1136,10 +1136,20 @@ test("media: a photo added on an item page shows in its gallery, opens full size
   await open(`#/items/${item.id}`, "E2E Gallery Lamp");
   assert.match(await page.locator(".gallery li.picture .caption").textContent(), /front view/);
 
+  // The caption is edited in place, and the edit is in the activity.
+  await gallery.getByRole("button", { name: "Edit caption: front view" }).click();
+  const captionForm = gallery.getByRole("form", { name: "Caption of front view" });
+  await captionForm.getByLabel("Caption", { exact: true }).fill("front view, switched on");
+  await captionForm.getByRole("button", { name: "Save" }).click();
+  await page.locator(".message.ok", { hasText: "Caption saved: front view, switched on." }).waitFor();
+  assert.match(await page.locator(".gallery li.picture .caption").textContent(), /front view, switched on/);
+  const captioned = (await apiGet("/activity?limit=20")).events.find((e) => e.object.kind === "media" && e.action === "patch");
+  assert.deepEqual(captioned?.changes, [{ field: "caption", before: "front view", after: "front view, switched on" }], JSON.stringify(captioned));
+
   // A PDF receipt is a link to the file, not a thumbnail.
   await gallery.getByLabel("File (JPEG, PNG, WebP or PDF)").setInputFiles({ name: "receipt.pdf", mimeType: "application/pdf", buffer: RECEIPT_PDF });
   await gallery.getByLabel("Kind").selectOption("receipt");
-  await gallery.getByLabel("Caption").fill("receipt from the shop");
+  await gallery.getByLabel("Caption", { exact: true }).fill("receipt from the shop");
   await gallery.getByRole("button", { name: "Add", exact: true }).click();
   const link = gallery.getByRole("link", { name: "receipt: receipt from the shop" });
   await link.waitFor();
@@ -1197,6 +1207,7 @@ test("media: a photo added on an item page shows in its gallery, opens full size
     await thumb.waitFor();
     assert.equal(await p.getByRole("form", { name: "Add a photo or paper" }).count(), 0, "no upload form for a viewer");
     assert.equal(await p.locator(".gallery button", { hasText: "Delete" }).count(), 0, "no delete for a viewer");
+    assert.equal(await p.locator(".gallery button", { hasText: "caption" }).count(), 0, "no caption edit for a viewer");
     await thumb.click();
     await p.locator("dialog.media-viewer[open] img.full").waitFor();
   } finally {

@@ -13,6 +13,7 @@ on_both!(
     places_media_and_members_are_in_the_activity_with_who_did_what,
     a_project_and_what_it_does_to_its_items_are_recorded,
     spend_is_totalled_by_the_member_who_asked,
+    places_made_for_a_location_and_imports_are_in_the_activity,
 );
 
 /// A request of the member with `cookie`, as their page sends it, answered as JSON.
@@ -335,4 +336,77 @@ async fn spend_is_totalled_by_the_member_who_asked(db: Db) {
     // The other totals are as they were.
     assert_eq!(spend["totals"]["all"]["calls"].as_u64(), Some(ada_calls + 1));
     assert!(spend["totals"]["by_kind"]["propose"].is_object(), "{spend}");
+}
+
+/// `POST /api/import` of `csv` as the page of the member with `cookie`.
+async fn import_as(app: &TestApp, cookie: &str, csv: &str) -> (StatusCode, Value) {
+    let req =
+        from_page(app, Method::POST, "/api/import", cookie).header("Content-Type", "text/csv").body(csv.to_owned());
+    json_of(req.send().await.unwrap()).await
+}
+
+async fn places_made_for_a_location_and_imports_are_in_the_activity(db: Db) {
+    let app = TestApp::spawn(db, &[]).await;
+    let ada = sign_up(&app, "member", "Ada").await;
+    let by_ada = |action: &str, kind: &str, id: i64, changes| {
+        (action.to_owned(), kind.to_owned(), id, Some("Ada".to_owned()), changes)
+    };
+
+    // An item put in a place that does not exist yet: each place made is Ada's too.
+    let mut pi = item("Pi 4", "sbc");
+    pi["location"] = json!("Garage / Shelf B2");
+    let (status, created) = as_page(&app, &ada.cookie, Method::POST, "/api/items", Some(pi)).await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let pi = created["id"].as_i64().unwrap();
+    let shelf = created["place_id"].as_i64().unwrap();
+    let (_, places) = app.get("/api/places").await;
+    let garage =
+        places["places"].as_array().unwrap().iter().find(|p| p["name"] == "Garage").unwrap()["id"].as_i64().unwrap();
+    let garage_text = garage.to_string();
+    assert_eq!(
+        feed(&app).await[1..],
+        [
+            by_ada("create", "place", garage, vec![change("name", None, Some("Garage"))]),
+            by_ada(
+                "create",
+                "place",
+                shelf,
+                vec![change("name", None, Some("Shelf B2")), change("parent_id", None, Some(&garage_text))]
+            ),
+            by_ada("create", "item", pi, vec![change("name", None, Some("Pi 4"))]),
+        ],
+        "after Ada's joining"
+    );
+
+    // An import by Ada: one event per item, and the place it makes, all Ada's.
+    let csv = "id,name,item_type,location\n7,Desk lamp,lamp,Attic\n8,Fan,fan,garage\n";
+    let (status, done) = import_as(&app, &ada.cookie, csv).await;
+    assert_eq!(status, StatusCode::OK, "{done}");
+    let (_, listed) = app.get("/api/items?q=lamp").await;
+    let lamp = listed["items"][0]["id"].as_i64().unwrap();
+    let attic = listed["items"][0]["place_id"].as_i64().unwrap();
+    let (_, listed) = app.get("/api/items?q=fan").await;
+    let fan = listed["items"][0]["id"].as_i64().unwrap();
+    let events = feed(&app).await;
+    assert_eq!(
+        events[4..],
+        [
+            by_ada("create", "place", attic, vec![change("name", None, Some("Attic"))]),
+            by_ada("import", "item", lamp, vec![change("name", None, Some("Desk lamp"))]),
+            by_ada("import", "item", fan, vec![change("name", None, Some("Fan"))]),
+        ]
+    );
+
+    // The same sheet again, one row renamed: the update is recorded with what it changed; the other row changed
+    // nothing and is no event.
+    let csv = "id,name,item_type,location\n7,Desk lamp (green),lamp,Attic\n8,Fan,fan,garage\n";
+    let (status, done) = import_as(&app, &ada.cookie, csv).await;
+    assert_eq!(status, StatusCode::OK, "{done}");
+    let events = feed(&app).await;
+    assert_eq!(
+        events[7..],
+        [by_ada("import", "item", lamp, vec![change("name", Some("Desk lamp"), Some("Desk lamp (green)"))])]
+    );
+    let (_, history) = app.get(&format!("/api/items/{lamp}/history")).await;
+    assert_eq!(history["events"].as_array().unwrap().len(), 2, "{history}");
 }

@@ -26,7 +26,8 @@ on_both!(
     refused_files_keep_nothing,
     another_households_media_is_404,
     intake_keeps_its_photos_until_an_item_takes_them,
-    export_and_import_carry_the_media
+    export_and_import_carry_the_media,
+    captions_are_edited_and_recorded
 );
 
 /// The GPS latitude the test photo carries (51/1, 28/1, 38/1 as big-endian rationals).
@@ -391,6 +392,20 @@ async fn intake_keeps_its_photos_until_an_item_takes_them(db: Db) {
     let (_, list) = app.get(&format!("/api/items/{id}/media")).await;
     let attached: Vec<i64> = list["media"].as_array().unwrap().iter().map(|m| m["id"].as_i64().unwrap()).collect();
     assert_eq!(attached, vec![whole, crops[0]]);
+    // Pending media were shown to no one: the activity has the two the item took, created on it, and no other.
+    let (_, activity) = app.get("/api/activity?limit=200").await;
+    let mut media: Vec<(String, i64, Value)> = activity["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["object"]["kind"] == "media")
+        .map(|e| {
+            (e["action"].as_str().unwrap().to_owned(), e["object"]["id"].as_i64().unwrap(), e["changes"][0].clone())
+        })
+        .collect();
+    media.sort_by_key(|m| m.1);
+    let on_item = serde_json::json!({"field": "item_id", "before": null, "after": id.to_string()});
+    assert_eq!(media, [("create".to_owned(), whole, on_item.clone()), ("create".to_owned(), crops[0], on_item)]);
     // Already attached: refused, and the first item keeps it.
     let (status, body) = app.post("/api/items", taking).await;
     assert_error(status, &body, StatusCode::UNPROCESSABLE_ENTITY, "rule");
@@ -521,4 +536,83 @@ async fn export_and_import_carry_the_media(db: Db) {
     let other = copy.token_of("other").await;
     let (_, listed) = copy.get_as(&other, "/api/items").await;
     assert_eq!(listed["items"].as_array().unwrap().len(), 0);
+}
+
+async fn captions_are_edited_and_recorded(db: Db) {
+    use crate::people::{from_page, json_of, sign_up};
+    let dir = DataDir::new();
+    let app = spawn(db, &dir).await;
+    let drill = app.create_item(item("Cordless drill", "tool")).await;
+    let (status, kept) = upload(&app, &app.token, drill, Form::new().part("file", file(PDF, "manual.pdf"))).await;
+    assert_eq!(status, StatusCode::CREATED, "{kept}");
+    let id = kept["id"].as_i64().unwrap();
+    let path = format!("/api/media/{id}");
+    let ada = sign_up(&app, "member", "Ada").await;
+    let patch = |body: Value, cookie: &str| {
+        let req = from_page(&app, reqwest::Method::PATCH, &path, cookie).json(&body);
+        async move { json_of(req.send().await.unwrap()).await }
+    };
+
+    // A member sets it, then removes it; the answer is the medium.
+    let (status, changed) = patch(serde_json::json!({"caption": "  Manual, page 1 "}), &ada.cookie).await;
+    assert_eq!(status, StatusCode::OK, "{changed}");
+    assert_eq!((changed["id"].as_i64(), changed["caption"].as_str()), (Some(id), Some("Manual, page 1")));
+    assert_eq!(changed["sha256"], kept["sha256"]);
+    let (_, list) = app.get(&format!("/api/items/{drill}/media")).await;
+    assert_eq!(list["media"][0]["caption"], "Manual, page 1");
+    let (status, cleared) = patch(serde_json::json!({"caption": null}), &ada.cookie).await;
+    assert_eq!((status, &cleared["caption"]), (StatusCode::OK, &Value::Null), "{cleared}");
+
+    // Refused captions change nothing: too long, a control character, no caption at all, an unknown member.
+    for body in [
+        serde_json::json!({"caption": "x".repeat(501)}),
+        serde_json::json!({"caption": "a\u{1}b"}),
+        serde_json::json!({}),
+        serde_json::json!({"caption": "x", "kind": "photo"}),
+    ] {
+        let (status, answer) = patch(body.clone(), &ada.cookie).await;
+        assert_error(status, &answer, StatusCode::BAD_REQUEST, "invalid");
+    }
+    // Another household's medium, or none, is 404; a viewer may not write.
+    let other = app.token_of("neighbours").await;
+    let resp = app.client.patch(app.url(&path)).bearer_auth(&other).json(&serde_json::json!({"caption": "mine"}));
+    let (status, answer) = json_of(resp.send().await.unwrap()).await;
+    assert_error(status, &answer, StatusCode::NOT_FOUND, "not_found");
+    let resp = app
+        .client
+        .patch(app.url("/api/media/999999"))
+        .bearer_auth(&app.token)
+        .json(&serde_json::json!({"caption": "x"}));
+    let (status, answer) = json_of(resp.send().await.unwrap()).await;
+    assert_error(status, &answer, StatusCode::NOT_FOUND, "not_found");
+    let vic = sign_up(&app, "viewer", "Vic").await;
+    let (status, answer) = patch(serde_json::json!({"caption": "mine"}), &vic.cookie).await;
+    assert_error(status, &answer, StatusCode::FORBIDDEN, "forbidden");
+    let (_, list) = app.get(&format!("/api/items/{drill}/media")).await;
+    assert_eq!(list["media"][0]["caption"], Value::Null);
+
+    // Both changes are in the activity as Ada's.
+    let (_, activity) = app.get("/api/activity?limit=200").await;
+    let mut patches: Vec<(Option<String>, Value)> = activity["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["object"]["kind"] == "media" && e["action"] == "patch")
+        .map(|e| {
+            assert_eq!(e["object"]["id"].as_i64(), Some(id), "{e}");
+            (e["member"]["name"].as_str().map(str::to_owned), e["changes"].clone())
+        })
+        .collect();
+    patches.reverse();
+    let ada_name = Some("Ada".to_owned());
+    assert_eq!(
+        patches,
+        [
+            (ada_name.clone(), serde_json::json!([{"field": "caption", "before": null, "after": "Manual, page 1"}])),
+            (ada_name, serde_json::json!([{"field": "caption", "before": "Manual, page 1", "after": null}])),
+        ]
+    );
+    // The route is in the API's document.
+    let (_, doc) = app.get("/api/openapi.json").await;
+    assert!(doc["paths"]["/media/{id}"]["patch"].is_object(), "{}", doc["paths"]["/media/{id}"]);
 }

@@ -139,11 +139,18 @@ async fn every_role_on_the_write_routes(db: Db) {
 
     let viewer_path = format!("/api/members/{}", viewer.id);
     let item_path = format!("/api/items/{item_id}");
+    let pdf = reqwest::multipart::Part::bytes(b"%PDF-1.7\n1 0 obj\n%%EOF\n".to_vec()).file_name("manual.pdf");
+    let form = reqwest::multipart::Form::new().part("file", pdf);
+    let resp = app.client.post(app.url(&format!("{item_path}/media"))).bearer_auth(&app.token).multipart(form);
+    let (status, medium) = json_of(resp.send().await.unwrap()).await;
+    assert_eq!(status, StatusCode::CREATED, "{medium}");
+    let media_path = format!("/api/media/{}", medium["id"]);
     type Row<'a> = (&'a str, String, Value, [u16; 3]);
     let table: Vec<Row> = vec![
         ("POST", "/api/items".into(), item("Pi 5", "sbc"), [201, 201, 403]),
         ("PATCH", item_path.clone(), json!({"profile": "4 GB"}), [200, 200, 403]),
         ("POST", format!("{item_path}/faults"), json!({"text": "loose pin", "severity": "minor"}), [201, 201, 403]),
+        ("PATCH", media_path.clone(), json!({"caption": "manual"}), [200, 200, 403]),
         ("POST", "/api/invitations".into(), json!({"role": "viewer"}), [201, 403, 403]),
         ("PATCH", viewer_path.clone(), json!({"role": "viewer"}), [200, 403, 403]),
         ("DELETE", "/api/members/999999".into(), Value::Null, [404, 403, 403]),

@@ -138,6 +138,8 @@ on_both_backends!(
     typos_follow_writes_imports_and_gone_items,
     totals_follow_every_write,
     events_are_kept_per_object_and_paged_newest_first,
+    many_events_are_appended_in_order_all_or_nothing,
+    imports_answer_the_places_they_made_and_what_they_changed,
 );
 
 fn day(d: u32) -> Timestamp {
@@ -429,7 +431,7 @@ async fn update_is_conditional_on_the_version(ctx: Ctx) {
     let mut first = item.clone();
     first.name = ItemName::new("Pi 4 (4GB)").unwrap();
     first.intent = Intent::Sell;
-    let drawer = s.find_or_create(h, &[PlaceName::new("drawer").unwrap()], day(1)).await.unwrap().unwrap();
+    let drawer = s.find_or_create(h, &[PlaceName::new("drawer").unwrap()], day(1)).await.unwrap().unwrap().path;
     first.place_id = Some(drawer.id());
     first.location = Some("drawer".into());
     first.updated_at = day(5);
@@ -884,7 +886,8 @@ async fn import_upserts_by_reference(ctx: Ctx) {
             day(1),
         )
         .await
-        .unwrap();
+        .unwrap()
+        .ids;
     assert_eq!(first.len(), 3);
     assert_eq!(first.iter().collect::<BTreeSet<_>>().len(), 3);
     assert_eq!(InventoryRepo::get(s, h, first[0]).await.unwrap().name.as_str(), "Pi 4");
@@ -907,7 +910,8 @@ async fn import_upserts_by_reference(ctx: Ctx) {
             day(2),
         )
         .await
-        .unwrap();
+        .unwrap()
+        .ids;
     assert_eq!(second[0], first[0]);
     assert_eq!(second[1], second[2]);
     assert!(!first.contains(&second[1]) && !first.contains(&second[3]));
@@ -921,20 +925,20 @@ async fn import_upserts_by_reference(ctx: Ctx) {
     assert_eq!(count_items(s, h).await, 5);
 
     // Another household's identical reference is its own item.
-    let theirs = s.import(other, vec![imported("Their Pi", Some("HB-1"))], day(3)).await.unwrap();
+    let theirs = s.import(other, vec![imported("Their Pi", Some("HB-1"))], day(3)).await.unwrap().ids;
     assert_ne!(theirs[0], first[0]);
     assert_eq!(InventoryRepo::get(s, h, first[0]).await.unwrap().name.as_str(), "Pi 4 Model B");
-    assert!(s.import(h, vec![], day(3)).await.unwrap().is_empty());
+    assert!(s.import(h, vec![], day(3)).await.unwrap().ids.is_empty());
 
     // Many rows go in chunks and come back in order.
     let many: Vec<NewItem> = (0..1234).map(|n| imported(&format!("bulk {n}"), Some(&format!("B-{n}")))).collect();
-    let bulk = s.import(h, many, day(4)).await.unwrap();
+    let bulk = s.import(h, many, day(4)).await.unwrap().ids;
     assert_eq!(bulk.len(), 1234);
     for n in [0usize, 499, 500, 999, 1000, 1233] {
         assert_eq!(InventoryRepo::get(s, h, bulk[n]).await.unwrap().name.as_str(), format!("bulk {n}"));
     }
     let again: Vec<NewItem> = (0..1234).map(|n| imported(&format!("bulk {n} v2"), Some(&format!("B-{n}")))).collect();
-    assert_eq!(s.import(h, again, day(5)).await.unwrap(), bulk);
+    assert_eq!(s.import(h, again, day(5)).await.unwrap().ids, bulk);
     assert_eq!(InventoryRepo::get(s, h, bulk[777]).await.unwrap().name.as_str(), "bulk 777 v2");
     assert_eq!(count_items(s, h).await, 5 + 1234);
 }
@@ -942,7 +946,7 @@ async fn import_upserts_by_reference(ctx: Ctx) {
 async fn import_is_all_or_nothing(ctx: Ctx) {
     let s = &ctx.store;
     let h = household(s, "home").await;
-    let existing = s.import(h, vec![imported("Pi 4", Some("HB-1"))], day(1)).await.unwrap()[0];
+    let existing = s.import(h, vec![imported("Pi 4", Some("HB-1"))], day(1)).await.unwrap().ids[0];
     // A unique index the adapter does not know of makes a row in the third chunk fail, after a re-import
     // update and two chunks of inserts went through inside the transaction.
     let db = Database::connect(ctx.url.as_str()).await.unwrap();
@@ -1013,10 +1017,12 @@ async fn places_form_a_tree_per_household(ctx: Ctx) {
     assert_eq!(paths[&shelf].steps().iter().map(|st| st.id).collect::<Vec<_>>(), [house, garage, shelf]);
 
     // find_or_create finds ignoring case and creates only what is missing.
-    let found = s.find_or_create(h, &[name("house"), name("garage"), name("Box 4")], day(2)).await.unwrap().unwrap();
+    let found =
+        s.find_or_create(h, &[name("house"), name("garage"), name("Box 4")], day(2)).await.unwrap().unwrap().path;
     assert_eq!(found.joined(), "House / Garage / Box 4");
     assert_eq!(found.steps()[1].id, garage);
-    let again = s.find_or_create(h, &[name("HOUSE"), name("Garage"), name("box 4")], day(2)).await.unwrap().unwrap();
+    let again =
+        s.find_or_create(h, &[name("HOUSE"), name("Garage"), name("box 4")], day(2)).await.unwrap().unwrap().path;
     assert_eq!(again, found);
     assert_eq!(s.find_or_create(h, &[], day(2)).await.unwrap(), None);
 
@@ -1060,10 +1066,10 @@ async fn items_are_found_within_places(ctx: Ctx) {
     let h = household(s, "home").await;
     let other = household(s, "away").await;
     let path = |text: &str| text.split(" / ").map(name).collect::<Vec<_>>();
-    let shelf = s.find_or_create(h, &path("Garage / Shelf B2"), day(1)).await.unwrap().unwrap();
+    let shelf = s.find_or_create(h, &path("Garage / Shelf B2"), day(1)).await.unwrap().unwrap().path;
     let garage = shelf.steps()[0].id;
-    let boxed = s.find_or_create(h, &path("Garage / Shelf B2 / Box 4"), day(1)).await.unwrap().unwrap().id();
-    let attic = s.find_or_create(h, &path("Attic"), day(1)).await.unwrap().unwrap().id();
+    let boxed = s.find_or_create(h, &path("Garage / Shelf B2 / Box 4"), day(1)).await.unwrap().unwrap().path.id();
+    let attic = s.find_or_create(h, &path("Attic"), day(1)).await.unwrap().unwrap().path.id();
     let put = |n: &'static str, place: Option<PlaceId>| async move {
         InventoryRepo::insert(s, h, NewItem { place_id: place, ..new_item(n, "part", "", Intent::Keep) }, day(1))
             .await
@@ -1610,7 +1616,7 @@ async fn search_finds_prefixes_typos_and_every_indexed_text(ctx: Ctx) {
     let h = household(s, "home").await;
     let other = household(s, "away").await;
     let path = |text: &str| text.split(" / ").map(name).collect::<Vec<_>>();
-    let shelf = s.find_or_create(h, &path("Garage / Shelf B2"), day(1)).await.unwrap().unwrap().id();
+    let shelf = s.find_or_create(h, &path("Garage / Shelf B2"), day(1)).await.unwrap().unwrap().path.id();
     let insert = |item: NewItem| async move { InventoryRepo::insert(s, h, item, day(1)).await.unwrap().id };
     let pi = insert(described("Raspberry Pi 4", "single_board_computer", "Broadcom BCM2711", "", "")).await;
     let kestrel = insert(described("Kestrel weather meter", "meter", "anemometer", "", "")).await;
@@ -1666,7 +1672,7 @@ async fn the_search_index_follows_every_write(ctx: Ctx) {
     let s = &ctx.store;
     let h = household(s, "home").await;
     let path = |text: &str| text.split(" / ").map(name).collect::<Vec<_>>();
-    let attic = s.find_or_create(h, &path("Attic"), day(1)).await.unwrap().unwrap().id();
+    let attic = s.find_or_create(h, &path("Attic"), day(1)).await.unwrap().unwrap().path.id();
     let mut item = InventoryRepo::insert(s, h, described("Soldering iron", "tool", "", "", ""), day(1)).await.unwrap();
     assert_eq!(found(s, h, "solder", false).await, (vec![item.id], 1));
 
@@ -1704,7 +1710,7 @@ async fn the_search_index_follows_every_write(ctx: Ctx) {
     assert_eq!(found(s, h, "hot", true).await.1, 1);
 
     // An import, then a re-import that renames.
-    let ids = s.import(h, vec![imported("Oscilloscope", Some("HB-9"))], day(3)).await.unwrap();
+    let ids = s.import(h, vec![imported("Oscilloscope", Some("HB-9"))], day(3)).await.unwrap().ids;
     assert_eq!(found(s, h, "oscillo", false).await, (ids.clone(), 1));
     assert_eq!(found(s, h, "homebox", false).await, (ids.clone(), 1));
     let mut again = imported("Logic analyser", Some("HB-9"));
@@ -1713,7 +1719,7 @@ async fn the_search_index_follows_every_write(ctx: Ctx) {
     assert_eq!(found(s, h, "oscillo", false).await.1, 0);
     assert_eq!(found(s, h, "logic bench", false).await, (ids.clone(), 1));
     // The re-import of a gone item keeps its gone note searchable.
-    let gone_ref = s.import(h, vec![imported("Bench supply", Some("HB-10"))], day(4)).await.unwrap()[0];
+    let gone_ref = s.import(h, vec![imported("Bench supply", Some("HB-10"))], day(4)).await.unwrap().ids[0];
     let mut supply = InventoryRepo::get(s, h, gone_ref).await.unwrap();
     supply.gone = Some(Gone { reason: GoneReason::Sold, at: day(5), note: Some("marketplace".into()) });
     InventoryRepo::update(s, h, &supply).await.unwrap();
@@ -1749,7 +1755,7 @@ async fn search_finds_what_a_large_import_wrote(ctx: Ctx) {
     items[2_001] = described("Servo", "kestrel_part", "", "", "held 12E5e overnight");
     items[3] = described("USB-C hub 3.3V", "usb_hub", "A--b  ABC123def e5 E5 x_y 0", "", "7-port");
     items[3].location = Some("Room 3 / Shelf 3".into());
-    let ids = s.import(h, items, day(2)).await.unwrap();
+    let ids = s.import(h, items, day(2)).await.unwrap().ids;
     assert_eq!(ids.len(), 2_050);
     if s.backend_name() == "postgres" {
         // The index the store made for a row is the one the database's own expression makes of its texts.
@@ -1822,7 +1828,7 @@ async fn typos_follow_writes_imports_and_gone_items(ctx: Ctx) {
     assert_eq!(found(s, h, "hackrspace", true).await, (vec![item.id], 1));
 
     // Imported, re-imported under another name, deleted under the store.
-    let ids = s.import(h, vec![imported("Oscilloscope", Some("HB-9"))], day(3)).await.unwrap();
+    let ids = s.import(h, vec![imported("Oscilloscope", Some("HB-9"))], day(3)).await.unwrap().ids;
     assert_eq!(found(s, h, "oscilloscpe", false).await, (ids.clone(), 1));
     s.import(h, vec![imported("Logic analyser", Some("HB-9"))], day(4)).await.unwrap();
     assert_eq!(found(s, h, "oscilloscpe", false).await, (vec![], 0));
@@ -2003,4 +2009,111 @@ async fn events_are_kept_per_object_and_paged_newest_first(ctx: Ctx) {
     assert_eq!(EventRepo::get(s, h, ids[1]).await.unwrap(), event(2, "create", 2, None));
     assert!(matches!(EventRepo::get(s, h, foreign).await, Err(RepoError::NotFound)));
     assert!(EventRepo::get(s, other, foreign).await.is_ok());
+}
+
+async fn many_events_are_appended_in_order_all_or_nothing(ctx: Ctx) {
+    let s = &ctx.store;
+    let h = household(s, "home").await;
+    let other = household(s, "other").await;
+    s.append_all(h, &[]).await.unwrap();
+    assert!(s.activity(h, 10, None).await.unwrap().is_empty());
+
+    // More than one statement's worth, in the order given.
+    let many: Vec<Event> = (0..2345).map(|n| event(n, "import", 1 + (n % 20) as u32, None)).collect();
+    s.append_all(h, &many).await.unwrap();
+    let feed = s.activity(h, 5000, None).await.unwrap();
+    assert_eq!(feed.len(), 2345);
+    let objects: Vec<i64> = feed.iter().rev().map(|(_, e)| e.object).collect();
+    assert_eq!(objects, (0..2345).collect::<Vec<_>>(), "ids grow in the order given");
+    assert_eq!(feed.last().unwrap().1, many[0]);
+    assert_eq!(feed[0].1, many[2344]);
+    assert!(s.activity(other, 10, None).await.unwrap().is_empty());
+
+    // A row refused in the second statement leaves none of the batch.
+    let db = Database::connect(ctx.url.as_str()).await.unwrap();
+    db.execute_unprepared("CREATE UNIQUE INDEX test_unique_event_object ON events (household_id, object_id)")
+        .await
+        .unwrap();
+    let mut batch: Vec<Event> = (10_000..11_500).map(|n| event(n, "import", 2, None)).collect();
+    batch.push(event(10_003, "import", 2, None));
+    assert!(matches!(s.append_all(other, &batch).await, Err(RepoError::Unexpected(_))));
+    assert!(s.activity(other, 10, None).await.unwrap().is_empty());
+    db.execute_unprepared("DROP INDEX test_unique_event_object").await.unwrap();
+    db.close().await.unwrap();
+}
+
+async fn imports_answer_the_places_they_made_and_what_they_changed(ctx: Ctx) {
+    let s = &ctx.store;
+    let h = household(s, "home").await;
+    let name = |n: &str| PlaceName::new(n).unwrap();
+    // A path partly there: only the missing places are answered as made.
+    let garage = s.find_or_create(h, &[name("Garage")], day(1)).await.unwrap().unwrap();
+    assert_eq!(garage.created.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["Garage"]);
+    let shelf = s.find_or_create(h, &[name("garage"), name("Shelf B2")], day(1)).await.unwrap().unwrap();
+    assert_eq!(shelf.path.joined(), "Garage / Shelf B2");
+    assert_eq!(
+        shelf.created.iter().map(|p| (p.name.as_str(), p.parent_id)).collect::<Vec<_>>(),
+        [("Shelf B2", Some(garage.path.id()))]
+    );
+    assert!(
+        s.find_or_create(h, &[name("GARAGE"), name("shelf b2")], day(1)).await.unwrap().unwrap().created.is_empty()
+    );
+
+    // An import makes each place once, however many rows name it, and answers them.
+    let mut lamp = imported("Lamp", Some("HB-1"));
+    lamp.location = Some("Garage / Shelf B2 / Box 4".into());
+    let mut cable = imported("Cable", Some("HB-2"));
+    cable.location = Some("Attic".into());
+    let mut fan = imported("Fan", None);
+    fan.location = Some("attic".into());
+    let first = s.import(h, vec![lamp, cable, fan], day(2)).await.unwrap();
+    assert_eq!(first.ids.len(), 3);
+    assert!(first.updated.is_empty(), "nothing held a reference yet");
+    let made: Vec<(&str, Option<PlaceId>)> = first.places.iter().map(|p| (p.name.as_str(), p.parent_id)).collect();
+    assert_eq!(made, [("Box 4", Some(shelf.path.id())), ("Attic", None)]);
+
+    // A re-import answers what each update changed, and the version it left.
+    let mut renamed = imported("Desk lamp", Some("HB-1"));
+    renamed.condition = Condition::Fair;
+    renamed.location = Some("Garage / Shelf B2 / Box 4".into());
+    let mut same = imported("Cable", Some("HB-2"));
+    same.location = Some("Attic".into());
+    let second = s.import(h, vec![renamed, same, imported("Mouse", Some("HB-3"))], day(3)).await.unwrap();
+    assert!(second.places.is_empty());
+    assert_eq!(second.ids[..2], first.ids[..2]);
+    type Change<'a> = (&'a str, Option<&'a str>, Option<&'a str>);
+    let shown: Vec<(ItemId, Vec<Change<'_>>, i64)> = second
+        .updated
+        .iter()
+        .map(|u| {
+            let changes =
+                u.changes.iter().map(|c| (c.field.as_str(), c.before.as_deref(), c.after.as_deref())).collect();
+            (u.id, changes, u.version)
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (
+                first.ids[0],
+                vec![("name", Some("Lamp"), Some("Desk lamp")), ("condition", Some("good"), Some("fair"))],
+                2
+            ),
+            (first.ids[1], vec![], 2),
+        ]
+    );
+    assert_eq!(InventoryRepo::get(s, h, first.ids[0]).await.unwrap().version, 2);
+
+    // A reference repeated within a re-import is two updates of one item, each against what the one before left.
+    let twice = vec![imported("Desk lamp 2", Some("HB-1")), imported("Desk lamp 3", Some("HB-1"))];
+    let third = s.import(h, twice, day(4)).await.unwrap();
+    let names: Vec<(Option<&str>, Option<&str>, i64)> = third
+        .updated
+        .iter()
+        .map(|u| {
+            let name = u.changes.iter().find(|c| c.field == "name").unwrap();
+            (name.before.as_deref(), name.after.as_deref(), u.version)
+        })
+        .collect();
+    assert_eq!(names, [(Some("Desk lamp"), Some("Desk lamp 2"), 3), (Some("Desk lamp 2"), Some("Desk lamp 3"), 4)]);
 }

@@ -376,3 +376,36 @@ async fn the_sweep_removes_old_pending_media_and_old_blobs_no_row_names() {
 fn content_hashes_are_sha256() {
     assert_eq!(content_hash(b"").as_str(), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 }
+
+#[tokio::test]
+async fn a_caption_edited_is_recorded_with_its_change_and_a_missing_medium_is_404() {
+    let mut repo = MockMediaRepo::new();
+    repo.expect_get().returning(|h, id| {
+        if h == H && id == MediaId(5) { Ok(medium(5, MediaType::Jpeg, CLEAN, None)) } else { Err(RepoError::NotFound) }
+    });
+    repo.expect_set_caption()
+        .withf(|h, id, c| *h == H && *id == MediaId(5) && c.as_ref().map(Caption::as_str) == Some("front"))
+        .times(1)
+        .returning(|_, _, caption| Ok(Medium { caption, ..medium(5, MediaType::Jpeg, CLEAN, None) }));
+    let (media, events) = recorded(repo, MockMediaStore::new(), MockPictures::new());
+    let kept = media.caption(A, MediaId(5), Caption::new("front").unwrap()).await.unwrap();
+    assert_eq!(kept.caption.as_ref().map(Caption::as_str), Some("front"));
+    let err = media.caption(A, MediaId(6), None).await.unwrap_err();
+    assert!(matches!(err, MediaError::Failed(Error::NotFound { what: Object::Media, id: 6 })), "{err:?}");
+    assert_eq!(shown(&events), [("patch".to_owned(), 5, Some(3), vec![change("caption", None, Some("front"))])]);
+}
+
+#[tokio::test]
+async fn pending_media_are_not_recorded_until_an_item_takes_them() {
+    let mut store = MockMediaStore::new();
+    store.expect_put().returning(|_, _| Ok(()));
+    let mut repo = MockMediaRepo::new();
+    repo.expect_insert()
+        .withf(|_, new, _| new.item_id.is_none())
+        .times(1)
+        .returning(|_, new, at| Ok(stored(4, new, at)));
+    let (media, events) = recorded(repo, store, MockPictures::new());
+    let (kept, crops) = media.keep_intake(A, PDF.to_vec(), &[]).await.unwrap();
+    assert_eq!((kept.id, kept.item_id, crops.len()), (MediaId(4), None, 0));
+    assert!(shown(&events).is_empty(), "pending media are shown to no one yet");
+}

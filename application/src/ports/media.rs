@@ -8,7 +8,7 @@ use crate::RepoError;
 use async_trait::async_trait;
 use std::collections::HashSet;
 use trove_domain::measure::Region;
-use trove_domain::media::{ContentHash, MediaType, Medium, NewMedium, PixelSize};
+use trove_domain::media::{Caption, ContentHash, MediaType, Medium, NewMedium, PixelSize};
 use trove_domain::{HouseholdId, ItemId, MediaId, Timestamp};
 
 /// A blob in the store and when it was last written.
@@ -77,6 +77,17 @@ pub trait MediaRepo: Send + Sync {
     /// # Errors
     /// MUST return `NotFound` when no medium `id` exists in `household`.
     async fn set_thumb(&self, household: HouseholdId, id: MediaId, thumb: &ContentHash) -> Result<(), RepoError>;
+
+    /// Sets (or, with `None`, removes) a medium's caption and answers the medium as stored.
+    ///
+    /// # Errors
+    /// MUST return `NotFound` when no medium `id` exists in `household`; nothing is written then.
+    async fn set_caption(
+        &self,
+        household: HouseholdId,
+        id: MediaId,
+        caption: Option<Caption>,
+    ) -> Result<Medium, RepoError>;
 
     /// Deletes a medium's row and answers it.
     ///

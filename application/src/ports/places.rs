@@ -6,6 +6,14 @@ use std::collections::HashMap;
 use trove_domain::place::{NewPlace, Place, PlaceName, PlacePath};
 use trove_domain::{HouseholdId, PlaceId, Timestamp};
 
+/// The path a `location` text names, and the places made for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoundPath {
+    pub path: PlacePath,
+    /// The places of the path that did not exist and were created, root first (none when all were found).
+    pub created: Vec<Place>,
+}
+
 /// The places of each household. Every method is scoped to one household: another household's place is never
 /// read nor written, and looks exactly like a missing one.
 ///
@@ -61,7 +69,8 @@ pub trait PlaceRepo: Send + Sync {
 
     /// Finds the path named by `names` (root first), creating the places missing from it, in one
     /// transaction; names match siblings ignoring case, so "garage / shelf b2" finds "Garage / Shelf B2".
-    /// Safe against a concurrent writer creating the same place. `None` for no names.
+    /// Safe against a concurrent writer creating the same place. Answers the path and the places it created (so
+    /// that they are recorded). `None` for no names.
     ///
     /// # Errors
     /// `Unexpected` only; nothing is written then.
@@ -70,7 +79,7 @@ pub trait PlaceRepo: Send + Sync {
         household: HouseholdId,
         names: &[PlaceName],
         at: Timestamp,
-    ) -> Result<Option<PlacePath>, RepoError>;
+    ) -> Result<Option<FoundPath>, RepoError>;
 
     /// The path of each place of `ids` in the household, in one query; missing ids are left out.
     ///

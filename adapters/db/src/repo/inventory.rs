@@ -18,10 +18,10 @@ use sea_orm::{
 };
 use std::collections::HashMap;
 use trove_application::RepoError;
-use trove_application::ports::{InventoryRepo, InventoryStamp, ItemPage, ItemQuery};
+use trove_application::ports::{ImportWritten, InventoryRepo, InventoryStamp, ItemPage, ItemQuery, Reimported};
 use trove_domain::item::{Item, ItemLine, NewItem};
 use trove_domain::media::MediaKind;
-use trove_domain::place::{self, PlacePath};
+use trove_domain::place::{self, Place, PlacePath};
 use trove_domain::{HouseholdId, ItemId, PlaceId, Timestamp};
 
 /// Lines read per query by `InventoryRepo::lines`.
@@ -87,6 +87,25 @@ fn reimport_changes(
         search_place: Set(place_text.to_owned()),
         ..Default::default()
     })
+}
+
+/// The item `before` as a re-import from `from` leaves it: the fields [`reimport_changes`] writes, and the
+/// version the update bumps.
+fn reimported(before: &Item, from: &NewItem, place: Option<PlaceId>, at: Timestamp) -> Item {
+    Item {
+        name: from.name.clone(),
+        item_type: from.item_type.clone(),
+        profile: from.profile.clone(),
+        condition: from.condition,
+        measurements: from.measurements.clone(),
+        faults: from.faults.clone(),
+        tests_done: from.tests_done.clone(),
+        accessories: from.accessories.clone(),
+        place_id: place,
+        updated_at: at,
+        version: before.version + 1,
+        ..before.clone()
+    }
 }
 
 /// Every field an update writes: all but the id, the household, the import reference, the creation time and
@@ -283,6 +302,8 @@ struct Placing {
     /// The path texts of the places seen (`None`: no place of the household).
     known: HashMap<PlaceId, Option<String>>,
     by_text: HashMap<String, Option<PlaceId>>,
+    /// The places created for `location` texts, in the order created.
+    created: Vec<Place>,
 }
 
 impl Placing {
@@ -302,7 +323,7 @@ impl Placing {
             return Ok(*found);
         }
         let names = place::parse_location_lenient(text);
-        let found = find_or_create_path(db, household, &names, at).await?;
+        let found = find_or_create_path(db, household, &names, at, &mut self.created).await?;
         if let Some(path) = &found {
             self.known.insert(path.id(), Some(path.joined()));
         }
@@ -406,18 +427,22 @@ struct ImportPlan {
     slots: Vec<Slot>,
     /// The positions in the import of the items written as new rows, in the order they are written.
     fresh: Vec<usize>,
+    /// What each update of an item holding a reference changed.
+    updated: Vec<Reimported>,
 }
 
 impl ImportPlan {
-    /// The item id of each row of the import, given the ids of the new rows in the order of `fresh`.
-    fn ids(self, fresh_ids: &[i64]) -> Vec<ItemId> {
-        self.slots
+    /// What the import wrote, given the ids of the new rows in the order of `fresh`.
+    fn written(self, fresh_ids: &[i64]) -> ImportWritten {
+        let ids = self
+            .slots
             .into_iter()
             .map(|s| match s {
                 Slot::Existing(id) => ItemId(id),
                 Slot::New(index) => ItemId(fresh_ids[index]),
             })
-            .collect()
+            .collect();
+        ImportWritten { ids, updated: self.updated, places: self.placing.created }
     }
 }
 
@@ -502,28 +527,49 @@ async fn plan_import<C: ConnectionTrait>(
     }
     drop(fresh_by_ref);
 
-    for (id, n) in updates {
-        let (item, place) = (&items[n], places[n]);
-        let notes = search::notes_text(None, &item.faults, &item.tests_done);
-        items::Entity::update_many()
-            .set(reimport_changes(item, place, placing.text(place), at)?)
-            .col_expr(items::Column::Version, Expr::col(items::Column::Version).add(1))
-            // A sheet has no gone note: the item's own stays, and stays indexed.
-            .col_expr(
-                items::Column::SearchNotes,
-                search::values_expr(
-                    backend,
-                    "COALESCE(gone_note || ?, '') || ?",
-                    ["\n".to_owned().into(), notes.into()],
-                ),
-            )
-            .filter(items::Column::Id.eq(id))
+    // Each chunk of updates reads its items first (in the import's transaction, so an item an earlier chunk
+    // updated is read as it left it), to tell what each update changes: one more read per chunk of updates.
+    let mut updated: Vec<Reimported> = Vec::with_capacity(updates.len());
+    for chunk in updates.chunks(CHUNK) {
+        let mut wanted: Vec<i64> = chunk.iter().map(|(id, _)| *id).collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let rows = items::Entity::find()
             .filter(items::Column::HouseholdId.eq(household.0))
-            .exec(txn)
+            .filter(items::Column::Id.is_in(wanted))
+            .all(txn)
             .await
-            .with_context(|| format!("update item {id} from the import"))?;
+            .context("read the items an import updates")?;
+        let mut current: HashMap<i64, Item> = mapping::item_list(rows)?.into_iter().map(|i| (i.id.0, i)).collect();
+        for &(id, n) in chunk {
+            let (item, place) = (&items[n], places[n]);
+            let notes = search::notes_text(None, &item.faults, &item.tests_done);
+            items::Entity::update_many()
+                .set(reimport_changes(item, place, placing.text(place), at)?)
+                .col_expr(items::Column::Version, Expr::col(items::Column::Version).add(1))
+                // A sheet has no gone note: the item's own stays, and stays indexed.
+                .col_expr(
+                    items::Column::SearchNotes,
+                    search::values_expr(
+                        backend,
+                        "COALESCE(gone_note || ?, '') || ?",
+                        ["\n".to_owned().into(), notes.into()],
+                    ),
+                )
+                .filter(items::Column::Id.eq(id))
+                .filter(items::Column::HouseholdId.eq(household.0))
+                .exec(txn)
+                .await
+                .with_context(|| format!("update item {id} from the import"))?;
+            if let Some(before) = current.remove(&id) {
+                let after = reimported(&before, item, place, at);
+                let changes = trove_domain::history::diff(&before, &after);
+                updated.push(Reimported { id: ItemId(id), changes, version: after.version });
+                current.insert(id, after);
+            }
+        }
     }
-    Ok(ImportPlan { places, placing, slots, fresh })
+    Ok(ImportPlan { places, placing, slots, fresh, updated })
 }
 
 /// Imports of at least this many new rows into a table holding no more rows than that build the search
@@ -762,14 +808,14 @@ impl InventoryRepo for Store {
         household: HouseholdId,
         items: Vec<NewItem>,
         at: Timestamp,
-    ) -> Result<Vec<ItemId>, RepoError> {
+    ) -> Result<ImportWritten, RepoError> {
         let backend = self.db.get_database_backend();
-        let ids = if backend == DbBackend::Postgres {
+        let written = if backend == DbBackend::Postgres {
             let txn = PgBulk::begin(self.db.get_postgres_connection_pool()).await?;
             let plan = plan_import(&txn, household, &items, at).await?;
             let fresh_ids = copy_fresh(&txn, household, &items, &plan, at).await?;
             txn.commit().await.context("commit the import")?;
-            plan.ids(&fresh_ids)
+            plan.written(&fresh_ids)
         } else {
             let txn = self.begin_write().await.context("begin the import transaction")?;
             let plan = plan_import(&txn, household, &items, at).await?;
@@ -788,14 +834,14 @@ impl InventoryRepo for Store {
             if fresh_ids.len() >= REBUILD_FROM_ROWS {
                 merge_sqlite_index(&self.db, fresh_ids.len()).await?;
             }
-            plan.ids(&fresh_ids)
+            plan.written(&fresh_ids)
         };
         if items.len() >= ANALYZE_FROM_ROWS && backend == DbBackend::Postgres {
             // Fresh statistics at once, rather than when autovacuum comes by: the planner's choices for the
             // listing and the search depend on them (BENCHMARKS.md, "Places and labels").
             self.db.execute_unprepared("ANALYZE items").await.context("refresh the statistics of items")?;
         }
-        Ok(ids)
+        Ok(written)
     }
 
     async fn get(&self, household: HouseholdId, id: ItemId) -> Result<Item, RepoError> {

@@ -200,6 +200,26 @@ impl MediaRepo for Store {
         Ok(())
     }
 
+    async fn set_caption(
+        &self,
+        household: HouseholdId,
+        id: MediaId,
+        caption: Option<Caption>,
+    ) -> Result<Medium, RepoError> {
+        let written = media::Entity::update_many()
+            .col_expr(media::Column::Caption, Expr::val(caption.as_ref().map(|c| c.as_str().to_owned())))
+            .filter(media::Column::Id.eq(id.0))
+            .filter(media::Column::HouseholdId.eq(household.0))
+            .exec(&self.db)
+            .await
+            .with_context(|| format!("write the caption of media {id}"))?;
+        if written.rows_affected == 0 {
+            return Err(RepoError::NotFound);
+        }
+        let row = find(&self.db, household, id).await?.ok_or(RepoError::NotFound)?;
+        Ok(medium(row)?)
+    }
+
     async fn delete(&self, household: HouseholdId, id: MediaId) -> Result<Medium, RepoError> {
         let txn = self.begin_write().await.context("begin the media delete")?;
         let Some(row) = find(&txn, household, id).await? else {

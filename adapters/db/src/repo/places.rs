@@ -15,7 +15,7 @@ use sea_orm::{
 };
 use std::collections::HashMap;
 use trove_application::RepoError;
-use trove_application::ports::PlaceRepo;
+use trove_application::ports::{FoundPath, PlaceRepo};
 use trove_domain::place::{NewPlace, Place, PlaceChanges, PlaceName, PlacePath, PlaceStep, PlaceTree};
 use trove_domain::{HouseholdId, PlaceId, Timestamp};
 
@@ -86,12 +86,13 @@ async fn insert_row<C: ConnectionTrait>(
 }
 
 /// Finds the path `names` names, creating what is missing, inside the caller's transaction (which holds the
-/// household's place lock, see [`lock_places`]). `None` for no names.
+/// household's place lock, see [`lock_places`]); each place created is added to `created`. `None` for no names.
 pub(crate) async fn find_or_create_path<C: ConnectionTrait>(
     db: &C,
     household: HouseholdId,
     names: &[PlaceName],
     at: Timestamp,
+    created: &mut Vec<Place>,
 ) -> anyhow::Result<Option<PlacePath>> {
     let mut steps: Vec<PlaceStep> = Vec::with_capacity(names.len());
     let mut parent: Option<PlaceId> = None;
@@ -99,7 +100,10 @@ pub(crate) async fn find_or_create_path<C: ConnectionTrait>(
         let place = match find_child(db, household, parent, name).await? {
             Some(p) => p,
             None => {
-                insert_row(db, household, &NewPlace { name: name.clone(), parent_id: parent, note: None }, at).await?
+                let new = NewPlace { name: name.clone(), parent_id: parent, note: None };
+                let place = insert_row(db, household, &new, at).await?;
+                created.push(place.clone());
+                place
             }
         };
         parent = Some(place.id);
@@ -365,15 +369,16 @@ impl PlaceRepo for Store {
         household: HouseholdId,
         names: &[PlaceName],
         at: Timestamp,
-    ) -> Result<Option<PlacePath>, RepoError> {
+    ) -> Result<Option<FoundPath>, RepoError> {
         if names.is_empty() {
             return Ok(None);
         }
         let txn = self.begin_write().await.context("begin finding a path of places")?;
         lock_places(&txn, household).await?;
-        let path = find_or_create_path(&txn, household, names, at).await?;
+        let mut created = Vec::new();
+        let path = find_or_create_path(&txn, household, names, at, &mut created).await?;
         txn.commit().await.context("commit finding a path of places")?;
-        Ok(path)
+        Ok(path.map(|path| FoundPath { path, created }))
     }
 
     async fn paths(&self, household: HouseholdId, ids: &[PlaceId]) -> Result<HashMap<PlaceId, PlacePath>, RepoError> {

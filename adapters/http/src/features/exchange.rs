@@ -1,7 +1,7 @@
 //! The inventory as CSV: the export of every item, and the all-or-nothing import of our own export or a Homebox
 //! export.
 
-use crate::auth::Member;
+use crate::auth::{Member, Person};
 use crate::error::{ApiError, ApiResult};
 use crate::media::is_media;
 use crate::services::Services;
@@ -91,11 +91,12 @@ impl ExchangeApi {
 
     /// Import a CSV (`Content-Type: text/csv`): our own export or a Homebox export. All or nothing: a bad row is
     /// answered 400 with its line and nothing is written. Rows whose reference (our id, `HB.import_ref`) was
-    /// imported before update that item.
+    /// imported before update that item. Recorded in the household's history as done by the caller: one `import`
+    /// event per item, and a `create` of each place made for a `location`.
     #[oai(path = "/import", method = "post")]
-    async fn import(&self, Member(h): Member, body: ImportBody) -> ApiResult<Json<ImportAnswer>> {
+    async fn import(&self, Person(c): Person, body: ImportBody) -> ApiResult<Json<ImportAnswer>> {
         let ImportBody::Csv(CsvBody(bytes)) = body;
-        let done = self.0.exchange.import(h, &bytes).await.map_err(ApiError::from)?;
+        let done = self.0.exchange.import((&c).into(), &bytes).await.map_err(ApiError::from)?;
         Ok(Json(done.into()))
     }
 }

@@ -9,6 +9,7 @@ use crate::shared::Created;
 use chrono::{DateTime, Utc};
 use poem_openapi::param::Path;
 use poem_openapi::payload::{Binary, Json};
+use poem_openapi::types::MaybeUndefined;
 use poem_openapi::types::multipart::Upload as FilePart;
 use poem_openapi::{ApiResponse, Multipart, Object, OpenApi, ResponseContent, Tags};
 use trove_application::media::Upload;
@@ -91,6 +92,30 @@ impl From<&Medium> for MediaDto {
             sha256: m.sha256.to_string(),
             caption: m.caption.as_ref().map(|c| c.as_str().to_owned()),
             created_at: m.created_at,
+        }
+    }
+}
+
+/// A medium's caption changed.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(deny_unknown_fields)]
+pub struct PatchMedia {
+    /// What the file shows, at most 500 characters; `null` (or a blank text) removes it.
+    pub caption: MaybeUndefined<String>,
+}
+
+impl PatchMedia {
+    /// The caption to keep (`None`: none).
+    ///
+    /// # Errors
+    /// 400 when the caption is missing or the domain refuses it (too long, a control character).
+    fn try_into_domain(self) -> ApiResult<Option<Caption>> {
+        match self.caption {
+            MaybeUndefined::Undefined => {
+                Err(ApiError::bad_request("caption: give a caption, or null to remove it").into())
+            }
+            MaybeUndefined::Null => Ok(None),
+            MaybeUndefined::Value(text) => Ok(Caption::new(&text).map_err(ApiError::from)?),
         }
     }
 }
@@ -180,6 +205,14 @@ impl MediaApi {
     async fn thumb(&self, Member(h): Member, id: Path<i64>) -> ApiResult<Thumbnail> {
         let thumb = self.0.media.thumbnail(h, MediaId(id.0)).await.map_err(ApiError::from)?;
         Ok(Thumbnail::Jpeg(Binary(thumb)))
+    }
+
+    /// Change a kept file's caption (`null` removes it). Recorded in the item's history.
+    #[oai(path = "/media/:id", method = "patch")]
+    async fn patch(&self, Person(c): Person, id: Path<i64>, body: Json<PatchMedia>) -> ApiResult<Json<MediaDto>> {
+        let caption = body.0.try_into_domain()?;
+        let kept = self.0.media.caption((&c).into(), MediaId(id.0), caption).await.map_err(ApiError::from)?;
+        Ok(Json((&kept).into()))
     }
 
     /// Delete a kept file.

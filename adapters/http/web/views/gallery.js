@@ -12,7 +12,7 @@ const KINDS = ["photo", "receipt", "manual", "other"];
 /** What the file input takes: the types the server accepts (it tells them by their bytes). */
 const ACCEPTED = "image/jpeg,image/png,image/webp,application/pdf";
 
-/** Whether the signed-in member may only read: viewers see the gallery without its add and delete controls. */
+/** Whether the signed-in member may only read: viewers see the gallery without its add, caption and delete controls. */
 function viewer() {
   return document.body.dataset.role === "viewer";
 }
@@ -85,6 +85,7 @@ function pictureCard(root, itemId, m, dialog) {
     { class: "picture", dataset: { media: String(m.id) } },
     open,
     h("p", { class: "caption" }, m.kind === "photo" ? null : [h("span", { class: "badge" }, human(m.kind)), " "], m.caption || h("span", { class: "sub" }, day(m.created_at))),
+    viewer() ? null : captionButton(root, itemId, m),
     viewer() ? null : deleteButton(root, itemId, m),
   );
 }
@@ -96,6 +97,7 @@ function paperLine(root, itemId, m) {
     { class: "paper", dataset: { media: String(m.id) } },
     h("a", { href: `/api/media/${m.id}`, target: "_blank", rel: "noopener" }, `${human(m.kind)}: ${m.caption || `PDF of ${day(m.created_at)}`}`),
     h("span", { class: "sub" }, ` PDF, ${size(m.bytes)}`),
+    viewer() ? null : captionButton(root, itemId, m),
     viewer() ? null : deleteButton(root, itemId, m),
   );
 }
@@ -121,6 +123,50 @@ function showFull(dialog, m) {
   };
   dialog.showModal();
   close.focus();
+}
+
+/**
+ * Edits a caption in place: the button opens a small form under it with the caption as it is; saving sends
+ * `PATCH /api/media/{id}` (an emptied caption is removed) and redraws the gallery; Cancel or Escape closes it.
+ */
+function captionButton(root, itemId, m) {
+  const text = m.caption ? "Edit caption" : "Add caption";
+  // The visible words start the accessible name, which names the file.
+  const b = h("button", { type: "button", class: "quiet small", "aria-label": `${text}: ${title(m)}`, "aria-expanded": "false" }, text);
+  const slot = h("span", { class: "caption-edit" }, b);
+  b.addEventListener("click", () => {
+    const input = h("input", { name: "caption", maxlength: "500", value: m.caption || "", "aria-label": "Caption" });
+    const save = h("button", { type: "submit", class: "primary small" }, "Save");
+    const cancel = h("button", { type: "button", class: "quiet small" }, "Cancel");
+    const out = h("div", { class: "out" });
+    const form = h("form", { class: "inline-form caption-form", "aria-label": `Caption of ${title(m)}` }, input, save, cancel, out);
+    const close = () => {
+      b.setAttribute("aria-expanded", "false");
+      slot.replaceChildren(b);
+      b.focus();
+    };
+    cancel.addEventListener("click", close);
+    form.addEventListener("keydown", (e) => {
+      if (e.key === "Escape") close();
+    });
+    form.addEventListener("submit", async (e) => {
+      e.preventDefault();
+      save.disabled = true;
+      try {
+        const kept = await api(`/media/${m.id}`, { method: "PATCH", body: { caption: input.value.trim() || null } });
+        await reload(root, itemId);
+        flash(kept.caption ? `Caption saved: ${kept.caption}.` : "Caption removed.", "ok");
+        root.querySelector("h2")?.focus();
+      } catch (err) {
+        save.disabled = false;
+        showError(err, out);
+      }
+    });
+    b.setAttribute("aria-expanded", "true");
+    slot.replaceChildren(form);
+    input.focus();
+  });
+  return slot;
 }
 
 /** Delete in two presses: the first asks, the second deletes (a receipt is not easily found again). */

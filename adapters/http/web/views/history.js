@@ -21,6 +21,7 @@ const ACTIONS = {
   join: "joined the household",
   role: "changed the role of",
   remove: "removed",
+  import: "imported",
 };
 
 /** What a project's step did to one of its items. */
