@@ -126,14 +126,14 @@ impl Passkeys {
     /// Starts signing in with a passkey as `name`. The options are alike for an unknown name.
     ///
     /// # Errors
-    /// [`Error::Throttled`] after too many failed sign-ins for the name, [`Error::Unavailable`].
+    /// [`Error::Throttled`] after too many failed sign-ins for the name, [`Error::Invalid`] for a text that
+    /// cannot be a member's name (no member has it, so this tells nothing of who is a member),
+    /// [`Error::Unavailable`].
     pub async fn start_sign_in(&self, name: &str) -> Result<Begun, Error> {
         let now = self.clock.now();
         let key = self.auth.unthrottled(name, now)?;
-        let member = match MemberName::new(name) {
-            Ok(n) => self.members.member_by_name(&n).await?.map(|(m, _)| m),
-            Err(_) => None,
-        };
+        let name = MemberName::new(name).map_err(|e| Error::Invalid(e.to_string()))?;
+        let member = self.members.member_by_name(&name).await?.map(|(m, _)| m);
         let passkeys = match &member {
             Some(m) => self.store.passkeys(m.id).await?,
             None => Vec::new(),

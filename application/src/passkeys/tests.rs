@@ -218,6 +218,16 @@ async fn an_unknown_name_gets_made_up_options_and_never_signs_in() {
 }
 
 #[tokio::test]
+async fn a_text_that_cannot_be_a_name_is_invalid_and_starts_nothing() {
+    // No look-up, no ceremony, nothing kept: the mocks expect no call.
+    let p = use_cases(Mocks::new(now()), MockPasskeyCeremonies::new(), MockPasskeyRepo::new());
+    for name in ["a\u{0}b", "", "   ", &"x".repeat(500)] {
+        let err = p.start_sign_in(name).await.unwrap_err();
+        assert!(matches!(err, Error::Invalid(_)), "{name:?}: {err:?}");
+    }
+}
+
+#[tokio::test]
 async fn bad_credential_json_is_invalid_and_a_failed_check_at_sign_up_is_refused() {
     let mut m = Mocks::new(now());
     m.invitations.expect_invitation().returning(|_| {
