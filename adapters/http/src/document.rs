@@ -383,10 +383,11 @@ impl Methods {
 
 /// Adds `Allow` to a `405 Method Not Allowed` answer.
 pub async fn allow<E: Endpoint>(next: Arc<E>, req: poem::Request, methods: Arc<Methods>) -> poem::Result<Response> {
-    let path = req.uri().path().to_owned();
+    // A `Uri`'s clone shares its text (no copy): only a 405 reads it.
+    let uri = req.uri().clone();
     let mut answer = next.call(req).await?.into_response();
     if answer.status() == StatusCode::METHOD_NOT_ALLOWED
-        && let Ok(value) = HeaderValue::from_str(&methods.allow(&path))
+        && let Ok(value) = HeaderValue::from_str(&methods.allow(uri.path()))
     {
         answer.headers_mut().insert(header::ALLOW, value);
     }
