@@ -3,7 +3,7 @@
 //! 1. The items within a place (`GET /api/items?place=ID`, within, a page of 50: what the route calls,
 //!    `Inventory::list`, on a real store) at 100,000 items in a tree of 1,000 places, on SQLite and PostgreSQL,
 //!    next to the same listing written by hand in SQL (a recursive CTE for the places, then the count and the page
-//!    of rows), run over the same connection pool kind (sea-orm's) on the same database.
+//!    of rows with their covers), run over the same connection pool kind (sea-orm's) on the same database.
 //! 2. The label PDF of 240 items (ten A4 sheets): the ids resolved through the store, then the PDF made.
 //!
 //! `cargo bench -p trove --bench places` (a release build; PostgreSQL on 127.0.0.1:5432 with trust auth, or
@@ -55,7 +55,8 @@ async fn tree(places: &dyn PlaceRepo, h: HouseholdId) -> (Vec<PlaceId>, Vec<Plac
     (rooms, shelves, boxes)
 }
 
-/// The listing written by hand: the places within by a recursive CTE, the count, the page of rows.
+/// The listing written by hand: the places within by a recursive CTE, the count, the page of rows with each
+/// item's cover (its first photo), which the listing answers too.
 fn by_hand(h: i64, place: i64, limit: u32) -> [String; 2] {
     let within = format!(
         "WITH RECURSIVE within(id) AS (SELECT id FROM places WHERE id = {place} AND household_id = {h} \
@@ -64,7 +65,12 @@ fn by_hand(h: i64, place: i64, limit: u32) -> [String; 2] {
     let filter = format!("household_id = {h} AND gone_reason IS NULL AND place_id IN (SELECT id FROM within)");
     [
         format!("{within} SELECT COUNT(*) FROM items WHERE {filter}"),
-        format!("{within} SELECT * FROM items WHERE {filter} ORDER BY id LIMIT {}", limit + 1),
+        format!(
+            "{within} SELECT *, (SELECT MIN(media.id) FROM media WHERE media.household_id = {h} \
+             AND media.item_id = items.id AND media.kind = 'photo') AS cover \
+             FROM items WHERE {filter} ORDER BY id LIMIT {}",
+            limit + 1
+        ),
     ]
 }
 
