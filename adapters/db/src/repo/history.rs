@@ -1,6 +1,7 @@
 //! `EventRepo`: the history, in `events` (indexed by household, kind and object).
 
 use crate::Store;
+use crate::bulk::{PgBulk, copy_opt, copy_text};
 use crate::entity::events;
 use anyhow::{Context as _, anyhow};
 use async_trait::async_trait;
@@ -10,8 +11,8 @@ use sea_orm::{
 };
 use trove_application::RepoError;
 use trove_application::ports::EventRepo;
+use trove_domain::HouseholdId;
 use trove_domain::people::{Event, EventId, MemberId, ObjectKind};
-use trove_domain::{HouseholdId, Timestamp};
 
 fn event(row: events::Model) -> anyhow::Result<(EventId, Event)> {
     let kind = ObjectKind::parse(&row.object_kind)
@@ -35,46 +36,46 @@ fn event(row: events::Model) -> anyhow::Result<(EventId, Event)> {
 /// bound parameters, so 100,000 events are 100 statements.
 const EVENTS_CHUNK: usize = 1_000;
 
-/// Events per INSERT of `append_all` on PostgreSQL, where each column goes as one array (8 bound values a
-/// statement, whatever the rows): binding 8,000 values a statement one by one took 3.6 s for 100,000 events.
-const PG_EVENTS_CHUNK: usize = 10_000;
-
-/// `append_all` on PostgreSQL: each chunk one INSERT of its rows from the columns as arrays, in the order given
-/// (`WITH ORDINALITY`, so the ids grow in that order), all in one transaction.
+/// `append_all` on PostgreSQL: one `COPY ... FROM STDIN` of every event, in the order given (so the ids grow in
+/// that order), in one transaction. Measured at 100,000 events: 10 INSERTs of 10,000 rows from arrays took 1.3 s
+/// of a release import; the same rows by `COPY` are one statement of a few hundred ms.
 async fn append_all_pg(pool: &sqlx::PgPool, household: HouseholdId, all: &[Event]) -> anyhow::Result<()> {
-    let mut txn = pool.begin().await.context("begin appending events")?;
-    for chunk in all.chunks(PG_EVENTS_CHUNK) {
-        let at: Vec<Timestamp> = chunk.iter().map(|e| e.at).collect();
-        let member: Vec<Option<i64>> = chunk.iter().map(|e| e.member.map(|m| m.0)).collect();
-        let action: Vec<&str> = chunk.iter().map(|e| e.action.as_str()).collect();
-        let kind: Vec<&str> = chunk.iter().map(|e| e.kind.as_str()).collect();
-        let object: Vec<i64> = chunk.iter().map(|e| e.object).collect();
-        let changes = chunk
-            .iter()
-            .map(|e| serde_json::to_string(&e.changes))
-            .collect::<Result<Vec<_>, _>>()
-            .context("encode changes")?;
-        let version: Vec<Option<i64>> = chunk.iter().map(|e| e.version_after).collect();
-        sqlx::query(
-            "INSERT INTO events (household_id, at, member_id, action, object_kind, object_id, changes, version_after) \
-             SELECT $1, e.at, e.member_id, e.action, e.object_kind, e.object_id, e.changes, e.version_after \
-             FROM unnest($2::timestamptz[], $3::int8[], $4::text[], $5::text[], $6::int8[], $7::text[], $8::int8[]) \
-             WITH ORDINALITY AS e(at, member_id, action, object_kind, object_id, changes, version_after, n) \
-             ORDER BY e.n",
-        )
-        .bind(household.0)
-        .bind(&at)
-        .bind(&member)
-        .bind(&action)
-        .bind(&kind)
-        .bind(&object)
-        .bind(&changes)
-        .bind(&version)
-        .execute(&mut *txn)
-        .await
-        .context("append events")?;
-    }
-    txn.commit().await.context("commit the events")
+    let bulk = PgBulk::begin(pool).await?;
+    let mut rows = all.iter();
+    bulk.copy_in(
+        "COPY events (household_id, at, member_id, action, object_kind, object_id, changes, version_after) \
+         FROM STDIN",
+        |out| {
+            let Some(e) = rows.next() else { return Ok(false) };
+            let changes = serde_json::to_string(&e.changes).context("encode changes")?;
+            out.extend_from_slice(number(household.0).as_bytes());
+            out.push(b'\t');
+            // Microseconds, cut as sqlx cuts a bound time: PostgreSQL would round more digits.
+            out.extend_from_slice(e.at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true).as_bytes());
+            out.push(b'\t');
+            copy_opt(out, e.member.map(|m| number(m.0)).as_deref());
+            out.push(b'\t');
+            copy_text(out, &e.action);
+            out.push(b'\t');
+            copy_text(out, e.kind.as_str());
+            out.push(b'\t');
+            out.extend_from_slice(number(e.object).as_bytes());
+            out.push(b'\t');
+            copy_text(out, &changes);
+            out.push(b'\t');
+            copy_opt(out, e.version_after.map(number).as_deref());
+            out.push(b'\n');
+            Ok(rows.len() > 0)
+        },
+    )
+    .await
+    .context("append events")?;
+    bulk.commit().await.context("commit the events")
+}
+
+/// A number as the text `COPY` reads.
+fn number(n: i64) -> String {
+    n.to_string()
 }
 
 /// The row of an event of `household`.
