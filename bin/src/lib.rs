@@ -212,8 +212,9 @@ pub async fn seed_demo(app: &App) -> anyhow::Result<usize> {
         .ensure_household(trove_application::auth::DEFAULT_HOUSEHOLD)
         .await
         .context("creating the default household")?;
-    let items: Arc<dyn InventoryRepo> = app.store.clone();
-    trove_application::demo::seed(&items, &app.services.clock, household).await.context("seeding the demo inventory")
+    trove_application::demo::seed(&app.services.inventory, household, app.services.clock.now())
+        .await
+        .context("seeding the demo inventory")
 }
 
 /// An invitation into `household` (created on first use) with `role`: the link to open, valid 7 days.

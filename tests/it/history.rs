@@ -14,6 +14,7 @@ on_both!(
     a_project_and_what_it_does_to_its_items_are_recorded,
     spend_is_totalled_by_the_member_who_asked,
     places_made_for_a_location_and_imports_are_in_the_activity,
+    the_demo_seed_is_recorded_as_the_command_lines,
 );
 
 /// A request of the member with `cookie`, as their page sends it, answered as JSON.
@@ -278,13 +279,15 @@ async fn a_project_and_what_it_does_to_its_items_are_recorded(db: Db) {
     let created = events.iter().find(|e| e.1 == "project" && e.2 == id).unwrap();
     assert!(created.4.contains(&change("status", None, Some("proposed"))), "{created:?}");
 
-    // Each item the project held shows the reservation and the release in its own history (the demo's items
-    // were seeded, not created by anyone: nothing before).
+    // Each item the project held shows the reservation and the release in its own history, after what the demo's
+    // seeding did (by the command line: no member).
     let (_, history) = app.get(&format!("/api/items/{}/history", items[0])).await;
     let history: Vec<Shown> = history["events"].as_array().unwrap().iter().map(shown).collect();
+    assert_eq!((history[0].0.as_str(), history[0].3.as_deref()), ("create", None), "{history:?}");
     let project_id = id.to_string();
     type Step<'a> = (&'a str, Option<&'a str>, &'a [(String, Option<String>, Option<String>)]);
-    let tail: Vec<Step<'_>> = history.iter().map(|e| (e.0.as_str(), e.3.as_deref(), e.4.as_slice())).collect();
+    let tail: Vec<Step<'_>> =
+        history.iter().skip_while(|e| e.3.is_none()).map(|e| (e.0.as_str(), e.3.as_deref(), e.4.as_slice())).collect();
     assert_eq!(
         tail,
         [
@@ -409,4 +412,40 @@ async fn places_made_for_a_location_and_imports_are_in_the_activity(db: Db) {
     );
     let (_, history) = app.get(&format!("/api/items/{lamp}/history")).await;
     assert_eq!(history["events"].as_array().unwrap().len(), 2, "{history}");
+}
+
+/// The demo inventory is seeded through the same use case as any item: each item's creation, each place its
+/// `location` made, the parts it is made of and the items already gone are in the feed, by the command line.
+async fn the_demo_seed_is_recorded_as_the_command_lines(db: Db) {
+    let app = TestApp::demo(db).await;
+    let events = feed(&app).await;
+    assert!(events.iter().all(|e| e.3.is_none()), "only the command line seeded: {events:?}");
+    let items = app.all_items().await;
+    let created: Vec<i64> =
+        events.iter().filter(|e| (e.0.as_str(), e.1.as_str()) == ("create", "item")).map(|e| e.2).collect();
+    let mut ids: Vec<i64> = items.iter().map(|i| i["id"].as_i64().unwrap()).collect();
+    ids.sort_unstable();
+    assert_eq!(created, ids, "one creation per seeded item, in order");
+    let (_, places) = app.get("/api/places").await;
+    let mut place_ids: Vec<i64> =
+        places["places"].as_array().unwrap().iter().map(|p| p["id"].as_i64().unwrap()).collect();
+    place_ids.sort_unstable();
+    assert!(!place_ids.is_empty());
+    let made: Vec<i64> =
+        events.iter().filter(|e| (e.0.as_str(), e.1.as_str()) == ("create", "place")).map(|e| e.2).collect();
+    assert_eq!(made, place_ids, "each place the locations made");
+    let gone: Vec<i64> = items.iter().filter(|i| !i["gone"].is_null()).map(|i| i["id"].as_i64().unwrap()).collect();
+    assert!(!gone.is_empty());
+    for id in gone {
+        assert!(events.iter().any(|e| e.0 == "gone" && e.2 == id), "item {id} left: {events:?}");
+    }
+    let built: Vec<&Value> = items.iter().filter(|i| !i["components"].as_array().unwrap().is_empty()).collect();
+    assert!(!built.is_empty());
+    for item in built {
+        let id = item["id"].as_i64().unwrap();
+        assert!(
+            events.iter().any(|e| e.0 == "patch" && e.2 == id && e.4.iter().any(|c| c.0 == "components")),
+            "item {id}'s parts: {events:?}"
+        );
+    }
 }
