@@ -48,22 +48,22 @@ async fn append_all_pg(pool: &sqlx::PgPool, household: HouseholdId, all: &[Event
         |out| {
             let Some(e) = rows.next() else { return Ok(false) };
             let changes = serde_json::to_string(&e.changes).context("encode changes")?;
-            out.extend_from_slice(number(household.0).as_bytes());
+            out.extend_from_slice(household.0.to_string().as_bytes());
             out.push(b'\t');
             // Microseconds, cut as sqlx cuts a bound time: PostgreSQL would round more digits.
             out.extend_from_slice(e.at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true).as_bytes());
             out.push(b'\t');
-            copy_opt(out, e.member.map(|m| number(m.0)).as_deref());
+            copy_opt(out, e.member.map(|m| m.0.to_string()).as_deref());
             out.push(b'\t');
             copy_text(out, &e.action);
             out.push(b'\t');
             copy_text(out, e.kind.as_str());
             out.push(b'\t');
-            out.extend_from_slice(number(e.object).as_bytes());
+            out.extend_from_slice(e.object.to_string().as_bytes());
             out.push(b'\t');
             copy_text(out, &changes);
             out.push(b'\t');
-            copy_opt(out, e.version_after.map(number).as_deref());
+            copy_opt(out, e.version_after.map(|v| v.to_string()).as_deref());
             out.push(b'\n');
             Ok(rows.len() > 0)
         },
@@ -71,11 +71,6 @@ async fn append_all_pg(pool: &sqlx::PgPool, household: HouseholdId, all: &[Event
     .await
     .context("append events")?;
     bulk.commit().await.context("commit the events")
-}
-
-/// A number as the text `COPY` reads.
-fn number(n: i64) -> String {
-    n.to_string()
 }
 
 /// The row of an event of `household`.
