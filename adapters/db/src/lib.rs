@@ -101,6 +101,26 @@ impl Store {
         }
         migration::Migrator::up(&txn, None).await.context("run the migrations")?;
         txn.commit().await.context("commit the migrations")?;
+        if self.db.get_database_backend() == DbBackend::Sqlite {
+            // A store filled before SQLite kept statistics (or by small writes only) gets them once it is large
+            // enough to need them; an import keeps them fresh after that.
+            let row = self
+                .db
+                .query_one_raw(sea_orm::Statement::from_string(
+                    DbBackend::Sqlite,
+                    "SELECT (SELECT COUNT(*) FROM sqlite_schema WHERE name = 'sqlite_stat1') AS analyzed, \
+                     (SELECT COUNT(*) FROM items) AS items",
+                ))
+                .await
+                .context("look for the statistics")?;
+            let (analyzed, items) = match row {
+                Some(row) => (row.try_get::<i64>("", "analyzed")?, row.try_get::<i64>("", "items")?),
+                None => (0, 0),
+            };
+            if analyzed == 0 && items >= repo::inventory::ANALYZE_FROM_ROWS as i64 {
+                self.analyze_sqlite().await?;
+            }
+        }
         Ok(())
     }
 

@@ -117,29 +117,82 @@ pub(crate) fn item(m: items::Model) -> anyhow::Result<Item> {
 /// An item's columns as the domain's item; its `location` is left for the repository to fill from the paths of
 /// places, which it reads for many items at once.
 pub(crate) fn item_row(m: ItemRow) -> anyhow::Result<Item> {
+    item_cols(ItemCols {
+        id: m.id,
+        name: &m.name,
+        item_type: &m.item_type,
+        profile: &m.profile,
+        condition: &m.condition,
+        intent: &m.intent,
+        availability: &m.availability,
+        project_id: m.project_id,
+        gone_reason: m.gone_reason.as_deref(),
+        gone_at: m.gone_at,
+        gone_note: m.gone_note.as_deref(),
+        measurements: &m.measurements,
+        faults: &m.faults,
+        tests_done: &m.tests_done,
+        accessories: &m.accessories,
+        components: &m.components,
+        place_id: m.place_id,
+        created_at: m.created_at,
+        updated_at: m.updated_at,
+        version: m.version,
+        cover: m.cover,
+    })
+}
+
+/// The values of an [`ItemRow`], its texts borrowed from wherever they were read.
+struct ItemCols<'a> {
+    id: i64,
+    name: &'a str,
+    item_type: &'a str,
+    profile: &'a str,
+    condition: &'a str,
+    intent: &'a str,
+    availability: &'a str,
+    project_id: Option<i64>,
+    gone_reason: Option<&'a str>,
+    gone_at: Option<Timestamp>,
+    gone_note: Option<&'a str>,
+    measurements: &'a str,
+    faults: &'a str,
+    tests_done: &'a str,
+    accessories: &'a str,
+    components: &'a str,
+    place_id: Option<i64>,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    version: i64,
+    cover: Option<i64>,
+}
+
+fn item_cols(m: ItemCols<'_>) -> anyhow::Result<Item> {
     let id = m.id;
-    let gone = match (m.gone_reason.as_deref(), m.gone_at) {
-        (Some(reason), Some(at)) => {
-            Some(Gone { reason: word(GoneReason::parse, reason, "gone reason", id)?, at, note: m.gone_note })
-        }
+    let gone = match (m.gone_reason, m.gone_at) {
+        (Some(reason), Some(at)) => Some(Gone {
+            reason: word(GoneReason::parse, reason, "gone reason", id)?,
+            at,
+            note: m.gone_note.map(str::to_owned),
+        }),
         (None, None) => None,
         _ => return Err(anyhow!("item {id} has half of a gone record")),
     };
     Ok(Item {
         id: ItemId(id),
-        name: ItemName::stored(&m.name).with_context(|| format!("name of item {id}"))?,
-        item_type: ItemType::new(&m.item_type).with_context(|| format!("item_type of item {id}"))?,
-        profile: m.profile,
-        condition: word(Condition::parse, &m.condition, "condition", id)?,
-        intent: word(Intent::parse, &m.intent, "intent", id)?,
-        availability: word(Availability::parse, &m.availability, "availability", id)?,
+        name: ItemName::stored(m.name).with_context(|| format!("name of item {id}"))?,
+        item_type: ItemType::new(m.item_type).with_context(|| format!("item_type of item {id}"))?,
+        profile: m.profile.to_owned(),
+        condition: word(Condition::parse, m.condition, "condition", id)?,
+        intent: word(Intent::parse, m.intent, "intent", id)?,
+        availability: word(Availability::parse, m.availability, "availability", id)?,
         project: m.project_id.map(ProjectId),
         gone,
-        measurements: from_json_list(&m.measurements, "measurements", id)?,
-        faults: from_json_list(&m.faults, "faults", id)?,
-        tests_done: from_json_list(&m.tests_done, "tests_done", id)?,
-        accessories: from_json_list(&m.accessories, "accessories", id)?,
-        components: from_json_list(&m.components, "components", id)?,
+        measurements: from_json_list(m.measurements, "measurements", id)?,
+        faults: from_json_list(m.faults, "faults", id)?,
+        tests_done: from_json_list(m.tests_done, "tests_done", id)?,
+        accessories: from_json_list(m.accessories, "accessories", id)?,
+        components: from_json_list(m.components, "components", id)?,
         place_id: m.place_id.map(PlaceId),
         // Filled from the place's path by the repository, which reads the paths of many items at once.
         location: None,
@@ -148,6 +201,47 @@ pub(crate) fn item_row(m: ItemRow) -> anyhow::Result<Item> {
         updated_at: m.updated_at,
         version: m.version,
     })
+}
+
+/// An item read from a result row holding the columns of [`ItemRow`] in its order, from the one named `id` on.
+/// On SQLite the values are read by position and the texts borrowed, without the look-up of each column by its
+/// name, the check of each value's type against the field's and a copy of every text that sea-orm's
+/// `FromQueryResult` makes: those were most of the time a listing spent outside SQLite (BENCHMARKS.md, "Places
+/// and labels"). A value of another type than the column's still fails to decode, naming the item.
+pub(crate) fn item_result(row: &sea_orm::QueryResult) -> anyhow::Result<Item> {
+    let Some(row) = row.try_as_sqlite_row() else {
+        return item_row(ItemRow::from_query_result(row, "").context("read an item row")?);
+    };
+    use sea_orm::sqlx::{Column as _, Row as _};
+    let first = row.try_column("id").context("read an item row")?.ordinal();
+    let at = |n: usize| first + n;
+    let id: i64 = row.try_get_unchecked(at(0)).context("read an item's id")?;
+    let read = || -> Result<ItemCols<'_>, sea_orm::sqlx::Error> {
+        Ok(ItemCols {
+            id,
+            name: row.try_get_unchecked(at(1))?,
+            item_type: row.try_get_unchecked(at(2))?,
+            profile: row.try_get_unchecked(at(3))?,
+            condition: row.try_get_unchecked(at(4))?,
+            intent: row.try_get_unchecked(at(5))?,
+            availability: row.try_get_unchecked(at(6))?,
+            project_id: row.try_get_unchecked(at(7))?,
+            gone_reason: row.try_get_unchecked(at(8))?,
+            gone_at: row.try_get_unchecked(at(9))?,
+            gone_note: row.try_get_unchecked(at(10))?,
+            measurements: row.try_get_unchecked(at(11))?,
+            faults: row.try_get_unchecked(at(12))?,
+            tests_done: row.try_get_unchecked(at(13))?,
+            accessories: row.try_get_unchecked(at(14))?,
+            components: row.try_get_unchecked(at(15))?,
+            place_id: row.try_get_unchecked(at(16))?,
+            created_at: row.try_get_unchecked(at(17))?,
+            updated_at: row.try_get_unchecked(at(18))?,
+            version: row.try_get_unchecked(at(19))?,
+            cover: row.try_get_unchecked(at(20))?,
+        })
+    };
+    item_cols(read().with_context(|| format!("read item {id}"))?)
 }
 
 /// A JSON list column; the empty list (most items' faults, tests, accessories and components) without the
@@ -185,8 +279,8 @@ pub(crate) fn item_list(rows: Vec<items::Model>) -> anyhow::Result<Vec<Item>> {
 }
 
 /// Many items' columns, failing on the first that does not map.
-pub(crate) fn item_rows(rows: Vec<ItemRow>) -> anyhow::Result<Vec<Item>> {
-    rows.into_iter().map(item_row).collect()
+pub(crate) fn item_results(rows: &[sea_orm::QueryResult]) -> anyhow::Result<Vec<Item>> {
+    rows.iter().map(item_result).collect()
 }
 
 /// A template row as the domain's template.

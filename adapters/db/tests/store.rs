@@ -1263,6 +1263,55 @@ async fn the_sqlite_file_and_its_directory_are_the_owners_only() {
     }
 }
 
+/// SQLite keeps statistics of a large inventory, without the samples that would make it prepare statements
+/// again at every run: made by an import of a thousand rows or more, and by the start of a store that has that
+/// many items and none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_keeps_statistics_without_samples() {
+    let ctx = sqlite().await;
+    let s = &ctx.store;
+    let h = household(s, "home").await;
+    let items: Vec<NewItem> = (0..1_200)
+        .map(|n| NewItem {
+            location: Some(format!("Room {} / Box {}", n % 3, n % 4)),
+            ..new_item(&format!("Widget {n}"), "part", "", Intent::Keep)
+        })
+        .collect();
+    s.import(h, items, day(2)).await.unwrap();
+    let db = Database::connect(ctx.url.as_str()).await.unwrap();
+    let count = |sql: &'static str| {
+        let db = &db;
+        async move {
+            let row = db.query_one_raw(sea_orm::Statement::from_string(sea_orm::DbBackend::Sqlite, sql)).await;
+            row.unwrap().unwrap().try_get_by_index::<i64>(0).unwrap()
+        }
+    };
+    let kept = "SELECT COUNT(*) FROM sqlite_stat1 WHERE idx = 'idx_items_place'";
+    let samples = "SELECT COUNT(*) FROM sqlite_stat4";
+    assert_eq!(count(kept).await, 1);
+    assert_eq!(count(samples).await, 0);
+
+    // A store filled before statistics were kept gets them when it starts.
+    db.execute_unprepared("DROP TABLE sqlite_stat1").await.unwrap();
+    db.execute_unprepared("DROP TABLE sqlite_stat4").await.unwrap();
+    let started = Store::connect(&ctx.url).await.unwrap();
+    started.migrate().await.unwrap();
+    assert_eq!(count(kept).await, 1);
+    assert_eq!(count(samples).await, 0);
+
+    // And the listings read through them as before.
+    let place = InventoryRepo::get(&started, h, ItemId(1)).await.unwrap().place_id.unwrap();
+    let page = InventoryRepo::list(
+        &started,
+        h,
+        &ItemQuery { place: Some(PlaceFilter { place, within: true }), limit: 50, ..Default::default() },
+    )
+    .await
+    .unwrap();
+    assert_eq!(page.total, 100);
+    assert!(page.items.iter().all(|i| i.place_id == Some(place)));
+}
+
 /// A name SQLite took with a control character before they were refused stays readable, the character made a
 /// space, in a listing, a read and the lines of the inventory. (PostgreSQL never stored one: it refuses NUL.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1733,6 +1782,24 @@ async fn the_search_index_follows_every_write(ctx: Ctx) {
     assert_eq!(found(s, h, "logic", false).await.1, 0);
 }
 
+/// The foreign keys and triggers of a PostgreSQL table, as their definitions: what a bulk load that sets them
+/// aside must leave as it found.
+async fn pg_guards(db: &sea_orm::DatabaseConnection, table: &str) -> Vec<String> {
+    let rows = db
+        .query_all_raw(sea_orm::Statement::from_string(
+            sea_orm::DbBackend::Postgres,
+            format!(
+                "SELECT conname || ' ' || pg_get_constraintdef(oid) AS def FROM pg_constraint \
+                 WHERE conrelid = '{table}'::regclass AND contype = 'f' \
+                 UNION ALL SELECT pg_get_triggerdef(oid) FROM pg_trigger \
+                 WHERE tgrelid = '{table}'::regclass AND NOT tgisinternal ORDER BY 1"
+            ),
+        ))
+        .await
+        .unwrap();
+    rows.iter().map(|r| r.try_get::<String>("", "def").unwrap()).collect()
+}
+
 /// A large import (past the size from which PostgreSQL builds the index's entries after the rows are in) is
 /// searched like items written one by one: its texts, prefixes, typos, places and notes, ranked the same way,
 /// whether the store made a row's index itself or left it to the database (words beyond ASCII, words read as
@@ -1755,11 +1822,38 @@ async fn search_finds_what_a_large_import_wrote(ctx: Ctx) {
     items[2_001] = described("Servo", "kestrel_part", "", "", "held 12E5e overnight");
     items[3] = described("USB-C hub 3.3V", "usb_hub", "A--b  ABC123def e5 E5 x_y 0", "", "7-port");
     items[3].location = Some("Room 3 / Shelf 3".into());
+    let revision = InventoryRepo::revision(s, h).await.unwrap();
+    let guards = if s.backend_name() == "postgres" {
+        let db = Database::connect(ctx.url.as_str()).await.unwrap();
+        let guards = pg_guards(&db, "items").await;
+        assert!(guards.len() >= 5, "{guards:?}");
+        guards
+    } else {
+        Vec::new()
+    };
     let ids = s.import(h, items, day(2)).await.unwrap().ids;
     assert_eq!(ids.len(), 2_050);
+    assert!(InventoryRepo::revision(s, h).await.unwrap() > revision);
+    let mut distinct: Vec<ItemId> = ids.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 2_050);
     if s.backend_name() == "postgres" {
-        // The index the store made for a row is the one the database's own expression makes of its texts.
         let db = Database::connect(ctx.url.as_str()).await.unwrap();
+        // The foreign keys and triggers set aside for the load are back as they were, and check again.
+        assert_eq!(pg_guards(&db, "items").await, guards);
+        let refused = db
+            .execute_unprepared(&format!(
+                "INSERT INTO items (household_id, name, item_type, profile, condition, intent, availability, \
+                 measurements, faults, tests_done, accessories, components, place_id, created_at, updated_at, \
+                 version) SELECT household_id, name, item_type, profile, condition, intent, availability, \
+                 measurements, faults, tests_done, accessories, components, 999999, created_at, updated_at, \
+                 version FROM items WHERE id = {}",
+                ids[0].0
+            ))
+            .await;
+        assert!(refused.is_err(), "a place that does not exist is refused");
+        // The index the store made for a row is the one the database's own expression makes of its texts.
         let words = |c: &str| format!("to_tsvector('simple', regexp_replace({c}, '[^[:alnum:]]+', ' ', 'g'))");
         let differing = db
             .query_one_raw(sea_orm::Statement::from_string(
@@ -2020,7 +2114,16 @@ async fn many_events_are_appended_in_order_all_or_nothing(ctx: Ctx) {
 
     // More than one statement's worth, in the order given.
     let many: Vec<Event> = (0..2345).map(|n| event(n, "import", 1 + (n % 20) as u32, None)).collect();
+    let postgres = s.backend_name() == "postgres";
+    let db = Database::connect(ctx.url.as_str()).await.unwrap();
+    let guards = if postgres { pg_guards(&db, "events").await } else { Vec::new() };
     s.append_all(h, &many).await.unwrap();
+    if postgres {
+        // The foreign key set aside for so many events into an empty history is back, and checks again.
+        assert_eq!(pg_guards(&db, "events").await, guards);
+        assert!(!guards.is_empty());
+        assert!(s.append_all(HouseholdId(999_999), &many[..1]).await.is_err());
+    }
     let feed = s.activity(h, 5000, None).await.unwrap();
     assert_eq!(feed.len(), 2345);
     let objects: Vec<i64> = feed.iter().rev().map(|(_, e)| e.object).collect();
@@ -2030,7 +2133,6 @@ async fn many_events_are_appended_in_order_all_or_nothing(ctx: Ctx) {
     assert!(s.activity(other, 10, None).await.unwrap().is_empty());
 
     // A row refused in the second statement leaves none of the batch.
-    let db = Database::connect(ctx.url.as_str()).await.unwrap();
     db.execute_unprepared("CREATE UNIQUE INDEX test_unique_event_object ON events (household_id, object_id)")
         .await
         .unwrap();

@@ -13,8 +13,8 @@ use anyhow::{Context as _, anyhow};
 use async_trait::async_trait;
 use sea_orm::sea_query::{Expr, ExprTrait, JoinType, Order};
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, FromQueryResult,
-    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, QueryTrait, Statement,
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, PaginatorTrait,
+    QueryFilter, QueryOrder, QuerySelect, QueryTrait, Statement,
 };
 use std::collections::HashMap;
 use trove_application::RepoError;
@@ -27,8 +27,10 @@ use trove_domain::{HouseholdId, ItemId, PlaceId, Timestamp};
 /// Lines read per query by `InventoryRepo::lines`.
 const LINES_PAGE: usize = 5_000;
 
-/// Imports of at least this many rows refresh PostgreSQL's statistics of `items` when they commit.
-const ANALYZE_FROM_ROWS: usize = 1_000;
+/// Imports of at least this many rows refresh the statistics of `items` when they commit (`ANALYZE`; on
+/// SQLite [`Store::analyze_sqlite`]), and a SQLite store of at least this many items with no statistics gets
+/// them when it starts ([`Store::migrate`]).
+pub(crate) const ANALYZE_FROM_ROWS: usize = 1_000;
 
 /// The row of a new item in `place` (whose path's names are `place_text`), version 1.
 fn new_row(
@@ -275,8 +277,7 @@ async fn find_item<C: ConnectionTrait>(
     let rows = db.query_all_raw(statement).await.with_context(|| format!("read item {id}"))?;
     let Some(row) = rows.first() else { return Ok(None) };
     let revision: i64 = row.try_get("", "revision").with_context(|| format!("read item {id}"))?;
-    let mut item =
-        mapping::item_row(mapping::ItemRow::from_query_result(row, "").with_context(|| format!("read item {id}"))?)?;
+    let mut item = mapping::item_result(row)?;
     let Some(place) = item.place_id else { return Ok(Some((item, None))) };
     let (mut paths, missing) = match kept {
         Some(kept) => kept.paths(household.0, revision, [place]),
@@ -618,16 +619,6 @@ async fn copy_fresh(
     if count == 0 {
         return Ok(Vec::new());
     }
-    let rows = txn
-        .query_all_raw(Statement::from_string(
-            DbBackend::Postgres,
-            format!("SELECT nextval(pg_get_serial_sequence('items', 'id')) AS id FROM generate_series(1, {count})"),
-        ))
-        .await
-        .context("take ids for the imported items")?;
-    let mut ids = rows.iter().map(|r| r.try_get::<i64>("", "id")).collect::<Result<Vec<_>, _>>().context("read ids")?;
-    ids.sort_unstable();
-
     let table_rows: Option<f64> = txn
         .query_one_raw(Statement::from_string(
             DbBackend::Postgres,
@@ -639,9 +630,41 @@ async fn copy_fresh(
         .transpose()
         .context("read the size of items")?;
     let rebuild = count >= REBUILD_FROM_ROWS && table_rows.unwrap_or(0.0) <= count as f64;
-    if rebuild {
+    let (ids, set_aside) = if rebuild {
+        // The table locked against everyone else (`DROP INDEX`) until the import commits, so the ids are
+        // taken as one range: no other writer of `items` can take one from the sequence in between (every
+        // writer holds at least a ROW EXCLUSIVE lock on `items` while it takes one, below as in an INSERT).
         txn.execute_unprepared("DROP INDEX idx_items_search").await.context("set the search index aside")?;
-    }
+        let set_aside = bulk::SetAside::take(txn, "items").await?;
+        let last = txn
+            .query_one_raw(Statement::from_string(
+                DbBackend::Postgres,
+                format!(
+                    "SELECT setval(pg_get_serial_sequence('items', 'id'), \
+                     nextval(pg_get_serial_sequence('items', 'id')) + {count} - 1) AS id"
+                ),
+            ))
+            .await
+            .context("take ids for the imported items")?
+            .ok_or_else(|| anyhow!("no id range for the imported items"))?
+            .try_get::<i64>("", "id")
+            .context("read ids")?;
+        let first = last - count as i64 + 1;
+        ((first..=last).collect::<Vec<i64>>(), Some(set_aside))
+    } else {
+        txn.execute_unprepared("LOCK TABLE items IN ROW EXCLUSIVE MODE").await.context("lock items")?;
+        let rows = txn
+            .query_all_raw(Statement::from_string(
+                DbBackend::Postgres,
+                format!("SELECT nextval(pg_get_serial_sequence('items', 'id')) AS id FROM generate_series(1, {count})"),
+            ))
+            .await
+            .context("take ids for the imported items")?;
+        let mut ids =
+            rows.iter().map(|r| r.try_get::<i64>("", "id")).collect::<Result<Vec<_>, _>>().context("read ids")?;
+        ids.sort_unstable();
+        (ids, None)
+    };
     // The rows' words are written below, once each: the statement trigger need not gather them.
     txn.execute_unprepared("SET LOCAL trove.words_written = 'on'").await.context("mark the words as written")?;
 
@@ -698,6 +721,16 @@ async fn copy_fresh(
     .await?;
     txn.execute_unprepared("SET LOCAL trove.words_written = 'off'").await.context("end the import's words")?;
 
+    if let Some(set_aside) = set_aside {
+        set_aside.restore(txn).await?;
+        // What `items_revision_insert`, set aside, would have done.
+        txn.execute_unprepared(&format!(
+            "UPDATE households SET item_revision = item_revision + 1 WHERE id = {}",
+            household.0
+        ))
+        .await
+        .context("move the item revision")?;
+    }
     if rebuild {
         txn.execute_unprepared("SET LOCAL maintenance_work_mem = '128MB'").await.context("size the index build")?;
         txn.execute_unprepared("CREATE INDEX idx_items_search ON items USING gin (search)")
@@ -711,6 +744,22 @@ async fn copy_fresh(
 }
 
 impl Store {
+    /// SQLite's statistics, made again: `sqlite_stat1` (how many rows share a key of each index) and no
+    /// `sqlite_stat4`. Without statistics SQLite lists a 100-item place of a 100,000-item inventory by walking
+    /// the primary key (27 ms, against 1 ms through `idx_items_place`). The samples of `sqlite_stat4` (this
+    /// build of SQLite has them) would make SQLite prepare a statement again at every run in which a value is
+    /// bound to an indexed column, as sqlx binds every value anew at every run: the listing's statement was
+    /// prepared again at each page (BENCHMARKS.md, "Places and labels"). One transaction, so no connection of
+    /// the pool reads the samples in between; `ANALYZE sqlite_schema` loads what is left on this connection.
+    pub(crate) async fn analyze_sqlite(&self) -> Result<(), RepoError> {
+        let txn = self.begin_write().await.context("begin the statistics")?;
+        for sql in ["ANALYZE", "DELETE FROM sqlite_stat4", "ANALYZE sqlite_schema"] {
+            txn.execute_unprepared(sql).await.with_context(|| format!("refresh the statistics: {sql}"))?;
+        }
+        txn.commit().await.context("commit the statistics")?;
+        Ok(())
+    }
+
     /// The household's item revision (`None`: no such household). Read with `all`, not `one`: `one` adds a
     /// bound `LIMIT`, which makes SQLite prepare the statement again at every run.
     async fn revision(&self, household: HouseholdId) -> Result<Option<i64>, RepoError> {
@@ -734,16 +783,68 @@ impl Store {
         all: sea_orm::Select<items::Entity>,
     ) -> Result<Option<(u64, i64)>, RepoError> {
         let Some(revision) = self.revision(household).await? else { return Ok(None) };
+        Ok(Some((self.total_at(household, key, all, revision).await?, revision)))
+    }
+
+    /// The total of a listing at `revision`, read before: kept, or counted and kept.
+    async fn total_at(
+        &self,
+        household: HouseholdId,
+        key: String,
+        all: sea_orm::Select<items::Entity>,
+        revision: i64,
+    ) -> Result<u64, RepoError> {
         if let Some(total) = self.counts.get(household.0, &key, revision) {
-            return Ok(Some((total, revision)));
+            return Ok(total);
         }
         let total = all.count(&self.db).await.context("count items")?;
         self.counts.put(household.0, key, revision, total);
-        Ok(Some((total, revision)))
+        Ok(total)
     }
 
-    /// A page of the ordered listing `ordered` (offset and limit of `query`), with one row past it to tell
-    /// whether more follow; the paths of its places kept at `revision`, or read once and kept.
+    /// The rows of a page of the ordered listing `ordered` (offset and limit of `query`), with one row past it
+    /// to tell whether more follow.
+    async fn page_rows(
+        &self,
+        household: HouseholdId,
+        ordered: sea_orm::Select<items::Entity>,
+        query: &ItemQuery,
+    ) -> Result<Vec<sea_orm::QueryResult>, RepoError> {
+        let backend = self.db.get_database_backend();
+        let page = Some((u64::from(query.limit) + 1, query.offset));
+        let statement = item_rows_statement(backend, household, ordered, page);
+        Ok(self.db.query_all_raw(statement).await.context("list items")?)
+    }
+
+    /// A page of the listing `all` in the order `ordered` (no search): the rows read first, with the household's
+    /// item revision in the same statement, then the total kept at that revision or counted. A repeated page
+    /// costs one statement.
+    async fn plain_page(
+        &self,
+        household: HouseholdId,
+        all: sea_orm::Select<items::Entity>,
+        ordered: sea_orm::Select<items::Entity>,
+        query: &ItemQuery,
+    ) -> Result<ItemPage, RepoError> {
+        // The household's id written as a number (an integer only), so the subquery is read once, not per row.
+        let revision = Expr::cust(format!(
+            "(SELECT households.item_revision FROM households WHERE households.id = {})",
+            household.0
+        ));
+        let rows = self.page_rows(household, ordered.select_only().column_as(revision, "revision"), query).await?;
+        let revision = match rows.first() {
+            Some(row) => Some(row.try_get::<i64>("", "revision").context("read the item revision")?),
+            None => self.revision(household).await?,
+        };
+        let counted = match revision {
+            Some(revision) => Some((self.total_at(household, filter_key(query, None), all, revision).await?, revision)),
+            None => None,
+        };
+        self.page_of(household, rows, query, counted).await
+    }
+
+    /// A page of the ordered listing `ordered` at the total and revision `counted` (`None`: no such household,
+    /// an empty page).
     async fn page(
         &self,
         household: HouseholdId,
@@ -751,16 +852,28 @@ impl Store {
         query: &ItemQuery,
         counted: Option<(u64, i64)>,
     ) -> Result<ItemPage, RepoError> {
+        if counted.is_none() {
+            return Ok(ItemPage { items: Vec::new(), total: 0, places: HashMap::new(), more: false });
+        }
+        let rows = self.page_rows(household, ordered.select_only(), query).await?;
+        self.page_of(household, rows, query, counted).await
+    }
+
+    /// The page of `rows` (read with one past the page), the paths of its places kept at the revision of
+    /// `counted`, or read once and kept.
+    async fn page_of(
+        &self,
+        household: HouseholdId,
+        mut rows: Vec<sea_orm::QueryResult>,
+        query: &ItemQuery,
+        counted: Option<(u64, i64)>,
+    ) -> Result<ItemPage, RepoError> {
         let Some((total, revision)) = counted else {
             return Ok(ItemPage { items: Vec::new(), total: 0, places: HashMap::new(), more: false });
         };
-        let backend = self.db.get_database_backend();
-        let page = Some((u64::from(query.limit) + 1, query.offset));
-        let statement = item_rows_statement(backend, household, ordered.select_only(), page);
-        let mut rows = mapping::ItemRow::find_by_statement(statement).all(&self.db).await.context("list items")?;
         let more = rows.len() > query.limit as usize;
         rows.truncate(query.limit as usize);
-        let mut items = mapping::item_rows(rows)?;
+        let mut items = mapping::item_results(&rows)?;
         let (mut places, missing) = self.counts.paths(household.0, revision, items.iter().filter_map(|i| i.place_id));
         if !missing.is_empty() {
             let read = load_paths(&self.db, household, &missing).await?;
@@ -836,10 +949,15 @@ impl InventoryRepo for Store {
             }
             plan.written(&fresh_ids)
         };
-        if items.len() >= ANALYZE_FROM_ROWS && backend == DbBackend::Postgres {
-            // Fresh statistics at once, rather than when autovacuum comes by: the planner's choices for the
-            // listing and the search depend on them (BENCHMARKS.md, "Places and labels").
-            self.db.execute_unprepared("ANALYZE items").await.context("refresh the statistics of items")?;
+        if items.len() >= ANALYZE_FROM_ROWS {
+            // Fresh statistics at once, rather than when autovacuum comes by (PostgreSQL) or never (SQLite): the
+            // planner's choices for the listing and the search depend on them (BENCHMARKS.md, "Places and
+            // labels").
+            if backend == DbBackend::Postgres {
+                self.db.execute_unprepared("ANALYZE items").await.context("refresh the statistics of items")?;
+            } else {
+                self.analyze_sqlite().await?;
+            }
         }
         Ok(written)
     }
@@ -876,12 +994,11 @@ impl InventoryRepo for Store {
         let filter = list_condition(backend, household, query);
         let Some(mut search) = query.q.as_deref().and_then(Search::parse) else {
             let all = items::Entity::find().filter(filter);
-            let total = self.total(household, filter_key(query, None), all.clone()).await?;
-            let mut page = all;
+            let mut page = all.clone();
             if let Some(after) = query.after {
                 page = page.filter(items::Column::Id.gt(after.0));
             }
-            return self.page(household, page.order_by_asc(items::Column::Id), query, total).await;
+            return self.plain_page(household, all, page.order_by_asc(items::Column::Id), query).await;
         };
 
         // A search: relevance first, then the id. A word that starts no word of the household's items is

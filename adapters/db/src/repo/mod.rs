@@ -3,7 +3,7 @@
 mod history;
 mod households;
 mod idempotency;
-mod inventory;
+pub(crate) mod inventory;
 pub(crate) mod media;
 mod passkeys;
 pub(crate) mod people;
