@@ -152,7 +152,7 @@ async fn bench(name: &str, url: &str) {
     let backend = raw.get_database_backend();
     // Fresh statistics of every table on PostgreSQL, as autovacuum would have (the import refreshes those of
     // `items`); SQLite's are the import's own (`Store::analyze_sqlite`).
-    if backend == sea_orm::DbBackend::Postgres {
+    if backend == DbBackend::Postgres {
         raw.execute_unprepared("ANALYZE").await.unwrap();
     }
     let list = |q: Option<&str>, offset: u64, after: Option<ItemId>| {

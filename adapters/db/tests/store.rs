@@ -1782,7 +1782,7 @@ async fn the_search_index_follows_every_write(ctx: Ctx) {
     assert_eq!(found(s, h, "logic", false).await.1, 0);
 }
 
-/// The foreign keys and triggers of a PostgreSQL table, as their definitions: what a bulk load that sets them
+/// The foreign keys, triggers and indexes of a PostgreSQL table, as their definitions: what a bulk load that sets them
 /// aside must leave as it found.
 async fn pg_guards(db: &sea_orm::DatabaseConnection, table: &str) -> Vec<String> {
     let rows = db
@@ -1792,7 +1792,9 @@ async fn pg_guards(db: &sea_orm::DatabaseConnection, table: &str) -> Vec<String>
                 "SELECT conname || ' ' || pg_get_constraintdef(oid) AS def FROM pg_constraint \
                  WHERE conrelid = '{table}'::regclass AND contype = 'f' \
                  UNION ALL SELECT pg_get_triggerdef(oid) FROM pg_trigger \
-                 WHERE tgrelid = '{table}'::regclass AND NOT tgisinternal ORDER BY 1"
+                 WHERE tgrelid = '{table}'::regclass AND NOT tgisinternal \
+                 UNION ALL SELECT pg_get_indexdef(indexrelid) FROM pg_index WHERE indrelid = '{table}'::regclass \
+                 ORDER BY 1"
             ),
         ))
         .await
@@ -1840,7 +1842,7 @@ async fn search_finds_what_a_large_import_wrote(ctx: Ctx) {
     assert_eq!(distinct.len(), 2_050);
     if s.backend_name() == "postgres" {
         let db = Database::connect(ctx.url.as_str()).await.unwrap();
-        // The foreign keys and triggers set aside for the load are back as they were, and check again.
+        // The indexes, foreign keys and triggers set aside for the load are back as they were, and check again.
         assert_eq!(pg_guards(&db, "items").await, guards);
         let refused = db
             .execute_unprepared(&format!(

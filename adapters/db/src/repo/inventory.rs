@@ -573,10 +573,11 @@ async fn plan_import<C: ConnectionTrait>(
     Ok(ImportPlan { places, placing, slots, fresh, updated })
 }
 
-/// Imports of at least this many new rows into a table holding no more rows than that build the search
-/// index's entries after the rows are in (the index dropped and made again inside the import's transaction):
-/// one sorted build instead of an insertion per row. Until the import commits, other writers and readers of
-/// `items` wait for it.
+/// Imports of at least this many new rows into a table holding no more rows than that set the table's
+/// secondary indexes (the search index among them), foreign keys and insert triggers aside and make them again
+/// after the rows are in, inside the import's transaction (`bulk::SetAside`): one sorted build of each index and
+/// one check of each key instead of work for every row. Until the import commits, other writers and readers of
+/// `items` wait for it. On SQLite, such an import merges the search index after it (`merge_sqlite_index`).
 const REBUILD_FROM_ROWS: usize = 2_000;
 
 /// After an import on SQLite of `fresh` new rows, at least half the items stored: the full-text index merged
@@ -631,10 +632,10 @@ async fn copy_fresh(
         .context("read the size of items")?;
     let rebuild = count >= REBUILD_FROM_ROWS && table_rows.unwrap_or(0.0) <= count as f64;
     let (ids, set_aside) = if rebuild {
-        // The table locked against everyone else (`DROP INDEX`) until the import commits, so the ids are
+        // The table locked against everyone else (`SetAside`) until the import commits, so the ids are
         // taken as one range: no other writer of `items` can take one from the sequence in between (every
         // writer holds at least a ROW EXCLUSIVE lock on `items` while it takes one, below as in an INSERT).
-        txn.execute_unprepared("DROP INDEX idx_items_search").await.context("set the search index aside")?;
+        // The search index is one of the indexes set aside: built after the rows are in.
         let set_aside = bulk::SetAside::take(txn, "items").await?;
         let last = txn
             .query_one_raw(Statement::from_string(
@@ -730,12 +731,6 @@ async fn copy_fresh(
         ))
         .await
         .context("move the item revision")?;
-    }
-    if rebuild {
-        txn.execute_unprepared("SET LOCAL maintenance_work_mem = '128MB'").await.context("size the index build")?;
-        txn.execute_unprepared("CREATE INDEX idx_items_search ON items USING gin (search)")
-            .await
-            .context("build the search index")?;
     }
     let mut words: Vec<String> = words.into_iter().collect();
     words.sort_unstable();
