@@ -163,20 +163,6 @@ pub(crate) fn copy_opt(out: &mut Vec<u8>, text: Option<&str>) {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn copy_fields_escape_what_the_text_format_reads_as_syntax() {
-        let mut out = Vec::new();
-        copy_text(&mut out, "a\tb\\c\nd\re ü");
-        out.push(b'\t');
-        copy_opt(&mut out, None);
-        assert_eq!(String::from_utf8(out).unwrap(), "a\\tb\\\\c\\nd\\re ü\t\\N");
-    }
-}
-
 /// A quoted SQL identifier.
 fn quoted(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
@@ -272,5 +258,19 @@ impl SetAside {
             txn.execute_unprepared(def).await.with_context(|| format!("make the trigger again: {def}"))?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_fields_escape_what_the_text_format_reads_as_syntax() {
+        let mut out = Vec::new();
+        copy_text(&mut out, "a\tb\\c\nd\re ü");
+        out.push(b'\t');
+        copy_opt(&mut out, None);
+        assert_eq!(String::from_utf8(out).unwrap(), "a\\tb\\\\c\\nd\\re ü\t\\N");
     }
 }
