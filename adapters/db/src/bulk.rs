@@ -187,9 +187,33 @@ pub(crate) struct SetAside {
     triggers: Vec<String>,
 }
 
+/// Loads of at least this many rows into a table holding no more rows than they load set its checks aside.
+pub(crate) const SET_ASIDE_FROM_ROWS: usize = 2_000;
+
 impl SetAside {
-    /// Drops the foreign keys and transition-table insert triggers of `table`, inside `txn`.
-    pub(crate) async fn take(txn: &PgBulk, table: &'static str) -> anyhow::Result<SetAside> {
+    /// The checks of `table` set aside for a load of `rows` rows, when the load is large
+    /// ([`SET_ASIDE_FROM_ROWS`]) and the table holds no more rows than it (by `pg_class.reltuples`); `None`
+    /// otherwise, with nothing changed.
+    pub(crate) async fn for_load(txn: &PgBulk, table: &'static str, rows: usize) -> anyhow::Result<Option<SetAside>> {
+        if rows < SET_ASIDE_FROM_ROWS {
+            return Ok(None);
+        }
+        let held = txn
+            .query_one_raw(Statement::from_string(
+                DbBackend::Postgres,
+                format!("SELECT GREATEST(reltuples, 0)::float8 AS rows FROM pg_class WHERE oid = '{table}'::regclass"),
+            ))
+            .await
+            .and_then(|row| row.map(|r| r.try_get::<f64>("", "rows")).transpose())
+            .with_context(|| format!("read the size of {table}"))?;
+        if held.unwrap_or(0.0) > rows as f64 {
+            return Ok(None);
+        }
+        Ok(Some(SetAside::take(txn, table).await?))
+    }
+
+    /// Drops the secondary indexes, foreign keys and transition-table insert triggers of `table`, inside `txn`.
+    async fn take(txn: &PgBulk, table: &'static str) -> anyhow::Result<SetAside> {
         let read = |sql: String| async move {
             let rows = txn.query_all_raw(Statement::from_string(DbBackend::Postgres, sql)).await?;
             rows.iter()

@@ -7,8 +7,7 @@ use anyhow::{Context as _, anyhow};
 use async_trait::async_trait;
 use sea_orm::sqlx;
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, QueryFilter, QueryOrder,
-    QuerySelect, Statement,
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, DbBackend, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 use trove_application::RepoError;
 use trove_application::ports::EventRepo;
@@ -37,9 +36,6 @@ fn event(row: events::Model) -> anyhow::Result<(EventId, Event)> {
 /// bound parameters, so 100,000 events are 100 statements.
 const EVENTS_CHUNK: usize = 1_000;
 
-/// `append_all` on PostgreSQL sets the foreign keys of `events` aside from this many events on.
-const SET_ASIDE_FROM: usize = 2_000;
-
 /// `append_all` on PostgreSQL: one `COPY ... FROM STDIN` of every event, in the order given (so the ids grow in
 /// that order), in one transaction. Measured at 100,000 events: 10 INSERTs of 10,000 rows from arrays took 1.3 s
 /// of a release import; the same rows by `COPY` are one statement of a few hundred ms.
@@ -47,21 +43,7 @@ async fn append_all_pg(pool: &sqlx::PgPool, household: HouseholdId, all: &[Event
     let bulk = PgBulk::begin(pool).await?;
     // Many events into a history that holds no more than that (a first import's): the foreign key to the
     // household checks them all at once after the `COPY` instead of one query per event (`SetAside`).
-    let set_aside = if all.len() >= SET_ASIDE_FROM {
-        let rows = bulk
-            .query_one_raw(Statement::from_string(
-                DbBackend::Postgres,
-                "SELECT GREATEST(reltuples, 0)::float8 AS rows FROM pg_class WHERE oid = 'events'::regclass",
-            ))
-            .await
-            .context("read the size of events")?
-            .map(|r| r.try_get::<f64>("", "rows"))
-            .transpose()
-            .context("read the size of events")?;
-        if rows.unwrap_or(0.0) <= all.len() as f64 { Some(SetAside::take(&bulk, "events").await?) } else { None }
-    } else {
-        None
-    };
+    let set_aside = SetAside::for_load(&bulk, "events", all.len()).await?;
     let mut rows = all.iter();
     bulk.copy_in(
         "COPY events (household_id, at, member_id, action, object_kind, object_id, changes, version_after) \

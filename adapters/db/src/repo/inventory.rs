@@ -573,12 +573,9 @@ async fn plan_import<C: ConnectionTrait>(
     Ok(ImportPlan { places, placing, slots, fresh, updated })
 }
 
-/// Imports of at least this many new rows into a table holding no more rows than that set the table's
-/// secondary indexes (the search index among them), foreign keys and insert triggers aside and make them again
-/// after the rows are in, inside the import's transaction (`bulk::SetAside`): one sorted build of each index and
-/// one check of each key instead of work for every row. Until the import commits, other writers and readers of
-/// `items` wait for it. On SQLite, such an import merges the search index after it (`merge_sqlite_index`).
-const REBUILD_FROM_ROWS: usize = 2_000;
+/// SQLite imports of at least this many new rows merge the search index after them (`merge_sqlite_index`), as
+/// PostgreSQL imports of as many set the table's checks aside (`bulk::SetAside::for_load`).
+const REBUILD_FROM_ROWS: usize = bulk::SET_ASIDE_FROM_ROWS;
 
 /// After an import on SQLite of `fresh` new rows, at least half the items stored: the full-text index merged
 /// into one segment (FTS5's `optimize`). A large import leaves the index in many segments, and every lookup of a
@@ -620,23 +617,12 @@ async fn copy_fresh(
     if count == 0 {
         return Ok(Vec::new());
     }
-    let table_rows: Option<f64> = txn
-        .query_one_raw(Statement::from_string(
-            DbBackend::Postgres,
-            "SELECT GREATEST(reltuples, 0)::float8 AS rows FROM pg_class WHERE oid = 'items'::regclass",
-        ))
-        .await
-        .context("read the size of items")?
-        .map(|r| r.try_get::<f64>("", "rows"))
-        .transpose()
-        .context("read the size of items")?;
-    let rebuild = count >= REBUILD_FROM_ROWS && table_rows.unwrap_or(0.0) <= count as f64;
-    let (ids, set_aside) = if rebuild {
+    let set_aside = bulk::SetAside::for_load(txn, "items", count).await?;
+    let ids = if set_aside.is_some() {
         // The table locked against everyone else (`SetAside`) until the import commits, so the ids are
         // taken as one range: no other writer of `items` can take one from the sequence in between (every
         // writer holds at least a ROW EXCLUSIVE lock on `items` while it takes one, below as in an INSERT).
         // The search index is one of the indexes set aside: built after the rows are in.
-        let set_aside = bulk::SetAside::take(txn, "items").await?;
         let last = txn
             .query_one_raw(Statement::from_string(
                 DbBackend::Postgres,
@@ -651,7 +637,7 @@ async fn copy_fresh(
             .try_get::<i64>("", "id")
             .context("read ids")?;
         let first = last - count as i64 + 1;
-        ((first..=last).collect::<Vec<i64>>(), Some(set_aside))
+        (first..=last).collect::<Vec<i64>>()
     } else {
         txn.execute_unprepared("LOCK TABLE items IN ROW EXCLUSIVE MODE").await.context("lock items")?;
         let rows = txn
@@ -664,7 +650,7 @@ async fn copy_fresh(
         let mut ids =
             rows.iter().map(|r| r.try_get::<i64>("", "id")).collect::<Result<Vec<_>, _>>().context("read ids")?;
         ids.sort_unstable();
-        (ids, None)
+        ids
     };
     // The rows' words are written below, once each: the statement trigger need not gather them.
     txn.execute_unprepared("SET LOCAL trove.words_written = 'on'").await.context("mark the words as written")?;
