@@ -169,7 +169,17 @@ impl Exchange {
         let names: Vec<String> = items.iter().map(|i| i.name.to_string()).collect();
         let written = self.items.import(actor.household, items, self.clock.now()).await?;
         let events = self.import_events(actor, &written, &names);
-        self.recorder.record_all(actor.household, &events).await?;
+        // The store's upkeep (its statistics) and the history are written at once, each on a connection of its
+        // own: neither waits on the other (BENCHMARKS.md, "Import").
+        let (upkeep, recorded) = tokio::join!(
+            self.items.upkeep_after_import(names.len()),
+            self.recorder.record_all(actor.household, &events)
+        );
+        recorded?;
+        if let Err(e) = upkeep {
+            // The import and its history are written: answering an error would invite a second import.
+            tracing::warn!(error = %e, "the store's upkeep after an import failed");
+        }
         let ids = written.ids;
         let distinct: BTreeSet<i64> = ids.iter().map(|i| i.0).collect();
         // The store answers one id per item given, in order.
@@ -299,6 +309,12 @@ mod tests {
             assert_eq!(given.len(), 5);
             Ok(ImportWritten { ids: [100, 101, 102, 103, 100].map(ItemId).to_vec(), ..ImportWritten::default() })
         });
+        // The store's upkeep is told how many rows were written, and its failure does not undo the answer.
+        items
+            .expect_upkeep_after_import()
+            .withf(|rows| *rows == 5)
+            .times(1)
+            .returning(|_| Err(crate::RepoError::Unexpected(anyhow::anyhow!("statistics refused"))));
         let recorder = crate::recorder::capturing().0;
         let exchange = Exchange::new(Arc::new(items), Arc::new(MockItemSheet::new()), Arc::new(clock), recorder);
         let sheet = vec![
@@ -355,6 +371,7 @@ mod tests {
                 places: vec![shed],
             })
         });
+        items.expect_upkeep_after_import().times(1).returning(|_| Ok(()));
         let (recorder, events) = crate::recorder::capturing();
         let exchange = Exchange::new(Arc::new(items), Arc::new(MockItemSheet::new()), Arc::new(clock), recorder);
         let ada = Actor { household: HouseholdId(1), member: Some(MemberId(8)) };

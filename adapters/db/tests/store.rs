@@ -1835,6 +1835,7 @@ async fn search_finds_what_a_large_import_wrote(ctx: Ctx) {
     };
     let ids = s.import(h, items, day(2)).await.unwrap().ids;
     assert_eq!(ids.len(), 2_050);
+    InventoryRepo::upkeep_after_import(s, ids.len()).await.unwrap();
     assert!(InventoryRepo::revision(s, h).await.unwrap() > revision);
     let mut distinct: Vec<ItemId> = ids.clone();
     distinct.sort();
@@ -1876,6 +1877,18 @@ async fn search_finds_what_a_large_import_wrote(ctx: Ctx) {
             .try_get::<i64>("", "n")
             .unwrap();
         assert_eq!(differing, 0);
+        // The upkeep after the import gave the planner statistics of the items' columns.
+        let analyzed = db
+            .query_one_raw(sea_orm::Statement::from_string(
+                sea_orm::DbBackend::Postgres,
+                "SELECT COUNT(*) AS n FROM pg_stats WHERE tablename = 'items' AND attname IN ('household_id', 'search')",
+            ))
+            .await
+            .unwrap()
+            .unwrap()
+            .try_get::<i64>("", "n")
+            .unwrap();
+        assert_eq!(analyzed, 2);
         db.close().await.unwrap();
     }
     assert_eq!(found(s, h, "abc123def 3v", false).await, (vec![ids[3]], 1));

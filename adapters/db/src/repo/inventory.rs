@@ -27,8 +27,8 @@ use trove_domain::{HouseholdId, ItemId, PlaceId, Timestamp};
 /// Lines read per query by `InventoryRepo::lines`.
 const LINES_PAGE: usize = 5_000;
 
-/// Imports of at least this many rows refresh the statistics of `items` when they commit (`ANALYZE`; on
-/// SQLite [`Store::analyze_sqlite`]), and a SQLite store of at least this many items with no statistics gets
+/// Imports of at least this many rows refresh the statistics of `items` once they commit (PostgreSQL:
+/// `ANALYZE` in `InventoryRepo::upkeep_after_import`; SQLite: [`Store::analyze_sqlite`] in the import), and a SQLite store of at least this many items with no statistics gets
 /// them when it starts ([`Store::migrate`]).
 pub(crate) const ANALYZE_FROM_ROWS: usize = 1_000;
 
@@ -930,17 +930,23 @@ impl InventoryRepo for Store {
             }
             plan.written(&fresh_ids)
         };
-        if items.len() >= ANALYZE_FROM_ROWS {
-            // Fresh statistics at once, rather than when autovacuum comes by (PostgreSQL) or never (SQLite): the
-            // planner's choices for the listing and the search depend on them (BENCHMARKS.md, "Places and
-            // labels").
-            if backend == DbBackend::Postgres {
-                self.db.execute_unprepared("ANALYZE items").await.context("refresh the statistics of items")?;
-            } else {
-                self.analyze_sqlite().await?;
-            }
+        if items.len() >= ANALYZE_FROM_ROWS && backend != DbBackend::Postgres {
+            // Fresh statistics at once, rather than never: the planner's choices for the listing and the search
+            // depend on them (BENCHMARKS.md, "Places and labels"). SQLite's are a write, done here rather than
+            // beside the history's writes; PostgreSQL's are `upkeep_after_import`.
+            self.analyze_sqlite().await?;
         }
         Ok(written)
+    }
+
+    async fn upkeep_after_import(&self, rows: usize) -> Result<(), RepoError> {
+        if rows >= ANALYZE_FROM_ROWS && self.db.get_database_backend() == DbBackend::Postgres {
+            // Fresh statistics at once, rather than when autovacuum comes by: the planner's choices for the
+            // listing and the search depend on them. `ANALYZE` reads a sample of the committed rows and takes
+            // no lock that the history's writes wait for, so it runs beside them (BENCHMARKS.md, "Import").
+            self.db.execute_unprepared("ANALYZE items").await.context("refresh the statistics of items")?;
+        }
+        Ok(())
     }
 
     async fn get(&self, household: HouseholdId, id: ItemId) -> Result<Item, RepoError> {
