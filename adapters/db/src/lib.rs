@@ -11,6 +11,7 @@ mod entity;
 mod mapping;
 mod migration;
 mod repo;
+mod revisions;
 mod search;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -43,6 +44,8 @@ pub struct Store {
     /// The totals of listings while the household's inventory is unchanged, so paging does not count every
     /// matching item again for every page.
     counts: std::sync::Arc<counts::CountCache>,
+    /// Reads of a household's item revision, shared by the requests that arrive while one runs.
+    revisions: std::sync::Arc<revisions::SharedReads>,
 }
 
 /// The URL of the embedded default database: the file `trove.sqlite3` under `data_dir`, created if missing.
@@ -84,7 +87,7 @@ impl Store {
         }
         let db =
             Database::connect(options).await.with_context(|| format!("connect to the database {}", redact(url)))?;
-        Ok(Store { db, counts: std::sync::Arc::default() })
+        Ok(Store { db, counts: std::sync::Arc::default(), revisions: std::sync::Arc::default() })
     }
 
     /// Brings the schema up to date. Safe to run from several processes at once: on PostgreSQL they take

@@ -137,6 +137,7 @@ on_both_backends!(
     search_finds_what_a_large_import_wrote,
     typos_follow_writes_imports_and_gone_items,
     totals_follow_every_write,
+    a_revision_read_after_a_write_sees_it_among_concurrent_reads,
     events_are_kept_per_object_and_paged_newest_first,
     many_events_are_appended_in_order_all_or_nothing,
     imports_answer_the_places_they_made_and_what_they_changed,
@@ -2016,6 +2017,49 @@ async fn search_pages_walk_the_relevance_order_once(ctx: Ctx) {
 
 /// The total of a listing is kept while the inventory is unchanged, and is right after every kind of write:
 /// inserts, edits, gone items, imports, place moves, and writes by another process on the same database.
+/// Reads of the revision are shared by the requests that arrive while one runs; a read asked for after a write
+/// committed still sees that write, however many other reads run meanwhile.
+async fn a_revision_read_after_a_write_sees_it_among_concurrent_reads(ctx: Ctx) {
+    let s = &ctx.store;
+    let h = household(s, "home").await;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let readers: Vec<_> = (0..4)
+        .map(|_| {
+            let (s, stop) = (s.clone(), std::sync::Arc::clone(&stop));
+            tokio::spawn(async move {
+                let mut last = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let now = InventoryRepo::revision(&s, h).await.unwrap();
+                    assert!(now >= last, "a revision never goes back");
+                    last = now;
+                }
+            })
+        })
+        .collect();
+    let writers: Vec<_> = (0..3)
+        .map(|w| {
+            let s = s.clone();
+            tokio::spawn(async move {
+                for n in 0..10 {
+                    let before = InventoryRepo::revision(&s, h).await.unwrap();
+                    let item = new_item(&format!("Part {w}-{n}"), "part", "", Intent::Keep);
+                    InventoryRepo::insert(&s, h, item, day(1)).await.unwrap();
+                    let after = InventoryRepo::revision(&s, h).await.unwrap();
+                    assert!(after > before, "writer {w}, write {n}: {after} after, {before} before");
+                }
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for reader in readers {
+        reader.await.unwrap();
+    }
+    assert_eq!(InventoryRepo::list(s, h, &ItemQuery::default()).await.unwrap().total, 30);
+}
+
 async fn totals_follow_every_write(ctx: Ctx) {
     let s = &ctx.store;
     let h = household(s, "home").await;

@@ -741,17 +741,22 @@ impl Store {
         Ok(())
     }
 
-    /// The household's item revision (`None`: no such household). Read with `all`, not `one`: `one` adds a
-    /// bound `LIMIT`, which makes SQLite prepare the statement again at every run.
+    /// The household's item revision (`None`: no such household), as of a moment after this call began: read
+    /// by this call or by one that started after it, shared with the calls that arrive while it runs
+    /// (`revisions`). Read with `all`, not `one`: `one` adds a bound `LIMIT`, which makes SQLite prepare the
+    /// statement again at every run.
     async fn revision(&self, household: HouseholdId) -> Result<Option<i64>, RepoError> {
-        let revision: Vec<i64> = households::Entity::find_by_id(household.0)
-            .select_only()
-            .column_as(Expr::cust("item_revision"), "item_revision")
-            .into_tuple()
-            .all(&self.db)
-            .await
-            .context("read the item revision")?;
-        Ok(revision.into_iter().next())
+        let read = || async {
+            let revision: Vec<i64> = households::Entity::find_by_id(household.0)
+                .select_only()
+                .column_as(Expr::cust("item_revision"), "item_revision")
+                .into_tuple()
+                .all(&self.db)
+                .await
+                .context("read the item revision")?;
+            Ok::<_, RepoError>(revision.into_iter().next())
+        };
+        self.revisions.read(household.0, read).await
     }
 
     /// The total of a listing and the revision it is current at: kept by the count cache while the household's
