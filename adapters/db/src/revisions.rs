@@ -6,7 +6,9 @@
 //! that *started after it arrived*, as such a read sees every write committed before the request. So while one
 //! read runs, the requests arriving meanwhile wait for it to end, and the next read serves all of them; a read
 //! that was already running when a request arrived is never taken for its answer, since a write may have
-//! committed between that read's start and the request's arrival.
+//! committed between that read's start and the request's arrival. When the shared read fails, the requests that
+//! waited for it fail with it, rather than each trying again in turn (each waiting out the pool's timeout when the
+//! database is down).
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -24,18 +26,22 @@ pub(crate) struct SharedReads {
 /// One household's reads: the turn to read, and the numbers of the reads started and done.
 #[derive(Debug, Default)]
 struct Slot {
-    /// Held by the request reading; the others wait for their turn, then take its answer or read again.
+    /// Held by the request reading; the others wait for their turn, then take its answer (or its failure) or read
+    /// again.
     turn: tokio::sync::Mutex<()>,
     state: Mutex<State>,
 }
 
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default)]
 struct State {
     /// The number of the last read started (reads are numbered from 1, in the order they start).
     started: u64,
     /// The number of the last read done, and its answer.
     done: u64,
     value: Option<i64>,
+    /// The number of the last read that failed, and why.
+    failed: u64,
+    failure: String,
 }
 
 impl Slot {
@@ -57,9 +63,10 @@ impl SharedReads {
     /// it, this call's own or another's. `read` reads it from the store.
     ///
     /// # Errors
-    /// `read`'s, when this call's own read fails.
+    /// `read`'s, when this call's own read fails; when the read this call waited for failed, its failure.
     pub(crate) async fn read<E, F, Fut>(&self, household: i64, read: F) -> Result<Option<i64>, E>
     where
+        E: From<anyhow::Error> + std::fmt::Display,
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<Option<i64>, E>>,
     {
@@ -69,18 +76,30 @@ impl SharedReads {
         let _turn = slot.turn.lock().await;
         let number = {
             let mut state = slot.state();
+            // Reads take turns, so they end in the order they start: the last one ended is the newest.
             if state.done >= needed {
                 return Ok(state.value);
+            }
+            if state.failed >= needed {
+                return Err(anyhow::anyhow!("read the item revision: {}", state.failure).into());
             }
             state.started += 1;
             state.started
         };
-        let value = read().await?;
-        let mut state = slot.state();
-        // Reads take turns, so they end in the order they start.
-        state.done = number;
-        state.value = value;
-        Ok(value)
+        match read().await {
+            Ok(value) => {
+                let mut state = slot.state();
+                state.done = number;
+                state.value = value;
+                Ok(value)
+            }
+            Err(e) => {
+                let mut state = slot.state();
+                state.failed = number;
+                state.failure = e.to_string();
+                Err(e)
+            }
+        }
     }
 }
 
@@ -89,6 +108,26 @@ mod tests {
     use super::*;
     use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
     use std::time::Duration;
+
+    /// A store's failure, as the tests' reads give it.
+    #[derive(Debug, PartialEq)]
+    struct Refused(String);
+
+    impl From<anyhow::Error> for Refused {
+        fn from(e: anyhow::Error) -> Self {
+            Refused(e.to_string())
+        }
+    }
+
+    impl std::fmt::Display for Refused {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(&self.0)
+        }
+    }
+
+    fn refused(why: &str) -> Refused {
+        Refused(why.to_owned())
+    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn requests_arriving_during_a_read_share_the_next_one_and_never_the_running_one() {
@@ -104,7 +143,7 @@ mod tests {
                     // The value as the read starts, answered a while later: what a statement sees.
                     let seen = stored.load(Ordering::SeqCst);
                     tokio::time::sleep(Duration::from_millis(50)).await;
-                    Ok::<_, ()>(Some(seen))
+                    Ok::<_, Refused>(Some(seen))
                 }
             }
         };
@@ -132,16 +171,49 @@ mod tests {
         assert_eq!(reads.load(Ordering::SeqCst), 3);
     }
 
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn requests_that_shared_a_failed_read_fail_with_it_and_later_ones_read_again() {
+        let shared = Arc::new(SharedReads::default());
+        let slow = |value| {
+            move || async move {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                Ok::<_, Refused>(Some(value))
+            }
+        };
+        // A read that began before a write (revision 1)...
+        let first = tokio::spawn({
+            let shared = Arc::clone(&shared);
+            async move { shared.read(1, slow(1)).await }
+        });
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        // ... then, the write committed (revision 2), two requests arrive; the first to read fails.
+        let failing = tokio::spawn({
+            let shared = Arc::clone(&shared);
+            async move { shared.read(1, || async { Err::<Option<i64>, _>(refused("pool timed out")) }).await }
+        });
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let waiting = tokio::spawn({
+            let shared = Arc::clone(&shared);
+            async move { shared.read(1, slow(2)).await }
+        });
+        assert_eq!(first.await.unwrap(), Ok(Some(1)));
+        assert_eq!(failing.await.unwrap(), Err(refused("pool timed out")));
+        // The other waited for that read: it fails with it, and never takes the older answer.
+        assert_eq!(waiting.await.unwrap(), Err(refused("read the item revision: pool timed out")));
+        // A request arriving after the failure reads again.
+        assert_eq!(shared.read(1, slow(2)).await, Ok(Some(2)));
+    }
+
     #[tokio::test]
     async fn a_failed_or_abandoned_read_leaves_the_next_request_to_read_again() {
         let shared = SharedReads::default();
-        assert_eq!(shared.read(1, || async { Err::<Option<i64>, &str>("gone") }).await, Err("gone"));
+        assert_eq!(shared.read(1, || async { Err::<Option<i64>, _>(refused("gone")) }).await, Err(refused("gone")));
         // A read dropped while it runs (its request cancelled) gives the turn back.
         let abandoned = shared.read(1, || async {
             tokio::time::sleep(Duration::from_secs(60)).await;
-            Ok::<_, &str>(Some(1))
+            Ok::<_, Refused>(Some(1))
         });
         assert!(tokio::time::timeout(Duration::from_millis(20), abandoned).await.is_err());
-        assert_eq!(shared.read(1, || async { Ok::<_, &str>(Some(5)) }).await, Ok(Some(5)));
+        assert_eq!(shared.read(1, || async { Ok::<_, Refused>(Some(5)) }).await, Ok(Some(5)));
     }
 }

@@ -2015,8 +2015,6 @@ async fn search_pages_walk_the_relevance_order_once(ctx: Ctx) {
     assert_eq!(page(0, Some(everything[7])).await, (vec![], 20, false));
 }
 
-/// The total of a listing is kept while the inventory is unchanged, and is right after every kind of write:
-/// inserts, edits, gone items, imports, place moves, and writes by another process on the same database.
 /// Reads of the revision are shared by the requests that arrive while one runs; a read asked for after a write
 /// committed still sees that write, however many other reads run meanwhile.
 async fn a_revision_read_after_a_write_sees_it_among_concurrent_reads(ctx: Ctx) {
@@ -2060,6 +2058,8 @@ async fn a_revision_read_after_a_write_sees_it_among_concurrent_reads(ctx: Ctx) 
     assert_eq!(InventoryRepo::list(s, h, &ItemQuery::default()).await.unwrap().total, 30);
 }
 
+/// The total of a listing is kept while the inventory is unchanged, and is right after every kind of write:
+/// inserts, edits, gone items, imports, place moves, and writes by another process on the same database.
 async fn totals_follow_every_write(ctx: Ctx) {
     let s = &ctx.store;
     let h = household(s, "home").await;
