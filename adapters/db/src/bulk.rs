@@ -163,11 +163,6 @@ pub(crate) fn copy_opt(out: &mut Vec<u8>, text: Option<&str>) {
     }
 }
 
-/// A quoted SQL identifier.
-fn quoted(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
-}
-
 /// The secondary indexes of a table, its foreign keys and its statement triggers that keep a transition table
 /// of inserted rows, set aside for a bulk load into it and made again from their own definitions
 /// (`pg_get_indexdef`, `pg_get_constraintdef`, `pg_get_triggerdef`) inside the same transaction. An index is
@@ -181,10 +176,8 @@ fn quoted(name: &str) -> String {
 /// key over a large table would cost more than it saves. The table is locked against every other reader and
 /// writer until the transaction ends. The caller does the triggers' work itself.
 pub(crate) struct SetAside {
-    table: &'static str,
-    indexes: Vec<String>,
-    constraints: Vec<(String, String)>,
-    triggers: Vec<String>,
+    /// The statements that make them again: the indexes, then the foreign keys, then the triggers.
+    remakes: Vec<String>,
 }
 
 /// Loads of at least this many rows into a table holding no more rows than they load set its checks aside.
@@ -214,72 +207,47 @@ impl SetAside {
 
     /// Drops the secondary indexes, foreign keys and transition-table insert triggers of `table`, inside `txn`.
     async fn take(txn: &PgBulk, table: &'static str) -> anyhow::Result<SetAside> {
-        let read = |sql: String| async move {
-            let rows = txn.query_all_raw(Statement::from_string(DbBackend::Postgres, sql)).await?;
-            rows.iter()
-                .map(|r| Ok((r.try_get::<String>("", "name")?, r.try_get::<String>("", "def")?)))
-                .collect::<Result<Vec<(String, String)>, DbErr>>()
-        };
-        let constraints = read(format!(
-            "SELECT conname::text AS name, pg_get_constraintdef(oid) AS def FROM pg_constraint \
-             WHERE conrelid = '{table}'::regclass AND contype = 'f' ORDER BY conname"
-        ))
-        .await
-        .with_context(|| format!("read the foreign keys of {table}"))?;
+        // Each with the statement that drops it and the one that makes it again, from its own definition.
         // tgtype bit 2 (4): an INSERT trigger.
-        let triggers = read(format!(
-            "SELECT tgname::text AS name, pg_get_triggerdef(oid) AS def FROM pg_trigger \
+        let sql = format!(
+            "SELECT 1 AS kind, c.relname::text AS name, format('DROP INDEX %I', c.relname) AS drop_sql, \
+               pg_get_indexdef(i.indexrelid) AS remake FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
+             WHERE i.indrelid = '{table}'::regclass AND NOT i.indisprimary \
+               AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid) \
+             UNION ALL SELECT 2, conname::text, format('ALTER TABLE %I DROP CONSTRAINT %I', '{table}', conname), \
+               format('ALTER TABLE %I ADD CONSTRAINT %I %s', '{table}', conname, pg_get_constraintdef(oid)) \
+             FROM pg_constraint WHERE conrelid = '{table}'::regclass AND contype = 'f' \
+             UNION ALL SELECT 3, tgname::text, format('DROP TRIGGER %I ON %I', tgname, '{table}'), \
+               pg_get_triggerdef(oid) FROM pg_trigger \
              WHERE tgrelid = '{table}'::regclass AND NOT tgisinternal AND tgnewtable IS NOT NULL \
-             AND (tgtype & 4) <> 0 ORDER BY tgname"
-        ))
-        .await
-        .with_context(|| format!("read the insert triggers of {table}"))?;
-        let indexes = read(format!(
-            "SELECT c.relname::text AS name, pg_get_indexdef(i.indexrelid) AS def FROM pg_index i \
-             JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = '{table}'::regclass \
-             AND NOT i.indisprimary AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid) \
-             ORDER BY 1"
-        ))
-        .await
-        .with_context(|| format!("read the indexes of {table}"))?;
+               AND (tgtype & 4) <> 0 \
+             ORDER BY 1, 2"
+        );
+        let rows = txn
+            .query_all_raw(Statement::from_string(DbBackend::Postgres, sql))
+            .await
+            .with_context(|| format!("read the indexes, foreign keys and triggers of {table}"))?;
+        let guards = rows
+            .iter()
+            .map(|r| Ok((r.try_get::<String>("", "drop_sql")?, r.try_get::<String>("", "remake")?)))
+            .collect::<Result<Vec<(String, String)>, DbErr>>()
+            .with_context(|| format!("read the indexes, foreign keys and triggers of {table}"))?;
         txn.execute_unprepared(&format!("LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE"))
             .await
             .with_context(|| format!("lock {table}"))?;
-        for (name, _) in &indexes {
-            txn.execute_unprepared(&format!("DROP INDEX {}", quoted(name)))
-                .await
-                .with_context(|| format!("set the index {name} aside"))?;
+        for (drop, _) in &guards {
+            txn.execute_unprepared(drop).await.with_context(|| format!("set aside for the load: {drop}"))?;
         }
-        for (name, _) in &constraints {
-            txn.execute_unprepared(&format!("ALTER TABLE {table} DROP CONSTRAINT {}", quoted(name)))
-                .await
-                .with_context(|| format!("set the foreign key {name} aside"))?;
-        }
-        for (name, _) in &triggers {
-            txn.execute_unprepared(&format!("DROP TRIGGER {} ON {table}", quoted(name)))
-                .await
-                .with_context(|| format!("set the trigger {name} aside"))?;
-        }
-        let defs = |all: Vec<(String, String)>| all.into_iter().map(|(_, def)| def).collect();
-        Ok(SetAside { table, indexes: defs(indexes), constraints, triggers: defs(triggers) })
+        Ok(SetAside { remakes: guards.into_iter().map(|(_, remake)| remake).collect() })
     }
 
     /// Builds the indexes, makes the foreign keys (each checking every row of the table at once) and the
     /// triggers again.
     pub(crate) async fn restore(self, txn: &PgBulk) -> anyhow::Result<()> {
-        let table = self.table;
         // Room to sort an index's keys in memory (the full-text index's most of all), for this transaction.
         txn.execute_unprepared("SET LOCAL maintenance_work_mem = '128MB'").await.context("size the index builds")?;
-        for def in &self.indexes {
-            txn.execute_unprepared(def).await.with_context(|| format!("build the index again: {def}"))?;
-        }
-        for (name, def) in &self.constraints {
-            txn.execute_unprepared(&format!("ALTER TABLE {table} ADD CONSTRAINT {} {def}", quoted(name)))
-                .await
-                .with_context(|| format!("add the foreign key {name} again"))?;
-        }
-        for def in &self.triggers {
-            txn.execute_unprepared(def).await.with_context(|| format!("make the trigger again: {def}"))?;
+        for remake in &self.remakes {
+            txn.execute_unprepared(remake).await.with_context(|| format!("make again after the load: {remake}"))?;
         }
         Ok(())
     }

@@ -107,20 +107,25 @@ impl Store {
         if self.db.get_database_backend() == DbBackend::Sqlite {
             // A store filled before SQLite kept statistics (or by small writes only) gets them once it is large
             // enough to need them; an import keeps them fresh after that.
+            // The items are counted only when there are no statistics, and only up to the size that needs them:
+            // a `CASE` is evaluated lazily, so a store that has them reads one row of `sqlite_schema`.
+            let enough = repo::inventory::ANALYZE_FROM_ROWS;
             let row = self
                 .db
                 .query_one_raw(sea_orm::Statement::from_string(
                     DbBackend::Sqlite,
-                    "SELECT (SELECT COUNT(*) FROM sqlite_schema WHERE name = 'sqlite_stat1') AS analyzed, \
-                     (SELECT COUNT(*) FROM items) AS items",
+                    format!(
+                        "SELECT CASE WHEN EXISTS (SELECT 1 FROM sqlite_schema WHERE name = 'sqlite_stat1') THEN 0 \
+                         ELSE (SELECT COUNT(*) FROM (SELECT 1 FROM items LIMIT {enough})) END AS unanalyzed"
+                    ),
                 ))
                 .await
                 .context("look for the statistics")?;
-            let (analyzed, items) = match row {
-                Some(row) => (row.try_get::<i64>("", "analyzed")?, row.try_get::<i64>("", "items")?),
-                None => (0, 0),
+            let unanalyzed = match row {
+                Some(row) => row.try_get::<i64>("", "unanalyzed")?,
+                None => 0,
             };
-            if analyzed == 0 && items >= repo::inventory::ANALYZE_FROM_ROWS as i64 {
+            if unanalyzed >= enough as i64 {
                 self.analyze_sqlite().await?;
             }
         }

@@ -196,8 +196,11 @@ impl Search {
             // when none does (100 ms). The index is the only way it may take here (under 3 ms), for this one
             // statement's transaction.
             let txn = db.begin().await.context("begin a search word's look-up")?;
-            txn.execute_unprepared("SET LOCAL enable_seqscan = off").await.context("ask the search index")?;
-            txn.execute_unprepared("SET LOCAL enable_indexscan = off").await.context("ask the search index")?;
+            txn.execute_unprepared(
+                "SELECT set_config('enable_seqscan', 'off', true), set_config('enable_indexscan', 'off', true)",
+            )
+            .await
+            .context("ask the search index")?;
             let stmt = Statement::from_sql_and_values(
                 backend,
                 format!(

@@ -1783,6 +1783,12 @@ async fn the_search_index_follows_every_write(ctx: Ctx) {
     assert_eq!(found(s, h, "logic", false).await.1, 0);
 }
 
+/// The one number a PostgreSQL query answers.
+async fn pg_count(db: &sea_orm::DatabaseConnection, sql: impl Into<String>) -> i64 {
+    let row = db.query_one_raw(sea_orm::Statement::from_string(sea_orm::DbBackend::Postgres, sql)).await;
+    row.unwrap().unwrap().try_get_by_index::<i64>(0).unwrap()
+}
+
 /// The foreign keys, triggers and indexes of a PostgreSQL table, as their definitions: what a bulk load that sets them
 /// aside must leave as it found.
 async fn pg_guards(db: &sea_orm::DatabaseConnection, table: &str) -> Vec<String> {
@@ -1859,36 +1865,26 @@ async fn search_finds_what_a_large_import_wrote(ctx: Ctx) {
         assert!(refused.is_err(), "a place that does not exist is refused");
         // The index the store made for a row is the one the database's own expression makes of its texts.
         let words = |c: &str| format!("to_tsvector('simple', regexp_replace({c}, '[^[:alnum:]]+', ' ', 'g'))");
-        let differing = db
-            .query_one_raw(sea_orm::Statement::from_string(
-                sea_orm::DbBackend::Postgres,
-                format!(
-                    "SELECT COUNT(*) AS n FROM items WHERE search IS DISTINCT FROM (setweight({}, 'A') || \
-                     setweight({}, 'B') || setweight({}, 'C') || setweight({}, 'C') || setweight({}, 'D'))",
-                    words("name"),
-                    words("item_type"),
-                    words("profile"),
-                    words("search_place"),
-                    words("search_notes")
-                ),
-            ))
-            .await
-            .unwrap()
-            .unwrap()
-            .try_get::<i64>("", "n")
-            .unwrap();
+        let differing = pg_count(
+            &db,
+            format!(
+                "SELECT COUNT(*) FROM items WHERE search IS DISTINCT FROM (setweight({}, 'A') || \
+                 setweight({}, 'B') || setweight({}, 'C') || setweight({}, 'C') || setweight({}, 'D'))",
+                words("name"),
+                words("item_type"),
+                words("profile"),
+                words("search_place"),
+                words("search_notes")
+            ),
+        )
+        .await;
         assert_eq!(differing, 0);
         // The upkeep after the import gave the planner statistics of the items' columns.
-        let analyzed = db
-            .query_one_raw(sea_orm::Statement::from_string(
-                sea_orm::DbBackend::Postgres,
-                "SELECT COUNT(*) AS n FROM pg_stats WHERE tablename = 'items' AND attname IN ('household_id', 'search')",
-            ))
-            .await
-            .unwrap()
-            .unwrap()
-            .try_get::<i64>("", "n")
-            .unwrap();
+        let analyzed = pg_count(
+            &db,
+            "SELECT COUNT(*) FROM pg_stats WHERE tablename = 'items' AND attname IN ('household_id', 'search')",
+        )
+        .await;
         assert_eq!(analyzed, 2);
         db.close().await.unwrap();
     }

@@ -724,6 +724,11 @@ async fn copy_fresh(
     Ok(ids)
 }
 
+/// The page of a household that does not exist: empty.
+fn no_page() -> ItemPage {
+    ItemPage { items: Vec::new(), total: 0, places: HashMap::new(), more: false }
+}
+
 impl Store {
     /// SQLite's statistics, made again: `sqlite_stat1` (how many rows share a key of each index) and no
     /// `sqlite_stat4`. Without statistics SQLite lists a 100-item place of a 100,000-item inventory by walking
@@ -822,11 +827,9 @@ impl Store {
             Some(row) => Some(row.try_get::<i64>("", "revision").context("read the item revision")?),
             None => self.revision(household).await?,
         };
-        let counted = match revision {
-            Some(revision) => Some((self.total_at(household, filter_key(query, None), all, revision).await?, revision)),
-            None => None,
-        };
-        self.page_of(household, rows, query, counted).await
+        let Some(revision) = revision else { return Ok(no_page()) };
+        let total = self.total_at(household, filter_key(query, None), all, revision).await?;
+        self.page_of(household, rows, query, (total, revision)).await
     }
 
     /// A page of the ordered listing `ordered` at the total and revision `counted` (`None`: no such household,
@@ -838,25 +841,21 @@ impl Store {
         query: &ItemQuery,
         counted: Option<(u64, i64)>,
     ) -> Result<ItemPage, RepoError> {
-        if counted.is_none() {
-            return Ok(ItemPage { items: Vec::new(), total: 0, places: HashMap::new(), more: false });
-        }
+        let Some(counted) = counted else { return Ok(no_page()) };
         let rows = self.page_rows(household, ordered.select_only(), query).await?;
         self.page_of(household, rows, query, counted).await
     }
 
-    /// The page of `rows` (read with one past the page), the paths of its places kept at the revision of
-    /// `counted`, or read once and kept.
+    /// The page of `rows` (read with one past the page) at the total and revision `counted`, the paths of its
+    /// places kept at that revision, or read once and kept.
     async fn page_of(
         &self,
         household: HouseholdId,
         mut rows: Vec<sea_orm::QueryResult>,
         query: &ItemQuery,
-        counted: Option<(u64, i64)>,
+        counted: (u64, i64),
     ) -> Result<ItemPage, RepoError> {
-        let Some((total, revision)) = counted else {
-            return Ok(ItemPage { items: Vec::new(), total: 0, places: HashMap::new(), more: false });
-        };
+        let (total, revision) = counted;
         let more = rows.len() > query.limit as usize;
         rows.truncate(query.limit as usize);
         let mut items = mapping::item_results(&rows)?;
