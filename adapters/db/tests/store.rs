@@ -1886,6 +1886,13 @@ async fn search_finds_what_a_large_import_wrote(ctx: Ctx) {
         )
         .await;
         assert_eq!(analyzed, 2);
+        // And none of the columns no query filters on (m0012_item_statistics).
+        let unfiltered = pg_count(
+            &db,
+            "SELECT COUNT(*) FROM pg_stats WHERE tablename = 'items' AND attname IN ('name', 'measurements', 'version')",
+        )
+        .await;
+        assert_eq!(unfiltered, 0);
         db.close().await.unwrap();
     }
     assert_eq!(found(s, h, "abc123def 3v", false).await, (vec![ids[3]], 1));

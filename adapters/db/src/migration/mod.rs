@@ -13,6 +13,7 @@ mod m0008_search;
 mod m0009_spend_member;
 mod m0010_search_words;
 mod m0011_media_revision;
+mod m0012_item_statistics;
 
 /// Every migration, in order.
 #[derive(Debug)]
@@ -33,6 +34,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0009_spend_member::Migration),
             Box::new(m0010_search_words::Migration),
             Box::new(m0011_media_revision::Migration),
+            Box::new(m0012_item_statistics::Migration),
         ]
     }
 }
