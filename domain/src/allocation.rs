@@ -21,6 +21,7 @@ use std::cmp::Reverse;
 // The indexes of a stock and the matching's maps are keyed by the stock's own strings and indices, hashed by
 // the Fx hasher: SipHash, the default, took 15% of a warm proposal at 100,000 items (BENCHMARKS.md, "Local planner").
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::cell::RefCell;
 
 /// At most this many templates are allocated: more is a list nobody reads.
 pub const MAX_ALLOCATIONS: usize = 10;
@@ -452,7 +453,17 @@ fn take(free: &mut [bool], filled: &[Option<usize>]) {
 /// assert_eq!(allocations[0].filled[0].map(|i| i.id), Some(ItemId(7)));
 /// ```
 pub fn allocate<'a>(templates: &[Template], stock: &Stock<'a>, wished: &[u32]) -> Vec<Allocation<'a>> {
-    allocate_over(templates, stock, wished, &|r| stock.candidates(r))
+    // Templates share checks (the built-in catalogue's 118 requirements are 78 distinct ones): each distinct
+    // check reads the stock once ([`Requirement::same_check`]).
+    let known: RefCell<Vec<(Requirement, Vec<usize>)>> = RefCell::new(Vec::new());
+    allocate_over(templates, stock, wished, &|r| {
+        if let Some((_, found)) = known.borrow().iter().find(|(k, _)| k.same_check(r)) {
+            return found.clone();
+        }
+        let found = stock.candidates(r);
+        known.borrow_mut().push((r.clone(), found.clone()));
+        found
+    })
 }
 
 /// [`allocate`] with the candidates of each requirement given by `candidates` (the stock's index; the tests

@@ -232,6 +232,27 @@ impl Requirement {
         self.first_miss(&ItemFacts { requirement: self, item }).is_none()
     }
 
+    /// True when `other` runs the same machine check: the same accepted types, worst condition, disqualifying
+    /// faults and field bounds, so the two accept the same items and order them the same way, whatever their
+    /// keys, labels and optionality. Every field is named, so a new one must be placed on a side.
+    ///
+    /// ```
+    /// use trove_domain::template::requirement;
+    /// let a = requirement("board", "a board", &["single_board_computer"], None, false, vec![]).unwrap();
+    /// let b = requirement("brain", "a computer", &["single_board_computer"], None, true, vec![]).unwrap();
+    /// let c = requirement("board", "a board", &["microcontroller"], None, false, vec![]).unwrap();
+    /// assert!(a.same_check(&b));
+    /// assert!(!a.same_check(&c));
+    /// ```
+    pub fn same_check(&self, other: &Requirement) -> bool {
+        let Requirement { key: _, label: _, optional: _, item_types, min_condition, disqualifying_faults, fields } =
+            self;
+        *item_types == other.item_types
+            && *min_condition == other.min_condition
+            && *disqualifying_faults == other.disqualifying_faults
+            && *fields == other.fields
+    }
+
     /// The machine check's yes or no over facts read elsewhere (the allocation's index): the same rule.
     pub(crate) fn fits_facts(&self, facts: &impl Facts) -> bool {
         self.first_miss(facts).is_none()
