@@ -105,6 +105,19 @@ fn child(args: &[&str]) {
     assert!(status.success(), "{args:?} failed");
 }
 
+/// How many requirements the built-in catalogue has, and how many distinct machine checks they are
+/// (`Requirement::same_check`): the allocation reads the stock once per distinct check.
+fn catalogue_checks() -> (usize, usize) {
+    let requirements: Vec<_> = trove_domain::catalogue::builtin().into_iter().flat_map(|t| t.requirements).collect();
+    let mut distinct: Vec<&trove_domain::template::Requirement> = Vec::new();
+    for r in &requirements {
+        if !distinct.iter().any(|d| d.same_check(r)) {
+            distinct.push(r);
+        }
+    }
+    (requirements.len(), distinct.len())
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
     let runtime = || tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
@@ -118,6 +131,8 @@ fn main() {
             }
         }
         sizes => {
+            let (requirements, checks) = catalogue_checks();
+            println!("the built-in catalogue: {requirements} requirements, {checks} distinct checks");
             let sizes: Vec<usize> = if sizes.is_empty() {
                 vec![10_000, 100_000]
             } else {
