@@ -1,16 +1,28 @@
 #!/usr/bin/env bash
-# Peak memory of the server under the worst-case photo: a PNG declaring 7000 x 7000 pixels of 16-bit RGBA (under
-# the 50-megapixel cap; 392 MB decoded whole) that compresses to about 381 KB. Builds the release binary, starts
-# `trove serve` on a fresh SQLite data directory, sends UPLOADS (default 8) of it at once to /api/intake/photo,
-# checks that each is answered (200, or 503 with Retry-After when the queue of jobs is full), and prints the
-# server's peak resident memory (VmHWM of /proc/PID/status) against the target of 300 MB.
+# Peak memory of the server under the worst-case pictures, one phase at a time, each against the target of 300 MB:
+# a check that exits non-zero when any phase goes over it or answers anything but what it should (CI runs it).
 #
-# Needs: cargo, curl, python3. TROVE_BIN runs another build (for a before figure); UPLOADS sets the concurrency.
+# The worst-case photo is a PNG declaring 7000 x 7000 pixels of 16-bit RGBA (under the 50-megapixel cap; 392 MB
+# decoded whole) that compresses to about 381 KB. The ICC bomb is a 64 x 64 PNG whose 1 MB iCCP chunk inflates to
+# 1 GB. Builds the release binary, starts `trove serve` on a fresh SQLite data directory, and for each phase sends
+# UPLOADS (default 8) requests at once, checks each answer, and reads the server's peak resident memory (VmHWM of
+# /proc/PID/status, reset before each phase through /proc/PID/clear_refs):
+#   intake      the worst-case photo to /api/intake/photo (segmented, kept as pending media): 200, or 503 with
+#               Retry-After when the queue of jobs is full;
+#   upload      the worst-case photo kept on an item (POST /api/items/{id}/media): 201;
+#   thumbnail   the first thumbnail of each of those (GET /api/media/{id}/thumb): 200;
+#   icc-upload  the ICC bomb kept on an item: 201 (kept without its profile);
+#   icc-intake  the ICC bomb to /api/intake/photo: 200, or 503 with Retry-After;
+#   scan        the worst-case photo to the label scan (POST /api/scan): 422, no code in it.
+#
+# Needs: cargo, curl, python3, Linux. TROVE_BIN runs another build (for a before figure); UPLOADS sets the
+# concurrency; PHASES (space-separated) runs some of the phases, in the order above (thumbnail needs upload).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 uploads="${UPLOADS:-8}"
+phases="${PHASES:-intake upload thumbnail icc-upload icc-intake scan}"
 target_mb=300
 
 if [ -z "${TROVE_BIN:-}" ]; then
@@ -27,22 +39,32 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The worst case: every row a filter byte and 7000 pixels of 8 zero bytes, deflated row by row (never whole).
-python3 - "$data/worst.png" <<'EOF'
+python3 - "$data/worst.png" "$data/icc.png" <<'EOF'
 import struct, sys, zlib
-width = height = 7000
 def chunk(kind, body):
     return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
+def png(width, height, depth, colour, idat, extra=b""):
+    header = struct.pack(">IIBBBBB", width, height, depth, colour, 0, 0, 0)  # not interlaced
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + extra + chunk(b"IDAT", idat) + chunk(b"IEND", b"")
+# The worst case: every row a filter byte and 7000 pixels of 8 zero bytes, deflated row by row (never whole).
 deflate = zlib.compressobj(9)
-row = b"\0" * (1 + width * 8)
-idat = b"".join(deflate.compress(row) for _ in range(height)) + deflate.flush()
-header = struct.pack(">IIBBBBB", width, height, 16, 6, 0, 0, 0)  # 16-bit RGBA, not interlaced
+row = b"\0" * (1 + 7000 * 8)
+idat = b"".join(deflate.compress(row) for _ in range(7000)) + deflate.flush()
 with open(sys.argv[1], "wb") as f:
-    f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", idat) + chunk(b"IEND", b""))
+    f.write(png(7000, 7000, 16, 6, idat))
+# The ICC bomb: 64 x 64 8-bit RGB, and a profile of 1 GB of zeros deflated 1 MB at a time.
+deflate = zlib.compressobj(9)
+zeros = b"\0" * (1 << 20)
+profile = b"".join(deflate.compress(zeros) for _ in range(1024)) + deflate.flush()
+rows = b"".join(b"\0" + bytes((x * 4) % 256 for x in range(64 * 3)) for _ in range(64))
+with open(sys.argv[2], "wb") as f:
+    f.write(png(64, 64, 8, 2, zlib.compress(rows), chunk(b"iCCP", b"bomb\0\0" + profile)))
 EOF
-echo "image_memory: $(stat -c %s "$data/worst.png") bytes, 7000 x 7000 16-bit RGBA"
+echo "image_memory: worst case $(stat -c %s "$data/worst.png") bytes, 7000 x 7000 16-bit RGBA;" \
+  "ICC bomb $(stat -c %s "$data/icc.png") bytes, 64 x 64 with a profile of 1 GB inflated"
 
 port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+base="http://127.0.0.1:$port"
 unset DATABASE_URL MODEL_API_KEY
 export TROVE_DATA_DIR="$data/trove" TROVE_BIND="127.0.0.1:$port" RUST_LOG="${RUST_LOG:-warn}"
 "$bin" migrate >/dev/null
@@ -50,45 +72,93 @@ token="$("$bin" token new --member bench)"
 "$bin" serve >"$data/server.log" 2>&1 &
 server=$!
 for _ in $(seq 1 300); do
-  curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
+  curl -fsS "$base/health" >/dev/null 2>&1 && break
   kill -0 "$server" 2>/dev/null || { cat "$data/server.log"; echo "image_memory: trove did not start" >&2; exit 1; }
   sleep 0.1
 done
-idle_kb="$(awk '/^VmRSS/ {print $2}' "/proc/$server/status")"
+echo "image_memory: server RSS idle $(($(awk '/^VmRSS/ {print $2}' "/proc/$server/status") / 1024)) MB"
+item="$(curl -fsS -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
+  -d '{"name":"Bench","item_type":"tool","profile":"","condition":"good","intent":"keep"}' "$base/api/items" |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])')"
+media=()
 
-start="$(date +%s.%N)"
-pids=()
-for i in $(seq 1 "$uploads"); do
-  curl -sS -o "$data/answer.$i" -D "$data/headers.$i" -w '%{http_code}' \
-    -H "Authorization: Bearer $token" -F "image=@$data/worst.png;type=image/png" \
-    "http://127.0.0.1:$port/api/intake/photo" >"$data/status.$i" &
-  pids+=("$!")
-done
-for pid in "${pids[@]}"; do wait "$pid"; done
-seconds="$(python3 -c "import time; print(f'{time.time() - $start:.1f}')")"
+# One request of a phase: its answer, headers and status under $data/PHASE.I.
+fire() {
+  local phase="$1" i="$2"
+  local out="$data/$phase.$i"
+  local args=(-sS -o "$out.body" -D "$out.headers" -w '%{http_code}' -H "Authorization: Bearer $token")
+  case "$phase" in
+    intake) args+=(-F "image=@$data/worst.png;type=image/png" "$base/api/intake/photo") ;;
+    upload) args+=(-F "file=@$data/worst.png;type=image/png" "$base/api/items/$item/media") ;;
+    thumbnail) args+=("$base/api/media/${media[$((i - 1))]}/thumb") ;;
+    icc-upload) args+=(-F "file=@$data/icc.png;type=image/png" "$base/api/items/$item/media") ;;
+    icc-intake) args+=(-F "image=@$data/icc.png;type=image/png" "$base/api/intake/photo") ;;
+    scan) args+=(-F "image=@$data/worst.png;type=image/png" "$base/api/scan") ;;
+  esac
+  curl "${args[@]}" >"$out.status" || echo "000" >"$out.status"
+}
 
-peak_kb="$(awk '/^VmHWM/ {print $2}' "/proc/$server/status")"
-ok=0 busy=0 failed=0
-for i in $(seq 1 "$uploads"); do
-  status="$(cat "$data/status.$i")"
-  if [ "$status" = "200" ]; then
-    ok=$((ok + 1))
-  elif [ "$status" = "503" ] && grep -qi '^retry-after:' "$data/headers.$i"; then
-    busy=$((busy + 1))
-  else
+# The status a phase must answer; a 503 with Retry-After is allowed where the work waits in the queue of jobs.
+expected() {
+  case "$1" in
+    intake | icc-intake) echo "200" ;;
+    upload | icc-upload) echo "201" ;;
+    thumbnail) echo "200" ;;
+    scan) echo "422" ;;
+  esac
+}
+
+over=0 failed=0
+for phase in $phases; do
+  if [ "$phase" = "thumbnail" ] && [ "${#media[@]}" -lt "$uploads" ]; then
+    echo "image_memory: thumbnail needs the upload phase first" >&2
     failed=$((failed + 1))
-    echo "image_memory: upload $i answered $status: $(head -c 300 "$data/answer.$i")" >&2
+    continue
   fi
+  # The peak resident memory from here on (Linux: 5 resets VmHWM to the current RSS).
+  echo 5 >"/proc/$server/clear_refs"
+  start="$(date +%s.%N)"
+  pids=()
+  for i in $(seq 1 "$uploads"); do
+    fire "$phase" "$i" &
+    pids+=("$!")
+  done
+  for pid in "${pids[@]}"; do wait "$pid"; done
+  seconds="$(python3 -c "import time; print(f'{time.time() - $start:.1f}')")"
+  peak_mb=$(($(awk '/^VmHWM/ {print $2}' "/proc/$server/status") / 1024))
+  want="$(expected "$phase")"
+  ok=0 busy=0 bad=0
+  for i in $(seq 1 "$uploads"); do
+    status="$(cat "$data/$phase.$i.status")"
+    if [ "$status" = "$want" ]; then
+      ok=$((ok + 1))
+      if [ "$phase" = "upload" ]; then
+        media+=("$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["id"])' "$data/$phase.$i.body")")
+      fi
+    elif [ "$status" = "503" ] && [[ "$phase" == *intake ]] && grep -qi '^retry-after:' "$data/$phase.$i.headers"; then
+      busy=$((busy + 1))
+    else
+      bad=$((bad + 1))
+      echo "image_memory: $phase $i answered $status: $(head -c 300 "$data/$phase.$i.body")" >&2
+    fi
+  done
+  verdict="under"
+  if [ "$peak_mb" -ge "$target_mb" ]; then
+    verdict="OVER"
+    over=$((over + 1))
+  fi
+  failed=$((failed + bad))
+  echo "image_memory: $phase: $uploads at once in ${seconds} s: $ok answered $want, $busy 503 with Retry-After," \
+    "$bad otherwise; peak RSS ${peak_mb} MB, $verdict the target of ${target_mb} MB"
 done
 
-peak_mb=$((peak_kb / 1024))
-echo "image_memory: $uploads uploads at once in ${seconds} s: $ok answered 200, $busy answered 503 with Retry-After, $failed otherwise"
-echo "image_memory: server RSS idle $((idle_kb / 1024)) MB, peak (VmHWM) ${peak_mb} MB; target under ${target_mb} MB"
 if [ "$failed" -ne 0 ]; then
   grep -E "ERROR|panicked" "$data/server.log" | head -n 20 >&2 || true
+  echo "image_memory: $failed answers were not what they should be" >&2
   exit 1
 fi
-if [ "$peak_mb" -ge "$target_mb" ]; then
-  echo "image_memory: over the target" >&2
+if [ "$over" -ne 0 ]; then
+  echo "image_memory: $over phases over the target of ${target_mb} MB" >&2
   exit 1
 fi
+echo "image_memory: every phase under ${target_mb} MB"

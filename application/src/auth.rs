@@ -2,24 +2,33 @@
 //! command line issues. Secrets are shown once and stored as SHA-256 hashes only.
 
 use crate::error::Forbidden;
+use crate::jobs::Jobs;
 use crate::ports::people::{Member, NewMember, NewToken};
-use crate::ports::{Clock, HouseholdRepo, MemberRepo, PasswordHasher, SecretSource, SessionRepo, TokenRepo};
-use crate::{Error, RepoError};
-use anyhow::Context as _;
+use crate::ports::{
+    AccessChange, AccessChanges, Clock, HouseholdRepo, MemberRepo, PasswordHasher, SecretSource, SessionRepo,
+    SignInFailures, TokenRepo,
+};
+use crate::{Conflict, Error, RepoError};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::OnceCell;
 use trove_domain::people::{self, MemberId, MemberName, Permission, Role, Scope, SessionId, TokenId};
+use trove_domain::throttle::{self, ClientAddress};
 use trove_domain::{HouseholdId, Timestamp};
 
-/// How long a token's check is reused without asking the store: a revoked or expired token, or a changed role,
-/// takes effect within this time.
+/// How long a token's check is reused without asking the store when changes are not pushed between processes
+/// (SQLite): a revoked or expired token, or a changed role, takes effect on another process within this time.
 pub const TOKEN_CACHE_TTL: chrono::Duration = chrono::Duration::seconds(1);
+/// How long a token's check is reused when every process hears of changes as they happen (PostgreSQL): only a
+/// bound for a change missed while the connection that hears them was down (it forgets every check when it
+/// comes back).
+pub const TOKEN_CACHE_TTL_PUSHED: chrono::Duration = chrono::Duration::seconds(30);
 /// The most token checks kept; past it the cache starts again empty (a bound, not an eviction policy).
 const TOKEN_CACHE_MAX: usize = 10_000;
 
-/// A token check kept for [`TOKEN_CACHE_TTL`], by the token's hash.
+/// A token check kept for [`TokenChecks::ttl`], by the token's hash.
 #[derive(Debug, Clone, Copy)]
 struct CachedToken {
     caller: Caller,
@@ -27,25 +36,88 @@ struct CachedToken {
     expires_at: Option<Timestamp>,
 }
 
-/// Recent token checks, shared by [`Auth`] (which fills it) and [`crate::people::People`] (which forgets a
-/// revoked token or a changed member at once, so in this process a change takes effect on the next request;
-/// another process sharing the database sees it within [`TOKEN_CACHE_TTL`]).
-#[derive(Debug, Default)]
-pub struct TokenChecks(Mutex<HashMap<String, CachedToken>>);
+/// Recent token checks, shared by [`Auth`] (which fills it) and [`crate::people::People`] (which ends a revoked
+/// token or a changed member's tokens at once: here, and through the [`AccessChanges`] port on every other
+/// process on the database, which forgets them as it hears of it).
+#[derive(Default)]
+pub struct TokenChecks {
+    map: Mutex<HashMap<String, CachedToken>>,
+    /// Counts the forgettings: a check read from the store is kept only when none happened while it was read,
+    /// so a check that raced a revocation is not kept after it.
+    generation: AtomicU64,
+    /// How changes reach the other processes; `None`: they do not (a single process, or tests).
+    announcer: Option<Arc<dyn AccessChanges>>,
+}
+
+impl std::fmt::Debug for TokenChecks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenChecks").field("generation", &self.generation()).finish_non_exhaustive()
+    }
+}
 
 impl TokenChecks {
+    /// Token checks whose endings are announced to the other processes by `announcer`.
+    pub fn announced_by(announcer: Arc<dyn AccessChanges>) -> Self {
+        Self { announcer: Some(announcer), ..Self::default() }
+    }
+
     fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, CachedToken>> {
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.map.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Forgets the check of token `id`.
-    pub fn forget_token(&self, id: TokenId) {
-        self.map().retain(|_, c| !matches!(c.caller.access, Access::Token { id: t, .. } if t == id));
+    /// How long a check is reused: [`TOKEN_CACHE_TTL_PUSHED`] when changes are pushed, else
+    /// [`TOKEN_CACHE_TTL`].
+    pub fn ttl(&self) -> chrono::Duration {
+        match &self.announcer {
+            Some(a) if a.pushed() => TOKEN_CACHE_TTL_PUSHED,
+            _ => TOKEN_CACHE_TTL,
+        }
     }
 
-    /// Forgets the checks of every token of `member` (a new role, or removed).
-    pub fn forget_member(&self, member: MemberId) {
-        self.map().retain(|_, c| c.caller.member != member);
+    /// How many times checks were forgotten so far (each change heard counts).
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    /// Forgets the checks `change` ends, in this process only (a change heard from another process).
+    pub fn forget(&self, change: AccessChange) {
+        let mut map = self.map();
+        match change {
+            AccessChange::Token(id) => {
+                map.retain(|_, c| !matches!(c.caller.access, Access::Token { id: t, .. } if t == id));
+            }
+            AccessChange::Member(member) => map.retain(|_, c| c.caller.member != member),
+        }
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Forgets every check (the changes of a while may have been missed).
+    pub fn forget_all(&self) {
+        self.map().clear();
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Ends the checks `change` ends here and on every other process (after the change is committed). A failed
+    /// announcement is logged: the other processes then forget within [`TokenChecks::ttl`].
+    pub async fn end(&self, change: AccessChange) {
+        self.forget(change);
+        if let Some(a) = &self.announcer
+            && let Err(e) = a.announce(change).await
+        {
+            tracing::warn!(error = %e, change = %change.to_text(), "could not tell other processes of an access change");
+        }
+    }
+
+    /// Keeps `check` of the token `hash` unless checks were forgotten since `generation` was read.
+    fn keep(&self, hash: String, check: CachedToken, generation: u64) {
+        let mut map = self.map();
+        if self.generation() != generation {
+            return;
+        }
+        if map.len() >= TOKEN_CACHE_MAX {
+            map.clear();
+        }
+        map.insert(hash, check);
     }
 }
 
@@ -108,8 +180,8 @@ pub struct SignedIn {
     pub expires_at: Timestamp,
 }
 
-/// The failed sign-ins per name key, kept in memory: a restart forgets them, which costs an attacker a restart.
-type Failures = Mutex<HashMap<String, Vec<Timestamp>>>;
+/// The longest name key the throttle stores: longer texts are no member's name, and their keys are cut here.
+const THROTTLE_KEY_MAX: usize = 4 * people::NAME_MAX;
 
 /// Authenticating requests, signing in and out, and the command line's tokens.
 #[derive(Clone)]
@@ -121,7 +193,11 @@ pub struct Auth {
     hasher: Arc<dyn PasswordHasher>,
     secrets: Arc<dyn SecretSource>,
     clock: Arc<dyn Clock>,
-    failures: Arc<Failures>,
+    /// The failed sign-ins, in the database: one throttle for every process, kept across restarts.
+    failures: Arc<dyn SignInFailures>,
+    /// The limit of password hashes computed at once (each Argon2id takes 19 MiB): a flood of sign-ins waits in
+    /// a short queue or is refused, instead of exhausting memory.
+    hashing: Jobs,
     /// Recent token checks, so a script's requests do not each read the store.
     token_checks: Arc<TokenChecks>,
     /// A hash of no one's password, checked when the name is unknown so that a failure takes the same time
@@ -148,6 +224,10 @@ pub struct PeoplePorts {
     pub clock: Arc<dyn Clock>,
     /// The token checks [`Auth`] keeps and [`crate::people::People`] forgets.
     pub token_checks: Arc<TokenChecks>,
+    /// The failed sign-ins the throttle counts.
+    pub failures: Arc<dyn SignInFailures>,
+    /// The gate every password hash passes (sign-in, the decoy, a new member's password).
+    pub hashing: Jobs,
 }
 
 impl Auth {
@@ -160,7 +240,8 @@ impl Auth {
             hasher: p.hasher.clone(),
             secrets: p.secrets.clone(),
             clock: p.clock.clone(),
-            failures: Arc::default(),
+            failures: p.failures.clone(),
+            hashing: p.hashing.clone(),
             token_checks: p.token_checks.clone(),
             decoy: Arc::default(),
         }
@@ -196,6 +277,11 @@ impl Auth {
         Ok(id)
     }
 
+    /// The token checks this process keeps (and forgets as it hears of changes).
+    pub fn token_checks(&self) -> &TokenChecks {
+        &self.token_checks
+    }
+
     /// The household's first owner, made when it has none.
     ///
     /// # Errors
@@ -212,7 +298,7 @@ impl Auth {
                 NewMember { household, name, role: Role::Owner, password_hash: None, created_at: self.clock.now() };
             match self.members.add_member(new).await {
                 Ok(m) => return Ok(m),
-                Err(RepoError::Conflict(_)) => continue,
+                Err(RepoError::Conflict(Conflict::NameTaken)) => continue,
                 Err(e) => return Err(e.into()),
             }
         }
@@ -232,11 +318,12 @@ impl Auth {
         let cached = self.token_checks.map().get(&hash).copied();
         if let Some(c) = cached
             && c.checked_at <= now
-            && now - c.checked_at < TOKEN_CACHE_TTL
+            && now - c.checked_at < self.token_checks.ttl()
             && people::alive(c.expires_at, now)
         {
             return Ok(Some(c.caller));
         }
+        let generation = self.token_checks.generation();
         let Some((t, member)) = self.tokens.token(&hash).await? else {
             self.token_checks.map().remove(&hash);
             return Ok(None);
@@ -244,15 +331,14 @@ impl Auth {
         if !people::alive(t.expires_at, now) {
             return Ok(None);
         }
-        if people::needs_touch(t.last_used_at, now) {
-            self.tokens.touch_token(t.id, now).await?;
+        // The last-used stamp is best effort: a full disk must not refuse reads.
+        if people::needs_touch(t.last_used_at, now)
+            && let Err(e) = self.tokens.touch_token(t.id, now).await
+        {
+            tracing::warn!(error = %e, token = %t.id, "could not stamp a token's last use");
         }
         let caller = Caller::of(&member, Access::Token { id: t.id, scope: t.scope });
-        let mut cache = self.token_checks.map();
-        if cache.len() >= TOKEN_CACHE_MAX {
-            cache.clear();
-        }
-        cache.insert(hash, CachedToken { caller, checked_at: now, expires_at: t.expires_at });
+        self.token_checks.keep(hash, CachedToken { caller, checked_at: now, expires_at: t.expires_at }, generation);
         Ok(Some(caller))
     }
 
@@ -270,25 +356,27 @@ impl Auth {
         if !people::alive(Some(people::session_expiry(s.last_seen)), now) {
             return Ok(None);
         }
-        if people::needs_touch(Some(s.last_seen), now) {
-            self.sessions.touch_session(s.id, now).await?;
+        // The last-seen stamp (which slides the expiry) is best effort: a full disk must not refuse reads.
+        if people::needs_touch(Some(s.last_seen), now)
+            && let Err(e) = self.sessions.touch_session(s.id, now).await
+        {
+            tracing::warn!(error = %e, session = %s.id, "could not stamp a session's last use");
         }
         Ok(Some(Caller::of(&s.member, Access::Session(s.id))))
     }
 
-    /// Signs in with a name and password: a new session. A wrong name and a wrong password fail alike and take
-    /// the same time (the password is checked against a decoy hash when the name is unknown). After
-    /// [`people::THROTTLE_FAILURES`] failures for one name within [`people::THROTTLE_WINDOW`] that name is
-    /// refused, right password or not, until the window passes.
+    /// Signs in with a name and password from the client address `from`: a new session. A wrong name and a
+    /// wrong password fail alike and take the same time (the password is checked against a decoy hash when the
+    /// name is unknown). The throttle ([`trove_domain::throttle`]) refuses a name after repeated failures from
+    /// one address, an address after failures under many names, and a name under attack from many addresses to
+    /// the addresses that failed, so a stranger cannot lock a member out. The password is checked under the
+    /// hashing limit.
     ///
     /// # Errors
-    /// [`Error::Throttled`], [`Error::SignInFailed`].
-    pub async fn sign_in(&self, name: &str, password: &str) -> Result<SignedIn, Error> {
-        let key = name.trim().to_lowercase();
+    /// [`Error::Throttled`], [`Error::SignInFailed`], [`Error::Busy`] when too many sign-ins are being checked.
+    pub async fn sign_in(&self, name: &str, password: &str, from: &ClientAddress) -> Result<SignedIn, Error> {
         let now = self.clock.now();
-        if let Some(wait) = self.throttled(&key, now) {
-            return Err(Error::Throttled { retry_after_secs: u64::try_from(wait.num_seconds()).unwrap_or(0).max(1) });
-        }
+        let key = self.unthrottled(name, from, now).await?;
         let found = match MemberName::new(name) {
             Ok(n) => self.members.member_by_name(&n).await?,
             Err(_) => None,
@@ -299,16 +387,14 @@ impl Auth {
         };
         let hasher = self.hasher.clone();
         let password = password.to_owned();
-        let right = tokio::task::spawn_blocking(move || hasher.verify(&password, &hash))
-            .await
-            .context("checking a password")?;
+        let right = self.hashing.run(move || hasher.verify(&password, &hash)).await?;
         match member {
             Some(member) if right => {
-                self.forget_failures(&key);
+                self.signed_in(&key, from).await?;
                 open_session(&*self.sessions, &*self.secrets, member, self.clock.now()).await
             }
             _ => {
-                self.record_failure(&key, now);
+                self.sign_in_failed(&key, from, now).await?;
                 Err(Error::SignInFailed)
             }
         }
@@ -325,57 +411,48 @@ impl Auth {
         Ok(())
     }
 
-    /// The throttle's key of a name typed at sign-in, refused while the name is throttled (failed sign-ins
-    /// with a password and with a passkey count alike).
+    /// The throttle's key of a name typed at sign-in from `from`, refused while the throttle says wait (failed
+    /// sign-ins with a password and with a passkey count alike).
     ///
     /// # Errors
-    /// [`Error::Throttled`].
-    pub(crate) fn unthrottled(&self, name: &str, now: Timestamp) -> Result<String, Error> {
-        let key = name.trim().to_lowercase();
-        if let Some(wait) = self.throttled(&key, now) {
+    /// [`Error::Throttled`]; `Unexpected` when the store fails.
+    pub(crate) async fn unthrottled(&self, name: &str, from: &ClientAddress, now: Timestamp) -> Result<String, Error> {
+        let key: String = name.trim().to_lowercase().chars().take(THROTTLE_KEY_MAX).collect();
+        let since = now - people::THROTTLE_WINDOW;
+        let recent = self.failures.recent_failures(&key, from, since, throttle::MOST_READ).await?;
+        if let Some(wait) = throttle::wait(&recent, now) {
             return Err(Error::Throttled { retry_after_secs: u64::try_from(wait.num_seconds()).unwrap_or(0).max(1) });
         }
         Ok(key)
     }
 
-    /// Counts a failed sign-in for the throttle's `key` (see [`Auth::unthrottled`]).
-    pub(crate) fn sign_in_failed(&self, key: &str, now: Timestamp) {
-        self.record_failure(key, now);
+    /// Counts a failed sign-in for the throttle's `key` from `from` (see [`Auth::unthrottled`]).
+    ///
+    /// # Errors
+    /// `Unexpected` when the store fails.
+    pub(crate) async fn sign_in_failed(&self, key: &str, from: &ClientAddress, now: Timestamp) -> Result<(), Error> {
+        self.failures.record_failure(key, from, now, now - people::THROTTLE_WINDOW).await?;
+        Ok(())
     }
 
-    /// Forgets the failures of the throttle's `key` after a sign-in succeeded.
-    pub(crate) fn signed_in(&self, key: &str) {
-        self.forget_failures(key);
-    }
-
-    fn throttled(&self, key: &str, now: Timestamp) -> Option<chrono::Duration> {
-        let failures = self.failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        failures.get(key).and_then(|f| people::throttled(f, now))
-    }
-
-    fn record_failure(&self, key: &str, now: Timestamp) {
-        let mut failures = self.failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let list = failures.entry(key.to_owned()).or_default();
-        list.retain(|f| *f > now - people::THROTTLE_WINDOW);
-        list.push(now);
-        // Names nobody tried lately are forgotten, so the map does not grow without bound.
-        if failures.len() > 10_000 {
-            failures.retain(|_, l| l.iter().any(|f| *f > now - people::THROTTLE_WINDOW));
-        }
-    }
-
-    fn forget_failures(&self, key: &str) {
-        self.failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(key);
+    /// Forgets the failures of the throttle's `key` from `from` after a sign-in from there succeeded.
+    ///
+    /// # Errors
+    /// `Unexpected` when the store fails.
+    pub(crate) async fn signed_in(&self, key: &str, from: &ClientAddress) -> Result<(), Error> {
+        self.failures.forget_failures(key, from).await?;
+        Ok(())
     }
 
     async fn decoy(&self) -> Result<String, Error> {
         let hasher = self.hasher.clone();
         let secrets = self.secrets.clone();
+        let hashing = self.hashing.clone();
         let decoy = self
             .decoy
             .get_or_try_init(|| async move {
                 let secret = secrets.new_secret()?;
-                tokio::task::spawn_blocking(move || hasher.hash(&secret)).await.context("hashing the decoy")?
+                Ok::<_, Error>(hashing.run(move || hasher.hash(&secret)).await??)
             })
             .await?;
         Ok(decoy.clone())

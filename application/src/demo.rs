@@ -27,7 +27,9 @@ pub async fn seed(inventory: &Inventory, household: HouseholdId, now: trove_doma
     for (d, id) in demo.iter().zip(&ids) {
         if !d.components.is_empty() {
             let components = d.components.iter().filter_map(|i| ids.get(*i).copied()).collect();
-            inventory.patch(actor, *id, ItemPatch { components: Some(components), ..ItemPatch::default() }).await?;
+            inventory
+                .patch(actor, *id, ItemPatch { components: Some(components), ..ItemPatch::default() }, None)
+                .await?;
         }
         if let Some((reason, note)) = &d.gone {
             inventory.mark_gone(actor, *id, *reason, Some(note.clone())).await?;

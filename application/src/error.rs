@@ -22,12 +22,104 @@ pub enum RepoError {
     /// household's, or already on an item).
     #[error("media {0} is not pending media of this household")]
     NotPending(MediaId),
-    /// A conditional write found the object in another state than the one required.
-    #[error("{0}")]
-    Conflict(String),
+    /// A conditional write found the object in another state than the one required: which one, so that use
+    /// cases match on it and never read a message.
+    #[error(transparent)]
+    Conflict(#[from] Conflict),
+    /// The store cannot serve the request for now (its disk is full, its server is down or does not answer in
+    /// time): the same request may succeed later. Nothing was written. `cause` is for the log.
+    #[error("{fault}")]
+    Unavailable {
+        fault: StorageFault,
+        #[source]
+        cause: anyhow::Error,
+    },
     /// Anything else: the database is unreachable, a row does not map to the domain, ...
     #[error(transparent)]
     Unexpected(#[from] anyhow::Error),
+}
+
+/// Why a store cannot serve a request for now, in the words a client reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum StorageFault {
+    /// No space is left (`ENOSPC`, a quota).
+    #[error("the storage is full")]
+    Full,
+    /// The storage refuses writes (read-only, its permissions).
+    #[error("the storage cannot be written")]
+    NotWritable,
+    /// The storage server refuses connections or cannot be found.
+    #[error("the storage cannot be reached")]
+    Unreachable,
+    /// The storage server did not answer within its time.
+    #[error("the storage did not answer in time")]
+    TimedOut,
+    /// Any other failure of the storage (an I/O error, a server error).
+    #[error("the storage failed")]
+    Failed,
+}
+
+/// Seconds a client waits before trying again a request that found a store unavailable.
+pub const STORAGE_RETRY_AFTER_S: u64 = 10;
+
+/// The state a store's conditional write found instead of the one it needed. The store says which; the use
+/// cases match on it (a use case that has no better answer passes it on as [`Refusal::StateChanged`], whose
+/// message is this one).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Conflict {
+    /// A member of any household already has the name, ignoring case.
+    #[error("the name is taken")]
+    NameTaken,
+    /// The invitation may no longer be accepted (or revoked): used, revoked, expired, or its maker lost the
+    /// right to give the role (the domain's [`check_invitation`](trove_domain::people::check_invitation)).
+    #[error(transparent)]
+    Invitation(trove_domain::people::InvitationGone),
+    /// The passkey's credential is registered already (to anyone).
+    #[error("this passkey is registered already")]
+    CredentialRegistered,
+    /// The change would leave the household without an owner.
+    #[error("member {0} is the last owner")]
+    LastOwner(trove_domain::people::MemberId),
+    /// Removing the passkey would leave its member no way to sign in.
+    #[error("passkey {0} is the member's last way to sign in")]
+    LastWayIn(trove_domain::ids::PasskeyId),
+    /// A place still holds present items or places, so it cannot be deleted.
+    #[error("place {place} still holds {}; move them out first", holdings(*items, *places))]
+    StillHolds { place: trove_domain::PlaceId, items: u64, places: u64 },
+    /// A change of the tree of places that its rules refuse under the lock (another writer got there first).
+    #[error(transparent)]
+    Place(trove_domain::place::PlaceRefused),
+    /// A place id that is not a place of the household.
+    #[error("no such place {0}")]
+    NoSuchPlace(trove_domain::PlaceId),
+    /// A step of a project's lifecycle from a status the project is no longer in.
+    #[error("project {project} is {is}, not {}", either(expected))]
+    ProjectStatus {
+        project: trove_domain::ProjectId,
+        is: trove_domain::project::ProjectStatus,
+        expected: Vec<trove_domain::project::ProjectStatus>,
+    },
+    /// The reservation of an `Idempotency-Key` no longer holds its key (released, completed, or taken over).
+    #[error("the reservation of this Idempotency-Key is no longer held")]
+    KeyNotHeld,
+    /// A new secret's hash (an invitation code, a token, a ceremony id) is stored already.
+    #[error("{0} is already stored")]
+    AlreadyStored(&'static str),
+}
+
+/// What a place holds, in words: `1 item`, `2 places`, `1 item and 3 places`.
+fn holdings(items: u64, places: u64) -> String {
+    let count = |n: u64, one: &str, many: &str| if n == 1 { format!("1 {one}") } else { format!("{n} {many}") };
+    match (items, places) {
+        (0, p) => count(p, "place", "places"),
+        (i, 0) => count(i, "item", "items"),
+        (i, p) => format!("{} and {}", count(i, "item", "items"), count(p, "place", "places")),
+    }
+}
+
+/// Statuses as alternatives: `accepted or proposed`.
+fn either(statuses: &[trove_domain::project::ProjectStatus]) -> String {
+    statuses.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" or ")
 }
 
 /// What a use case reports besides success: the variants a caller (the HTTP adapter) branches on, each with the
@@ -54,8 +146,8 @@ pub enum Error {
     /// A sign-in with a passkey that was not accepted (unknown, not the name's, or failing a check).
     #[error("the passkey was not accepted")]
     PasskeySignInFailed,
-    /// Too many failed sign-ins for this name: refused for `retry_after_secs` more seconds.
-    #[error("too many failed sign-ins for this name; try again in {retry_after_secs} seconds")]
+    /// Too many failed sign-ins for this name or from this address: refused for `retry_after_secs` more seconds.
+    #[error("too many failed sign-ins; try again in {}", wait_text(*retry_after_secs))]
     Throttled { retry_after_secs: u64 },
     /// This month's model budget is spent; nothing was sent.
     #[error(transparent)]
@@ -73,10 +165,37 @@ pub enum Error {
     ModelFailed { reason: String, spend: RunSpend },
     /// The limit of concurrent CPU-heavy jobs is reached and its queue is full (`jobs::Jobs`); nothing ran. The
     /// same request may succeed after `retry_after_s` seconds.
-    #[error("the server is busy with other images; try again in {retry_after_s} s")]
-    Busy { retry_after_s: u64 },
+    #[error("the server is busy with other {work}; try again in {retry_after_s} s")]
+    Busy { work: &'static str, retry_after_s: u64 },
+    /// A store cannot serve the request for now ([`RepoError::Unavailable`]: a full disk, an unreachable S3);
+    /// nothing was kept. The same request may succeed after `retry_after_s` seconds; `cause` is for the log.
+    #[error("{fault}; try again in {retry_after_s} s")]
+    StorageUnavailable {
+        fault: StorageFault,
+        retry_after_s: u64,
+        #[source]
+        cause: anyhow::Error,
+    },
     #[error(transparent)]
     Unexpected(#[from] anyhow::Error),
+}
+
+/// A wait as a person reads it: seconds under a minute, else whole minutes (rounded up).
+///
+/// ```
+/// use trove_application::error::wait_text;
+/// assert_eq!(wait_text(1), "1 second");
+/// assert_eq!(wait_text(45), "45 seconds");
+/// assert_eq!(wait_text(60), "1 minute");
+/// assert_eq!(wait_text(896), "15 minutes");
+/// ```
+pub fn wait_text(secs: u64) -> String {
+    match secs {
+        0 | 1 => "1 second".to_owned(),
+        2..=59 => format!("{secs} seconds"),
+        60 => "1 minute".to_owned(),
+        _ => format!("{} minutes", secs.div_ceil(60)),
+    }
 }
 
 /// The kinds of objects a request names by id.
@@ -160,10 +279,10 @@ pub enum Refusal {
     /// An item changed under every attempt of a conditional write.
     #[error("item {0} changed while this request ran; try again")]
     Stale(ItemId),
-    /// A conditional write found the object in another state than the one required, in the store's words
-    /// ([`RepoError::Conflict`]).
-    #[error("{0}")]
-    StateChanged(String),
+    /// A conditional write found the object in another state than the one required ([`RepoError::Conflict`]),
+    /// where the use case has no more particular refusal.
+    #[error(transparent)]
+    StateChanged(Conflict),
     /// An image with a side under `min` pixels: too small to hold an item (checked before any other work).
     #[error("the image is {width} x {height} pixels; at least {min} x {min} are needed to hold an item")]
     ImageTooSmall { width: u32, height: u32, min: u32 },
@@ -197,6 +316,9 @@ pub enum Refusal {
     /// An `Idempotency-Key` held by a request that is still running.
     #[error("a request with this Idempotency-Key is still running")]
     KeyRunning,
+    /// A change conditional on the version the client read (`If-Match`) of an item now at another version.
+    #[error("item {item} is at version {current}, not {expected}; read it again")]
+    VersionMismatch { item: ItemId, expected: i64, current: i64 },
 }
 
 impl From<RepoError> for Error {
@@ -209,7 +331,10 @@ impl From<RepoError> for Error {
             }
             RepoError::Stale(item) => Refusal::Stale(item).into(),
             RepoError::NotPending(media) => Refusal::NotPendingMedia(media).into(),
-            RepoError::Conflict(m) => Refusal::StateChanged(m).into(),
+            RepoError::Conflict(c) => Refusal::StateChanged(c).into(),
+            RepoError::Unavailable { fault, cause } => {
+                Error::StorageUnavailable { fault, retry_after_s: STORAGE_RETRY_AFTER_S, cause }
+            }
             RepoError::Unexpected(e) => Error::Unexpected(e),
         }
     }
@@ -220,5 +345,50 @@ pub(crate) fn named(what: Object, id: i64) -> impl Fn(RepoError) -> Error {
     move |e| match e {
         RepoError::NotFound => Error::NotFound { what, id },
         other => other.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trove_domain::people::{InvitationGone, MemberId};
+    use trove_domain::project::ProjectStatus;
+    use trove_domain::{PlaceId, ProjectId};
+
+    /// A conflict a use case passes on is what the client reads: each says which state stood in the way.
+    #[test]
+    fn conflicts_read_as_what_stood_in_the_way() {
+        let check = |conflict: Conflict, expected: &str| {
+            assert_eq!(Error::from(RepoError::Conflict(conflict.clone())).to_string(), expected, "{conflict:?}");
+        };
+        check(
+            Conflict::StillHolds { place: PlaceId(4), items: 0, places: 1 },
+            "place 4 still holds 1 place; move them out first",
+        );
+        check(
+            Conflict::StillHolds { place: PlaceId(4), items: 3, places: 0 },
+            "place 4 still holds 3 items; move them out first",
+        );
+        check(
+            Conflict::StillHolds { place: PlaceId(4), items: 1, places: 2 },
+            "place 4 still holds 1 item and 2 places; move them out first",
+        );
+        check(
+            Conflict::ProjectStatus {
+                project: ProjectId(2),
+                is: ProjectStatus::Built,
+                expected: vec![ProjectStatus::Proposed, ProjectStatus::Accepted],
+            },
+            "project 2 is built, not proposed or accepted",
+        );
+        check(Conflict::NoSuchPlace(PlaceId(9)), "no such place 9");
+        check(Conflict::KeyNotHeld, "the reservation of this Idempotency-Key is no longer held");
+        check(Conflict::Invitation(InvitationGone::Used), "this invitation was already used");
+        check(Conflict::LastOwner(MemberId(3)), "member 3 is the last owner");
+        check(Conflict::AlreadyStored("the token"), "the token is already stored");
+        assert!(matches!(
+            Error::from(RepoError::Conflict(Conflict::NameTaken)),
+            Error::Refused(Refusal::StateChanged(Conflict::NameTaken))
+        ));
     }
 }

@@ -7,10 +7,12 @@
 //! `trove:<id>` ([`own_ref`]); [`Exchange::import_items_mapped`] answers which item each exported id became, so
 //! each file goes back to the item its row became.
 //!
-//! An import is recorded like any other change, in one write of many events (`Recorder::record_all`): a `create`
-//! of each place made for a `location` text, and one `import` event per item: for a new item its name (as the
-//! `create` of a single item), for an item that held the row's import reference the fields the update changed
-//! (told by the store, which reads each such item in the import's transaction; no event when nothing changed).
+//! An import is recorded like any other change, in the import's own transaction (the store appends the events
+//! [`Exchange`] makes of what it wrote, `InventoryRepo::import`): a `create` of each place made for a `location`
+//! text, and one `import` event per item: for a new item its name (as the `create` of a single item), for an
+//! item that held the row's import reference the fields the update changed (told by the store, which reads each
+//! such item in the import's transaction; no event when nothing changed). The items and their history commit
+//! together or not at all.
 
 use crate::Error;
 use crate::ports::{Clock, ImportWritten, InventoryRepo, ItemQuery, ItemSheet};
@@ -101,6 +103,33 @@ pub fn read_media_file_name(name: &str) -> Option<(ItemId, MediaId)> {
     Some((ItemId(number(item)?), MediaId(number(medium)?)))
 }
 
+/// The events of an import: the places made, then one `import` per new item (its name, from the last row
+/// that became it) in the order the sheet first names it, then one per update that changed something.
+fn import_events(recorder: &Recorder, actor: Actor, written: &ImportWritten, names: &[String]) -> Vec<Event> {
+    let updated: HashSet<ItemId> = written.updated.iter().map(|u| u.id).collect();
+    let mut last_row: HashMap<ItemId, usize> = HashMap::new();
+    let mut order: Vec<ItemId> = Vec::new();
+    for (n, id) in written.ids.iter().enumerate() {
+        if updated.contains(id) {
+            continue;
+        }
+        if last_row.insert(*id, n).is_none() {
+            order.push(*id);
+        }
+    }
+    let places = written.places.iter().map(|p| recorder.place_created(actor, p));
+    let created = order.into_iter().map(|id| {
+        let name = FieldChange { field: "name".into(), before: None, after: Some(names[last_row[&id]].clone()) };
+        recorder.event(actor, "import", ObjectKind::Item, id.0, vec![name], Some(1))
+    });
+    let changed = written
+        .updated
+        .iter()
+        .filter(|u| !u.changes.is_empty())
+        .map(|u| recorder.event(actor, "import", ObjectKind::Item, u.id.0, u.changes.clone(), Some(u.version)));
+    places.chain(created).chain(changed).collect()
+}
+
 /// The import and export use cases.
 #[derive(Clone)]
 pub struct Exchange {
@@ -143,7 +172,8 @@ impl Exchange {
     /// Writes items already read (by the command line, which shows its own progress), all or nothing.
     ///
     /// # Errors
-    /// [`Error::Invalid`] for an item with a control character in a text (`NewItem::check_texts`);
+    /// [`Error::Invalid`] for an item with a control character in a text (`NewItem::check_texts`), or with what is
+    /// recorded on it out of its bounds (`NewItem::check_bounds`: field keys, dates);
     /// `Unexpected` when the store fails; nothing is written then.
     pub async fn import_items(&self, actor: Actor, items: Vec<NewItem>) -> Result<Imported, Error> {
         Ok(self.import_items_mapped(actor, items).await?.done)
@@ -158,25 +188,21 @@ impl Exchange {
         if items.is_empty() {
             return Ok(ImportedItems::default());
         }
-        // The one text check of the domain, over every item whatever sheet it came from.
+        // The domain's text check and bounds, over every item whatever sheet it came from.
+        let now = self.clock.now();
         for (n, item) in items.iter().enumerate() {
             item.check_texts().map_err(|e| Error::Invalid(format!("item {} of the sheet: {e}", n + 1)))?;
+            item.check_bounds(now).map_err(|e| Error::Invalid(format!("item {} of the sheet: {e}", n + 1)))?;
         }
         let rows = items.len() as u64;
         let exported: Vec<Option<ItemId>> =
             items.iter().map(|i| i.import_ref.as_deref().and_then(exported_id)).collect();
         // The name each new item will have: that of the last row naming it (a repeated reference is one item).
         let names: Vec<String> = items.iter().map(|i| i.name.to_string()).collect();
-        let written = self.items.import(actor.household, items, self.clock.now()).await?;
-        let events = self.import_events(actor, &written, &names);
-        // The store's upkeep (its statistics) and the history are written at once, each on a connection of its
-        // own: neither waits on the other (BENCHMARKS.md, "Import").
-        let (upkeep, recorded) = tokio::join!(
-            self.items.upkeep_after_import(names.len()),
-            self.recorder.record_all(actor.household, &events)
-        );
-        recorded?;
-        if let Err(e) = upkeep {
+        let recorder = self.recorder.clone();
+        let history = move |written: &ImportWritten| import_events(&recorder, actor, written, &names);
+        let written = self.items.import(actor.household, items, self.clock.now(), &history).await?;
+        if let Err(e) = self.items.upkeep_after_import(rows as usize).await {
             // The import and its history are written: answering an error would invite a second import.
             tracing::warn!(error = %e, "the store's upkeep after an import failed");
         }
@@ -185,31 +211,6 @@ impl Exchange {
         // The store answers one id per item given, in order.
         let by_exported_id = exported.into_iter().zip(&ids).filter_map(|(from, to)| Some((from?, *to))).collect();
         Ok(ImportedItems { done: Imported { rows, items: distinct.len() as u64, skipped: 0 }, by_exported_id })
-    }
-
-    /// The events of an import: the places made, then one `import` per new item (its name, from the last row
-    /// that became it) in the order the sheet first names it, then one per update that changed something.
-    fn import_events(&self, actor: Actor, written: &ImportWritten, names: &[String]) -> Vec<Event> {
-        let updated: HashSet<ItemId> = written.updated.iter().map(|u| u.id).collect();
-        let mut last_row: HashMap<ItemId, usize> = HashMap::new();
-        let mut order: Vec<ItemId> = Vec::new();
-        for (n, id) in written.ids.iter().enumerate() {
-            if updated.contains(id) {
-                continue;
-            }
-            if last_row.insert(*id, n).is_none() {
-                order.push(*id);
-            }
-        }
-        let places = written.places.iter().map(|p| self.recorder.place_created(actor, p));
-        let created = order.into_iter().map(|id| {
-            let name = FieldChange { field: "name".into(), before: None, after: Some(names[last_row[&id]].clone()) };
-            self.recorder.event(actor, "import", ObjectKind::Item, id.0, vec![name], Some(1))
-        });
-        let changed = written.updated.iter().filter(|u| !u.changes.is_empty()).map(|u| {
-            self.recorder.event(actor, "import", ObjectKind::Item, u.id.0, u.changes.clone(), Some(u.version))
-        });
-        places.chain(created).chain(changed).collect()
     }
 
     /// Every item of the household, gone ones included, ordered by id.
@@ -305,7 +306,7 @@ mod tests {
         clock.expect_now().returning(chrono::Utc::now);
         let mut items = MockInventoryRepo::new();
         // The store answers one id per item given, in order; a reference repeated is the same item.
-        items.expect_import().times(1).returning(|_, given, _| {
+        items.expect_import().times(1).returning(|_, given, _, _| {
             assert_eq!(given.len(), 5);
             Ok(ImportWritten { ids: [100, 101, 102, 103, 100].map(ItemId).to_vec(), ..ImportWritten::default() })
         });
@@ -339,7 +340,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_import_records_its_places_its_new_items_and_what_it_changed_in_one_write() {
+    async fn an_import_records_its_places_its_new_items_and_what_it_changed_in_its_transaction() {
         use crate::ports::Reimported;
         use crate::ports::clock::MockClock;
         use crate::ports::inventory::MockInventoryRepo;
@@ -350,7 +351,10 @@ mod tests {
         let mut clock = MockClock::new();
         clock.expect_now().returning(|| chrono::DateTime::UNIX_EPOCH);
         let mut items = MockInventoryRepo::new();
-        items.expect_import().times(1).returning(|_, _, _| {
+        // The store makes the history of what it wrote inside its transaction; kept here to be compared.
+        let events: Arc<std::sync::Mutex<Vec<Event>>> = Arc::default();
+        let into = events.clone();
+        items.expect_import().times(1).returning(move |_, _, _, history| {
             let shed = Place {
                 id: PlaceId(3),
                 name: PlaceName::new("Shed").unwrap(),
@@ -360,7 +364,7 @@ mod tests {
             };
             let renamed =
                 FieldChange { field: "name".into(), before: Some("Lamp".into()), after: Some("Old lamp".into()) };
-            Ok(ImportWritten {
+            let written = ImportWritten {
                 // Row 1 updated item 50, rows 2 and 4 are one new item (a repeated reference), row 3 another,
                 // row 5 updated item 51 and changed nothing.
                 ids: [50, 100, 101, 100, 51].map(ItemId).to_vec(),
@@ -369,10 +373,12 @@ mod tests {
                     Reimported { id: ItemId(51), changes: Vec::new(), version: 2 },
                 ],
                 places: vec![shed],
-            })
+            };
+            into.lock().unwrap().extend(history.events(&written));
+            Ok(written)
         });
         items.expect_upkeep_after_import().times(1).returning(|_| Ok(()));
-        let (recorder, events) = crate::recorder::capturing();
+        let (recorder, recorded) = crate::recorder::capturing();
         let exchange = Exchange::new(Arc::new(items), Arc::new(MockItemSheet::new()), Arc::new(clock), recorder);
         let ada = Actor { household: HouseholdId(1), member: Some(MemberId(8)) };
         let sheet = vec![
@@ -384,12 +390,13 @@ mod tests {
         ];
         exchange.import_items(ada, sheet).await.unwrap();
 
+        assert!(recorded.lock().unwrap().is_empty(), "nothing is recorded outside the import's transaction");
         let events = events.lock().unwrap();
         type Shown<'a> = (ObjectKind, &'a str, i64, Option<i64>, Vec<(&'a str, Option<&'a str>, Option<&'a str>)>);
         let got: Vec<Shown<'_>> = events
             .iter()
-            .map(|(h, e)| {
-                assert_eq!((*h, e.member), (HouseholdId(1), Some(MemberId(8))));
+            .map(|e| {
+                assert_eq!(e.member, Some(MemberId(8)));
                 let changes =
                     e.changes.iter().map(|c| (c.field.as_str(), c.before.as_deref(), c.after.as_deref())).collect();
                 (e.kind, e.action.as_str(), e.object, e.version_after, changes)

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use trove_domain::bulk::{self, BULK_MAX, BulkSet};
 use trove_domain::history::medium_fields;
 use trove_domain::item::{
-    self, ChangeRefused, Fault, Gone, GoneReason, Item, ItemChanges, Measurement, NewItem, TestDone,
+    self, ChangeRefused, Fault, Gone, GoneReason, Item, ItemChanges, ItemError, Measurement, NewItem, TestDone,
 };
 use trove_domain::people::{Event, EventId, ObjectKind};
 use trove_domain::place::{PlacePath, PlaceRefused};
@@ -93,6 +93,11 @@ pub type ItemPatch = ItemChanges;
 
 /// Input the domain's text check refused.
 fn invalid(e: ControlCharacter) -> Error {
+    Error::Invalid(e.to_string())
+}
+
+/// A value out of the bounds of what an item records (its field keys, its dates).
+fn out_of_bounds(e: ItemError) -> Error {
     Error::Invalid(e.to_string())
 }
 
@@ -186,10 +191,12 @@ impl Inventory {
     /// # Errors
     /// [`Error::Refused`] when a component is not an item of the household, the availability is one only a
     /// project sets, or `place_id` is not a place of the household; [`Error::Invalid`] for both a `place_id`
-    /// and a `location`, or a `location` part that is not a place name. Nothing is written then.
+    /// and a `location`, or a `location` part that is not a place name, or what is recorded on it out of its
+    /// bounds (`NewItem::check_bounds`). Nothing is written then.
     pub async fn create(&self, actor: Actor, mut item: NewItem) -> Result<Item, Error> {
         let household = actor.household;
         item.check_texts().map_err(invalid)?;
+        item.check_bounds(self.clock.now()).map_err(out_of_bounds)?;
         item.components.sort_unstable();
         item.components.dedup();
         self.check_components(household, &item.components).await?;
@@ -267,13 +274,16 @@ impl Inventory {
     }
 
     /// Reads the item, applies `change`, writes it conditional on its version; retried when another writer got
-    /// in between.
-    /// The change is recorded as the event `action` of `actor`.
+    /// in between, unless the caller asked for the change only at the version `expected` (`If-Match`). The
+    /// change is recorded as the event `action` of `actor`, in the write's transaction, so that the history of
+    /// the item is in the order of its writes. A change that changes nothing writes nothing: no event, the same
+    /// version.
     async fn modify(
         &self,
         actor: Actor,
         action: &str,
         id: ItemId,
+        expected: Option<i64>,
         change: impl Fn(&mut Item) -> Result<(), Error>,
     ) -> Result<Item, Error> {
         let household = actor.household;
@@ -281,16 +291,28 @@ impl Inventory {
         loop {
             attempt += 1;
             let before = self.get(household, id).await?;
+            if let Some(expected) = expected
+                && expected != before.version
+            {
+                return Err(Refusal::VersionMismatch { item: id, expected, current: before.version }.into());
+            }
             let mut item = before.clone();
             change(&mut item)?;
+            if item == before {
+                return Ok(before);
+            }
             item.updated_at = self.clock.now();
-            match self.items.update(household, &item).await {
-                Err(RepoError::Stale(_)) if attempt < RETRIES => continue,
-                other => {
-                    let after = other.map_err(no_item(id))?;
-                    self.recorder.item(actor, action, Some(&before), &after).await?;
-                    return Ok(after);
+            let changes = trove_domain::history::diff(&before, &item);
+            let event = self.recorder.event(actor, action, ObjectKind::Item, id.0, changes, Some(before.version + 1));
+            match self.items.update(household, &item, &event).await {
+                Err(RepoError::Stale(_)) if expected.is_none() && attempt < RETRIES => continue,
+                Err(RepoError::Stale(_)) if expected.is_some() => {
+                    // Another writer got in between the read and the write: the client's version is not current.
+                    let current = self.get(household, id).await?.version;
+                    let expected = before.version;
+                    return Err(Refusal::VersionMismatch { item: id, expected, current }.into());
                 }
+                other => return Ok(other.map_err(no_item(id))?.0),
             }
         }
     }
@@ -319,18 +341,9 @@ impl Inventory {
         let mut item = before.clone();
         item.apply(&back).map_err(refused)?;
         item.updated_at = self.clock.now();
-        let after = self.items.update(household, &item).await.map_err(no_item(id))?;
-        let event = Event {
-            at: item.updated_at,
-            member: actor.member,
-            action: "undo".into(),
-            kind: ObjectKind::Item,
-            object: id.0,
-            changes: trove_domain::history::diff(&before, &after),
-            version_after: Some(after.version),
-        };
-        let event_id =
-            self.recorder.record(actor, "undo", event.kind, id.0, event.changes.clone(), event.version_after).await?;
+        let changes = trove_domain::history::diff(&before, &item);
+        let event = self.recorder.event(actor, "undo", ObjectKind::Item, id.0, changes, Some(before.version + 1));
+        let (_, event_id) = self.items.update(household, &item, &event).await.map_err(no_item(id))?;
         Ok((event_id, event))
     }
 
@@ -342,7 +355,18 @@ impl Inventory {
     /// household; [`Error::Invalid`] for both a `place_id` and a `location`, or a `location` part that is not a
     /// place name; [`Error::Refused`] when the change would take a reserved or in-use item away from its
     /// project, or touches a gone item.
-    pub async fn patch(&self, actor: Actor, id: ItemId, mut patch: ItemPatch) -> Result<Item, Error> {
+    /// With `expected` (the client's `If-Match`), the change is made only while the item is at that version.
+    /// A patch that changes nothing writes nothing: no event, and the version stays.
+    ///
+    /// # Errors (besides those above)
+    /// [`Refusal::VersionMismatch`] when `expected` is given and the item is at another version.
+    pub async fn patch(
+        &self,
+        actor: Actor,
+        id: ItemId,
+        mut patch: ItemPatch,
+        expected: Option<i64>,
+    ) -> Result<Item, Error> {
         let household = actor.household;
         patch.check_texts().map_err(invalid)?;
         if let Some(a) = patch.availability {
@@ -356,7 +380,7 @@ impl Inventory {
         if let Some(place) = self.placement(actor, patch.place_id, location).await? {
             patch.place_id = Some(place);
         }
-        self.modify(actor, "patch", id, |item| item.apply(&patch).map_err(refused)).await
+        self.modify(actor, "patch", id, expected, |item| item.apply(&patch).map_err(refused)).await
     }
 
     /// Applies one set of changes (a place, an intent, a condition) to many items at once: all or nothing, in
@@ -397,24 +421,20 @@ impl Inventory {
             for item in &mut changed {
                 item.updated_at = now;
             }
-            match self.items.update_many(household, &changed).await {
+            // The store bumps each version by one in the same write, and appends the events in it.
+            let events: Vec<Event> = found
+                .iter()
+                .zip(&changed)
+                .map(|(before, after)| {
+                    let changes = trove_domain::history::diff(before, after);
+                    let version = Some(after.version + 1);
+                    self.recorder.event(actor, "bulk", ObjectKind::Item, after.id.0, changes, version)
+                })
+                .collect();
+            match self.items.update_many(household, &changed, &events).await {
                 Err(RepoError::Stale(_)) if attempt < RETRIES => continue,
                 Err(RepoError::Conflict(m)) => return Err(Refusal::StateChanged(m).into()),
-                other => {
-                    let updated = other?;
-                    // The store bumps each version by one in the same write.
-                    let events: Vec<Event> = found
-                        .iter()
-                        .zip(&changed)
-                        .map(|(before, after)| {
-                            let changes = trove_domain::history::diff(before, after);
-                            let version = Some(after.version + 1);
-                            self.recorder.event(actor, "bulk", ObjectKind::Item, after.id.0, changes, version)
-                        })
-                        .collect();
-                    self.recorder.record_all(household, &events).await?;
-                    return Ok(updated);
-                }
+                other => return Ok(other?),
             }
         }
     }
@@ -422,10 +442,13 @@ impl Inventory {
     /// Records a measurement; the current field of its key becomes this value when it is the latest.
     ///
     /// # Errors
-    /// [`Error::NotFound`]; [`Refusal::Change`] for a gone item.
+    /// [`Error::NotFound`]; [`Refusal::Change`] for a gone item; [`Error::Invalid`] for a date out of the
+    /// window (`item::check_recorded_at`) or a key past `item::FIELD_KEYS_MAX`.
     pub async fn add_measurement(&self, actor: Actor, id: ItemId, m: Measurement) -> Result<Item, Error> {
-        self.modify(actor, "measurement", id, |item| {
+        let now = self.clock.now();
+        self.modify(actor, "measurement", id, None, |item| {
             refuse_gone(item)?;
+            item.check_measurement(&m, now).map_err(out_of_bounds)?;
             item.measurements.push(m.clone());
             Ok(())
         })
@@ -438,7 +461,7 @@ impl Inventory {
     /// [`Error::NotFound`]; [`Refusal::Change`] for a gone item.
     pub async fn add_fault(&self, actor: Actor, id: ItemId, fault: Fault) -> Result<Item, Error> {
         text::check("text", &fault.text, Lines::One).map_err(invalid)?;
-        self.modify(actor, "fault", id, |item| {
+        self.modify(actor, "fault", id, None, |item| {
             refuse_gone(item)?;
             item.faults.push(fault.clone());
             Ok(())
@@ -449,11 +472,13 @@ impl Inventory {
     /// Records a test.
     ///
     /// # Errors
-    /// [`Error::NotFound`]; [`Refusal::Change`] for a gone item.
+    /// [`Error::NotFound`]; [`Refusal::Change`] for a gone item; [`Error::Invalid`] for a date out of the
+    /// window (`item::check_recorded_at`).
     pub async fn add_test(&self, actor: Actor, id: ItemId, test: TestDone) -> Result<Item, Error> {
         text::check("name", &test.name, Lines::One).map_err(invalid)?;
         text::check("note", test.note.as_deref().unwrap_or_default(), Lines::Many).map_err(invalid)?;
-        self.modify(actor, "test", id, |item| {
+        item::check_recorded_at("at", test.at, self.clock.now()).map_err(out_of_bounds)?;
+        self.modify(actor, "test", id, None, |item| {
             refuse_gone(item)?;
             item.tests_done.push(test.clone());
             Ok(())
@@ -474,7 +499,7 @@ impl Inventory {
     ) -> Result<Item, Error> {
         text::check("note", note.as_deref().unwrap_or_default(), Lines::Many).map_err(invalid)?;
         let at = self.clock.now();
-        self.modify(actor, "gone", id, |item| {
+        self.modify(actor, "gone", id, None, |item| {
             item.mark_gone(Gone { reason, at, note: note.clone() }).map_err(|e| Refusal::Gone(e).into())
         })
         .await
@@ -574,7 +599,7 @@ mod tests {
             .expect_get_many()
             .returning(move |_, ids| Ok(stored.iter().filter(|i| ids.contains(&i.id)).cloned().collect()));
         let calls = AtomicUsize::new(0);
-        items.expect_update_many().returning(move |_, changed| {
+        items.expect_update_many().returning(move |_, changed, _| {
             if calls.fetch_add(1, Ordering::SeqCst) < stale {
                 return Err(RepoError::Stale(changed[0].id));
             }
@@ -655,7 +680,13 @@ mod tests {
         let mut items = MockInventoryRepo::new();
         items.expect_get_many().returning(|_, _| Ok(Vec::new()));
         items.expect_get().returning(|_, id| Ok(item(id.0)));
-        items.expect_update().withf(|_, i| i.place_id == Some(PlaceId(5))).times(1).returning(|_, i| Ok(i.clone()));
+        // The item's event is appended by the store, in the write's transaction.
+        let updates: Arc<Mutex<Vec<Event>>> = Arc::default();
+        let into = updates.clone();
+        items.expect_update().withf(|_, i, _| i.place_id == Some(PlaceId(5))).times(1).returning(move |_, i, e| {
+            into.lock().unwrap().push(e.clone());
+            Ok((i.clone(), EventId(1)))
+        });
         items
             .expect_insert()
             .withf(|_, i, _| i.place_id == Some(PlaceId(2)) && i.location.is_none())
@@ -664,20 +695,28 @@ mod tests {
         let (inv, events) = recorded(items, places, MockMediaRepo::new());
 
         let patch = ItemPatch { location: Some(Some("Garage / Shelf B2".into())), ..ItemPatch::default() };
-        inv.patch(H, ItemId(1), patch).await.unwrap();
+        inv.patch(H, ItemId(1), patch, None).await.unwrap();
         // The shelf made for the text is recorded before the item's move into it, by the same actor.
         assert_eq!(
             shown(&events),
-            [
-                (
-                    ObjectKind::Place,
-                    "create".into(),
-                    5,
-                    vec![change("name", None, Some("Shelf B2")), change("parent_id", None, Some("1"))]
-                ),
-                (ObjectKind::Item, "patch".into(), 1, vec![change("place_id", None, Some("5"))]),
-            ]
+            [(
+                ObjectKind::Place,
+                "create".into(),
+                5,
+                vec![change("name", None, Some("Shelf B2")), change("parent_id", None, Some("1"))]
+            )]
         );
+        let moved: Vec<Shown> = updates
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                assert_eq!((e.member, e.version_after), (H.member, Some(2)));
+                let changes = e.changes.iter().map(|c| (c.field.clone(), c.before.clone(), c.after.clone())).collect();
+                (e.kind, e.action.clone(), e.object, changes)
+            })
+            .collect();
+        assert_eq!(moved, [(ObjectKind::Item, "patch".into(), 1, vec![change("place_id", None, Some("5"))])]);
 
         let mut new = NewItem::new(
             ItemName::new("Pi").unwrap(),
@@ -697,7 +736,7 @@ mod tests {
         let e = inv.create(H, new).await.unwrap_err();
         assert!(matches!(&e, Error::Refused(_)) && e.to_string() == "no such place 40", "{e:?}");
         let patch = ItemPatch { location: Some(Some("Garage / \u{1}x".into())), ..ItemPatch::default() };
-        assert!(matches!(inv.patch(H, ItemId(1), patch).await, Err(Error::Invalid(_))));
+        assert!(matches!(inv.patch(H, ItemId(1), patch, None).await, Err(Error::Invalid(_))));
     }
 
     #[tokio::test]

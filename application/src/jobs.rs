@@ -20,6 +20,8 @@ pub struct Jobs {
     workers: usize,
     /// The most jobs that may wait; the next one is refused.
     queue: usize,
+    /// What the jobs are, for the refusal's message ("images", "sign-ins").
+    work: &'static str,
 }
 
 /// Counts a job as waiting until it gets its permit or is dropped (its request cancelled).
@@ -32,16 +34,22 @@ impl Drop for Waiting<'_> {
 }
 
 impl Jobs {
-    /// At most `workers` jobs running (at least one) and `queue` waiting.
+    /// At most `workers` image jobs running (at least one) and `queue` waiting.
     pub fn new(workers: usize, queue: usize) -> Self {
         let workers = workers.max(1);
-        Self { running: Arc::new(Semaphore::new(workers)), waiting: Arc::default(), workers, queue }
+        Self { running: Arc::new(Semaphore::new(workers)), waiting: Arc::default(), workers, queue, work: "images" }
     }
 
     /// One job running per core the process may use, and [`QUEUE_PER_WORKER`] waiting per core.
     pub fn for_cores() -> Self {
         let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
         Self::new(cores, cores * QUEUE_PER_WORKER)
+    }
+
+    /// The same gate for jobs of another `work` (its refusals name it: "sign-ins").
+    #[must_use]
+    pub fn doing(self, work: &'static str) -> Self {
+        Self { work, ..self }
     }
 
     /// Runs `work` on a blocking thread once a permit is free, waiting in the queue for it.
@@ -64,7 +72,7 @@ impl Jobs {
                 let waiting = Waiting(&self.waiting);
                 if before >= self.queue {
                     drop(waiting);
-                    return Err(Error::Busy { retry_after_s: self.retry_after_s(before) });
+                    return Err(Error::Busy { work: self.work, retry_after_s: self.retry_after_s(before) });
                 }
                 let permit = self
                     .running
@@ -138,7 +146,7 @@ mod tests {
 
         // The sixth is beyond the queue: refused at once, with a wait to retry after.
         let refused = jobs.run(|| 6).await;
-        assert!(matches!(refused, Err(Error::Busy { retry_after_s: 2 })), "{refused:?}");
+        assert!(matches!(refused, Err(Error::Busy { retry_after_s: 2, .. })), "{refused:?}");
         assert_eq!(jobs.waiting(), 3);
 
         for _ in 0..5 {

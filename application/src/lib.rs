@@ -31,4 +31,4 @@ pub mod spend_report;
 pub mod stamped;
 pub mod tools;
 
-pub use error::{Error, Forbidden, Object, Refusal, RepoError};
+pub use error::{Conflict, Error, Forbidden, Object, Refusal, RepoError, StorageFault};

@@ -13,11 +13,12 @@ use crate::ports::passkeys::{
 };
 use crate::ports::people::NewMember;
 use crate::ports::{Clock, InvitationRepo, MemberRepo, SecretSource, SessionRepo};
-use crate::{Error, Object, Refusal, RepoError};
+use crate::{Conflict, Error, Object, Refusal, RepoError};
 use std::sync::Arc;
 use trove_domain::Timestamp;
 use trove_domain::ids::PasskeyId;
 use trove_domain::people::{self, MemberName, Permission};
+use trove_domain::throttle::ClientAddress;
 
 /// How long a ceremony may take between its start and its finish (WebAuthn's own timeout is 5 minutes).
 pub const CEREMONY_VALID_FOR: chrono::Duration = chrono::Duration::minutes(10);
@@ -115,9 +116,11 @@ impl Passkeys {
         };
         let passkey = NewPasskey { name: FIRST_PASSKEY_NAME.to_owned(), user, key, created_at: now };
         let member = self.store.redeem_with_passkey(&invitation, member, passkey).await.map_err(|e| match e {
-            // Between the checks and the write: the code was used, or the name taken, by a concurrent request
-            // (or the authenticator's credential is someone's already).
-            RepoError::Conflict(_) => Error::from(Refusal::NameTaken(name.to_string())),
+            // Between the checks and the write, a concurrent request used the code or took the name, or the
+            // maker lost their rights (or the authenticator's credential is someone's already).
+            RepoError::Conflict(Conflict::Invitation(gone)) => Error::from(Refusal::InvitationGone(gone)),
+            RepoError::Conflict(Conflict::NameTaken) => Error::from(Refusal::NameTaken(name.to_string())),
+            RepoError::Conflict(Conflict::CredentialRegistered) => registered_already(),
             other => other.into(),
         })?;
         open_session(&*self.sessions, &*self.secrets, member, now).await
@@ -129,9 +132,9 @@ impl Passkeys {
     /// [`Error::Throttled`] after too many failed sign-ins for the name, [`Error::Invalid`] for a text that
     /// cannot be a member's name (no member has it, so this tells nothing of who is a member),
     /// [`Error::Unavailable`].
-    pub async fn start_sign_in(&self, name: &str) -> Result<Begun, Error> {
+    pub async fn start_sign_in(&self, name: &str, from: &ClientAddress) -> Result<Begun, Error> {
         let now = self.clock.now();
-        let key = self.auth.unthrottled(name, now)?;
+        let key = self.auth.unthrottled(name, from, now).await?;
         let name = MemberName::new(name).map_err(|e| Error::Invalid(e.to_string()))?;
         let member = self.members.member_by_name(&name).await?.map(|(m, _)| m);
         let passkeys = match &member {
@@ -150,11 +153,16 @@ impl Passkeys {
     /// # Errors
     /// [`Refusal::CeremonyGone`], [`Error::Throttled`], [`Error::Invalid`] for credential JSON that is not a
     /// WebAuthn credential, [`Error::PasskeySignInFailed`].
-    pub async fn finish_sign_in(&self, ceremony: &str, credential: &str) -> Result<SignedIn, Error> {
+    pub async fn finish_sign_in(
+        &self,
+        ceremony: &str,
+        credential: &str,
+        from: &ClientAddress,
+    ) -> Result<SignedIn, Error> {
         let now = self.clock.now();
         let c = self.take(ceremony, now).await?;
         let Purpose::SignIn { name, member } = c.purpose else { return Err(Refusal::CeremonyGone.into()) };
-        let key = self.auth.unthrottled(&name, now)?;
+        let key = self.auth.unthrottled(&name, from, now).await?;
         let used = self.ceremonies.credential_of(credential).map_err(refused)?;
         // The name's member now, if still the one the ceremony was started for.
         let now_member = match MemberName::new(&name) {
@@ -180,10 +188,10 @@ impl Passkeys {
             None => None,
         };
         let (Some(m), Some((passkey, updated))) = (now_member, signed) else {
-            self.auth.sign_in_failed(&key, now);
+            self.auth.sign_in_failed(&key, from, now).await?;
             return Err(Error::PasskeySignInFailed);
         };
-        self.auth.signed_in(&key);
+        self.auth.signed_in(&key, from).await?;
         self.store.used_passkey(passkey.id, updated, now).await?;
         open_session(&*self.sessions, &*self.secrets, m, now).await
     }
@@ -237,7 +245,7 @@ impl Passkeys {
         }
         let key = self.ceremonies.finish_registration(&c.state, credential).map_err(refused)?;
         self.store.add_passkey(member, NewPasskey { name, user, key, created_at: now }).await.map_err(|e| match e {
-            RepoError::Conflict(_) => Refusal::PasskeyRefused("it is registered already".into()).into(),
+            RepoError::Conflict(Conflict::CredentialRegistered) => registered_already(),
             other => Error::from(other),
         })
     }
@@ -249,7 +257,7 @@ impl Passkeys {
     pub async fn remove(&self, caller: &Caller, id: PasskeyId) -> Result<(), Error> {
         caller.require(Permission::OwnTokens)?;
         self.store.remove_passkey(caller.household, caller.member, id).await.map_err(|e| match e {
-            RepoError::Conflict(_) => Refusal::LastWayIn(id).into(),
+            RepoError::Conflict(Conflict::LastWayIn(_)) => Refusal::LastWayIn(id).into(),
             other => named(Object::Passkey, id.0)(other),
         })
     }
@@ -258,7 +266,7 @@ impl Passkeys {
     async fn usable_invitation(&self, hash: &str) -> Result<crate::ports::people::Invitation, Error> {
         let invitation =
             self.invitations.invitation(hash).await?.ok_or(Refusal::InvitationGone(people::InvitationGone::Unknown))?;
-        people::check_invitation(invitation.created_at, invitation.used, self.clock.now()).map_err(Refusal::from)?;
+        people::check_invitation(&invitation.state(), self.clock.now()).map_err(Refusal::from)?;
         Ok(invitation)
     }
 
@@ -286,6 +294,11 @@ fn setup(e: PasskeyError) -> Error {
         PasskeyError::Unavailable(message) => Error::Unavailable { capability: "passkeys", message },
         other => Error::Unexpected(anyhow::anyhow!("starting a passkey ceremony: {other}")),
     }
+}
+
+/// A new passkey whose credential is registered already (to anyone).
+fn registered_already() -> Error {
+    Refusal::PasskeyRefused("it is registered already".into()).into()
 }
 
 /// An error checking a credential.

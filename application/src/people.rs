@@ -5,15 +5,16 @@
 
 use crate::auth::{Caller, PeoplePorts, SignedIn, hash_token, household_name, open_session};
 use crate::error::named;
-use crate::ports::people::{ApiToken, Household, Member, NewMember, NewToken};
+use crate::ports::access::AccessChange;
+use crate::ports::people::{ApiToken, Household, Invitation, Member, NewMember, NewToken};
 use crate::ports::{
     Clock, HouseholdRepo, InvitationRepo, MemberRepo, PasswordHasher, SecretSource, SessionRepo, TokenRepo,
 };
 use crate::recorder::{Actor, Recorder, member_fields};
-use crate::{Error, Object, Refusal, RepoError};
+use crate::{Conflict, Error, Object, Refusal, RepoError};
 use anyhow::Context as _;
 use std::sync::Arc;
-use trove_domain::people::{self, MemberId, MemberName, ObjectKind, Permission, Role, Scope, TokenId};
+use trove_domain::people::{self, InvitationId, MemberId, MemberName, ObjectKind, Permission, Role, Scope, TokenId};
 use trove_domain::{HouseholdId, Timestamp};
 
 /// A new invitation: the code (shown once) and when it expires.
@@ -45,6 +46,8 @@ pub struct People {
     clock: Arc<dyn Clock>,
     /// Forgotten on a revocation or a member's change, so it takes effect on the next request.
     token_checks: Arc<crate::auth::TokenChecks>,
+    /// The limit of password hashes computed at once, shared with sign-in.
+    hashing: crate::jobs::Jobs,
     /// Where members joining, changing role and leaving are recorded, with who did it.
     recorder: Recorder,
 }
@@ -68,6 +71,7 @@ impl People {
             secrets: p.secrets.clone(),
             clock: p.clock.clone(),
             token_checks: p.token_checks.clone(),
+            hashing: p.hashing.clone(),
         }
     }
 
@@ -105,7 +109,7 @@ impl People {
             return Ok(member);
         }
         let changed = self.members.set_role(caller.household, id, role).await.map_err(|e| last_owner(e, id))?;
-        self.token_checks.forget_member(id);
+        self.token_checks.end(AccessChange::Member(id)).await;
         let (before, after) = (Some(member_fields(&member)), Some(member_fields(&changed)));
         self.recorder.object(caller.into(), "role", ObjectKind::Member, id.0, before, after).await?;
         Ok(changed)
@@ -119,7 +123,7 @@ impl People {
         caller.require(Permission::ManageHousehold)?;
         let member = self.members.member(caller.household, id).await.map_err(named(Object::Member, id.0))?;
         self.members.remove_member(caller.household, id).await.map_err(|e| last_owner(e, id))?;
-        self.token_checks.forget_member(id);
+        self.token_checks.end(AccessChange::Member(id)).await;
         let before = Some(member_fields(&member));
         self.recorder.object(caller.into(), "remove", ObjectKind::Member, id.0, before, None).await?;
         Ok(())
@@ -173,14 +177,41 @@ impl People {
         let code = self.secrets.new_secret()?;
         let now = self.clock.now();
         self.invitations.add_invitation(household, &hash_token(&code), role, by, now).await?;
-        Ok(Invited { household, code, role, expires_at: now + people::INVITATION_VALID_FOR })
+        Ok(Invited { household, code, role, expires_at: people::invitation_expiry(now) })
+    }
+
+    /// The household's open invitations (owners only): those that may still be accepted, oldest first, with
+    /// who made each.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`].
+    pub async fn invitations(&self, caller: &Caller) -> Result<Vec<Invitation>, Error> {
+        caller.require(Permission::ManageHousehold)?;
+        let now = self.clock.now();
+        let open = self.invitations.open_invitations(caller.household, now - people::INVITATION_VALID_FOR).await?;
+        Ok(open.into_iter().filter(|i| people::check_invitation(&i.state(), now).is_ok()).collect())
+    }
+
+    /// Revokes an invitation of the caller's household (owners only): accepting it is refused from now on.
+    /// Revoking one revoked already changes nothing.
+    ///
+    /// # Errors
+    /// [`Error::Forbidden`], [`Error::NotFound`], [`Refusal::InvitationGone`] when it was used already.
+    pub async fn revoke_invitation(&self, caller: &Caller, id: InvitationId) -> Result<(), Error> {
+        caller.require(Permission::ManageHousehold)?;
+        let now = self.clock.now();
+        self.invitations.revoke_invitation(caller.household, id, now).await.map_err(|e| match e {
+            RepoError::Conflict(Conflict::Invitation(gone)) => Refusal::InvitationGone(gone).into(),
+            other => named(Object::Invitation, id.0)(other),
+        })
     }
 
     /// Accepts an invitation with a name and a password: the new member, signed in.
     ///
     /// # Errors
-    /// [`Error::Invalid`] for a bad name or password, [`Refusal::InvitationGone`] for an unknown code
-    /// or one that was used or has expired, [`Refusal::NameTaken`].
+    /// [`Error::Invalid`] for a bad name or password, [`Refusal::InvitationGone`] for an unknown code or one
+    /// that was used, revoked or has expired, or whose maker was removed or no longer holds the role it grants;
+    /// [`Refusal::NameTaken`].
     pub async fn accept(&self, code: &str, name: &str, password: &str) -> Result<SignedIn, Error> {
         let name = MemberName::new(name).map_err(|e| Error::Invalid(e.to_string()))?;
         people::check_password(password).map_err(|e| Error::Invalid(e.to_string()))?;
@@ -191,14 +222,15 @@ impl People {
             .await?
             .ok_or(Refusal::InvitationGone(people::InvitationGone::Unknown))?;
         let now = self.clock.now();
-        people::check_invitation(invitation.created_at, invitation.used, now).map_err(Refusal::from)?;
+        // Checked here before the password's hash is worked out, and again by the store as it writes.
+        people::check_invitation(&invitation.state(), now).map_err(Refusal::from)?;
         if self.members.member_by_name(&name).await?.is_some() {
             return Err(Refusal::NameTaken(name.to_string()).into());
         }
         let hasher = self.hasher.clone();
         let password = password.to_owned();
-        let password_hash =
-            tokio::task::spawn_blocking(move || hasher.hash(&password)).await.context("hashing a password")??;
+        // Under the hashing limit, as every password hash is.
+        let password_hash = self.hashing.run(move || hasher.hash(&password)).await??;
         let new = NewMember {
             household: invitation.household,
             name: name.clone(),
@@ -207,8 +239,10 @@ impl People {
             created_at: now,
         };
         let member = self.invitations.redeem(&hash, new).await.map_err(|e| match e {
-            // Between the checks and the write: the code was used, or the name taken, by a concurrent request.
-            RepoError::Conflict(_) => Error::from(Refusal::NameTaken(name.to_string())),
+            // Between the checks and the write, a concurrent request used the code, or took the name, or the
+            // maker lost their rights.
+            RepoError::Conflict(Conflict::Invitation(gone)) => Error::from(Refusal::InvitationGone(gone)),
+            RepoError::Conflict(Conflict::NameTaken) => Error::from(Refusal::NameTaken(name.to_string())),
             other => other.into(),
         })?;
         self.record_joined(&member).await?;
@@ -265,7 +299,7 @@ impl People {
             .revoke_token(caller.household, id, self.only_own(caller))
             .await
             .map_err(named(Object::Token, id.0))?;
-        self.token_checks.forget_token(id);
+        self.token_checks.end(AccessChange::Token(id)).await;
         Ok(())
     }
 
@@ -274,10 +308,10 @@ impl People {
     }
 }
 
-/// A store's `Conflict` on a role change or removal is the last-owner rule; `NotFound` names the member.
+/// A store's last-owner conflict on a role change or removal is the last-owner rule; `NotFound` names the member.
 fn last_owner(e: RepoError, id: MemberId) -> Error {
     match e {
-        RepoError::Conflict(_) => Refusal::LastOwner(id).into(),
+        RepoError::Conflict(Conflict::LastOwner(_)) => Refusal::LastOwner(id).into(),
         other => named(Object::Member, id.0)(other),
     }
 }

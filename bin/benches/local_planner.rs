@@ -55,7 +55,12 @@ async fn prepare(database_url: &str, n: usize) {
         item.intent = Intent::Sell;
     }
     let items: &dyn InventoryRepo = app.store.as_ref();
-    items.import(household, new, generated_inventory::labelled_at()).await.expect("items imported");
+    items
+        .import(household, new, generated_inventory::labelled_at(), &|_: &trove_application::ports::ImportWritten| {
+            Vec::<trove_domain::people::Event>::new()
+        })
+        .await
+        .expect("items imported");
 }
 
 /// The proposals on a prepared store: the first run, then the warm ones, and the memory.

@@ -131,7 +131,15 @@ async fn bench_listing(name: &str, url: &str) {
     for item in items {
         batch.push(item);
         if batch.len() == 10_000 {
-            InventoryRepo::import(store.as_ref(), h, std::mem::take(&mut batch), at).await.unwrap();
+            InventoryRepo::import(
+                store.as_ref(),
+                h,
+                std::mem::take(&mut batch),
+                at,
+                &|_: &trove_application::ports::ImportWritten| Vec::<trove_domain::people::Event>::new(),
+            )
+            .await
+            .unwrap();
         }
     }
     println!("{name}: {ITEMS} items in {} places, written in {:.1?}", all.len(), started.elapsed());
@@ -204,10 +212,16 @@ async fn bench_labels() {
     let store = Arc::new(Store::connect(&url).await.unwrap());
     store.migrate().await.unwrap();
     let h = HouseholdRepo::ensure_household(store.as_ref(), "bench").await.unwrap();
-    let ids = InventoryRepo::import(store.as_ref(), h, generated_inventory::new_items(240), chrono::Utc::now())
-        .await
-        .unwrap()
-        .ids;
+    let ids = InventoryRepo::import(
+        store.as_ref(),
+        h,
+        generated_inventory::new_items(240),
+        chrono::Utc::now(),
+        &|_: &trove_application::ports::ImportWritten| Vec::<trove_domain::people::Event>::new(),
+    )
+    .await
+    .unwrap()
+    .ids;
     let labels = Labels::new(
         store.clone(),
         store.clone(),

@@ -174,7 +174,12 @@ async fn setup(n: usize) -> Bench {
     for item in new.iter_mut().step_by(10) {
         item.intent = Intent::Sell;
     }
-    items.import(household, new, generated_inventory::labelled_at()).await.expect("items imported");
+    items
+        .import(household, new, generated_inventory::labelled_at(), &|_: &trove_application::ports::ImportWritten| {
+            Vec::<trove_domain::people::Event>::new()
+        })
+        .await
+        .expect("items imported");
     let all = items.all_present(household).await.unwrap();
     assert_eq!(all.len(), n);
     let model = Arc::new(ScriptedModel::new(&all, &templates.list(household).await.unwrap()));

@@ -142,7 +142,11 @@ async fn bench(name: &str, url: &str) {
     }
     let at = generated_inventory::labelled_at();
     for batch in items.chunks(10_000) {
-        InventoryRepo::import(store.as_ref(), h, batch.to_vec(), at).await.unwrap();
+        InventoryRepo::import(store.as_ref(), h, batch.to_vec(), at, &|_: &trove_application::ports::ImportWritten| {
+            Vec::<trove_domain::people::Event>::new()
+        })
+        .await
+        .unwrap();
     }
     println!("{name}: {ITEMS} items written (and indexed) in {:.1?}", started.elapsed());
 

@@ -18,6 +18,7 @@ pub mod names {
     pub const TROVE_DATA_DIR: &str = "TROVE_DATA_DIR";
     pub const TROVE_BIND: &str = "TROVE_BIND";
     pub const TROVE_PUBLIC_URL: &str = "TROVE_PUBLIC_URL";
+    pub const TROVE_TRUSTED_PROXIES: &str = "TROVE_TRUSTED_PROXIES";
     pub const MODEL_PROVIDER: &str = "MODEL_PROVIDER";
     pub const MODEL_API_URL: &str = "MODEL_API_URL";
     pub const MODEL_API_KEY: &str = "MODEL_API_KEY";
@@ -58,6 +59,10 @@ pub struct Config {
     /// `TROVE_PUBLIC_URL`: where phones reach Trove; the links in labels' QR codes start with it, and a scan
     /// accepts only those (default `http://` + the bind address, `http://localhost:PORT` for a loopback one).
     pub public_url: PublicUrl,
+    /// `TROVE_TRUSTED_PROXIES`: the addresses of reverse proxies (comma-separated IPs) whose `X-Forwarded-For`
+    /// names the client; the sign-in throttle counts that client instead of the proxy. Empty by default: the
+    /// peer's own address counts, and the header is ignored (anyone could write it).
+    pub trusted_proxies: Vec<std::net::IpAddr>,
     /// `MODEL_PROVIDER`: `meta` (default), `openai` or `compatible`; its profile gives the defaults below and
     /// what the backend can do.
     pub model_provider: Provider,
@@ -177,6 +182,19 @@ impl Config {
                 format!("{TROVE_PUBLIC_URL}={v:?} must be an http:// or https:// URL such as http://192.168.1.20:8080")
             })?,
         };
+        let trusted_proxies = match get(TROVE_TRUSTED_PROXIES) {
+            None => Vec::new(),
+            Some(v) => v
+                .split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(|p| {
+                    p.parse().with_context(|| {
+                        format!("{TROVE_TRUSTED_PROXIES}: {p:?} is not an IP address such as 127.0.0.1 or ::1")
+                    })
+                })
+                .collect::<anyhow::Result<_>>()?,
+        };
         let provider = match get(MODEL_PROVIDER) {
             None => Provider::default(),
             Some(v) => Provider::parse(&v)
@@ -252,6 +270,7 @@ impl Config {
             data_dir,
             bind,
             public_url,
+            trusted_proxies,
             model_provider: provider,
             model_api_url: get(MODEL_API_URL).unwrap_or_else(|| profile.base_url.into()),
             model_api_key: get(MODEL_API_KEY),

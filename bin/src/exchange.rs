@@ -21,6 +21,7 @@ use trove_application::recorder::Actor;
 use trove_domain::item::Item;
 use trove_domain::media::{self, Caption, MAX_BYTES, MediaKind};
 use trove_domain::{HouseholdId, ItemId, MediaId};
+use trove_media::owner_only;
 
 /// The file beside the media files that says each one's kind and caption.
 pub const MEDIA_MANIFEST: &str = "media.json";
@@ -128,7 +129,8 @@ pub async fn export_file(app: &App, out: Option<&Path>, name: &str) -> anyhow::R
 
 /// As [`export_file`], and with `media` every item's media copied into that directory (created if missing):
 /// one file per medium named `ITEMID-MEDIAID.ext`, and [`MEDIA_MANIFEST`]. Answers how many items, and what
-/// was copied.
+/// was copied. The sheet, the files and the directories made are the owner's only (0600 and 0700,
+/// `trove_media::owner_only`), as the inventory they copy.
 ///
 /// # Errors
 /// When the store fails or a file cannot be written.
@@ -146,7 +148,7 @@ pub async fn export_with_media(
         None => MediaCopied::default(),
     };
     match out {
-        Some(path) => tokio::fs::write(path, &bytes).await.with_context(|| format!("writing {}", path.display()))?,
+        Some(path) => owner_only::write(path, &bytes).await.with_context(|| format!("writing {}", path.display()))?,
         None => {
             use std::io::Write as _;
             std::io::stdout().write_all(&bytes).context("writing to standard output")?;
@@ -157,7 +159,7 @@ pub async fn export_with_media(
 
 /// Copies the media of `items` into `dir`, with the manifest of their kinds and captions.
 async fn export_media(app: &App, h: HouseholdId, items: &[Item], dir: &Path) -> anyhow::Result<MediaCopied> {
-    tokio::fs::create_dir_all(dir).await.with_context(|| format!("creating {}", dir.display()))?;
+    owner_only::create_dir_all_async(dir).await.with_context(|| format!("creating {}", dir.display()))?;
     let mut copied = MediaCopied::default();
     let mut manifest = Vec::new();
     for item in items {
@@ -172,7 +174,7 @@ async fn export_media(app: &App, h: HouseholdId, items: &[Item], dir: &Path) -> 
                 app.services.media.get(h, medium.id).await.with_context(|| format!("reading media {}", medium.id.0))?;
             let file = media_file_name(item.id, medium.id, medium.media_type);
             let path = dir.join(&file);
-            tokio::fs::write(&path, &bytes).await.with_context(|| format!("writing {}", path.display()))?;
+            owner_only::write(&path, &bytes).await.with_context(|| format!("writing {}", path.display()))?;
             copied.files += 1;
             copied.bytes += bytes.len() as u64;
             manifest.push(json!({
@@ -189,7 +191,7 @@ async fn export_media(app: &App, h: HouseholdId, items: &[Item], dir: &Path) -> 
     }
     let path = dir.join(MEDIA_MANIFEST);
     let text = serde_json::to_vec_pretty(&json!({ "media": manifest })).context("writing the media manifest")?;
-    tokio::fs::write(&path, text).await.with_context(|| format!("writing {}", path.display()))?;
+    owner_only::write(&path, &text).await.with_context(|| format!("writing {}", path.display()))?;
     Ok(copied)
 }
 

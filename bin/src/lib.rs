@@ -4,12 +4,13 @@
 pub mod check;
 pub mod cli;
 pub mod config;
+pub mod data_dir;
 pub mod exchange;
 pub mod password;
 
 use anyhow::Context;
 use std::sync::Arc;
-use trove_application::auth::{Auth, PeoplePorts};
+use trove_application::auth::{Auth, PeoplePorts, TokenChecks};
 use trove_application::catalogue::Catalogue;
 use trove_application::exchange::Exchange;
 use trove_application::history::{History, Recorder};
@@ -26,8 +27,8 @@ use trove_application::people::People;
 use trove_application::photo::Photos;
 use trove_application::places::Places;
 use trove_application::ports::{
-    Clock, HouseholdRepo, IdempotencyStore, InventoryRepo, ItemSheet, ModelImages, ModelPort, PlaceRepo, PriceRepo,
-    ProjectRepo, SpendLedger, TemplateRepo,
+    Clock, HouseholdRepo, IdempotencyStore, InstanceSecrets, InventoryRepo, ItemSheet, ModelImages, ModelPort,
+    PlaceRepo, PriceRepo, ProjectRepo, SpendLedger, TemplateRepo,
 };
 use trove_application::price::Selling;
 use trove_application::projects::Projects;
@@ -64,6 +65,8 @@ pub struct App {
 /// # Errors
 /// When the database cannot be opened or migrated.
 pub async fn build(config: &Config) -> anyhow::Result<App> {
+    // What an older version wrote readable by others under the data directory becomes the owner's only.
+    data_dir::tighten(&config.data_dir).await;
     let store = Store::connect(&config.database()).await.context("opening the database")?;
     store.migrate().await.context("migrating the database")?;
     let store = Arc::new(store);
@@ -77,6 +80,19 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
     let places: Arc<dyn PlaceRepo> = store.clone();
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let blobs = config.media.open().with_context(|| format!("opening the media store {}", config.media.describe()))?;
+    // Token checks are kept a moment; a revocation, or a member removed or given another role, ends them here at
+    // once and, through the store (PostgreSQL's NOTIFY), on every other process on the database as it hears it.
+    let token_checks = Arc::new(TokenChecks::announced_by(store.clone()));
+    let heard = token_checks.clone();
+    let hearing = store.clone();
+    tokio::spawn(async move {
+        hearing
+            .hear_access_changes(move |h| match h {
+                trove_db::Heard::Change(change) => heard.forget(change),
+                trove_db::Heard::Everything => heard.forget_all(),
+            })
+            .await;
+    });
     let people = PeoplePorts {
         households: households.clone(),
         members: store.clone(),
@@ -86,7 +102,11 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         hasher: Arc::new(password::Argon2Hasher),
         secrets: Arc::new(password::OsSecrets),
         clock: clock.clone(),
-        token_checks: Arc::default(),
+        token_checks,
+        failures: store.clone(),
+        // Password hashes (Argon2id, 19 MiB each) under their own limit sized to the cores, so a flood of
+        // sign-ins waits in a short queue or is refused (503 with Retry-After) instead of exhausting memory.
+        hashing: Jobs::for_cores().doing("sign-ins"),
     };
 
     let catalogue = Catalogue::new(templates.clone());
@@ -120,11 +140,14 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
     let history = History::new(store.clone(), store.clone(), inventory.clone(), places.clone());
 
     // Passkeys: the relying party is TROVE_PUBLIC_URL's host; the key of the made-up credentials (for names
-    // without passkeys) is drawn at each start.
-    let mut fake_key = [0u8; 32];
-    getrandom::fill(&mut fake_key).map_err(|e| anyhow::anyhow!("no random bytes from the operating system: {e}"))?;
+    // without passkeys) is a secret kept in the database, so every process and every restart make the same ones
+    // and none tells who has passkeys.
+    let candidate = trove_application::ports::SecretSource::new_secret(&password::OsSecrets)?;
+    let fake_key = InstanceSecrets::instance_secret(&*store, FAKE_CREDENTIALS_SECRET, candidate)
+        .await
+        .context("reading the key of made-up passkey credentials")?;
     let passkey_ceremonies = Arc::new(
-        trove_passkeys::WebauthnPasskeys::new(config.public_url.as_str(), &fake_key)
+        trove_passkeys::WebauthnPasskeys::new(config.public_url.as_str(), fake_key.as_bytes())
             .context("building the passkey relying party")?,
     );
     // One `Auth` for passwords and passkeys, so failures of both count toward one throttle.
@@ -152,7 +175,7 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         auth: auth.clone(),
         passkeys: Passkeys::new(&people, &auth, passkey_ceremonies, store.clone()),
         people: People::new(&people, recorder),
-        site: trove_http::site::Site::new(config.public_url.as_str()),
+        site: trove_http::site::Site::new(config.public_url.as_str()).behind(config.trusted_proxies.clone()),
         idempotency: Idempotency::new(idempotency, clock.clone()),
         clock,
         photos: Photos::new(Arc::new(trove_vision::Segmenter::new()), jobs),
@@ -160,6 +183,9 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
     };
     Ok(App { store, services, model_name })
 }
+
+/// The name of the instance secret that keys the made-up passkey credentials.
+const FAKE_CREDENTIALS_SECRET: &str = "passkey_fake_credentials";
 
 /// How often the media sweep runs while serving.
 pub const MEDIA_SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(60 * 60);

@@ -94,7 +94,7 @@ pub fn diff(before: &Item, after: &Item) -> Vec<FieldChange> {
     let mut out = Vec::new();
     let text = |s: &str| (!s.is_empty()).then(|| s.to_owned());
     change(&mut out, "name", Some(before.name.to_string()), Some(after.name.to_string()));
-    change(&mut out, "type", Some(before.item_type.to_string()), Some(after.item_type.to_string()));
+    change(&mut out, "item_type", Some(before.item_type.to_string()), Some(after.item_type.to_string()));
     change(&mut out, "profile", text(&before.profile), text(&after.profile));
     change(&mut out, "condition", Some(before.condition.to_string()), Some(after.condition.to_string()));
     change(&mut out, "intent", Some(before.intent.to_string()), Some(after.intent.to_string()));
@@ -133,7 +133,10 @@ pub fn reverse(changes: &[FieldChange]) -> Result<ItemChanges, UndoRefused> {
         let required = || before.ok_or(UndoRefused::NotUndoable);
         match c.field.as_str() {
             "name" => back.name = Some(ItemName::new(required()?).map_err(|_| UndoRefused::NotUndoable)?),
-            "type" => back.item_type = Some(ItemType::new(required()?).map_err(|_| UndoRefused::NotUndoable)?),
+            // `type`: the name events written before the history named fields as the API does carry.
+            "item_type" | "type" => {
+                back.item_type = Some(ItemType::new(required()?).map_err(|_| UndoRefused::NotUndoable)?)
+            }
             "profile" => back.profile = Some(before.unwrap_or_default().to_owned()),
             "condition" => back.condition = Some(Condition::parse(required()?).ok_or(UndoRefused::NotUndoable)?),
             "intent" => back.intent = Some(Intent::parse(required()?).ok_or(UndoRefused::NotUndoable)?),
@@ -180,6 +183,11 @@ mod tests {
         check(|i| i.version += 1, &[]);
         check(|i| i.condition = Condition::Poor, &[fc("condition", Some("good"), Some("poor"))]);
         check(|i| i.profile = "Bosch".into(), &[fc("profile", None, Some("Bosch"))]);
+        // Named as the API names the field, not as the code does.
+        check(
+            |i| i.item_type = ItemType::new("power_tool").unwrap(),
+            &[fc("item_type", Some("tool"), Some("power_tool"))],
+        );
         check(|i| i.place_id = Some(PlaceId(4)), &[fc("place_id", None, Some("4"))]);
         check(
             |i| {

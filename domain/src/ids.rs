@@ -62,3 +62,7 @@ id!(
     /// A passkey a member signs in with.
     PasskeyId
 );
+id!(
+    /// A one-time invitation into a household.
+    InvitationId
+);

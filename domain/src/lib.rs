@@ -26,6 +26,7 @@ pub mod reading;
 pub mod spend;
 pub mod template;
 pub mod text;
+pub mod throttle;
 pub mod units;
 
 pub use ids::{HouseholdId, ItemId, MediaId, PlaceId, ProjectId, TemplateId};

@@ -7,7 +7,7 @@ use chrono::Duration;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-pub use crate::ids::{EventId, MemberId, SessionId, TokenId};
+pub use crate::ids::{EventId, InvitationId, MemberId, SessionId, TokenId};
 
 /// What a member may do in the household.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -234,7 +234,7 @@ pub const SESSION_IDLE: Duration = Duration::days(30);
 /// changes nothing, so reading does not write on every request.
 pub const TOUCH_EVERY: Duration = Duration::minutes(1);
 
-/// Whether an invitation may still be accepted.
+/// Why an invitation may no longer be accepted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum InvitationGone {
     #[error("no invitation has this code")]
@@ -243,27 +243,88 @@ pub enum InvitationGone {
     Used,
     #[error("this invitation has expired")]
     Expired,
+    /// An owner revoked it.
+    #[error("this invitation was revoked")]
+    Revoked,
+    /// The member who made it was removed from the household.
+    #[error("the member who made this invitation is no longer in the household")]
+    MakerRemoved,
+    /// The member who made it no longer holds the role it grants (their role is lower now).
+    #[error("the member who made this invitation no longer holds the {0} role it grants")]
+    MakerLacksRole(Role),
 }
 
-/// An invitation is one-time and valid [`INVITATION_VALID_FOR`] from its making.
+/// Who made an invitation, as the store knows them at the moment the invitation is judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Maker {
+    /// The command line (`trove invite`): whoever runs the instance, who has every right and cannot lose it.
+    Instance,
+    /// A member still in the household, with the role they hold now.
+    Member(Role),
+    /// A member who has been removed from the household since.
+    Removed,
+}
+
+/// An invitation as the rules judge it: the role it grants, when it was made, what became of it, and its maker
+/// now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InvitationState {
+    /// The role the person who accepts it gets.
+    pub grants: Role,
+    pub created_at: Timestamp,
+    /// Accepted already (invitations are one-time).
+    pub used: bool,
+    /// Revoked by an owner.
+    pub revoked: bool,
+    pub maker: Maker,
+}
+
+/// When an invitation made at `created_at` expires: [`INVITATION_VALID_FOR`] later.
+pub fn invitation_expiry(created_at: Timestamp) -> Timestamp {
+    created_at + INVITATION_VALID_FOR
+}
+
+/// An invitation may be accepted while it is unused, not revoked, younger than [`INVITATION_VALID_FOR`], and
+/// its maker still holds at least the role it grants: nobody hands on a right they no longer have, so a removed
+/// member's invitations die with them and a demoted owner's owner invitations die with the role. One made from
+/// the command line has no member behind it and lives its seven days. A used invitation is answered as used
+/// before anything else, so the losers of a race for one are told just that.
 ///
 /// ```
-/// use trove_domain::people::{InvitationGone, check_invitation, INVITATION_VALID_FOR};
+/// use trove_domain::people::{InvitationGone, InvitationState, Maker, Role, check_invitation, INVITATION_VALID_FOR};
 /// let made = chrono::Utc::now();
-/// assert_eq!(check_invitation(made, false, made), Ok(()));
-/// assert_eq!(check_invitation(made, true, made), Err(InvitationGone::Used));
-/// assert_eq!(check_invitation(made, false, made + INVITATION_VALID_FOR), Err(InvitationGone::Expired));
+/// let owner_link = InvitationState {
+///     grants: Role::Owner,
+///     created_at: made,
+///     used: false,
+///     revoked: false,
+///     maker: Maker::Member(Role::Owner),
+/// };
+/// assert_eq!(check_invitation(&owner_link, made), Ok(()));
+/// assert_eq!(check_invitation(&InvitationState { used: true, ..owner_link }, made), Err(InvitationGone::Used));
+/// assert_eq!(check_invitation(&owner_link, made + INVITATION_VALID_FOR), Err(InvitationGone::Expired));
+/// let demoted = InvitationState { maker: Maker::Member(Role::Viewer), ..owner_link };
+/// assert_eq!(check_invitation(&demoted, made), Err(InvitationGone::MakerLacksRole(Role::Owner)));
 /// ```
 ///
 /// # Errors
-/// [`InvitationGone`] when it was used or has expired.
-pub fn check_invitation(created_at: Timestamp, used: bool, now: Timestamp) -> Result<(), InvitationGone> {
-    if used {
-        Err(InvitationGone::Used)
-    } else if now >= created_at + INVITATION_VALID_FOR {
-        Err(InvitationGone::Expired)
-    } else {
-        Ok(())
+/// [`InvitationGone`] naming the first reason it may not be accepted: used, revoked, expired, its maker
+/// removed, or its maker's role now lower than the one it grants.
+pub fn check_invitation(invitation: &InvitationState, now: Timestamp) -> Result<(), InvitationGone> {
+    if invitation.used {
+        return Err(InvitationGone::Used);
+    }
+    if invitation.revoked {
+        return Err(InvitationGone::Revoked);
+    }
+    if now >= invitation_expiry(invitation.created_at) {
+        return Err(InvitationGone::Expired);
+    }
+    match invitation.maker {
+        Maker::Instance => Ok(()),
+        Maker::Removed => Err(InvitationGone::MakerRemoved),
+        Maker::Member(role) if role < invitation.grants => Err(InvitationGone::MakerLacksRole(invitation.grants)),
+        Maker::Member(_) => Ok(()),
     }
 }
 
@@ -454,11 +515,43 @@ mod tests {
     }
 
     #[test]
-    fn invitations_are_one_time_and_last_seven_days() {
+    fn invitations_are_one_time_last_seven_days_and_die_with_their_makers_rights() {
         let week = 7 * 24 * 60;
-        assert_eq!(check_invitation(at(0), false, at(week - 1)), Ok(()));
-        assert_eq!(check_invitation(at(0), false, at(week)), Err(InvitationGone::Expired));
-        assert_eq!(check_invitation(at(0), true, at(1)), Err(InvitationGone::Used));
+        let open = |grants, maker| InvitationState { grants, created_at: at(0), used: false, revoked: false, maker };
+        let check = |invitation: InvitationState, minute: i64, expected: Result<(), InvitationGone>| {
+            assert_eq!(check_invitation(&invitation, at(minute)), expected, "{invitation:?} at minute {minute}");
+        };
+        let owners = Maker::Member(Role::Owner);
+        check(open(Role::Member, owners), week - 1, Ok(()));
+        check(open(Role::Member, owners), week, Err(InvitationGone::Expired));
+        check(InvitationState { used: true, ..open(Role::Member, owners) }, 1, Err(InvitationGone::Used));
+        check(InvitationState { revoked: true, ..open(Role::Member, owners) }, 1, Err(InvitationGone::Revoked));
+        // Used before anything else: the losers of a race for one invitation are told it was used.
+        let used_revoked_expired = InvitationState { used: true, revoked: true, ..open(Role::Owner, Maker::Removed) };
+        check(used_revoked_expired, week, Err(InvitationGone::Used));
+        check(
+            InvitationState { revoked: true, ..open(Role::Owner, Maker::Removed) },
+            week,
+            Err(InvitationGone::Revoked),
+        );
+        check(open(Role::Owner, Maker::Removed), week, Err(InvitationGone::Expired));
+        // The command line's invitations have no member behind them.
+        check(open(Role::Owner, Maker::Instance), 1, Ok(()));
+        check(open(Role::Viewer, Maker::Removed), 1, Err(InvitationGone::MakerRemoved));
+        check(open(Role::Owner, Maker::Removed), 1, Err(InvitationGone::MakerRemoved));
+        // The maker must still hold the role the invitation grants, or a higher one.
+        for (maker, grants, expected) in [
+            (Role::Owner, Role::Owner, Ok(())),
+            (Role::Owner, Role::Viewer, Ok(())),
+            (Role::Member, Role::Owner, Err(InvitationGone::MakerLacksRole(Role::Owner))),
+            (Role::Member, Role::Member, Ok(())),
+            (Role::Viewer, Role::Owner, Err(InvitationGone::MakerLacksRole(Role::Owner))),
+            (Role::Viewer, Role::Member, Err(InvitationGone::MakerLacksRole(Role::Member))),
+            (Role::Viewer, Role::Viewer, Ok(())),
+        ] {
+            check(open(grants, Maker::Member(maker)), 1, expected);
+        }
+        assert_eq!(invitation_expiry(at(0)), at(week));
     }
 
     #[test]

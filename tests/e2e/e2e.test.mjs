@@ -1372,6 +1372,35 @@ test("the owner invites a viewer, who sees no button that writes, and a forced w
   }
 });
 
+test("the owner sees the open invitations with who made each, and a revoked link no longer works", async () => {
+  await open("#/household", "default");
+  const form = page.getByRole("form", { name: "Invite someone" });
+  await form.getByLabel("Role").selectOption("member");
+  await form.getByRole("button", { name: "Make an invitation link" }).click();
+  const link = await page.locator("code.invitation-url").textContent();
+  const code = link.split("#/join/")[1];
+  // Oldest first: the newest is the one just made, never listed with its code.
+  const made = (await apiGet("/invitations")).invitations.at(-1);
+  assert.equal(made.role, "member");
+  assert.equal(made.code, undefined);
+  const row = page.locator(`table.invitations tr[data-invitation="${made.id}"]`);
+  await row.waitFor({ timeout: DEADLINE });
+  const shown = await row.textContent();
+  assert.ok(shown.startsWith(`member${made.created_by.name}`), shown);
+  await checkAccessible("the household page with open invitations");
+  page.once("dialog", (d) => d.accept());
+  await row.getByRole("button", { name: /^Revoke/ }).click();
+  await page.locator(".message", { hasText: "was revoked" }).waitFor({ timeout: DEADLINE });
+  await row.waitFor({ state: "detached", timeout: DEADLINE });
+  const accepted = await fetch(`${base}/api/invitations/accept`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ code, name: "E2E Too Late", password: "a revoked link's passphrase" }),
+  });
+  assert.equal(accepted.status, 410);
+  assert.equal((await accepted.json()).error.message, "this invitation was revoked");
+});
+
 /** The item the history flows change: one kept and available, so its condition may change. */
 let historyItem;
 /** The ids of the owner's change of it and of its undo. */

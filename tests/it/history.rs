@@ -15,6 +15,10 @@ on_both!(
     spend_is_totalled_by_the_member_who_asked,
     places_made_for_a_location_and_imports_are_in_the_activity,
     the_demo_seed_is_recorded_as_the_command_lines,
+    an_import_retried_with_its_key_imports_once,
+    concurrent_changes_of_one_item_are_listed_in_the_order_written,
+    a_change_that_changes_nothing_is_no_event_and_no_version,
+    the_history_names_fields_as_the_api_does,
 );
 
 /// A request of the member with `cookie`, as their page sends it, answered as JSON.
@@ -448,4 +452,134 @@ async fn the_demo_seed_is_recorded_as_the_command_lines(db: Db) {
             "item {id}'s parts: {events:?}"
         );
     }
+}
+
+/// `POST /api/import` of `csv` with the test's token and, when given, an `Idempotency-Key`.
+async fn import_keyed(app: &TestApp, key: Option<&str>, csv: &str) -> (StatusCode, Value) {
+    let mut req = app.client.post(app.url("/api/import")).bearer_auth(&app.token).header("Content-Type", "text/csv");
+    if let Some(key) = key {
+        req = req.header("Idempotency-Key", key);
+    }
+    let resp = req.body(csv.to_owned()).send().await.unwrap();
+    let status = resp.status();
+    (status, resp.json().await.unwrap())
+}
+
+/// The `import` events of the household's feed.
+async fn imports_recorded(app: &TestApp) -> usize {
+    feed(app).await.iter().filter(|(action, ..)| action == "import").count()
+}
+
+async fn an_import_retried_with_its_key_imports_once(db: Db) {
+    let app = TestApp::spawn(db, &[]).await;
+    // Rows without ids or references: every import of them writes new items.
+    let csv = "name,item_type,location\nDesk lamp,lamp,Attic\nFan,fan,Attic\nCable,cable,\n";
+    let (status, first) = import_keyed(&app, Some("sheet-1"), csv).await;
+    assert_eq!(status, StatusCode::OK, "{first}");
+    assert_eq!(first, json!({"imported": 3, "items": 3, "skipped": 0}));
+    // The retry of a client that never saw the answer: the first answer, and nothing written again.
+    let (status, again) = import_keyed(&app, Some("sheet-1"), csv).await;
+    assert_eq!((status, &again), (StatusCode::OK, &first));
+    assert_eq!(app.all_items().await.len(), 3);
+    assert_eq!(imports_recorded(&app).await, 3);
+    // The same key with another sheet is refused, and writes nothing.
+    let (status, refused) = import_keyed(&app, Some("sheet-1"), "name,item_type\nOther,thing\n").await;
+    assert_error(status, &refused, StatusCode::UNPROCESSABLE_ENTITY, "rule");
+    // A bad sheet under a fresh key writes nothing and leaves the key free for the corrected sheet.
+    let (status, refused) = import_keyed(&app, Some("sheet-2"), "name,item_type\n,thing\n").await;
+    assert_error(status, &refused, StatusCode::BAD_REQUEST, "invalid");
+    let (status, done) = import_keyed(&app, Some("sheet-2"), "name,item_type\nThing,thing\n").await;
+    assert_eq!((status, done["imported"].as_u64()), (StatusCode::OK, Some(1)), "{done}");
+    // Without a key, the same sheet is a new import, as before.
+    let (status, _) = import_keyed(&app, None, csv).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(app.all_items().await.len(), 7);
+    assert_eq!(imports_recorded(&app).await, 7);
+}
+
+/// The item events of `id`'s history after its creation: (name before, name after, version after).
+async fn renames(app: &TestApp, id: i64) -> Vec<(Option<String>, Option<String>)> {
+    let (status, history) = app.get(&format!("/api/items/{id}/history")).await;
+    assert_eq!(status, StatusCode::OK, "{history}");
+    history["events"].as_array().unwrap()[1..]
+        .iter()
+        .map(|e| {
+            let changes = e["changes"].as_array().unwrap();
+            assert_eq!(changes.len(), 1, "{e}");
+            assert_eq!(changes[0]["field"], "name", "{e}");
+            (changes[0]["before"].as_str().map(Into::into), changes[0]["after"].as_str().map(Into::into))
+        })
+        .collect()
+}
+
+async fn concurrent_changes_of_one_item_are_listed_in_the_order_written(db: Db) {
+    let app = TestApp::spawn(db, &[]).await;
+    let id = app.create_item(item("Lamp", "lamp")).await;
+    let mut written = 0;
+    for round in 0..6 {
+        let patches = (0..16).map(|n| {
+            let app = &app;
+            async move { app.patch(&format!("/api/items/{id}"), json!({"name": format!("Lamp {round}.{n}")})).await }
+        });
+        for (status, body) in futures::future::join_all(patches).await {
+            // A change may lose every retry to the others (409); it then writes nothing.
+            match status {
+                StatusCode::OK => written += 1,
+                _ => assert_error(status, &body, StatusCode::CONFLICT, "conflict"),
+            }
+        }
+    }
+    let chain = renames(&app, id).await;
+    assert_eq!(chain.len(), written, "one event per change written");
+    let mut after = Some("Lamp".to_owned());
+    for (n, (before, next)) in chain.iter().enumerate() {
+        assert_eq!(before, &after, "event {n}'s before is the after of the one listed before it: {chain:?}");
+        after = next.clone();
+    }
+    let (_, lamp) = app.get(&format!("/api/items/{id}")).await;
+    assert_eq!(lamp["name"].as_str(), after.as_deref(), "the last event's after is the item as it is");
+}
+
+async fn a_change_that_changes_nothing_is_no_event_and_no_version(db: Db) {
+    let app = TestApp::spawn(db, &[]).await;
+    let id = app.create_item(item("Lamp", "lamp")).await;
+    let path = format!("/api/items/{id}");
+    let (status, _) = app.patch(&path, json!({"name": "Desk lamp"})).await;
+    assert_eq!(status, StatusCode::OK);
+    // The same values again: answered as the item is, nothing written.
+    for same in [json!({"name": "Desk lamp"}), json!({"name": "Desk lamp", "item_type": "lamp"}), json!({})] {
+        let (status, lamp) = app.patch(&path, same).await;
+        assert_eq!((status, lamp["name"].as_str()), (StatusCode::OK, Some("Desk lamp")), "{lamp}");
+    }
+    let resp = app.client.get(app.url(&path)).bearer_auth(&app.token).send().await.unwrap();
+    assert_eq!(resp.headers()["etag"], "\"2\"", "the version the real change left");
+    let (_, history) = app.get(&format!("{path}/history")).await;
+    let events = history["events"].as_array().unwrap();
+    assert_eq!(events.len(), 2, "{history}");
+    // So the real change is still the last, and may be undone.
+    let undo = events[1]["id"].as_i64().unwrap();
+    let (status, undone) = app.post(&format!("/api/events/{undo}/undo"), json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{undone}");
+    let (_, lamp) = app.get(&path).await;
+    assert_eq!(lamp["name"], "Lamp");
+}
+
+async fn the_history_names_fields_as_the_api_does(db: Db) {
+    let app = TestApp::spawn(db, &[]).await;
+    let id = app.create_item(item("Lamp", "lamp")).await;
+    let (status, _) = app.patch(&format!("/api/items/{id}"), json!({"item_type": "desk_lamp"})).await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, history) = app.get(&format!("/api/items/{id}/history")).await;
+    let change = &history["events"][1]["changes"][0];
+    assert_eq!(
+        (change["field"].as_str(), change["before"].as_str(), change["after"].as_str()),
+        (Some("item_type"), Some("lamp"), Some("desk_lamp")),
+        "{history}"
+    );
+    // And is undone by that name.
+    let undo = history["events"][1]["id"].as_i64().unwrap();
+    let (status, undone) = app.post(&format!("/api/events/{undo}/undo"), json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{undone}");
+    let (_, lamp) = app.get(&format!("/api/items/{id}")).await;
+    assert_eq!(lamp["item_type"], "lamp");
 }

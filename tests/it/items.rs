@@ -15,6 +15,7 @@ on_both!(
     measurements_faults_tests_and_gone,
     oversized_bodies_get_the_json_413_even_while_still_being_sent,
     the_list_and_the_read_answer_the_bytes_of_the_item_dto,
+    items_carry_their_version_and_a_stale_if_match_changes_nothing,
 );
 
 async fn items_round_trip_with_normalised_fields(db: Db) {
@@ -461,4 +462,68 @@ async fn the_list_and_the_read_answer_the_bytes_of_the_item_dto(db: Db) {
     assert_eq!(list, format!(r#"{{"items":[{}],"limit":50,"next":null,"offset":0,"total":2}}"#, answers[1].1));
     let list = bytes_of(&app, "/api/items?q=nothing").await;
     assert_eq!(list, r#"{"items":[],"limit":50,"next":null,"offset":0,"total":0}"#);
+}
+
+/// `PATCH /api/items/{id}` with `If-Match` when given: the status, the `ETag` answered and the body.
+async fn patch_matching(
+    app: &TestApp,
+    id: i64,
+    if_match: Option<&str>,
+    body: Value,
+) -> (StatusCode, Option<String>, Value) {
+    let mut req = app.client.patch(app.url(&format!("/api/items/{id}"))).bearer_auth(&app.token).json(&body);
+    if let Some(tag) = if_match {
+        req = req.header("If-Match", tag);
+    }
+    let resp = req.send().await.unwrap();
+    let status = resp.status();
+    let tag = resp.headers().get("etag").map(|v| v.to_str().unwrap().to_owned());
+    (status, tag, resp.json().await.unwrap())
+}
+
+/// `GET /api/items/{id}`: the `ETag` and the item.
+async fn read_tagged(app: &TestApp, id: i64) -> (String, Value) {
+    let resp = app.client.get(app.url(&format!("/api/items/{id}"))).bearer_auth(&app.token).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let tag = resp.headers().get("etag").expect("an item answer carries its ETag").to_str().unwrap().to_owned();
+    (tag, resp.json().await.unwrap())
+}
+
+async fn items_carry_their_version_and_a_stale_if_match_changes_nothing(db: Db) {
+    let app = TestApp::spawn(db, &[]).await;
+    let id = app.create_item(item("Pi 4", "sbc")).await;
+    let (tag, _) = read_tagged(&app, id).await;
+    assert_eq!(tag, "\"1\"");
+
+    // Changed at the version read: the answer carries the next one.
+    let (status, tag, changed) = patch_matching(&app, id, Some("\"1\""), json!({"name": "Pi 4B"})).await;
+    assert_eq!((status, tag.as_deref()), (StatusCode::OK, Some("\"2\"")), "{changed}");
+    // A second change from the same read is refused, 412 with a JSON error, and writes nothing.
+    let (status, _, refused) = patch_matching(&app, id, Some("\"1\""), json!({"name": "Pi 4 (old)"})).await;
+    assert_error(status, &refused, StatusCode::PRECONDITION_FAILED, "precondition_failed");
+    assert_eq!(refused["error"]["message"], format!("item {id} is at version 2, not 1; read it again"), "{refused}");
+    let (tag, read) = read_tagged(&app, id).await;
+    assert_eq!((tag.as_str(), read["name"].as_str()), ("\"2\"", Some("Pi 4B")));
+    let (_, history) = app.get(&format!("/api/items/{id}/history")).await;
+    assert_eq!(history["events"].as_array().unwrap().len(), 2, "{history}");
+
+    // `*` matches any version; no header is today's unconditional change; anything else is 400.
+    let (status, tag, _) = patch_matching(&app, id, Some("*"), json!({"profile": "8 GB"})).await;
+    assert_eq!((status, tag.as_deref()), (StatusCode::OK, Some("\"3\"")));
+    let (status, tag, _) = patch_matching(&app, id, None, json!({"profile": "4 GB"})).await;
+    assert_eq!((status, tag.as_deref()), (StatusCode::OK, Some("\"4\"")));
+    for bad in ["4", "W/\"4\"", "\"x\"", "\"4\", \"5\""] {
+        let (status, _, refused) = patch_matching(&app, id, Some(bad), json!({"profile": "2 GB"})).await;
+        assert_error(status, &refused, StatusCode::BAD_REQUEST, "invalid");
+    }
+    assert_eq!(read_tagged(&app, id).await.1["profile"], "4 GB");
+
+    // The document says so.
+    let (_, spec) = app.get("/api/openapi.json").await;
+    let item = &spec["paths"]["/items/{id}"];
+    assert!(item["get"]["responses"]["200"]["headers"]["ETag"].is_object(), "{}", item["get"]);
+    assert!(item["patch"]["responses"]["200"]["headers"]["ETag"].is_object(), "{}", item["patch"]);
+    assert!(item["patch"]["responses"]["412"].is_object(), "{}", item["patch"]);
+    let parameters = item["patch"]["parameters"].as_array().unwrap();
+    assert!(parameters.iter().any(|p| p["name"] == "If-Match" && p["in"] == "header"), "{parameters:?}");
 }

@@ -4,7 +4,9 @@
 //! files (HEIC 415, too large 413, empty or broken 400) keep nothing; another household's media is 404; intake
 //! keeps its photo and each region's crop pending until `POST /api/items` attaches them by `media_ids`, and the
 //! sweep removes what no item took within a day; `trove export --media` and `trove import --media` carry every
-//! item's media to another store, onto the items their rows become.
+//! item's media to another store, onto the items their rows become; hostile pictures cost bounded memory: a PNG
+//! whose ICC profile inflates to 1 GB is kept without it, one that would decode to more bytes than the bound is
+//! 413 and keeps nothing.
 
 use crate::app::{Db, TestApp, assert_error, item};
 use crate::on_both;
@@ -18,7 +20,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use trove_application::ports::MediaStore;
-use trove_vision::pictures::exif_jpeg;
+use trove_vision::pictures::{exif_jpeg, iccp_bomb_png, png_chunk};
 
 on_both!(
     media_round_trip_without_gps,
@@ -27,7 +29,8 @@ on_both!(
     another_households_media_is_404,
     intake_keeps_its_photos_until_an_item_takes_them,
     export_and_import_carry_the_media,
-    captions_are_edited_and_recorded
+    captions_are_edited_and_recorded,
+    hostile_pictures_cost_bounded_memory
 );
 
 /// The GPS latitude the test photo carries (51/1, 28/1, 38/1 as big-endian rationals).
@@ -615,4 +618,62 @@ async fn captions_are_edited_and_recorded(db: Db) {
     // The route is in the API's document.
     let (_, doc) = app.get("/api/openapi.json").await;
     assert!(doc["paths"]["/media/{id}"]["patch"].is_object(), "{}", doc["paths"]["/media/{id}"]);
+}
+
+/// Posts `png` to the photo intake as its `image`.
+async fn intake_photo(app: &TestApp, png: &[u8]) -> (StatusCode, Value) {
+    let form = Form::new().part("image", Part::bytes(png.to_vec()).file_name("photo").mime_str("image/png").unwrap());
+    let resp = app.client.post(app.url("/api/intake/photo")).bearer_auth(&app.token).multipart(form).send().await;
+    let resp = resp.expect("answer");
+    let status = resp.status();
+    (status, resp.json().await.expect("a JSON answer"))
+}
+
+async fn hostile_pictures_cost_bounded_memory(db: Db) {
+    let dir = DataDir::new();
+    let app = spawn(db, &dir).await;
+    let store = trove_media::FileStore::open(&dir.0.join("media"));
+    let drill = app.create_item(item("Cordless drill", "tool")).await;
+
+    // 7000 x 7000 16-bit RGBA, interlaced (its rows cannot be streamed): 392 MB whole, over the bound of the bytes
+    // a decode may take. Refused from its header, before its pixel data (a few bytes here) is read.
+    let header = [&7000u32.to_be_bytes()[..], &7000u32.to_be_bytes(), &[16, 6, 0, 0, 1]].concat();
+    let interlaced = [
+        &b"\x89PNG\r\n\x1a\n"[..],
+        &png_chunk(b"IHDR", &header),
+        &png_chunk(b"IDAT", &[0x78, 0x01, 0x03, 0x00]),
+        &png_chunk(b"IEND", b""),
+    ]
+    .concat();
+    let (status, body) = upload(&app, &app.token, drill, Form::new().part("file", file(&interlaced, "big.png"))).await;
+    assert_error(status, &body, StatusCode::PAYLOAD_TOO_LARGE, "too_large");
+    let (status, body) = intake_photo(&app, &interlaced).await;
+    assert_error(status, &body, StatusCode::PAYLOAD_TOO_LARGE, "too_large");
+    assert!(kept_files(&store).await.is_empty(), "nothing is kept of a refused picture");
+
+    // 64 x 64 pixels and an ICC profile of 1 GB deflated into 6.5 MB: kept, without the profile, which was never
+    // inflated past the bound.
+    let bomb = iccp_bomb_png(1 << 30);
+    assert!(bomb.len() < 8 << 20, "{} bytes", bomb.len());
+    let has_profile = |png: &[u8]| png.windows(4).any(|w| w == b"iCCP");
+    assert!(has_profile(&bomb));
+    let (status, body) = upload(&app, &app.token, drill, Form::new().part("file", file(&bomb, "icc.png"))).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let id = body["id"].as_i64().unwrap();
+    let (status, media_type, kept) = fetch(&app, &app.token, &format!("/api/media/{id}")).await;
+    assert_eq!((status, media_type.as_str()), (StatusCode::OK, "image/png"));
+    assert!(!has_profile(&kept), "the profile is not kept");
+    assert_eq!(image::load_from_memory(&kept).unwrap().to_rgb8(), image::load_from_memory(&bomb).unwrap().to_rgb8());
+    let (status, media_type, thumb) = fetch(&app, &app.token, &format!("/api/media/{id}/thumb")).await;
+    assert_eq!((status, media_type.as_str()), (StatusCode::OK, "image/jpeg"));
+    assert_eq!(image::load_from_memory(&thumb).unwrap().width(), 64);
+
+    // The photo intake reads it too, and keeps it without its profile.
+    let (status, body) = intake_photo(&app, &bomb).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["image"], serde_json::json!({"width": 64, "height": 64}));
+    let photo = body["photo_id"].as_i64().expect("the photo is kept");
+    let (status, _, kept) = fetch(&app, &app.token, &format!("/api/media/{photo}")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(!has_profile(&kept), "the profile is not kept");
 }

@@ -1,4 +1,5 @@
-//! People over HTTP: invitations and sign-up, the session cookie (its attributes, sliding, signing out), the
+//! People over HTTP: invitations and sign-up, listing and revoking invitations, invitations dying with their
+//! maker's rights, a race for one invitation, the session cookie (its attributes, sliding, signing out), the
 //! Origin check on cookie writes, every role on the write routes, read tokens, revoking, the last owner,
 //! throttled sign-in.
 
@@ -154,6 +155,7 @@ async fn every_role_on_the_write_routes(db: Db) {
         ("POST", "/api/invitations".into(), json!({"role": "viewer"}), [201, 403, 403]),
         ("PATCH", viewer_path.clone(), json!({"role": "viewer"}), [200, 403, 403]),
         ("DELETE", "/api/members/999999".into(), Value::Null, [404, 403, 403]),
+        ("DELETE", "/api/invitations/999999".into(), Value::Null, [404, 403, 403]),
         ("DELETE", format!("/api/members/{}/sessions", viewer.id), Value::Null, [200, 403, 403]),
         ("POST", "/api/tokens".into(), json!({"name": "backup", "scope": "read"}), [201, 201, 201]),
         ("DELETE", "/api/tokens/999999".into(), Value::Null, [404, 404, 404]),
@@ -289,8 +291,136 @@ async fn sign_in_is_throttled_after_five_failures_and_answers_alike(db: Db) {
     assert_eq!(sign_in(&app, "nobody", PASSWORD).await.status(), StatusCode::UNAUTHORIZED);
 }
 
+/// `GET /api/invitations` as `token`: the status and the listed invitations.
+async fn open_invitations(app: &TestApp, token: &str) -> (StatusCode, Vec<Value>) {
+    let (status, body) = app.get_as(token, "/api/invitations").await;
+    (status, body["invitations"].as_array().cloned().unwrap_or_default())
+}
+
+async fn delete_as(app: &TestApp, token: &str, path: &str) -> (StatusCode, Value) {
+    json_of(app.client.delete(app.url(path)).bearer_auth(token).send().await.unwrap()).await
+}
+
+/// Accepting `code` is refused as gone, with `message`.
+async fn assert_gone(app: &TestApp, code: &str, name: &str, message: &str) {
+    let (status, body) = json_of(accept(app, code, name).await).await;
+    assert_error(status, &body, StatusCode::GONE, "gone");
+    assert_eq!(body["error"]["message"], message, "{body}");
+}
+
+async fn owners_list_the_open_invitations_and_revoke_them(db: Db) {
+    let app = TestApp::spawn(db, &[]).await;
+    let (_, me) = app.get("/api/me").await;
+    let cli = invitation(&app, "viewer").await;
+    let (status, made) = app.post("/api/invitations", json!({"role": "member"})).await;
+    assert_eq!(status, StatusCode::CREATED, "{made}");
+    let used = invitation(&app, "viewer").await;
+    sign_up_with(&app, &used, "Ada").await;
+
+    // Open ones only, oldest first, with who made each (null for the command line), never the code.
+    let (status, open) = open_invitations(&app, &app.token).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(open.len(), 2, "{open:?}");
+    assert_eq!((open[0]["role"].as_str(), &open[0]["created_by"]), (Some("viewer"), &Value::Null));
+    assert_eq!(open[1]["role"], "member");
+    assert_eq!(open[1]["created_by"], json!({"id": me["member"]["id"], "name": "default owner"}));
+    let time = |v: &Value| v.as_str().unwrap().parse::<chrono::DateTime<chrono::Utc>>().unwrap();
+    let (made_at, expires) = (time(&open[1]["created_at"]), time(&open[1]["expires_at"]));
+    assert_eq!(expires - made_at, chrono::Duration::days(7));
+    // As the making answered it (PostgreSQL keeps microseconds).
+    assert!((expires - time(&made["expires_at"])).abs() < chrono::Duration::milliseconds(1), "{open:?} {made}");
+    let mut keys: Vec<&str> = open[1].as_object().unwrap().keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["created_at", "created_by", "expires_at", "id", "role"]);
+    assert!(!open.iter().any(|i| i.to_string().contains(&cli)), "no code is listed");
+
+    // Owners only.
+    let mia = sign_up(&app, "member", "Mia").await;
+    let (mia_token, _) = token_of(&app, &mia, "write").await;
+    let (status, body) = app.get_as(&mia_token, "/api/invitations").await;
+    assert_error(status, &body, StatusCode::FORBIDDEN, "forbidden");
+    let member_link = format!("/api/invitations/{}", open[1]["id"]);
+    let (status, body) = delete_as(&app, &mia_token, &member_link).await;
+    assert_error(status, &body, StatusCode::FORBIDDEN, "forbidden");
+
+    // Revoked: accepting it is 410 and it leaves the list; revoking again is 204; a used one is 410.
+    let (status, _) = delete_as(&app, &app.token, &member_link).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    assert_gone(&app, made["code"].as_str().unwrap(), "Grace", "this invitation was revoked").await;
+    let (status, _) = delete_as(&app, &app.token, &member_link).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (_, open) = open_invitations(&app, &app.token).await;
+    assert_eq!(open.iter().map(|i| i["role"].as_str().unwrap()).collect::<Vec<_>>(), ["viewer"]);
+    let other = app.token_of("elsewhere").await;
+    let (status, body) = delete_as(&app, &other, &format!("/api/invitations/{}", open[0]["id"])).await;
+    assert_error(status, &body, StatusCode::NOT_FOUND, "not_found");
+    sign_up_with(&app, &cli, "Grace").await;
+    let (status, body) = delete_as(&app, &app.token, &format!("/api/invitations/{}", open[0]["id"])).await;
+    assert_error(status, &body, StatusCode::GONE, "gone");
+    assert_eq!(body["error"]["message"], "this invitation was already used");
+    assert_eq!(open_invitations(&app, &app.token).await.1, Vec::<Value>::new());
+}
+
+async fn an_invitation_dies_with_its_makers_rights(db: Db) {
+    let app = TestApp::spawn(db, &[]).await;
+    let ada = sign_up(&app, "owner", "Ada").await;
+    let (ada_token, _) = token_of(&app, &ada, "write").await;
+    let mut links = Vec::new();
+    for role in ["owner", "member", "viewer"] {
+        let (status, made) = app.post_as(&ada_token, "/api/invitations", json!({"role": role})).await;
+        assert_eq!(status, StatusCode::CREATED, "{made}");
+        links.push(made["code"].as_str().unwrap().to_owned());
+    }
+    let [owner_link, member_link, viewer_link] = <[String; 3]>::try_from(links).unwrap();
+    let (_, open) = open_invitations(&app, &app.token).await;
+    assert_eq!(open.len(), 3);
+    assert!(open.iter().all(|i| i["created_by"]["name"] == "Ada"), "{open:?}");
+
+    // Demoted to member: her owner link dies; a member's rights still give the member and viewer links.
+    let ada_path = format!("/api/members/{}", ada.id);
+    let (status, body) = app.patch(&ada_path, json!({"role": "member"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (_, open) = open_invitations(&app, &app.token).await;
+    assert_eq!(open.iter().map(|i| i["role"].as_str().unwrap()).collect::<Vec<_>>(), ["member", "viewer"]);
+    let lacks = "the member who made this invitation no longer holds the owner role it grants";
+    assert_gone(&app, &owner_link, "Grace", lacks).await;
+    sign_up_with(&app, &member_link, "Hedy").await;
+
+    // Removed: every link she made dies.
+    let (status, _) = delete_as(&app, &app.token, &ada_path).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    assert_eq!(open_invitations(&app, &app.token).await.1, Vec::<Value>::new());
+    assert_gone(&app, &viewer_link, "Grace", "the member who made this invitation is no longer in the household").await;
+    let (_, members) = app.get("/api/members").await;
+    let names: Vec<&str> = members["members"].as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["default owner", "Hedy"]);
+}
+
+/// Many people open one invitation link at once, each with a free name of their own.
+async fn of_concurrent_accepts_of_one_invitation_one_joins_and_the_others_are_told_it_was_used(db: Db) {
+    const RACERS: usize = 8;
+    let app = TestApp::spawn(db, &[]).await;
+    let code = invitation(&app, "member").await;
+    let answers = futures::future::join_all((0..RACERS).map(|n| {
+        let (app, code) = (&app, &code);
+        async move { json_of(accept(app, code, &format!("Racer {n}")).await).await }
+    }))
+    .await;
+    let joined = answers.iter().filter(|(status, _)| *status == StatusCode::CREATED).count();
+    assert_eq!(joined, 1, "{answers:?}");
+    for (status, body) in answers.iter().filter(|(status, _)| *status != StatusCode::CREATED) {
+        assert_error(*status, body, StatusCode::GONE, "gone");
+        assert_eq!(body["error"]["message"], "this invitation was already used", "{body}");
+    }
+    let (_, members) = app.get("/api/members").await;
+    assert_eq!(members["members"].as_array().unwrap().len(), 2, "{members}");
+}
+
 on_both!(
     invitations_sign_people_up_once_with_a_session_cookie,
+    owners_list_the_open_invitations_and_revoke_them,
+    an_invitation_dies_with_its_makers_rights,
+    of_concurrent_accepts_of_one_invitation_one_joins_and_the_others_are_told_it_was_used,
     every_role_on_the_write_routes,
     writes_signed_by_cookie_must_come_from_the_page,
     read_tokens_only_read_and_revoked_tokens_stop_at_once,

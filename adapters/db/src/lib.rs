@@ -5,6 +5,7 @@
 //! conditional updates inside one transaction each, never read-then-write in two statements, so concurrent
 //! writers (also in other processes sharing one PostgreSQL) never both win.
 
+mod access;
 mod bulk;
 mod counts;
 mod entity;
@@ -15,6 +16,8 @@ mod revisions;
 mod search;
 #[cfg(feature = "testing")]
 pub mod testing;
+
+pub use access::Heard;
 
 use anyhow::Context as _;
 use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};

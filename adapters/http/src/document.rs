@@ -85,7 +85,8 @@ pub fn parameter_limits() -> Vec<(&'static str, &'static str, Value)> {
         ("/labels.pdf", "items", json!({"pattern": ID_LIST})),
         ("/labels.pdf", "places", json!({"pattern": ID_LIST})),
         ("/projects/propose", "Idempotency-Key", key.clone()),
-        ("/items/{id}/price", "Idempotency-Key", key),
+        ("/items/{id}/price", "Idempotency-Key", key.clone()),
+        ("/import", "Idempotency-Key", key),
     ]
 }
 
@@ -104,6 +105,17 @@ const MODEL_ROUTES: &[(&str, &str)] = &[
     ("post", "/intake/label"),
     ("post", "/intake/listing"),
     ("post", "/intake/voice"),
+];
+
+/// The routes that read or write the media store: they may answer `503` with `Retry-After` when the storage is
+/// unavailable (S3 down, a full disk).
+const STORAGE_ROUTES: &[(&str, &str)] = &[
+    ("post", "/items/{id}/media"),
+    ("get", "/media/{id}"),
+    ("get", "/media/{id}/thumb"),
+    ("delete", "/media/{id}"),
+    ("post", "/intake/label"),
+    ("post", "/intake/photo"),
 ];
 
 /// poem-openapi's document (`spec`), made exact (see the module's documentation).
@@ -239,6 +251,14 @@ fn request_schemas(doc: &Value) -> Vec<String> {
     found
 }
 
+/// Why accepting an invitation is 410.
+/// A sign-in refused by the throttle.
+const THROTTLED: &str = "Too many failed sign-ins for this name from this address, or from this address under many names; try again \
+     after Retry-After.";
+
+const INVITATION_GONE: &str = "The invitation was used, revoked or has expired, or its maker was removed or no \
+                               longer holds the role it grants.";
+
 /// Adds to `operation` the error answers it may give, each with the [`ERROR_SCHEMA`]: 400 when it reads
 /// parameters or a body, 401 when it needs a token, 404 and the state's 409 and rule's 422 when it names an
 /// object (in its path or body), 413 and 415 for a body, the model's 402, 502 and 503, and 500 for the unexpected.
@@ -261,27 +281,32 @@ fn declare_errors(method: &str, path: &str, operation: &mut Value) {
     match (method, path) {
         ("post", "/session") => {
             statuses.push((401, "Wrong name or password (the same answer for both)."));
-            statuses.push((429, "Too many failed sign-ins for this name; try again after Retry-After."));
+            statuses.push((429, THROTTLED));
+            statuses.push((503, "Too many passwords are being checked at once; try again after Retry-After."));
         }
         ("post", "/invitations/accept/passkey/start") => {
             statuses.push((404, "No invitation has this code."));
             statuses.push((409, "The name is taken."));
-            statuses.push((410, "The invitation was used or has expired."));
+            statuses.push((410, INVITATION_GONE));
             statuses.push((503, "Passkeys cannot work with TROVE_PUBLIC_URL (an IP address as its host)."));
         }
         ("post", "/invitations/accept/passkey/finish") => {
             statuses.push((409, "The name is taken."));
-            statuses.push((410, "The ceremony is unknown, expired or finished, or the invitation was used meanwhile."));
+            statuses.push((
+                410,
+                "The ceremony is unknown, expired or finished, or the invitation may no longer be accepted (used, \
+                 revoked or expired meanwhile, or its maker removed or demoted).",
+            ));
             statuses.push((422, "The credential fails WebAuthn's checks."));
         }
         ("post", "/session/passkey/start") => {
-            statuses.push((429, "Too many failed sign-ins for this name; try again after Retry-After."));
+            statuses.push((429, THROTTLED));
             statuses.push((503, "Passkeys cannot work with TROVE_PUBLIC_URL (an IP address as its host)."));
         }
         ("post", "/session/passkey/finish") => {
             statuses.push((401, "The passkey was not accepted."));
             statuses.push((410, "The ceremony is unknown, expired or finished."));
-            statuses.push((429, "Too many failed sign-ins for this name; try again after Retry-After."));
+            statuses.push((429, THROTTLED));
         }
         ("post", "/passkeys/start") => {
             statuses.push((503, "Passkeys cannot work with TROVE_PUBLIC_URL (an IP address as its host)."));
@@ -292,7 +317,14 @@ fn declare_errors(method: &str, path: &str, operation: &mut Value) {
         ("post", "/invitations/accept") => {
             statuses.push((404, "No invitation has this code."));
             statuses.push((409, "The name is taken."));
-            statuses.push((410, "The invitation was used or has expired."));
+            statuses.push((410, INVITATION_GONE));
+            statuses.push((503, "Too many passwords are being checked at once; try again after Retry-After."));
+        }
+        ("patch", "/items/{id}") => {
+            statuses.push((412, "If-Match names another version than the item's: read it again."));
+        }
+        ("delete", "/invitations/{id}") => {
+            statuses.push((410, "The invitation was used already."));
         }
         _ => {}
     }
@@ -314,6 +346,12 @@ fn declare_errors(method: &str, path: &str, operation: &mut Value) {
     } else if path == "/intake/photo" {
         statuses.push((503, "The server is busy with other images; try again after Retry-After."));
     }
+    if STORAGE_ROUTES.contains(&(method, path)) {
+        statuses.push((
+            503,
+            "The storage cannot take or give the file now (S3 down, a full disk); try again after Retry-After.",
+        ));
+    }
     statuses.push((500, "An unexpected error; see the server log."));
     let responses = operation.entry("responses").or_insert_with(|| json!({}));
     let Some(responses) = responses.as_object_mut() else { return };
@@ -331,7 +369,7 @@ fn declare_errors(method: &str, path: &str, operation: &mut Value) {
             answer.entry("headers").or_insert_with(|| json!({})).as_object_mut().map(|h| {
                 h.entry("Retry-After").or_insert_with(|| {
                     json!({
-                        "description": "Seconds to wait before trying again (when the server is busy or the sign-in is throttled).",
+                        "description": "Seconds to wait before trying again (when the server is busy, the storage unavailable or the sign-in is throttled).",
                         "schema": {"type": "integer", "format": "int64", "minimum": 0},
                     })
                 })

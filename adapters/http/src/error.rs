@@ -28,7 +28,8 @@ pub struct ApiError {
     pub message: String,
     /// What a failed model run cost, for 502 answers.
     pub spend: Option<RunSpend>,
-    /// Seconds a client should wait before trying again (`Retry-After`), for 503 answers of a busy server.
+    /// Seconds a client should wait before trying again (`Retry-After`), for 503 answers of a busy server or an
+    /// unavailable storage.
     pub retry_after_s: Option<u64>,
 }
 
@@ -95,10 +96,17 @@ impl From<Error> for ApiError {
             Error::ModelFailed { spend, .. } => {
                 Self { spend: Some(spend), ..Self::new(StatusCode::BAD_GATEWAY, "model_failed", message) }
             }
-            Error::Busy { retry_after_s } => Self {
+            Error::Busy { retry_after_s, .. } => Self {
                 retry_after_s: Some(retry_after_s),
                 ..Self::new(StatusCode::SERVICE_UNAVAILABLE, "busy", message)
             },
+            Error::StorageUnavailable { retry_after_s, cause, .. } => {
+                tracing::warn!(error = ?cause, "storage unavailable");
+                Self {
+                    retry_after_s: Some(retry_after_s),
+                    ..Self::new(StatusCode::SERVICE_UNAVAILABLE, "storage_unavailable", message)
+                }
+            }
             Error::Unexpected(e) => {
                 tracing::error!(error = ?e, "unexpected error");
                 Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error; see the server log")
@@ -127,6 +135,7 @@ pub fn refusal_status(refusal: &Refusal) -> (StatusCode, &'static str) {
         Refusal::Undo(UndoRefused::ChangedSince { .. }) => CONFLICT,
         Refusal::Place(PlaceRefused::DuplicateName { .. }) => CONFLICT,
         Refusal::Place(_) => RULE,
+        Refusal::VersionMismatch { .. } => (StatusCode::PRECONDITION_FAILED, "precondition_failed"),
         Refusal::Gone(_)
         | Refusal::Lifecycle(_)
         | Refusal::NotPriceable(_)
@@ -247,11 +256,34 @@ mod tests {
 
     #[test]
     fn a_busy_answer_says_when_to_retry() {
-        let response = poem::error::ResponseError::as_response(&ApiError::from(Error::Busy { retry_after_s: 4 }));
+        let response =
+            poem::error::ResponseError::as_response(&ApiError::from(Error::Busy { work: "images", retry_after_s: 4 }));
         assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
         assert_eq!(response.headers()[poem::http::header::RETRY_AFTER], "4");
         let other = poem::error::ResponseError::as_response(&ApiError::bad_request("no"));
         assert!(other.headers().get(poem::http::header::RETRY_AFTER).is_none());
+    }
+
+    #[test]
+    fn an_unavailable_storage_says_what_and_when_to_retry() {
+        let full = Error::from(trove_application::RepoError::Unavailable {
+            fault: trove_application::StorageFault::Full,
+            cause: anyhow::anyhow!("no space left on device"),
+        });
+        let response = poem::error::ResponseError::as_response(&ApiError::from(full));
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(response.headers()[poem::http::header::RETRY_AFTER], "10");
+        let unreachable = Error::StorageUnavailable {
+            fault: trove_application::StorageFault::Unreachable,
+            retry_after_s: 10,
+            cause: anyhow::anyhow!("connection refused"),
+        };
+        check(
+            unreachable,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "storage_unavailable",
+            "the storage cannot be reached; try again in 10 s",
+        );
     }
     use trove_application::Object;
     use trove_domain::item::{Availability, GoneRefused, ProjectIdOrUnknown};
@@ -312,7 +344,12 @@ mod tests {
                 "rule",
                 "the image is 1 x 1 pixels; at least 16 x 16 are needed to hold an item",
             ),
-            (Error::Busy { retry_after_s: 3 }, 503, "busy", "the server is busy with other images; try again in 3 s"),
+            (
+                Error::Busy { work: "images", retry_after_s: 3 },
+                503,
+                "busy",
+                "the server is busy with other images; try again in 3 s",
+            ),
             (Refusal::KeyUsedElsewhere.into(), 422, "rule", "this Idempotency-Key was used for a different request"),
             (Refusal::KeyRunning.into(), 409, "conflict", "a request with this Idempotency-Key is still running"),
             (Refusal::Stale(ItemId(7)).into(), 409, "conflict", "item 7 changed while this request ran; try again"),
@@ -333,7 +370,7 @@ mod tests {
                 Error::Throttled { retry_after_secs: 60 },
                 429,
                 "throttled",
-                "too many failed sign-ins for this name; try again in 60 seconds",
+                "too many failed sign-ins; try again in 1 minute",
             ),
             (Refusal::InvitationGone(InvitationGone::Used).into(), 410, "gone", "this invitation was already used"),
             (Refusal::InvitationGone(InvitationGone::Unknown).into(), 404, "not_found", "no invitation has this code"),

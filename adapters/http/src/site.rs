@@ -1,17 +1,47 @@
 //! Where the site is (`TROVE_PUBLIC_URL`): the links it hands out, whether its session cookie is `Secure`,
-//! and the origin a cookie-signed request must come from.
+//! the origin a cookie-signed request must come from, and which client a request comes from
+//! (`TROVE_TRUSTED_PROXIES`).
+
+use std::net::IpAddr;
+use trove_domain::throttle::ClientAddress;
 
 /// The site's public address, as configured.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Site {
     /// `TROVE_PUBLIC_URL` without a trailing slash: `https://trove.home.example`.
     public_url: String,
+    /// The reverse proxies whose `X-Forwarded-For` is believed.
+    trusted_proxies: Vec<IpAddr>,
 }
 
 impl Site {
     /// The site at `public_url` (an `http://` or `https://` URL, checked by the configuration).
     pub fn new(public_url: &str) -> Self {
-        Self { public_url: public_url.trim_end_matches('/').to_owned() }
+        Self { public_url: public_url.trim_end_matches('/').to_owned(), trusted_proxies: Vec::new() }
+    }
+
+    /// The same site behind the reverse proxies at `proxies`.
+    #[must_use]
+    pub fn behind(self, proxies: Vec<IpAddr>) -> Self {
+        Self { trusted_proxies: proxies, ..self }
+    }
+
+    /// The client a request comes from, as the sign-in throttle counts it: the peer's address, or, when the
+    /// peer is a trusted proxy, the last address of `X-Forwarded-For` (read from the right) that is not one.
+    /// A header from any other peer is ignored: a client could write anything there.
+    pub fn client(&self, peer: Option<IpAddr>, forwarded_for: Option<&str>) -> ClientAddress {
+        let Some(peer) = peer else { return ClientAddress::unknown() };
+        if !self.trusted_proxies.contains(&peer) {
+            return ClientAddress::of(peer);
+        }
+        let named = forwarded_for
+            .into_iter()
+            .flat_map(|h| h.rsplit(','))
+            .map(|a| a.trim().parse::<IpAddr>())
+            .take_while(Result::is_ok)
+            .flatten()
+            .find(|a| !self.trusted_proxies.contains(a));
+        ClientAddress::of(named.unwrap_or(peer))
     }
 
     pub fn public_url(&self) -> &str {
@@ -52,6 +82,24 @@ impl Site {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_forwarded_client_is_believed_only_from_a_trusted_proxy() {
+        let proxy: IpAddr = "10.0.0.2".parse().unwrap();
+        let site = Site::new("https://trove.home.example").behind(vec![proxy, "10.0.0.3".parse().unwrap()]);
+        let header = Some("198.51.100.9, 203.0.113.5, 10.0.0.3");
+        // From the proxy: the rightmost address that is not a proxy (the one the proxies saw).
+        assert_eq!(site.client(Some(proxy), header).as_str(), "203.0.113.5");
+        // From anyone else: the header is ignored.
+        let stranger: IpAddr = "192.0.2.8".parse().unwrap();
+        assert_eq!(site.client(Some(stranger), header).as_str(), "192.0.2.8");
+        // A proxy without the header, or with garbage in it, counts as itself.
+        assert_eq!(site.client(Some(proxy), None).as_str(), "10.0.0.2");
+        assert_eq!(site.client(Some(proxy), Some("not-an-ip")).as_str(), "10.0.0.2");
+        // No proxies configured: the peer always.
+        assert_eq!(Site::new("http://x").client(Some(proxy), header).as_str(), "10.0.0.2");
+        assert_eq!(Site::new("http://x").client(None, header), ClientAddress::unknown());
+    }
 
     #[test]
     fn the_public_url_decides_links_secure_cookies_and_the_origin() {

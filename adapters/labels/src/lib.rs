@@ -1,7 +1,7 @@
 //! Trove's labels: a PDF of labels, each a QR code of the link to an item's or a place's page, its name and its
 //! short code ([`PdfLabels`], the `LabelPrinter` port, over `qrcode` and `pdf-writer`); and the QR codes in a
-//! photo read back ([`QrReader`], the `CodeReader` port, over `rqrr`, on the pixels `trove_vision::decode`
-//! gives). The only crate that knows QR codes or PDF.
+//! photo read back ([`QrReader`], the `CodeReader` port, over `rqrr`, on the grey pixels
+//! `trove_vision::decode_luma_within` gives). The only crate that knows QR codes or PDF.
 
 mod pdf;
 mod read;

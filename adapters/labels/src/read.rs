@@ -1,5 +1,6 @@
-//! QR codes read from a photo: decoded by `trove_vision::decode`, turned grey and brought down to a bounded
-//! working size, then searched by `rqrr`.
+//! QR codes read from a photo: decoded grey by `trove_vision::decode_luma_within`, which averages blocks of pixels
+//! as the rows arrive (the photo is never held whole at full size when it is a PNG, and at most one byte a pixel
+//! when it is a JPEG), brought down to a bounded working size, then searched by `rqrr`.
 
 use image::GrayImage;
 use image::imageops::{self, FilterType};
@@ -23,8 +24,7 @@ impl QrReader {
 
 impl CodeReader for QrReader {
     fn read(&self, image: &[u8]) -> Result<Vec<String>, VisionError> {
-        let rgb = trove_vision::decode(image)?;
-        let grey = image::DynamicImage::ImageRgb8(rgb).into_luma8();
+        let grey = trove_vision::decode_luma_within(image, WORKING_SIDE)?;
         let mut found = Vec::new();
         for side in [WORKING_SIDE, SMALL_SIDE] {
             let scaled = within(&grey, side);

@@ -4,7 +4,8 @@
 //! one PostgreSQL share one media store. The only crate that knows where blobs live.
 
 mod files;
-mod s3;
+pub mod owner_only;
+pub mod s3;
 
 pub use files::FileStore;
 pub use s3::{S3Settings, S3Store};

@@ -1,15 +1,40 @@
 //! [`S3Store`]: blobs as objects `PREFIX/HASH` in an S3-compatible bucket, through the `object_store` crate. An
 //! object appears whole or not at all (S3's PUT is atomic), so no temporary name is needed.
+//!
+//! A bucket that cannot be reached fails a request within [`UNREACHABLE_WITHIN`] (bounded connections and
+//! retries), as [`RepoError::Unavailable`], so a client is told to come back instead of waiting.
 
 use anyhow::Context as _;
 use async_trait::async_trait;
 use futures::TryStreamExt as _;
 use object_store::aws::{AmazonS3, AmazonS3Builder};
+use object_store::client::{HttpError, HttpErrorKind};
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt as _, PutPayload};
-use trove_application::RepoError;
+use object_store::{BackoffConfig, ClientOptions, ObjectStore, ObjectStoreExt as _, PutPayload, RetryConfig};
+use std::time::Duration;
 use trove_application::ports::media::{MediaStore, StoredBlob};
+use trove_application::{RepoError, StorageFault};
 use trove_domain::media::ContentHash;
+
+/// How long a connection to the bucket may take (name lookup, TCP, TLS) before the attempt is given up.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_millis(CONNECT_MS);
+/// How long one request may take whole, its body included: a photo of the largest size taken
+/// (`trove_domain::media::MAX_BYTES`, 25 MB) at 10 Mbit/s.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(25);
+/// How long after a request's first attempt a retry may still start (object_store's `retry_timeout`).
+pub const RETRY_WINDOW: Duration = Duration::from_millis(RETRY_WINDOW_MS);
+/// The longest wait before a retry.
+pub const MAX_BACKOFF: Duration = Duration::from_millis(MAX_BACKOFF_MS);
+/// Retries of a failed request (a refused connection, a 5xx answer): one, and only within [`RETRY_WINDOW`].
+pub const MAX_RETRIES: usize = 1;
+/// The longest a request waits on a bucket that cannot be reached (connections refused or unanswered) before it
+/// fails: an attempt gives up its connection after [`CONNECT_TIMEOUT`], a retry starts only within
+/// [`RETRY_WINDOW`] of the first attempt and after at most [`MAX_BACKOFF`], and there is one retry.
+pub const UNREACHABLE_WITHIN: Duration = Duration::from_millis(RETRY_WINDOW_MS + MAX_BACKOFF_MS + CONNECT_MS);
+
+const CONNECT_MS: u64 = 1_000;
+const RETRY_WINDOW_MS: u64 = 500;
+const MAX_BACKOFF_MS: u64 = 300;
 
 /// Where and how to reach the bucket: `TROVE_MEDIA_URL=s3://BUCKET/PREFIX` and the usual `AWS_*` settings,
 /// read once at start-up by the configuration.
@@ -84,7 +109,16 @@ impl S3Store {
     /// # Errors
     /// When the settings do not make a client.
     pub fn open(settings: &S3Settings) -> anyhow::Result<S3Store> {
+        let retry = RetryConfig {
+            backoff: BackoffConfig { init_backoff: Duration::from_millis(100), max_backoff: MAX_BACKOFF, base: 2.0 },
+            max_retries: MAX_RETRIES,
+            retry_timeout: RETRY_WINDOW,
+        };
+        let client = ClientOptions::new().with_connect_timeout(CONNECT_TIMEOUT).with_timeout(REQUEST_TIMEOUT);
+        // The client options first: `with_allow_http` below sets one of them.
         let mut builder = AmazonS3Builder::new()
+            .with_client_options(client)
+            .with_retry(retry)
             .with_bucket_name(&settings.bucket)
             .with_region(settings.region.clone().unwrap_or_else(|| "us-east-1".to_owned()));
         if let Some(endpoint) = &settings.endpoint {
@@ -105,34 +139,66 @@ impl S3Store {
     }
 }
 
+/// What a failed request to the bucket tells a client. A transport failure (refused, unanswered, timed out) or
+/// a failing server (5xx after the retry) is the storage's, [`RepoError::Unavailable`]; a refusal of the
+/// credentials or the bucket is the configuration's, unexpected.
+fn failure(e: object_store::Error, what: String) -> RepoError {
+    let fault = match &e {
+        object_store::Error::Generic { .. } => Some(transport_fault(&e).unwrap_or(StorageFault::Failed)),
+        _ => None,
+    };
+    let cause = anyhow::Error::new(e).context(what);
+    match fault {
+        Some(fault) => RepoError::Unavailable { fault, cause },
+        None => RepoError::Unexpected(cause),
+    }
+}
+
+/// The fault of the HTTP transport under `e`, if a transport failure is its cause.
+fn transport_fault(e: &(dyn std::error::Error + 'static)) -> Option<StorageFault> {
+    let mut source = Some(e);
+    while let Some(e) = source {
+        if let Some(http) = e.downcast_ref::<HttpError>() {
+            return Some(match http.kind() {
+                HttpErrorKind::Timeout => StorageFault::TimedOut,
+                HttpErrorKind::Connect | HttpErrorKind::Request => StorageFault::Unreachable,
+                _ => StorageFault::Failed,
+            });
+        }
+        source = e.source();
+    }
+    None
+}
+
 #[async_trait]
 impl MediaStore for S3Store {
     async fn put(&self, hash: &ContentHash, bytes: &[u8]) -> Result<(), RepoError> {
-        self.store
-            .put(&self.path(hash), PutPayload::from(bytes.to_vec()))
-            .await
-            .with_context(|| format!("store blob {hash}"))?;
-        Ok(())
+        match self.store.put(&self.path(hash), PutPayload::from(bytes.to_vec())).await {
+            Ok(_) => Ok(()),
+            Err(e) => Err(failure(e, format!("store blob {hash}"))),
+        }
     }
 
     async fn get(&self, hash: &ContentHash) -> Result<Vec<u8>, RepoError> {
+        let what = || format!("read blob {hash}");
         match self.store.get(&self.path(hash)).await {
-            Ok(got) => Ok(got.bytes().await.with_context(|| format!("read blob {hash}"))?.to_vec()),
+            Ok(got) => Ok(got.bytes().await.map_err(|e| failure(e, what()))?.to_vec()),
             Err(object_store::Error::NotFound { .. }) => Err(RepoError::NotFound),
-            Err(e) => Err(anyhow::Error::new(e).context(format!("read blob {hash}")).into()),
+            Err(e) => Err(failure(e, what())),
         }
     }
 
     async fn delete(&self, hash: &ContentHash) -> Result<(), RepoError> {
         match self.store.delete(&self.path(hash)).await {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-            Err(e) => Err(anyhow::Error::new(e).context(format!("delete blob {hash}")).into()),
+            Err(e) => Err(failure(e, format!("delete blob {hash}"))),
         }
     }
 
     async fn list(&self) -> Result<Vec<StoredBlob>, RepoError> {
         let prefix = (!self.prefix.as_ref().is_empty()).then_some(&self.prefix);
-        let objects: Vec<_> = self.store.list(prefix).try_collect().await.context("list the blobs")?;
+        let objects: Vec<_> =
+            self.store.list(prefix).try_collect().await.map_err(|e| failure(e, "list the blobs".to_owned()))?;
         Ok(objects
             .into_iter()
             .filter_map(|o| {
@@ -142,5 +208,18 @@ impl MediaStore for S3Store {
                 Some(StoredBlob { hash: ContentHash::parse(name.as_ref())?, written_at: o.last_modified })
             })
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bucket that cannot be reached is reported within 2 s, by the bounds the client is built with (not by a
+    /// stopwatch: the integration tests print the time they measured).
+    #[test]
+    fn an_unreachable_bucket_fails_within_two_seconds() {
+        assert!(UNREACHABLE_WITHIN <= Duration::from_secs(2), "{UNREACHABLE_WITHIN:?}");
+        assert!(RETRY_WINDOW + MAX_BACKOFF + CONNECT_TIMEOUT == UNREACHABLE_WITHIN);
     }
 }

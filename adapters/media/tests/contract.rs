@@ -10,8 +10,8 @@ use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use trove_application::RepoError;
 use trove_application::ports::MediaStore;
+use trove_application::{RepoError, StorageFault};
 use trove_domain::media::ContentHash;
 use trove_media::{FileStore, S3Settings, S3Store};
 
@@ -120,6 +120,44 @@ async fn a_temporary_file_is_no_blob() {
     std::fs::write(dir.0.join("tmp").join(format!("{hash}.0011.tmp")), b"ha").unwrap();
     assert!(store.list().await.unwrap().is_empty());
     assert!(matches!(store.get(&hash).await, Err(RepoError::NotFound)));
+}
+
+/// A store whose directory cannot be written (a file stands where it would be, which stops even root) answers
+/// the storage unavailable, not an unexpected error: the same request may succeed once it is fixed.
+#[tokio::test]
+async fn a_store_that_cannot_write_is_unavailable() {
+    let dir = TempDir::new("blocked");
+    std::fs::write(dir.0.join("media"), b"not a directory").unwrap();
+    let store = FileStore::open(&dir.0.join("media"));
+    let err = store.put(&hash_of(b"kept"), b"kept").await.unwrap_err();
+    assert!(matches!(err, RepoError::Unavailable { fault: StorageFault::Failed, .. }), "{err:?}");
+    assert!(matches!(store.list().await, Err(RepoError::Unavailable { .. })));
+}
+
+/// A bucket nothing answers at (a closed port) is unavailable, and known so within the client's bounds
+/// (`s3::UNREACHABLE_WITHIN`, at most 2 s); the time taken is printed.
+#[tokio::test]
+async fn an_unreachable_bucket_is_unavailable() {
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let settings = S3Settings::from_url(
+        "s3://trove-test/media",
+        Some(format!("http://127.0.0.1:{port}")),
+        Some("us-east-1".into()),
+        Some("test".into()),
+        Some("test".into()),
+    )
+    .unwrap();
+    let store = S3Store::open(&settings).unwrap();
+    let started = Instant::now();
+    let err = store.put(&hash_of(b"kept"), b"kept").await.unwrap_err();
+    eprintln!(
+        "an unreachable bucket failed a put in {:?} (bound {:?})",
+        started.elapsed(),
+        trove_media::s3::UNREACHABLE_WITHIN
+    );
+    assert!(matches!(err, RepoError::Unavailable { fault: StorageFault::Unreachable, .. }), "{err:?}");
+    let err = store.get(&hash_of(b"kept")).await.unwrap_err();
+    assert!(matches!(err, RepoError::Unavailable { fault: StorageFault::Unreachable, .. }), "{err:?}");
 }
 
 /// A `moto_server` process on a free port, stopped when dropped.

@@ -3,6 +3,8 @@
 //! samples. A PNG is streamed with the `png` crate: only one row of it (and the inflater's window) is ever held,
 //! whatever its size or bit depth. A JPEG or WebP is decoded whole (neither decoder reads rows, nor scales in the
 //! DCT), under a limit of the bytes it may allocate; an interlaced PNG too, since its rows do not come in order.
+//! A PNG's text chunks and ICC profile are skipped unread (compressed, they can inflate to gigabytes), since no
+//! decode here needs them.
 //! When luma is enough ([`Samples::Luma`]), a JPEG is decoded by `zune-jpeg` straight to its 8-bit luma plane:
 //! its chroma is never transformed, upsampled or converted to RGB (most of a colour JPEG's decoding time).
 
@@ -41,10 +43,10 @@ fn undecodable(e: impl std::fmt::Display) -> VisionError {
     VisionError::Undecodable(e.to_string())
 }
 
-/// Refuses a size before any pixel is decoded: under [`MIN_SIDE`] a side, or over [`MAX_PIXELS`].
-fn check_size(width: u32, height: u32) -> Result<(), VisionError> {
-    if width < MIN_SIDE || height < MIN_SIDE {
-        return Err(VisionError::TooSmall { width, height, min_side: MIN_SIDE });
+/// Refuses a size before any pixel is decoded: under `min_side` a side, or over [`MAX_PIXELS`].
+fn check_size(width: u32, height: u32, min_side: u32) -> Result<(), VisionError> {
+    if width < min_side || height < min_side {
+        return Err(VisionError::TooSmall { width, height, min_side });
     }
     if u64::from(width) * u64::from(height) > MAX_PIXELS {
         return Err(VisionError::TooLarge { width, height, max_pixels: MAX_PIXELS });
@@ -109,31 +111,41 @@ pub(crate) fn decode_rows<S: Rows>(
     samples: Samples,
     sink_for: impl FnOnce(u32, u32) -> S,
 ) -> Result<S, VisionError> {
+    decode_rows_from(bytes, samples, MIN_SIDE, sink_for)
+}
+
+/// As [`decode_rows`], with `min_side` instead of [`MIN_SIDE`] (a picture kept on an item may be an icon).
+pub(crate) fn decode_rows_from<S: Rows>(
+    bytes: &[u8],
+    samples: Samples,
+    min_side: u32,
+    sink_for: impl FnOnce(u32, u32) -> S,
+) -> Result<S, VisionError> {
     let format = ImageFormat::sniff(bytes).ok_or(VisionError::Unsupported)?;
     match format {
-        ImageFormat::Png => match png_rows(bytes)? {
-            Some(reader) => stream_png(reader, sink_for),
-            None => whole(bytes, image::ImageFormat::Png, sink_for),
-        },
+        ImageFormat::Png => {
+            let reader = png_reader(bytes, min_side)?;
+            if reader.info().interlaced { png_whole(reader, sink_for) } else { stream_png(reader, sink_for) }
+        }
         ImageFormat::Jpeg => {
             if !jpeg_is_complete(bytes) {
                 return Err(VisionError::Undecodable("the JPEG is cut short (it has no end-of-image marker)".into()));
             }
             match samples {
-                Samples::Luma => match jpeg_luma(bytes)? {
+                Samples::Luma => match jpeg_luma(bytes, min_side)? {
                     Some(decoder) => stream_jpeg_luma(decoder, sink_for),
-                    None => whole(bytes, image::ImageFormat::Jpeg, sink_for),
+                    None => whole(bytes, image::ImageFormat::Jpeg, min_side, sink_for),
                 },
-                Samples::Colour => whole(bytes, image::ImageFormat::Jpeg, sink_for),
+                Samples::Colour => whole(bytes, image::ImageFormat::Jpeg, min_side, sink_for),
             }
         }
-        ImageFormat::Webp => whole(bytes, image::ImageFormat::WebP, sink_for),
+        ImageFormat::Webp => whole(bytes, image::ImageFormat::WebP, min_side, sink_for),
     }
 }
 
-/// Reads a PNG's header and checks its size: the reader of its rows, or `None` when it is interlaced (its rows do
-/// not come in order).
-fn png_rows(bytes: &[u8]) -> Result<Option<png::Reader<Cursor<&[u8]>>>, VisionError> {
+/// Reads a PNG's header and checks its size: the reader of its rows. Its text chunks and ICC profile are skipped
+/// unread, so they cost nothing whatever they would inflate to.
+fn png_reader(bytes: &[u8], min_side: u32) -> Result<png::Reader<Cursor<&[u8]>>, VisionError> {
     let mut decoder = png::Decoder::new_with_limits(Cursor::new(bytes), png::Limits { bytes: PNG_STREAM_BYTES });
     decoder.set_ignore_text_chunk(true);
     decoder.set_ignore_iccp_chunk(true);
@@ -141,13 +153,45 @@ fn png_rows(bytes: &[u8]) -> Result<Option<png::Reader<Cursor<&[u8]>>>, VisionEr
     decoder.set_transformations(png::Transformations::EXPAND);
     let reader = decoder.read_info().map_err(|e| png_error(e, None))?;
     let info = reader.info();
-    check_size(info.width, info.height)?;
-    if info.interlaced { Ok(None) } else { Ok(Some(reader)) }
+    check_size(info.width, info.height, min_side)?;
+    Ok(reader)
+}
+
+/// Decodes an interlaced PNG whole (its rows come in seven passes), under [`MAX_DECODED_BYTES`], and hands its
+/// rows to the sink.
+fn png_whole<S: Rows>(
+    mut reader: png::Reader<Cursor<&[u8]>>,
+    sink_for: impl FnOnce(u32, u32) -> S,
+) -> Result<S, VisionError> {
+    let (width, height) = (reader.info().width, reader.info().height);
+    let (colour, depth) = reader.output_color_type();
+    let channels = colour.samples();
+    let sixteen = depth == png::BitDepth::Sixteen;
+    let per_pixel = (channels * if sixteen { 2 } else { 1 }) as u64;
+    let total = reader.output_buffer_size().map_or(u64::MAX, |n| n as u64);
+    if total > MAX_DECODED_BYTES {
+        return Err(VisionError::TooLarge { width, height, max_pixels: MAX_DECODED_BYTES / per_pixel });
+    }
+    let mut buffer = vec![0u8; total as usize];
+    let frame = reader.next_frame(&mut buffer).map_err(|e| png_error(e, Some((width, height))))?;
+    let mut sink = sink_for(width, height);
+    let mut row8 = Vec::new();
+    for (y, row) in buffer.chunks_exact(frame.line_size).enumerate() {
+        let row = if sixteen {
+            row8.clear();
+            row8.extend(row.chunks_exact(2).map(|s| eight_bits(u16::from_be_bytes([s[0], s[1]]))));
+            &row8[..]
+        } else {
+            row
+        };
+        sink.add_row(y as u32, row, channels);
+    }
+    Ok(sink)
 }
 
 /// Reads a JPEG's header and checks its size: a decoder set to answer its luma plane, or `None` when its colours
 /// are not YCbCr or grey (CMYK, YCCK: `image` converts those).
-fn jpeg_luma(bytes: &[u8]) -> Result<Option<zune_jpeg::JpegDecoder<ZCursor<&[u8]>>>, VisionError> {
+fn jpeg_luma(bytes: &[u8], min_side: u32) -> Result<Option<zune_jpeg::JpegDecoder<ZCursor<&[u8]>>>, VisionError> {
     // As `image` decodes a JPEG: leniently, and without the decoder's own size limits (the size is checked here).
     let options = DecoderOptions::default()
         .set_strict_mode(false)
@@ -157,7 +201,7 @@ fn jpeg_luma(bytes: &[u8]) -> Result<Option<zune_jpeg::JpegDecoder<ZCursor<&[u8]
     let mut decoder = zune_jpeg::JpegDecoder::new_with_options(ZCursor::new(bytes), options);
     decoder.decode_headers().map_err(undecodable)?;
     let info = decoder.info().ok_or_else(|| undecodable("the JPEG has no frame header"))?;
-    check_size(u32::from(info.width), u32::from(info.height))?;
+    check_size(u32::from(info.width), u32::from(info.height), min_side)?;
     match decoder.input_colorspace() {
         Some(ColorSpace::YCbCr | ColorSpace::Luma) => Ok(Some(decoder)),
         _ => Ok(None),
@@ -228,6 +272,7 @@ fn eight_bits(v: u16) -> u8 {
 fn whole<S: Rows>(
     bytes: &[u8],
     format: image::ImageFormat,
+    min_side: u32,
     sink_for: impl FnOnce(u32, u32) -> S,
 ) -> Result<S, VisionError> {
     let mut reader = image::ImageReader::with_format(Cursor::new(bytes), format);
@@ -236,7 +281,7 @@ fn whole<S: Rows>(
     reader.limits(limits);
     let decoder = reader.into_decoder().map_err(undecodable)?;
     let (width, height) = decoder.dimensions();
-    check_size(width, height)?;
+    check_size(width, height, min_side)?;
     let (channels, sixteen) = match decoder.color_type() {
         image::ColorType::L8 => (1, false),
         image::ColorType::La8 => (2, false),

@@ -31,11 +31,12 @@ pub mod scene;
 mod segment;
 
 pub use decode::{MAX_DECODED_BYTES, MAX_PIXELS, jpeg_is_complete};
+pub use pictures::PNG_HEADER_BYTES;
 pub use segment::{WORKING_SIDE, segment_luma, segment_rgb};
 
 use decode::{Samples, decode_rows};
 use image::{GrayImage, RgbImage};
-use segment::{Rows, Shrinker, segment_working};
+use segment::{Rows, Shrinker, luma, segment_working};
 use trove_application::ports::vision::MODEL_IMAGE_SIDE;
 use trove_application::ports::{ModelImages, PhotoSegmenter, PreparedImage, Segmentation, VisionError};
 use trove_domain::reading::ImageFormat;
@@ -68,6 +69,45 @@ pub fn decode(bytes: &[u8]) -> Result<RgbImage, VisionError> {
 /// `Unsupported`, `Undecodable`, `TooSmall` or `TooLarge`, as [`PhotoSegmenter::segment`] states.
 pub fn decode_luma(bytes: &[u8]) -> Result<GrayImage, VisionError> {
     decode_rows(bytes, Samples::Luma, GrayImage::new)
+}
+
+/// Where the rows go for [`decode_luma_within`], by the photo's size.
+enum Near {
+    /// Under twice the side asked for: kept whole, grey.
+    Whole(GrayImage),
+    /// At least twice: averaged over blocks as the rows arrive, with the row turned grey first.
+    Blocks(Shrinker, Vec<u8>),
+}
+
+impl Rows for Near {
+    fn add_row(&mut self, y: u32, row: &[u8], channels: usize) {
+        match self {
+            Near::Whole(i) => i.add_row(y, row, channels),
+            Near::Blocks(s, grey) if channels >= 3 => {
+                grey.clear();
+                grey.extend(row.chunks_exact(channels).map(luma));
+                s.add_row(y, grey, 1);
+            }
+            Near::Blocks(s, _) => s.add_row(y, row, channels),
+        }
+    }
+}
+
+/// Decodes a JPEG, PNG or WebP into 8-bit luma (as [`decode_luma`]) brought down by whole blocks to between `side`
+/// and twice `side` pixels on its longest side (as it is when smaller): never held whole at full size when it is
+/// a PNG, and at most one byte a pixel when it is a JPEG.
+///
+/// # Errors
+/// `Unsupported`, `Undecodable`, `TooSmall` or `TooLarge`, as [`PhotoSegmenter::segment`] states.
+pub fn decode_luma_within(bytes: &[u8], side: u32) -> Result<GrayImage, VisionError> {
+    let near = decode_rows(bytes, Samples::Luma, |width, height| match width.max(height) / side.max(1) {
+        0 | 1 => Near::Whole(GrayImage::new(width, height)),
+        k => Near::Blocks(Shrinker::new(width, height, k), Vec::new()),
+    })?;
+    Ok(match near {
+        Near::Whole(i) => i,
+        Near::Blocks(s, _) => s.into_grey(),
+    })
 }
 
 impl PhotoSegmenter for Segmenter {

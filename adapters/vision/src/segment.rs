@@ -137,6 +137,19 @@ impl Shrinker {
         Working { width: self.ww, height: self.wh, k: self.k, planes }
     }
 
+    /// The shrunk image in grey: each block's mean, rounded (colour as its luma, [`luma`]).
+    pub(crate) fn into_grey(self) -> GrayImage {
+        let n = (self.k_x * self.k_y) as u32;
+        let count = self.plane_count();
+        let mean = |sum: u32| ((sum + n / 2) / n) as u8;
+        let raw = self
+            .all_sums()
+            .chunks_exact(count)
+            .map(|s| if count >= 3 { luma(&[mean(s[0]), mean(s[1]), mean(s[2])]) } else { mean(s[0]) })
+            .collect();
+        GrayImage::from_raw(self.ww, self.wh, raw).unwrap_or_else(|| GrayImage::new(self.ww, self.wh))
+    }
+
     /// The shrunk image: each block's mean, rounded (grey given as RGB).
     pub(crate) fn into_rgb(self) -> RgbImage {
         let n = (self.k_x * self.k_y) as u32;
@@ -216,13 +229,15 @@ impl Rows for GrayImage {
         let raw: &mut [u8] = self;
         let Some(out) = raw.chunks_exact_mut(width).nth(y as usize) else { return };
         for (o, px) in out.iter_mut().zip(row.chunks_exact(channels.max(1))) {
-            *o = if channels >= 3 {
-                ((77 * u32::from(px[0]) + 150 * u32::from(px[1]) + 29 * u32::from(px[2]) + 128) >> 8) as u8
-            } else {
-                px[0]
-            };
+            *o = if channels >= 3 { luma(px) } else { px[0] };
         }
     }
+}
+
+/// The luma of an RGB pixel (the first three samples of `px`): `(77 R + 150 G + 29 B) / 256` rounded, the weights
+/// of a JPEG's luma.
+pub(crate) fn luma(px: &[u8]) -> u8 {
+    ((77 * u32::from(px[0]) + 150 * u32::from(px[1]) + 29 * u32::from(px[2]) + 128) >> 8) as u8
 }
 
 /// Averages `k x k` blocks of decoded pixels, `channels` samples each, into the working copy.

@@ -35,6 +35,60 @@ pub(crate) struct Mocks {
     pub hasher: MockPasswordHasher,
     pub secrets: MockSecretSource,
     pub clock: MockClock,
+    /// The failed sign-ins, in memory (the store's behaviour, so the throttle's rule is exercised whole).
+    pub failures: Arc<MemoryFailures>,
+    pub hashing: Jobs,
+}
+
+/// [`SignInFailures`] in memory: every failure as `(name, address, at)`.
+#[derive(Debug, Default)]
+pub(crate) struct MemoryFailures(Mutex<Vec<(String, ClientAddress, Timestamp)>>);
+
+#[async_trait::async_trait]
+impl SignInFailures for MemoryFailures {
+    async fn recent_failures(
+        &self,
+        name: &str,
+        from: &ClientAddress,
+        since: Timestamp,
+        most: usize,
+    ) -> Result<throttle::RecentFailures, RepoError> {
+        let all = self.0.lock().unwrap();
+        let pick = |keep: &dyn Fn(&(String, ClientAddress, Timestamp)) -> bool| -> Vec<Timestamp> {
+            let mut t: Vec<Timestamp> = all.iter().filter(|f| f.2 > since && keep(f)).map(|f| f.2).collect();
+            t.sort_unstable_by(|a, b| b.cmp(a));
+            t.truncate(most);
+            t
+        };
+        Ok(throttle::RecentFailures {
+            name_here: pick(&|f| f.0 == name && &f.1 == from),
+            here: pick(&|f| &f.1 == from),
+            name: pick(&|f| f.0 == name),
+        })
+    }
+
+    async fn record_failure(
+        &self,
+        name: &str,
+        from: &ClientAddress,
+        at: Timestamp,
+        forget_before: Timestamp,
+    ) -> Result<(), RepoError> {
+        let mut all = self.0.lock().unwrap();
+        all.retain(|f| f.2 >= forget_before);
+        all.push((name.to_owned(), from.clone(), at));
+        Ok(())
+    }
+
+    async fn forget_failures(&self, name: &str, from: &ClientAddress) -> Result<(), RepoError> {
+        self.0.lock().unwrap().retain(|f| !(f.0 == name && &f.1 == from));
+        Ok(())
+    }
+}
+
+/// The address the tests sign in from, unless they say otherwise.
+pub(crate) fn home() -> ClientAddress {
+    ClientAddress::of("192.0.2.1".parse().unwrap())
 }
 
 impl Mocks {
@@ -52,6 +106,8 @@ impl Mocks {
             hasher: MockPasswordHasher::new(),
             secrets,
             clock,
+            failures: Arc::default(),
+            hashing: Jobs::new(2, 8).doing("sign-ins"),
         }
     }
 
@@ -66,6 +122,8 @@ impl Mocks {
             secrets: Arc::new(self.secrets),
             clock: Arc::new(self.clock),
             token_checks: Arc::default(),
+            failures: self.failures,
+            hashing: self.hashing,
         }
     }
 }
@@ -142,6 +200,83 @@ async fn a_revoked_token_stops_working_once_its_cached_check_is_older_than_the_t
     // A refused token is not kept: once it is known again (say, a fresh row), it works at once.
     revoked.store(false, Ordering::SeqCst);
     assert!(auth.by_token("good").await.unwrap().is_some());
+}
+
+/// A store whose token 5 (Ada's) is there until `revoked`, counting its reads.
+fn revocable_token(m: &mut Mocks, revoked: Arc<std::sync::atomic::AtomicBool>, reads: Arc<AtomicUsize>) {
+    m.tokens.expect_token().returning(move |_| {
+        reads.fetch_add(1, Ordering::SeqCst);
+        Ok((!revoked.load(Ordering::SeqCst)).then(|| (token(Scope::Write, None, Some(now())), ada(Role::Member))))
+    });
+    m.tokens.expect_touch_token().returning(|_, _| Ok(()));
+}
+
+fn pushed_checks() -> Arc<TokenChecks> {
+    let mut announcer = crate::ports::access::MockAccessChanges::new();
+    announcer.expect_pushed().return_const(true);
+    Arc::new(TokenChecks::announced_by(Arc::new(announcer)))
+}
+
+#[tokio::test]
+async fn a_change_heard_from_another_process_ends_a_cached_check_at_once() {
+    let mut m = Mocks::new(now());
+    let (revoked, reads) = (Arc::new(std::sync::atomic::AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
+    revocable_token(&mut m, revoked.clone(), reads.clone());
+    let checks = pushed_checks();
+    assert_eq!(checks.ttl(), TOKEN_CACHE_TTL_PUSHED);
+    let mut ports = m.ports();
+    ports.token_checks = checks.clone();
+    let auth = Auth::new(&ports);
+    assert!(auth.by_token("good").await.unwrap().is_some());
+    // Revoked by another process: until this one hears of it, its cached check stands.
+    revoked.store(true, Ordering::SeqCst);
+    assert!(auth.by_token("good").await.unwrap().is_some());
+    checks.forget(AccessChange::Member(MemberId(8)));
+    assert!(auth.by_token("good").await.unwrap().is_some(), "another member's change forgets nothing of Ada's");
+    checks.forget(AccessChange::Token(TokenId(5)));
+    assert_eq!(auth.by_token("good").await.unwrap(), None, "heard: refused at once");
+    assert_eq!(reads.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn a_check_read_while_a_change_was_heard_is_not_kept() {
+    let mut m = Mocks::new(now());
+    let checks = pushed_checks();
+    let reads = Arc::new(AtomicUsize::new(0));
+    let (heard, counted) = (checks.clone(), reads.clone());
+    // The first read of the store races a revocation heard meanwhile.
+    m.tokens.expect_token().returning(move |_| {
+        if counted.fetch_add(1, Ordering::SeqCst) == 0 {
+            heard.forget(AccessChange::Token(TokenId(5)));
+        }
+        Ok(Some((token(Scope::Write, None, Some(now())), ada(Role::Member))))
+    });
+    m.tokens.expect_touch_token().returning(|_, _| Ok(()));
+    let mut ports = m.ports();
+    ports.token_checks = checks.clone();
+    let auth = Auth::new(&ports);
+    assert!(auth.by_token("good").await.unwrap().is_some());
+    assert!(auth.by_token("good").await.unwrap().is_some());
+    assert_eq!(reads.load(Ordering::SeqCst), 2, "the raced check was not kept: the next request read the store");
+    assert!(auth.by_token("good").await.unwrap().is_some());
+    assert_eq!(reads.load(Ordering::SeqCst), 2, "a check read in quiet is kept");
+}
+
+#[tokio::test]
+async fn ending_access_forgets_here_and_tells_the_other_processes() {
+    let mut announcer = crate::ports::access::MockAccessChanges::new();
+    announcer.expect_pushed().return_const(true);
+    announcer
+        .expect_announce()
+        .withf(|c| *c == AccessChange::Member(MemberId(7)))
+        .times(1)
+        .returning(|_| Err(RepoError::Unexpected(anyhow::anyhow!("connection lost"))));
+    let checks = TokenChecks::announced_by(Arc::new(announcer));
+    let before = checks.generation();
+    // A failed announcement is logged, not an error: the change itself is done.
+    checks.end(AccessChange::Member(MemberId(7))).await;
+    assert_eq!(checks.generation(), before + 1);
+    assert_eq!(TokenChecks::default().ttl(), TOKEN_CACHE_TTL, "without pushed changes, the short TTL");
 }
 
 #[tokio::test]
@@ -227,13 +362,13 @@ async fn an_unknown_name_and_a_wrong_password_fail_alike_after_the_same_work() {
         .returning(|_, _, _| Ok(SessionId(1)));
     let auth = Auth::new(&m.ports());
 
-    let unknown = auth.sign_in("nobody", "correct horse battery").await.unwrap_err();
-    let wrong = auth.sign_in("Ada", "wrong horse battery").await.unwrap_err();
+    let unknown = auth.sign_in("nobody", "correct horse battery", &home()).await.unwrap_err();
+    let wrong = auth.sign_in("Ada", "wrong horse battery", &home()).await.unwrap_err();
     assert_eq!(unknown.to_string(), wrong.to_string());
     assert!(matches!(unknown, Error::SignInFailed) && matches!(wrong, Error::SignInFailed));
     assert_eq!(checks.load(Ordering::SeqCst), 2, "both failures checked a password hash");
 
-    let signed = auth.sign_in(" ada ", "correct horse battery").await.unwrap();
+    let signed = auth.sign_in(" ada ", "correct horse battery", &home()).await.unwrap();
     assert_eq!(signed.member.id, MemberId(7));
     assert_eq!(signed.expires_at, now() + people::SESSION_IDLE);
     assert!(!signed.secret.is_empty());
@@ -248,15 +383,109 @@ async fn five_failures_refuse_the_name_even_with_the_right_password() {
     m.sessions.expect_add_session().never();
     let auth = Auth::new(&m.ports());
     for _ in 0..5 {
-        assert!(matches!(auth.sign_in("ada", "wrong password!").await, Err(Error::SignInFailed)));
+        assert!(matches!(auth.sign_in("ada", "wrong password!", &home()).await, Err(Error::SignInFailed)));
     }
-    match auth.sign_in("ADA", "correct horse battery").await {
+    match auth.sign_in("ADA", "correct horse battery", &home()).await {
         Err(Error::Throttled { retry_after_secs }) => assert_eq!(retry_after_secs, 15 * 60),
         other => panic!("expected throttled, got {other:?}"),
     }
     assert_eq!(checks.load(Ordering::SeqCst), 5, "a refused name costs no hash");
     // Another name is not refused.
-    assert!(matches!(auth.sign_in("grace", "whatever password").await, Err(Error::SignInFailed)));
+    assert!(matches!(auth.sign_in("grace", "whatever password", &home()).await, Err(Error::SignInFailed)));
+}
+
+fn address(text: &str) -> ClientAddress {
+    ClientAddress::of(text.parse().unwrap())
+}
+
+#[tokio::test]
+async fn a_stranger_failing_for_a_name_does_not_lock_its_member_out() {
+    let checks = Arc::new(AtomicUsize::new(0));
+    let mut m = Mocks::new(now());
+    m.hasher = counting_hasher(checks.clone());
+    ada_with_password(&mut m);
+    m.sessions.expect_add_session().times(1).returning(|_, _, _| Ok(SessionId(1)));
+    let auth = Auth::new(&m.ports());
+    let stranger = address("203.0.113.9");
+    for _ in 0..throttle::PER_NAME_AND_ADDRESS {
+        assert!(matches!(auth.sign_in("ada", "wrong password!", &stranger).await, Err(Error::SignInFailed)));
+    }
+    assert!(matches!(auth.sign_in("ada", "correct horse battery", &stranger).await, Err(Error::Throttled { .. })));
+    // Ada, from home, with her password: in.
+    let signed = auth.sign_in("ada", "correct horse battery", &home()).await.unwrap();
+    assert_eq!(signed.member.id, MemberId(7));
+}
+
+#[tokio::test]
+async fn one_password_sprayed_over_many_names_from_one_address_is_refused() {
+    let checks = Arc::new(AtomicUsize::new(0));
+    let mut m = Mocks::new(now());
+    m.hasher = counting_hasher(checks.clone());
+    ada_with_password(&mut m);
+    m.sessions.expect_add_session().never();
+    let auth = Auth::new(&m.ports());
+    let sprayer = address("2001:db8:7:7::1");
+    for i in 0..throttle::PER_ADDRESS {
+        let name = format!("name{i}");
+        assert!(matches!(auth.sign_in(&name, "Summer2026!", &sprayer).await, Err(Error::SignInFailed)), "{name}");
+    }
+    // Every name from that address now waits, even one never tried, and even from another host of its /64.
+    let other_host = address("2001:db8:7:7:ffff::2");
+    assert!(matches!(auth.sign_in("ada", "correct horse battery", &other_host).await, Err(Error::Throttled { .. })));
+    assert_eq!(checks.load(Ordering::SeqCst), throttle::PER_ADDRESS, "refused attempts cost no hash");
+}
+
+/// A password hasher whose checks wait until the test opens the gate.
+fn gated_hasher(gate: Arc<(Mutex<bool>, std::sync::Condvar)>) -> MockPasswordHasher {
+    let mut hasher = MockPasswordHasher::new();
+    hasher.expect_hash().returning(|p| Ok(format!("hash:{p}")));
+    hasher.expect_verify().returning(move |p, h| {
+        let (open, opened) = &*gate;
+        let mut is_open = open.lock().unwrap();
+        while !*is_open {
+            is_open = opened.wait(is_open).unwrap();
+        }
+        h == format!("hash:{p}")
+    });
+    hasher
+}
+
+#[tokio::test]
+async fn a_flood_of_sign_ins_waits_in_a_short_queue_and_the_rest_are_refused_at_once() {
+    let gate = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
+    let mut m = Mocks::new(now());
+    m.hasher = gated_hasher(gate.clone());
+    ada_with_password(&mut m);
+    // One password checked at a time, one waiting.
+    m.hashing = Jobs::new(1, 1).doing("sign-ins");
+    let hashing = m.hashing.clone();
+    let auth = Auth::new(&m.ports());
+    // The decoy hash (for unknown names) is made once, before the gate matters.
+    auth.decoy().await.unwrap();
+
+    let mut running = Vec::new();
+    for i in 0..2 {
+        let auth = auth.clone();
+        running.push(tokio::spawn(async move { auth.sign_in(&format!("flood{i}"), "x", &home()).await }));
+    }
+    while hashing.waiting() < 1 {
+        tokio::task::yield_now().await;
+    }
+    // The next ones find the worker busy and the queue full: refused at once, with a wait.
+    for i in 2..6 {
+        match auth.sign_in(&format!("flood{i}"), "x", &home()).await {
+            Err(Error::Busy { work: "sign-ins", retry_after_s }) => assert!(retry_after_s >= 1),
+            other => panic!("expected busy, got {other:?}"),
+        }
+    }
+    {
+        let (open, opened) = &*gate;
+        *open.lock().unwrap() = true;
+        opened.notify_all();
+    }
+    for r in running {
+        assert!(matches!(r.await.unwrap(), Err(Error::SignInFailed)));
+    }
 }
 
 #[tokio::test]
@@ -268,7 +497,7 @@ async fn the_command_line_token_belongs_to_the_first_owner_made_on_first_use() {
     m.members
         .expect_add_member()
         .withf(|n| n.name.as_str() == "home owner")
-        .returning(|_| Err(RepoError::Conflict("taken".into())));
+        .returning(|_| Err(RepoError::Conflict(Conflict::NameTaken)));
     m.members
         .expect_add_member()
         .withf(|n| n.name.as_str() == "home owner 2" && n.role == Role::Owner && n.password_hash.is_none())

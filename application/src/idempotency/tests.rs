@@ -139,7 +139,7 @@ async fn an_answer_without_a_kept_form_releases_the_key() {
 #[tokio::test]
 async fn an_answer_that_cannot_be_kept_still_stands() {
     let mut store = reserving(Reserve::Reserved(HELD));
-    store.expect_complete().times(1).returning(|_, _, _| Err(RepoError::Conflict("no longer held".into())));
+    store.expect_complete().times(1).returning(|_, _, _| Err(RepoError::Conflict(crate::Conflict::KeyNotHeld)));
     store.expect_release().never();
     let runs = AtomicUsize::new(0);
     let answer = once(&use_case(store), Some("k1"), Ok(Answer("a".into())), &runs).await.unwrap();

@@ -3,7 +3,7 @@
 //! is kept.
 
 use super::*;
-use crate::auth::tests::{Mocks, ada};
+use crate::auth::tests::{Mocks, ada, home};
 use crate::ports::passkeys::{
     CeremonyState, CredentialId, MockPasskeyCeremonies, MockPasskeyRepo, PasskeyKey, StoredPasskey,
 };
@@ -59,7 +59,16 @@ fn use_cases(m: Mocks, ceremonies: MockPasskeyCeremonies, store: MockPasskeyRepo
 #[tokio::test]
 async fn a_sign_up_is_refused_at_its_start_for_a_used_code_or_a_taken_name() {
     let mut m = Mocks::new(now());
-    let invitation = |used| Invitation { household: HouseholdId(3), role: Role::Member, created_at: now(), used };
+    let invitation = |used| Invitation {
+        household: HouseholdId(3),
+        role: Role::Member,
+        created_at: now(),
+        used,
+        id: people::InvitationId(1),
+        revoked: false,
+        created_by: None,
+        maker: None,
+    };
     m.invitations.expect_invitation().withf(|h| h == hash_token("used")).returning(move |_| Ok(Some(invitation(true))));
     m.invitations
         .expect_invitation()
@@ -82,7 +91,16 @@ async fn a_sign_up_is_refused_at_its_start_for_a_used_code_or_a_taken_name() {
 async fn a_sign_up_keeps_its_ceremony_and_finishes_with_the_member_and_their_first_passkey() {
     let mut m = Mocks::new(now());
     m.invitations.expect_invitation().returning(|_| {
-        Ok(Some(Invitation { household: HouseholdId(3), role: Role::Viewer, created_at: now(), used: false }))
+        Ok(Some(Invitation {
+            household: HouseholdId(3),
+            role: Role::Viewer,
+            created_at: now(),
+            used: false,
+            id: people::InvitationId(1),
+            revoked: false,
+            created_by: None,
+            maker: None,
+        }))
     });
     m.members.expect_member_by_name().returning(|_| Ok(None));
     m.sessions.expect_add_session().times(1).returning(|_, _, _| Ok(people::SessionId(9)));
@@ -133,7 +151,7 @@ async fn an_unknown_or_expired_ceremony_is_gone_and_a_ceremony_of_another_kind_t
     store.expect_take_ceremony().returning(|_, _| Ok(None));
     let p = use_cases(m, MockPasskeyCeremonies::new(), store);
     for err in [
-        p.finish_sign_in("unknown", "{}").await.unwrap_err(),
+        p.finish_sign_in("unknown", "{}", &home()).await.unwrap_err(),
         p.finish_sign_up("unknown", "{}").await.unwrap_err(),
         p.finish_sign_up("sign-in", "{}").await.unwrap_err(),
         p.finish_add(&caller(&ada(Role::Member)), "unknown", "{}").await.unwrap_err(),
@@ -179,17 +197,17 @@ async fn failed_passkey_sign_ins_count_toward_the_names_throttle_and_a_good_one_
         .returning(|_, _, _| Ok(()));
     let p = use_cases(m, ceremonies, store);
     // One success first: it signs in and forgets nothing it should not.
-    let signed = p.finish_sign_in("c", "good").await.unwrap();
+    let signed = p.finish_sign_in("c", "good", &home()).await.unwrap();
     assert_eq!(signed.member.id, MemberId(7));
     // A credential that is not among the member's, and one failing the check, both fail alike.
     for credential in ["someone else's", "forged", "forged", "forged", "forged"] {
-        let err = p.finish_sign_in("c", credential).await.unwrap_err();
+        let err = p.finish_sign_in("c", credential, &home()).await.unwrap_err();
         assert!(matches!(err, Error::PasskeySignInFailed), "{err:?}");
     }
-    let err = p.finish_sign_in("c", "good").await.unwrap_err();
+    let err = p.finish_sign_in("c", "good", &home()).await.unwrap_err();
     assert!(matches!(err, Error::Throttled { .. }), "{err:?}");
     // Passwords and passkeys share the throttle: the name is refused at the start too.
-    let err = p.start_sign_in(" ADA ").await.unwrap_err();
+    let err = p.start_sign_in(" ADA ", &home()).await.unwrap_err();
     assert!(matches!(err, Error::Throttled { .. }), "{err:?}");
 }
 
@@ -212,8 +230,8 @@ async fn an_unknown_name_gets_made_up_options_and_never_signs_in() {
     taken.purpose = Purpose::SignIn { name: "nobody".into(), member: None };
     store.expect_take_ceremony().returning(move |_, _| Ok(Some(taken.clone())));
     let p = use_cases(m, ceremonies, store);
-    p.start_sign_in("nobody").await.unwrap();
-    let err = p.finish_sign_in("c", "anything").await.unwrap_err();
+    p.start_sign_in("nobody", &home()).await.unwrap();
+    let err = p.finish_sign_in("c", "anything", &home()).await.unwrap_err();
     assert!(matches!(err, Error::PasskeySignInFailed), "{err:?}");
 }
 
@@ -222,7 +240,7 @@ async fn a_text_that_cannot_be_a_name_is_invalid_and_starts_nothing() {
     // No look-up, no ceremony, nothing kept: the mocks expect no call.
     let p = use_cases(Mocks::new(now()), MockPasskeyCeremonies::new(), MockPasskeyRepo::new());
     for name in ["a\u{0}b", "", "   ", &"x".repeat(500)] {
-        let err = p.start_sign_in(name).await.unwrap_err();
+        let err = p.start_sign_in(name, &home()).await.unwrap_err();
         assert!(matches!(err, Error::Invalid(_)), "{name:?}: {err:?}");
     }
 }
@@ -231,7 +249,16 @@ async fn a_text_that_cannot_be_a_name_is_invalid_and_starts_nothing() {
 async fn bad_credential_json_is_invalid_and_a_failed_check_at_sign_up_is_refused() {
     let mut m = Mocks::new(now());
     m.invitations.expect_invitation().returning(|_| {
-        Ok(Some(Invitation { household: HouseholdId(3), role: Role::Member, created_at: now(), used: false }))
+        Ok(Some(Invitation {
+            household: HouseholdId(3),
+            role: Role::Member,
+            created_at: now(),
+            used: false,
+            id: people::InvitationId(1),
+            revoked: false,
+            created_by: None,
+            maker: None,
+        }))
     });
     let mut ceremonies = MockPasskeyCeremonies::new();
     ceremonies.expect_finish_registration().returning(|_, c| {
@@ -256,7 +283,7 @@ async fn the_last_way_in_is_kept_and_a_read_token_removes_nothing() {
     let m = Mocks::new(now());
     let mut store = MockPasskeyRepo::new();
     store.expect_remove_passkey().returning(|_, _, id| {
-        Err(if id == PasskeyId(1) { RepoError::Conflict("last".into()) } else { RepoError::NotFound })
+        Err(if id == PasskeyId(1) { RepoError::Conflict(Conflict::LastWayIn(id)) } else { RepoError::NotFound })
     });
     let p = use_cases(m, MockPasskeyCeremonies::new(), store);
     let me = caller(&ada(Role::Viewer));

@@ -20,11 +20,11 @@ fn caller(role: Role) -> Caller {
 async fn only_owners_manage_members_and_the_last_owner_stays() {
     let mut m = Mocks::new(now());
     m.members.expect_member().returning(|_, id| Ok(Member { id, ..ada(Role::Owner) }));
-    m.members.expect_set_role().returning(|_, _, _| Err(RepoError::Conflict("no owner left".into())));
+    m.members.expect_set_role().returning(|_, id, _| Err(RepoError::Conflict(Conflict::LastOwner(id))));
     m.members
         .expect_remove_member()
         .withf(|_, id| *id == MemberId(7))
-        .returning(|_, _| Err(RepoError::Conflict("x".into())));
+        .returning(|_, id| Err(RepoError::Conflict(Conflict::LastOwner(id))));
     m.members.expect_remove_member().returning(|_, _| Err(RepoError::NotFound));
     let people = People::new(&m.ports(), crate::recorder::capturing().0);
 
@@ -82,7 +82,27 @@ async fn role_changes_and_removals_are_recorded_with_the_owner_who_made_them() {
 }
 
 fn invitation(created_at: Timestamp, used: bool) -> Invitation {
-    Invitation { household: HouseholdId(3), role: Role::Viewer, created_at, used }
+    Invitation {
+        id: InvitationId(1),
+        household: HouseholdId(3),
+        role: Role::Viewer,
+        created_at,
+        used,
+        revoked: false,
+        created_by: None,
+        maker: None,
+    }
+}
+
+/// An open invitation granting `role`, made by Ada as she is now (`None`: removed since).
+fn made_by_ada(id: i64, role: Role, ada_now: Option<Role>) -> Invitation {
+    Invitation {
+        id: InvitationId(id),
+        role,
+        created_by: Some(MemberId(7)),
+        maker: ada_now.map(ada),
+        ..invitation(now(), false)
+    }
 }
 
 fn accepting(m: &mut Mocks) {
@@ -224,5 +244,113 @@ async fn members_see_their_own_tokens_and_owners_every_members() {
     assert!(matches!(
         people.create_token(&read, "x", Scope::Read, None).await,
         Err(Error::Forbidden(crate::Forbidden::ReadToken))
+    ));
+}
+
+#[tokio::test]
+async fn an_invitation_whose_maker_was_removed_or_demoted_is_refused_before_any_work() {
+    let mut m = Mocks::new(now());
+    m.hasher.expect_hash().never();
+    m.invitations.expect_redeem().never();
+    m.invitations
+        .expect_invitation()
+        .withf(|h| *h == hash_token("removed"))
+        .returning(|_| Ok(Some(made_by_ada(1, Role::Viewer, None))));
+    m.invitations
+        .expect_invitation()
+        .withf(|h| *h == hash_token("demoted"))
+        .returning(|_| Ok(Some(made_by_ada(2, Role::Owner, Some(Role::Member)))));
+    m.invitations
+        .expect_invitation()
+        .withf(|h| *h == hash_token("revoked"))
+        .returning(|_| Ok(Some(Invitation { revoked: true, ..made_by_ada(3, Role::Viewer, Some(Role::Owner)) })));
+    let people = People::new(&m.ports(), crate::recorder::capturing().0);
+    for (code, gone) in [
+        ("removed", InvitationGone::MakerRemoved),
+        ("demoted", InvitationGone::MakerLacksRole(Role::Owner)),
+        ("revoked", InvitationGone::Revoked),
+    ] {
+        let err = people.accept(code, "Grace", "twelve chars!").await.unwrap_err();
+        assert!(matches!(err, Error::Refused(Refusal::InvitationGone(g)) if g == gone), "{code}: {err:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_conflict_at_the_write_is_answered_by_what_it_was_not_guessed() {
+    let mut m = Mocks::new(now());
+    accepting(&mut m);
+    m.invitations
+        .expect_redeem()
+        .withf(|_, n| n.name.as_str() == "Lost")
+        .returning(|_, _| Err(RepoError::Conflict(Conflict::Invitation(InvitationGone::Used))));
+    m.invitations
+        .expect_redeem()
+        .withf(|_, n| n.name.as_str() == "Late")
+        .returning(|_, _| Err(RepoError::Conflict(Conflict::Invitation(InvitationGone::MakerRemoved))));
+    m.invitations
+        .expect_redeem()
+        .withf(|_, n| n.name.as_str() == "Twin")
+        .returning(|_, _| Err(RepoError::Conflict(Conflict::NameTaken)));
+    let people = People::new(&m.ports(), crate::recorder::capturing().0);
+    let refusal = |name: &'static str| {
+        let people = people.clone();
+        async move {
+            match people.accept("fresh", name, "twelve chars!").await {
+                Err(Error::Refused(r)) => r,
+                other => panic!("expected a refusal, got {other:?}"),
+            }
+        }
+    };
+    // The loser of a race for the invitation is told it was used, not that its free name is taken.
+    assert_eq!(refusal("Lost").await, Refusal::InvitationGone(InvitationGone::Used));
+    assert_eq!(refusal("Late").await, Refusal::InvitationGone(InvitationGone::MakerRemoved));
+    assert_eq!(refusal("Twin").await, Refusal::NameTaken("Twin".into()));
+}
+
+#[tokio::test]
+async fn owners_list_the_invitations_still_good_and_revoke_them() {
+    let mut m = Mocks::new(now());
+    m.invitations
+        .expect_open_invitations()
+        .withf(|h, after| *h == HouseholdId(3) && *after == now() - Duration::days(7))
+        .times(1)
+        .returning(|_, _| {
+            Ok(vec![
+                made_by_ada(1, Role::Owner, Some(Role::Owner)),
+                made_by_ada(2, Role::Owner, Some(Role::Member)),
+                made_by_ada(3, Role::Member, Some(Role::Member)),
+                made_by_ada(4, Role::Viewer, None),
+                Invitation { id: InvitationId(5), ..invitation(now(), false) },
+                Invitation { id: InvitationId(6), ..invitation(now() - Duration::days(7), false) },
+            ])
+        });
+    m.invitations
+        .expect_revoke_invitation()
+        .withf(|h, id, at| *h == HouseholdId(3) && *id == InvitationId(1) && *at == now())
+        .times(1)
+        .returning(|_, _, _| Ok(()));
+    m.invitations
+        .expect_revoke_invitation()
+        .withf(|_, id, _| *id == InvitationId(2))
+        .returning(|_, _, _| Err(RepoError::Conflict(Conflict::Invitation(InvitationGone::Used))));
+    m.invitations.expect_revoke_invitation().returning(|_, _, _| Err(RepoError::NotFound));
+    let people = People::new(&m.ports(), crate::recorder::capturing().0);
+
+    for role in [Role::Member, Role::Viewer] {
+        assert!(matches!(people.invitations(&caller(role)).await, Err(Error::Forbidden(_))));
+        assert!(matches!(people.revoke_invitation(&caller(role), InvitationId(1)).await, Err(Error::Forbidden(_))));
+    }
+    let owner = caller(Role::Owner);
+    // Only those the rules still accept: not a demoted owner's owner link, nor a removed maker's, nor one expired.
+    let listed: Vec<i64> = people.invitations(&owner).await.unwrap().iter().map(|i| i.id.0).collect();
+    assert_eq!(listed, [1, 3, 5]);
+    people.revoke_invitation(&owner, InvitationId(1)).await.unwrap();
+    assert!(matches!(
+        people.revoke_invitation(&owner, InvitationId(2)).await,
+        Err(Error::Refused(Refusal::InvitationGone(InvitationGone::Used)))
+    ));
+    assert!(matches!(
+        people.revoke_invitation(&owner, InvitationId(9)).await,
+        Err(Error::NotFound { what: Object::Invitation, id: 9 })
     ));
 }

@@ -111,7 +111,7 @@ pub trait IdempotencyStore: Send + Sync {
     /// Completes a reservation with its answer, which later requests with the same fingerprint replay.
     ///
     /// # Errors
-    /// MUST return `Conflict` when `reservation` no longer holds its key (it was released, or taken over by
+    /// MUST return `Conflict(KeyNotHeld)` when `reservation` no longer holds its key (it was released, or taken over by
     /// another request), and then change nothing; `Unexpected` otherwise.
     async fn complete(
         &self,
@@ -124,7 +124,7 @@ pub trait IdempotencyStore: Send + Sync {
     /// once.
     ///
     /// # Errors
-    /// MUST return `Conflict` when `reservation` no longer holds its key (it was released, completed, or taken
+    /// MUST return `Conflict(KeyNotHeld)` when `reservation` no longer holds its key (it was released, completed, or taken
     /// over by another request), and then change nothing; `Unexpected` otherwise.
     async fn release(&self, household: HouseholdId, reservation: Reservation) -> Result<(), RepoError>;
 }

@@ -4,7 +4,7 @@ use crate::RepoError;
 use async_trait::async_trait;
 use std::collections::HashMap;
 use trove_domain::item::{Availability, Intent, Item, ItemLine, ItemType, NewItem};
-use trove_domain::people::FieldChange;
+use trove_domain::people::{Event, EventId, FieldChange};
 use trove_domain::place::{Place, PlacePath};
 use trove_domain::{HouseholdId, ItemId, PlaceId, Timestamp};
 
@@ -85,6 +85,23 @@ pub struct ImportWritten {
     pub places: Vec<Place>,
 }
 
+/// The history of an import, made from what it wrote: the events the store appends in the import's own
+/// transaction (`Exchange` makes them; the store knows only what it wrote). Any
+/// `Fn(&ImportWritten) -> Vec<Event>` is one.
+pub trait ImportHistory: Send + Sync {
+    /// The events of an import that wrote `written`, in the order they are appended.
+    fn events(&self, written: &ImportWritten) -> Vec<Event>;
+}
+
+impl<F: Fn(&ImportWritten) -> Vec<Event> + Send + Sync> ImportHistory for F {
+    fn events(&self, written: &ImportWritten) -> Vec<Event> {
+        self(written)
+    }
+}
+
+/// The [`ImportHistory`] `InventoryRepo::import` takes: one that borrows nothing, so that it can be handed over.
+pub type ImportEvents = dyn ImportHistory + 'static;
+
 /// The items of each household. Every method is scoped to one household: another household's item is never
 /// read nor written, and looks exactly like a missing one.
 ///
@@ -103,7 +120,7 @@ pub trait InventoryRepo: Send + Sync {
     /// transaction.
     ///
     /// # Errors
-    /// MUST return `Conflict` when `place_id` is not a place of `household`; MUST return `NotPending` naming the
+    /// MUST return `Conflict(NoSuchPlace)` when `place_id` is not a place of `household`; MUST return `NotPending` naming the
     /// first of `media_ids` that is not pending media of `household` (unknown, another household's, or already
     /// on an item); nothing is written then. `Unexpected` otherwise.
     async fn insert(&self, household: HouseholdId, item: NewItem, at: Timestamp) -> Result<Item, RepoError>;
@@ -112,21 +129,23 @@ pub trait InventoryRepo: Send + Sync {
     /// an item of the household update that item instead (name, type, profile, condition, fields, faults,
     /// tests, accessories, place), so a re-import does not duplicate. `location` texts are found or created as
     /// places in the same transaction, as by `insert`. Answers the item each row became, what each update
-    /// changed and the places created, so that all of it is recorded.
+    /// changed and the places created. The events `history` makes of what was written are appended to the
+    /// household's history in the same transaction, in the order given: the items and their history commit
+    /// together or not at all.
     ///
     /// # Errors
-    /// `Unexpected` only; nothing is written then.
+    /// `Unexpected` only (the history's write included); nothing is written then.
     async fn import(
         &self,
         household: HouseholdId,
         items: Vec<NewItem>,
         at: Timestamp,
+        history: &ImportEvents,
     ) -> Result<ImportWritten, RepoError>;
 
     /// The store's own upkeep once an import of `rows` rows has committed: work that no answer waits for,
     /// every read being right without it (on PostgreSQL the planner's statistics of the items, `ANALYZE`,
-    /// after an import of at least 1,000 rows; SQLite's are refreshed by `import` itself). The caller runs it
-    /// beside the writing of the import's history, on a connection of its own.
+    /// after an import of at least 1,000 rows; SQLite's are refreshed by `import` itself).
     ///
     /// # Errors
     /// `Unexpected` only; the import stays written.
@@ -188,20 +207,23 @@ pub trait InventoryRepo: Send + Sync {
     async fn stamp(&self, household: HouseholdId) -> Result<InventoryStamp, RepoError>;
 
     /// Writes every field of `item` (the one read earlier and then changed), conditional on the stored version
-    /// still being `item.version`; bumps the version and returns the item as stored.
+    /// still being `item.version`; bumps the version, appends `event` (the change's, its `version_after` being
+    /// `item.version + 1`) to the household's history in the same transaction, and returns the item as stored
+    /// with the event's id. So the history of an item is in the order of its writes: each event's `before` is
+    /// what the write before it left.
     ///
     /// # Errors
     /// MUST return `NotFound` when the item does not exist in `household`, `Stale` when its version
-    /// changed since it was read, and `Conflict` when `place_id` is not a place of `household` (nothing is
-    /// written then).
-    async fn update(&self, household: HouseholdId, item: &Item) -> Result<Item, RepoError>;
+    /// changed since it was read, and `Conflict(NoSuchPlace)` when `place_id` is not a place of `household` (nothing is
+    /// written then, the event neither).
+    async fn update(&self, household: HouseholdId, item: &Item, event: &Event) -> Result<(Item, EventId), RepoError>;
 
-    /// Writes many items as `update` does, all in one transaction: all or nothing. Answers how many were
-    /// written.
+    /// Writes many items as `update` does, and appends `events` in the order given, all in one transaction: all
+    /// or nothing. Answers how many items were written.
     ///
     /// # Errors
     /// MUST return `NotFound` when one of them does not exist in `household`, `Stale` naming the first whose
-    /// version changed since it was read, and `Conflict` when a `place_id` is not a place of `household`;
+    /// version changed since it was read, and `Conflict(NoSuchPlace)` when a `place_id` is not a place of `household`;
     /// nothing is written then.
-    async fn update_many(&self, household: HouseholdId, items: &[Item]) -> Result<u64, RepoError>;
+    async fn update_many(&self, household: HouseholdId, items: &[Item], events: &[Event]) -> Result<u64, RepoError>;
 }

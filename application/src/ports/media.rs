@@ -146,7 +146,8 @@ pub trait Pictures: Send + Sync {
     /// goes). Answers the size as shown.
     ///
     /// # Errors
-    /// MUST return `Broken` when the bytes do not decode as `media_type`, `TooManyPixels` over the pixel limit.
+    /// MUST return `Broken` when the bytes do not decode as `media_type`, `TooManyPixels` over the pixel limit
+    /// or when decoding would take more bytes than its bound (checked before the pixels are decoded).
     fn keep(&self, media_type: MediaType, bytes: Vec<u8>) -> Result<KeptPicture, PictureError>;
 
     /// A JPEG thumbnail of a kept picture: at most `trove_domain::media::THUMB_MAX_SIDE` pixels on its longer

@@ -1,6 +1,7 @@
 //! The ports: what the use cases need from the world. Each is an `#[async_trait]` trait held as `Arc<dyn Port>`;
 //! `mockall` mocks of them are exported behind the `mocks` feature.
 
+pub mod access;
 pub mod clock;
 pub mod history;
 pub mod households;
@@ -17,13 +18,18 @@ pub mod projects;
 pub mod sheet;
 pub mod spend;
 pub mod templates;
+pub mod throttle;
 pub mod vision;
 
+pub use access::{AccessChange, AccessChanges};
 pub use clock::Clock;
 pub use history::EventRepo;
 pub use households::HouseholdRepo;
 pub use idempotency::IdempotencyStore;
-pub use inventory::{ImportWritten, InventoryRepo, InventoryStamp, ItemPage, ItemQuery, PlaceFilter, Reimported};
+pub use inventory::{
+    ImportEvents, ImportHistory, ImportWritten, InventoryRepo, InventoryStamp, ItemPage, ItemQuery, PlaceFilter,
+    Reimported,
+};
 pub use labels::{CodeReader, Label, LabelLayout, LabelPrinter};
 pub use media::{MediaRepo, MediaStore, Pictures};
 pub use model::ModelPort;
@@ -35,4 +41,5 @@ pub use projects::ProjectRepo;
 pub use sheet::ItemSheet;
 pub use spend::SpendLedger;
 pub use templates::TemplateRepo;
+pub use throttle::{InstanceSecrets, SignInFailures};
 pub use vision::{MIN_SIDE, ModelImages, PhotoSegmenter, PreparedImage, Segmentation, VisionError};

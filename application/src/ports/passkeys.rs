@@ -171,7 +171,7 @@ pub trait PasskeyRepo: Send + Sync {
     /// Keeps a ceremony under the hash of its id, and removes the ceremonies that expired before `now`.
     ///
     /// # Errors
-    /// `Conflict` when the hash is already stored; `Unexpected` otherwise.
+    /// `Conflict(AlreadyStored)` when the hash is already stored; `Unexpected` otherwise.
     async fn add_ceremony(&self, id_hash: &str, ceremony: Ceremony, now: Timestamp) -> Result<(), RepoError>;
 
     /// Takes the ceremony with this id hash: it is removed, so a ceremony is finished at most once, even by
@@ -182,11 +182,14 @@ pub trait PasskeyRepo: Send + Sync {
     async fn take_ceremony(&self, id_hash: &str, now: Timestamp) -> Result<Option<Ceremony>, RepoError>;
 
     /// Accepts the invitation with this code hash by adding the member it invited with their first passkey, in
-    /// one transaction: all or nothing.
+    /// one transaction, which judges the invitation as [`InvitationRepo::redeem`](crate::ports::InvitationRepo::redeem)
+    /// does: all or nothing.
     ///
     /// # Errors
-    /// MUST return `Conflict` when the invitation was used meanwhile, the name is taken or the credential is
-    /// already registered (nothing is written); `Unexpected` otherwise.
+    /// MUST return `Conflict(Invitation(reason))` when the rule refuses the invitation (used meanwhile, revoked,
+    /// expired, its maker removed or demoted), `Conflict(NameTaken)` when the name is taken,
+    /// `Conflict(CredentialRegistered)` when the credential is already registered (nothing is written);
+    /// `Unexpected` otherwise.
     async fn redeem_with_passkey(
         &self,
         code_hash: &str,
@@ -197,7 +200,8 @@ pub trait PasskeyRepo: Send + Sync {
     /// Adds a passkey to `member`.
     ///
     /// # Errors
-    /// MUST return `Conflict` when the credential is already registered (to anyone); `Unexpected` otherwise.
+    /// MUST return `Conflict(CredentialRegistered)` when the credential is already registered (to anyone);
+    /// `Unexpected` otherwise.
     async fn add_passkey(&self, member: MemberId, passkey: NewPasskey) -> Result<Passkey, RepoError>;
 
     /// The passkeys of `member` with their keys, oldest first.
@@ -222,7 +226,7 @@ pub trait PasskeyRepo: Send + Sync {
     /// sign in.
     ///
     /// # Errors
-    /// MUST return `NotFound` when the member has no such passkey, `Conflict` when it is their last passkey
+    /// MUST return `NotFound` when the member has no such passkey, `Conflict(LastWayIn)` when it is their last passkey
     /// and they have no password (nothing is written); `Unexpected` otherwise.
     async fn remove_passkey(&self, household: HouseholdId, member: MemberId, id: PasskeyId) -> Result<(), RepoError>;
 }

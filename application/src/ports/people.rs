@@ -4,7 +4,9 @@
 
 use crate::RepoError;
 use async_trait::async_trait;
-use trove_domain::people::{MemberId, MemberName, Role, Scope, SessionId, TokenId};
+use trove_domain::people::{
+    InvitationId, InvitationState, Maker, MemberId, MemberName, Role, Scope, SessionId, TokenId,
+};
 use trove_domain::{HouseholdId, Timestamp};
 
 /// A member of a household.
@@ -49,7 +51,7 @@ pub trait MemberRepo: Send + Sync {
     /// Adds a member.
     ///
     /// # Errors
-    /// MUST return `Conflict` when a member of any household already has the name, ignoring case
+    /// MUST return `Conflict(NameTaken)` when a member of any household already has the name, ignoring case
     /// ([`MemberName::key`]); `Unexpected` otherwise.
     async fn add_member(&self, new: NewMember) -> Result<Member, RepoError>;
 
@@ -74,15 +76,15 @@ pub trait MemberRepo: Send + Sync {
     /// Gives the member `id` the role `role`, in one transaction that keeps at least one owner.
     ///
     /// # Errors
-    /// MUST return `NotFound` when there is no such member in this household, `Conflict` when the change would
-    /// leave the household without an owner (nothing is written); `Unexpected` otherwise.
+    /// MUST return `NotFound` when there is no such member in this household, `Conflict(LastOwner)` when the
+    /// change would leave the household without an owner (nothing is written); `Unexpected` otherwise.
     async fn set_role(&self, household: HouseholdId, id: MemberId, role: Role) -> Result<Member, RepoError>;
 
     /// Removes the member `id` with their sessions and tokens, in one transaction that keeps at least one owner.
     ///
     /// # Errors
-    /// MUST return `NotFound` when there is no such member in this household, `Conflict` when they are the last
-    /// owner (nothing is written); `Unexpected` otherwise.
+    /// MUST return `NotFound` when there is no such member in this household, `Conflict(LastOwner)` when they
+    /// are the last owner (nothing is written); `Unexpected` otherwise.
     async fn remove_member(&self, household: HouseholdId, id: MemberId) -> Result<(), RepoError>;
 
     /// The household's first owner (the oldest), if it has one.
@@ -92,14 +94,40 @@ pub trait MemberRepo: Send + Sync {
     async fn first_owner(&self, household: HouseholdId) -> Result<Option<Member>, RepoError>;
 }
 
-/// An invitation, found by its code.
+/// An invitation, with what the rules judge it by: what became of it and its maker as they are now.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Invitation {
+    pub id: InvitationId,
     pub household: HouseholdId,
+    /// The role the person who accepts it gets.
     pub role: Role,
     pub created_at: Timestamp,
     /// Whether it was accepted already (invitations are one-time).
     pub used: bool,
+    /// Whether an owner revoked it.
+    pub revoked: bool,
+    /// The member who made it; `None` when it was made from the command line.
+    pub created_by: Option<MemberId>,
+    /// That member as they are now, `None` when they are no longer in the household (or there is none).
+    pub maker: Option<Member>,
+}
+
+impl Invitation {
+    /// The invitation as [`check_invitation`](trove_domain::people::check_invitation) judges it.
+    pub fn state(&self) -> InvitationState {
+        let maker = match (self.created_by, &self.maker) {
+            (None, _) => Maker::Instance,
+            (Some(_), Some(m)) => Maker::Member(m.role),
+            (Some(_), None) => Maker::Removed,
+        };
+        InvitationState {
+            grants: self.role,
+            created_at: self.created_at,
+            used: self.used,
+            revoked: self.revoked,
+            maker,
+        }
+    }
 }
 
 /// One-time invitations into a household.
@@ -109,7 +137,7 @@ pub trait InvitationRepo: Send + Sync {
     /// Stores a new invitation by the hash of its code.
     ///
     /// # Errors
-    /// `Conflict` when the hash is already stored; `Unexpected` otherwise.
+    /// `Conflict(AlreadyStored)` when the hash is already stored; `Unexpected` otherwise.
     async fn add_invitation(
         &self,
         household: HouseholdId,
@@ -119,18 +147,41 @@ pub trait InvitationRepo: Send + Sync {
         at: Timestamp,
     ) -> Result<(), RepoError>;
 
-    /// The invitation with this code hash, used or not.
+    /// The invitation with this code hash, used or not, with its maker as they are now.
     ///
     /// # Errors
     /// `Unexpected` only.
     async fn invitation(&self, code_hash: &str) -> Result<Option<Invitation>, RepoError>;
 
-    /// Accepts the invitation: marks it used (only if it was not) and adds the member it invited, in one
-    /// transaction: both or neither.
+    /// The invitations of `household` neither used nor revoked and made after `made_after`, with their makers
+    /// as they are now; oldest first. (The use case keeps those the rules still accept.)
     ///
     /// # Errors
-    /// MUST return `Conflict` when the invitation was used meanwhile or the name is taken (nothing is written);
-    /// `Unexpected` otherwise.
+    /// `Unexpected` only.
+    async fn open_invitations(
+        &self,
+        household: HouseholdId,
+        made_after: Timestamp,
+    ) -> Result<Vec<Invitation>, RepoError>;
+
+    /// Revokes the invitation `id` of `household` at `at`: it can no longer be accepted. Revoking one revoked
+    /// already changes nothing.
+    ///
+    /// # Errors
+    /// MUST return `NotFound` when `household` has no such invitation, `Conflict(Invitation(Used))` when it was
+    /// accepted already (nothing is written); `Unexpected` otherwise.
+    async fn revoke_invitation(&self, household: HouseholdId, id: InvitationId, at: Timestamp)
+    -> Result<(), RepoError>;
+
+    /// Accepts the invitation: in one transaction, judges it by
+    /// [`check_invitation`](trove_domain::people::check_invitation) at `new.created_at` with the facts as they
+    /// are in that transaction (its maker's row read there, and locked against a concurrent change of role or
+    /// removal where the database allows it), marks it used, and adds the member it invited: all or nothing.
+    ///
+    /// # Errors
+    /// MUST return `Conflict(Invitation(reason))` when the rule refuses it (used meanwhile, revoked, expired,
+    /// its maker removed or demoted), `Conflict(NameTaken)` when the name is taken (nothing is written in
+    /// either case); `Unexpected` otherwise.
     async fn redeem(&self, code_hash: &str, new: NewMember) -> Result<Member, RepoError>;
 }
 
@@ -210,7 +261,7 @@ pub trait TokenRepo: Send + Sync {
     /// Stores a new token.
     ///
     /// # Errors
-    /// `Conflict` when the hash is already stored (a token was reused); `Unexpected` otherwise.
+    /// `Conflict(AlreadyStored)` when the hash is already stored (a token was reused); `Unexpected` otherwise.
     async fn add_token(&self, new: NewToken) -> Result<ApiToken, RepoError>;
 
     /// The token with this hash and its member, `None` when unknown or revoked (expired ones are answered: the

@@ -26,8 +26,8 @@ pub trait PlaceRepo: Send + Sync {
     /// Stores a new place with `created_at = at`.
     ///
     /// # Errors
-    /// MUST return `NotFound` when `place.parent_id` is not a place of `household`, and `Conflict` naming the
-    /// name when a sibling already has it (ignoring case); nothing is written then.
+    /// MUST return `NotFound` when `place.parent_id` is not a place of `household`, and `Conflict(Place(..))` naming
+    /// the name when a sibling already has it (ignoring case); nothing is written then.
     async fn insert(&self, household: HouseholdId, place: NewPlace, at: Timestamp) -> Result<Place, RepoError>;
 
     /// One place.
@@ -54,8 +54,8 @@ pub trait PlaceRepo: Send + Sync {
     /// the stored tree, so two concurrent moves never make a cycle together.
     ///
     /// # Errors
-    /// MUST return `NotFound` when the place does not exist in `household`, and `Conflict` when the change
-    /// breaks a rule of the tree as it is stored now (another writer got in between: a cycle, a name taken, a
+    /// MUST return `NotFound` when the place does not exist in `household`, and `Conflict(Place(..))` when the
+    /// change breaks a rule of the tree as it is stored now (another writer got in between: a cycle, a name taken, a
     /// parent gone); nothing is written then.
     async fn update(&self, household: HouseholdId, place: &Place) -> Result<Place, RepoError>;
 
@@ -63,8 +63,8 @@ pub trait PlaceRepo: Send + Sync {
     /// place.
     ///
     /// # Errors
-    /// MUST return `NotFound` when the place does not exist in `household`, and `Conflict` naming what it
-    /// holds while a present item or a place is in it; nothing is written then.
+    /// MUST return `NotFound` when the place does not exist in `household`, and `Conflict(StillHolds)` with
+    /// what it holds while a present item or a place is in it; nothing is written then.
     async fn delete(&self, household: HouseholdId, id: PlaceId) -> Result<(), RepoError>;
 
     /// Finds the path named by `names` (root first), creating the places missing from it, in one

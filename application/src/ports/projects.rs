@@ -38,8 +38,8 @@ pub trait ProjectRepo: Send + Sync {
     /// stored version is still the one given (the version the rules checked it at).
     ///
     /// # Errors
-    /// MUST return `Stale(item)` naming an item whose version changed, `Conflict` when the project is no longer
-    /// `proposed`, `NotFound` when it does not exist; nothing is written in any of these cases.
+    /// MUST return `Stale(item)` naming an item whose version changed, `Conflict(ProjectStatus)` when the project is no
+    /// longer `proposed`, `NotFound` when it does not exist; nothing is written in any of these cases.
     async fn accept(
         &self,
         household: HouseholdId,
@@ -51,13 +51,13 @@ pub trait ProjectRepo: Send + Sync {
     /// Marks an `accepted` project built; the items it holds become `in_use`. One transaction.
     ///
     /// # Errors
-    /// MUST return `Conflict` when the project is not `accepted`, `NotFound` when it does not exist.
+    /// MUST return `Conflict(ProjectStatus)` when the project is not `accepted`, `NotFound` when it does not exist.
     async fn build(&self, household: HouseholdId, id: ProjectId, at: Timestamp) -> Result<Project, RepoError>;
 
     /// Drops a `proposed` or `accepted` project; the items it reserved become `available` again. One
     /// transaction.
     ///
     /// # Errors
-    /// MUST return `Conflict` when the project is built or dropped, `NotFound` when it does not exist.
+    /// MUST return `Conflict(ProjectStatus)` when the project is built or dropped, `NotFound` when it does not exist.
     async fn drop_project(&self, household: HouseholdId, id: ProjectId, at: Timestamp) -> Result<Project, RepoError>;
 }

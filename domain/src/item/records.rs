@@ -5,7 +5,34 @@ use super::values::{
 };
 use crate::Timestamp;
 use crate::units::{self, Quantity, Unit};
+use chrono::TimeDelta;
 use serde::{Deserialize, Serialize};
+
+/// How far past the present a recorded date may lie: a clock a little ahead, a date written in a time zone east
+/// of the server's.
+pub const RECORDED_AHEAD_MAX: TimeDelta = TimeDelta::days(1);
+
+/// **The** window of a date recorded on an item (a measurement's or a test's `at`): not before 1970 (the
+/// Unix epoch; an earlier one is a mistake, a zero value or a two-digit year read wrong), and not more than
+/// [`RECORDED_AHEAD_MAX`] after `now`. `field` names the date in the refusal, as the client wrote it.
+///
+/// ```
+/// use chrono::{TimeDelta, TimeZone, Utc};
+/// use trove_domain::item::check_recorded_at;
+/// let now = Utc.with_ymd_and_hms(2026, 5, 1, 12, 0, 0).unwrap();
+/// assert!(check_recorded_at("at", now + TimeDelta::hours(23), now).is_ok());
+/// let err = check_recorded_at("at", Utc.with_ymd_and_hms(1969, 12, 31, 0, 0, 0).unwrap(), now).unwrap_err();
+/// assert_eq!(err.to_string(), "at must be from 1970-01-01 to a day from now, not 1969-12-31T00:00:00+00:00");
+/// ```
+///
+/// # Errors
+/// [`ItemError::DateOutOfRange`] naming `field`.
+pub fn check_recorded_at(field: &str, at: Timestamp, now: Timestamp) -> Result<(), ItemError> {
+    if at < Timestamp::UNIX_EPOCH || at > now + RECORDED_AHEAD_MAX {
+        return Err(ItemError::DateOutOfRange { field: field.to_owned(), at });
+    }
+    Ok(())
+}
 
 /// An item that left the inventory: history, never used again.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

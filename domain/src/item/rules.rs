@@ -1,8 +1,10 @@
 //! The item itself, a new item, a listing's line of one, and the rules over them: buildable, current fields,
 //! gone, changes.
 
-use super::records::{Fault, Gone, Measurement, TestDone};
-use super::values::{Availability, Condition, FieldKey, Intent, ItemName, ItemType, Severity};
+use super::records::{Fault, Gone, Measurement, TestDone, check_recorded_at};
+use super::values::{
+    Availability, Condition, FIELD_KEYS_MAX, FieldKey, Intent, ItemError, ItemName, ItemType, Severity,
+};
 use crate::Timestamp;
 use crate::ids::{ItemId, MediaId, PlaceId, ProjectId};
 use crate::text::{self, ControlCharacter, Lines};
@@ -329,6 +331,56 @@ impl NewItem {
     }
 }
 
+/// **The** bound on an item's field keys: at most [`FIELD_KEYS_MAX`] keys among `measurements`.
+fn check_field_keys<'a>(measurements: impl IntoIterator<Item = &'a Measurement>) -> Result<(), ItemError> {
+    let count = measurements.into_iter().map(|m| &m.key).collect::<std::collections::BTreeSet<_>>().len();
+    if count > FIELD_KEYS_MAX {
+        return Err(ItemError::TooManyFieldKeys { count });
+    }
+    Ok(())
+}
+
+impl NewItem {
+    /// The bounds of what is recorded on a new item at `now`: at most [`FIELD_KEYS_MAX`] field keys, and every
+    /// measurement's and test's date within [`check_recorded_at`]'s window (named `measurements[n].at`,
+    /// `tests[n].at`). The use cases that write a new item (create, import) call it.
+    ///
+    /// ```
+    /// use trove_domain::item::{Condition, Intent, ItemName, ItemType, Measurement, MeasurementSource, NewItem};
+    /// let now = chrono::Utc::now();
+    /// let mut item = NewItem::new(
+    ///     ItemName::new("Pi").unwrap(), ItemType::new("sbc").unwrap(), String::new(), Condition::Good, Intent::Keep,
+    /// );
+    /// item.measurements.push(Measurement::new("ram", 4.0, "GB", now, MeasurementSource::Label).unwrap());
+    /// assert!(item.check_bounds(now).is_ok());
+    /// ```
+    ///
+    /// # Errors
+    /// [`ItemError::TooManyFieldKeys`], or the first [`ItemError::DateOutOfRange`].
+    pub fn check_bounds(&self, now: Timestamp) -> Result<(), ItemError> {
+        check_field_keys(&self.measurements)?;
+        for (n, m) in self.measurements.iter().enumerate() {
+            check_recorded_at(&format!("measurements[{n}].at"), m.at, now)?;
+        }
+        for (n, t) in self.tests_done.iter().enumerate() {
+            check_recorded_at(&format!("tests[{n}].at"), t.at, now)?;
+        }
+        Ok(())
+    }
+}
+
+impl Item {
+    /// Whether `m` may be recorded on this item at `now`: its date (`at`) within [`check_recorded_at`]'s
+    /// window, and its key one the item has or a new one within [`FIELD_KEYS_MAX`].
+    ///
+    /// # Errors
+    /// [`ItemError::DateOutOfRange`] naming `at`, [`ItemError::TooManyFieldKeys`].
+    pub fn check_measurement(&self, m: &Measurement, now: Timestamp) -> Result<(), ItemError> {
+        check_recorded_at("at", m.at, now)?;
+        check_field_keys(self.measurements.iter().chain([m]))
+    }
+}
+
 impl ItemChanges {
     /// The text check over the texts of a change.
     ///
@@ -645,5 +697,76 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A new item has at most 200 field keys, and its measurements and tests are dated from 1970 to a day from
+    /// now, both ends included.
+    #[test]
+    fn recorded_dates_and_field_keys_are_bounded() {
+        use chrono::{TimeDelta, TimeZone, Utc};
+        let now = at(10);
+        let epoch = Utc.with_ymd_and_hms(1970, 1, 1, 0, 0, 0).unwrap();
+        let check = |keys: usize, measured_at: Timestamp, tested_at: Timestamp, want: Result<(), &str>| {
+            let mut new = NewItem::new(
+                ItemName::new("Pi").unwrap(),
+                ItemType::new("sbc").unwrap(),
+                String::new(),
+                Condition::Good,
+                Intent::Keep,
+            );
+            new.measurements = (0..keys)
+                .map(|k| {
+                    Measurement::new(&format!("k{k}"), 1.0, "V", measured_at, super::super::MeasurementSource::Manual)
+                        .unwrap()
+                })
+                .collect();
+            new.tests_done =
+                vec![TestDone::new("boots", super::super::TestResult::Pass, None, tested_at, None).unwrap()];
+            assert_eq!(new.check_bounds(now).map_err(|e| e.to_string()), want.map_err(str::to_owned), "{keys}");
+        };
+        check(3, now, now, Ok(()));
+        check(FIELD_KEYS_MAX, epoch, now + TimeDelta::days(1), Ok(()));
+        check(FIELD_KEYS_MAX + 1, now, now, Err("fields: an item has at most 200 field keys; this one would have 201"));
+        check(
+            1,
+            epoch - TimeDelta::seconds(1),
+            now,
+            Err("measurements[0].at must be from 1970-01-01 to a day from now, not 1969-12-31T23:59:59+00:00"),
+        );
+        check(
+            1,
+            now,
+            now + TimeDelta::days(1) + TimeDelta::seconds(1),
+            Err("tests[0].at must be from 1970-01-01 to a day from now, not 2026-01-11T12:00:01+00:00"),
+        );
+        check(
+            1,
+            Utc.with_ymd_and_hms(9999, 1, 1, 0, 0, 0).unwrap(),
+            now,
+            Err("measurements[0].at must be from 1970-01-01 to a day from now, not 9999-01-01T00:00:00+00:00"),
+        );
+    }
+
+    #[test]
+    fn a_new_measurement_keeps_the_item_within_its_bounds() {
+        use chrono::TimeDelta;
+        let now = at(10);
+        let mut full = item(1, "lithium_cell", Condition::Good);
+        for k in 0..FIELD_KEYS_MAX {
+            measure(&mut full, &format!("k{k}"), 1.0, "V", 2);
+        }
+        let reading = |key: &str, at: Timestamp| {
+            Measurement::new(key, 2.0, "V", at, super::super::MeasurementSource::Manual).unwrap()
+        };
+        let check = |m: Measurement, want: Result<(), &str>| {
+            assert_eq!(full.check_measurement(&m, now).map_err(|e| e.to_string()), want.map_err(str::to_owned));
+        };
+        // A key the item has is a new reading, not a new key.
+        check(reading("k7", now), Ok(()));
+        check(reading("k200", now), Err("fields: an item has at most 200 field keys; this one would have 201"));
+        check(
+            reading("k7", now + TimeDelta::days(2)),
+            Err("at must be from 1970-01-01 to a day from now, not 2026-01-12T12:00:00+00:00"),
+        );
     }
 }

@@ -11,6 +11,9 @@ pub const NAME_MAX: usize = 200;
 pub const PROFILE_MAX: usize = 1000;
 /// Longest short text (fault, accessory, note, location), in characters.
 pub const SHORT_TEXT_MAX: usize = 300;
+/// Most keys of measured fields one item has (the keys of its current fields), so that an item stays a thing
+/// a page shows and a row holds, not a store of its own.
+pub const FIELD_KEYS_MAX: usize = 200;
 
 /// Why an item's value was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -31,6 +34,10 @@ pub enum ItemError {
     TextTooLong(&'static str),
     #[error("field {key}: {reason}")]
     BadMeasurement { key: String, reason: String },
+    #[error("fields: an item has at most {FIELD_KEYS_MAX} field keys; this one would have {count}")]
+    TooManyFieldKeys { count: usize },
+    #[error("{field} must be from 1970-01-01 to a day from now, not {}", at.to_rfc3339())]
+    DateOutOfRange { field: String, at: crate::Timestamp },
     #[error("an item cannot be a component of itself")]
     SelfComponent,
     #[error(transparent)]

@@ -1,4 +1,5 @@
-//! `invitations`: one-time codes into a household, by hash.
+//! `invitations`: one-time codes into a household, by hash, with who made them and whether they were used or
+//! revoked.
 
 use sea_orm::entity::prelude::*;
 
@@ -15,6 +16,8 @@ pub struct Model {
     pub created_at: DateTimeUtc,
     pub used_at: Option<DateTimeUtc>,
     pub used_by: Option<i64>,
+    /// When an owner revoked it (`m0014_invitation_revocations`).
+    pub revoked_at: Option<DateTimeUtc>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

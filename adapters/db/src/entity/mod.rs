@@ -4,6 +4,7 @@
 pub(crate) mod events;
 pub(crate) mod households;
 pub(crate) mod idempotency;
+pub(crate) mod instance_secrets;
 pub(crate) mod invitations;
 pub(crate) mod items;
 pub(crate) mod media;
@@ -14,6 +15,7 @@ pub(crate) mod places;
 pub(crate) mod price_reports;
 pub(crate) mod projects;
 pub(crate) mod sessions;
+pub(crate) mod sign_in_failures;
 pub(crate) mod spend_entries;
 pub(crate) mod templates;
 pub(crate) mod tokens;

@@ -14,6 +14,9 @@ mod m0009_spend_member;
 mod m0010_search_words;
 mod m0011_media_revision;
 mod m0012_item_statistics;
+mod m0013_sign_in_failures;
+mod m0014_invitation_revocations;
+mod m0015_history_field_names;
 
 /// Every migration, in order.
 #[derive(Debug)]
@@ -35,6 +38,9 @@ impl MigratorTrait for Migrator {
             Box::new(m0010_search_words::Migration),
             Box::new(m0011_media_revision::Migration),
             Box::new(m0012_item_statistics::Migration),
+            Box::new(m0013_sign_in_failures::Migration),
+            Box::new(m0014_invitation_revocations::Migration),
+            Box::new(m0015_history_field_names::Migration),
         ]
     }
 }

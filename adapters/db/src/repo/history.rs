@@ -5,9 +5,9 @@ use crate::bulk::{PgBulk, SetAside, copy_opt, copy_text};
 use crate::entity::events;
 use anyhow::{Context as _, anyhow};
 use async_trait::async_trait;
-use sea_orm::sqlx;
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, DbBackend, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect,
 };
 use trove_application::RepoError;
 use trove_application::ports::EventRepo;
@@ -36,14 +36,17 @@ fn event(row: events::Model) -> anyhow::Result<(EventId, Event)> {
 /// bound parameters, so 100,000 events are 100 statements.
 const EVENTS_CHUNK: usize = 1_000;
 
-/// `append_all` on PostgreSQL: one `COPY ... FROM STDIN` of every event, in the order given (so the ids grow in
-/// that order), in one transaction. Measured at 100,000 events: 10 INSERTs of 10,000 rows from arrays took 1.3 s
-/// of a release import; the same rows by `COPY` are one statement of a few hundred ms.
-async fn append_all_pg(pool: &sqlx::PgPool, household: HouseholdId, all: &[Event]) -> anyhow::Result<()> {
-    let bulk = PgBulk::begin(pool).await?;
+/// Appends `all` on PostgreSQL inside `bulk`, the transaction of the write they record: one `COPY ... FROM
+/// STDIN` of every event, in the order given (so the ids grow in that order). Measured at 100,000 events: 10
+/// INSERTs of 10,000 rows from arrays took 1.3 s of a release import; the same rows by `COPY` are one statement
+/// of a few hundred ms.
+pub(crate) async fn copy_events(bulk: &PgBulk, household: HouseholdId, all: &[Event]) -> anyhow::Result<()> {
+    if all.is_empty() {
+        return Ok(());
+    }
     // Many events into a history that holds no more than that (a first import's): the foreign key to the
     // household checks them all at once after the `COPY` instead of one query per event (`SetAside`).
-    let set_aside = SetAside::for_load(&bulk, "events", all.len()).await?;
+    let set_aside = SetAside::for_load(bulk, "events", all.len()).await?;
     let mut rows = all.iter();
     bulk.copy_in(
         "COPY events (household_id, at, member_id, action, object_kind, object_id, changes, version_after) \
@@ -74,9 +77,32 @@ async fn append_all_pg(pool: &sqlx::PgPool, household: HouseholdId, all: &[Event
     .await
     .context("append events")?;
     if let Some(set_aside) = set_aside {
-        set_aside.restore(&bulk).await?;
+        set_aside.restore(bulk).await?;
     }
-    bulk.commit().await.context("commit the events")
+    Ok(())
+}
+
+/// Appends `event` inside `txn`, the transaction of the write it records (any backend), and answers its id.
+pub(crate) async fn insert_event<C: ConnectionTrait>(
+    txn: &C,
+    household: HouseholdId,
+    event: &Event,
+) -> anyhow::Result<EventId> {
+    Ok(EventId(row(household, event)?.insert(txn).await.context("append event")?.id))
+}
+
+/// Appends `all` inside `txn`, the transaction of the writes they record (any backend), by multi-row INSERTs
+/// of [`EVENTS_CHUNK`] events, in the order given. Rolls nothing back itself.
+pub(crate) async fn insert_events<C: ConnectionTrait>(
+    txn: &C,
+    household: HouseholdId,
+    all: &[Event],
+) -> anyhow::Result<()> {
+    for chunk in all.chunks(EVENTS_CHUNK) {
+        let rows = chunk.iter().map(|e| row(household, e)).collect::<anyhow::Result<Vec<_>>>()?;
+        events::Entity::insert_many(rows).exec_without_returning(txn).await.context("append events")?;
+    }
+    Ok(())
 }
 
 /// The row of an event of `household`.
@@ -101,22 +127,21 @@ fn events(rows: Vec<events::Model>) -> Result<Vec<(EventId, Event)>, RepoError> 
 #[async_trait]
 impl EventRepo for Store {
     async fn append(&self, household: HouseholdId, e: &Event) -> Result<EventId, RepoError> {
-        Ok(EventId(row(household, e)?.insert(&self.db).await.context("append event")?.id))
+        Ok(insert_event(&self.db, household, e).await?)
     }
 
     async fn append_all(&self, household: HouseholdId, all: &[Event]) -> Result<(), RepoError> {
         if all.is_empty() {
             return Ok(());
         }
-        if self.db.get_database_backend() == DbBackend::Postgres {
-            return Ok(append_all_pg(self.db.get_postgres_connection_pool(), household, all).await?);
-        }
         // One transaction: all or nothing. Dropped unfinished on an error, it rolls back.
-        let txn = self.begin_write().await.context("begin appending events")?;
-        for chunk in all.chunks(EVENTS_CHUNK) {
-            let rows = chunk.iter().map(|e| row(household, e)).collect::<anyhow::Result<Vec<_>>>()?;
-            events::Entity::insert_many(rows).exec_without_returning(&txn).await.context("append events")?;
+        if self.db.get_database_backend() == DbBackend::Postgres {
+            let bulk = PgBulk::begin(self.db.get_postgres_connection_pool()).await?;
+            copy_events(&bulk, household, all).await?;
+            return Ok(bulk.commit().await.context("commit the events")?);
         }
+        let txn = self.begin_write().await.context("begin appending events")?;
+        insert_events(&txn, household, all).await?;
         txn.commit().await.context("commit the events")?;
         Ok(())
     }

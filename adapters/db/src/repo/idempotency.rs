@@ -12,11 +12,11 @@ use anyhow::{Context as _, anyhow};
 use async_trait::async_trait;
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QuerySelect};
-use trove_application::RepoError;
 use trove_application::ports::IdempotencyStore;
 use trove_application::ports::idempotency::{
     ANSWER_KEPT_FOR, Fingerprint, PENDING_HELD_FOR, Reservation, Reserve, StoredAnswer,
 };
+use trove_application::{Conflict, RepoError};
 use trove_domain::{HouseholdId, Timestamp};
 
 /// How many times a reservation is tried again when the row it found vanished under it (released by its
@@ -63,7 +63,7 @@ fn held(household: HouseholdId, reservation: Reservation) -> sea_orm::Condition 
 }
 
 fn no_longer_held() -> RepoError {
-    RepoError::Conflict("the reservation of this Idempotency-Key is no longer held".into())
+    RepoError::Conflict(Conflict::KeyNotHeld)
 }
 
 impl Store {

@@ -6,6 +6,7 @@ use crate::counts::CountCache;
 use crate::entity::{households, items};
 use crate::mapping::{self, to_json};
 use crate::repo::CHUNK;
+use crate::repo::history::{copy_events, insert_event, insert_events};
 use crate::repo::media::attach_pending;
 use crate::repo::places::{find_or_create_path, load_paths, lock_places};
 use crate::search::{self, Search};
@@ -17,10 +18,13 @@ use sea_orm::{
     QueryFilter, QueryOrder, QuerySelect, QueryTrait, Statement,
 };
 use std::collections::HashMap;
-use trove_application::RepoError;
-use trove_application::ports::{ImportWritten, InventoryRepo, InventoryStamp, ItemPage, ItemQuery, Reimported};
+use trove_application::ports::{
+    ImportEvents, ImportWritten, InventoryRepo, InventoryStamp, ItemPage, ItemQuery, Reimported,
+};
+use trove_application::{Conflict, RepoError};
 use trove_domain::item::{Item, ItemLine, NewItem};
 use trove_domain::media::MediaKind;
+use trove_domain::people::{Event, EventId};
 use trove_domain::place::{self, Place, PlacePath};
 use trove_domain::{HouseholdId, ItemId, PlaceId, Timestamp};
 
@@ -358,7 +362,7 @@ async fn place_text<C: ConnectionTrait>(
             text
         }
     };
-    text.ok_or_else(|| RepoError::Conflict(format!("no such place {id}")))
+    text.ok_or(RepoError::Conflict(Conflict::NoSuchPlace(id)))
 }
 
 /// Writes `item` conditional on its version, inside the caller's transaction; rolls nothing back itself.
@@ -906,14 +910,18 @@ impl InventoryRepo for Store {
         household: HouseholdId,
         items: Vec<NewItem>,
         at: Timestamp,
+        history: &ImportEvents,
     ) -> Result<ImportWritten, RepoError> {
         let backend = self.db.get_database_backend();
+        // The history is written last, in the import's transaction: the items and their events commit together.
         let written = if backend == DbBackend::Postgres {
             let txn = PgBulk::begin(self.db.get_postgres_connection_pool()).await?;
             let plan = plan_import(&txn, household, &items, at).await?;
             let fresh_ids = copy_fresh(&txn, household, &items, &plan, at).await?;
+            let written = plan.written(&fresh_ids);
+            copy_events(&txn, household, &history.events(&written)).await.context("write the import's history")?;
             txn.commit().await.context("commit the import")?;
-            plan.written(&fresh_ids)
+            written
         } else {
             let txn = self.begin_write().await.context("begin the import transaction")?;
             let plan = plan_import(&txn, household, &items, at).await?;
@@ -928,16 +936,20 @@ impl InventoryRepo for Store {
                     .collect::<anyhow::Result<Vec<_>>>()?;
                 fresh_ids.extend(insert_chunk(&txn, rows).await?);
             }
+            let fresh = fresh_ids.len();
+            let written = plan.written(&fresh_ids);
+            drop(fresh_ids);
+            insert_events(&txn, household, &history.events(&written)).await.context("write the import's history")?;
             txn.commit().await.context("commit the import")?;
-            if fresh_ids.len() >= REBUILD_FROM_ROWS {
-                merge_sqlite_index(&self.db, fresh_ids.len()).await?;
+            if fresh >= REBUILD_FROM_ROWS {
+                merge_sqlite_index(&self.db, fresh).await?;
             }
-            plan.written(&fresh_ids)
+            written
         };
         if items.len() >= ANALYZE_FROM_ROWS && backend != DbBackend::Postgres {
             // Fresh statistics at once, rather than never: the planner's choices for the listing and the search
-            // depend on them (BENCHMARKS.md, "Places and labels"). SQLite's are a write, done here rather than
-            // beside the history's writes; PostgreSQL's are `upkeep_after_import`.
+            // depend on them (BENCHMARKS.md, "Places and labels"). SQLite's are a write, done here; PostgreSQL's
+            // are `upkeep_after_import`.
             self.analyze_sqlite().await?;
         }
         Ok(written)
@@ -947,7 +959,7 @@ impl InventoryRepo for Store {
         if rows >= ANALYZE_FROM_ROWS && self.db.get_database_backend() == DbBackend::Postgres {
             // Fresh statistics at once, rather than when autovacuum comes by: the planner's choices for the
             // listing and the search depend on them. `ANALYZE` reads a sample of the committed rows and takes
-            // no lock that the history's writes wait for, so it runs beside them (BENCHMARKS.md, "Import").
+            // no lock that other writes wait for (BENCHMARKS.md, "Import").
             self.db.execute_unprepared("ANALYZE items").await.context("refresh the statistics of items")?;
         }
         Ok(())
@@ -1107,20 +1119,23 @@ impl InventoryRepo for Store {
         Ok(InventoryStamp { items: u64::try_from(items).unwrap_or_default(), versions })
     }
 
-    async fn update(&self, household: HouseholdId, item: &Item) -> Result<Item, RepoError> {
+    async fn update(&self, household: HouseholdId, item: &Item, event: &Event) -> Result<(Item, EventId), RepoError> {
         let txn = self.begin_write().await.context("begin the item update")?;
         if let Err(e) = write_item(&txn, household, item, &mut HashMap::new()).await {
             txn.rollback().await.context("roll back the item update")?;
             return Err(e);
         }
+        // After the conditional write, in its transaction: an event's id is taken only once the write before it
+        // committed (the row's lock, or SQLite's one writer), so the history is in the order of the writes.
+        let event = insert_event(&txn, household, event).await?;
         let (stored, _) = find_item(&txn, household, item.id, None)
             .await?
             .ok_or_else(|| anyhow!("item {} vanished during its update", item.id))?;
         txn.commit().await.context("commit the item update")?;
-        Ok(stored)
+        Ok((stored, event))
     }
 
-    async fn update_many(&self, household: HouseholdId, items: &[Item]) -> Result<u64, RepoError> {
+    async fn update_many(&self, household: HouseholdId, items: &[Item], events: &[Event]) -> Result<u64, RepoError> {
         let txn = self.begin_write().await.context("begin the update of many items")?;
         let mut known = HashMap::new();
         for item in items {
@@ -1129,6 +1144,7 @@ impl InventoryRepo for Store {
                 return Err(e);
             }
         }
+        insert_events(&txn, household, events).await?;
         txn.commit().await.context("commit the update of many items")?;
         Ok(items.len() as u64)
     }

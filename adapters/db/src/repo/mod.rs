@@ -12,6 +12,7 @@ mod prices;
 mod projects;
 mod spend;
 mod templates;
+mod throttle;
 
 /// Rows per multi-row statement: well under SQLite's and PostgreSQL's limits on bound parameters (about 22
 /// columns times this), and large enough that a 100,000-item import takes a few hundred statements.

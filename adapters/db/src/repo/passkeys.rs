@@ -1,21 +1,22 @@
 //! `PasskeyRepo`: members' passkeys and the passkey ceremonies in progress. A ceremony is taken by deleting
 //! its row, and only the request whose delete removed it goes on, so a ceremony is finished at most once (also
-//! by two processes on one PostgreSQL). Signing up with a passkey is one transaction: the invitation marked
-//! used, the member added and their first passkey stored, or nothing.
+//! by two processes on one PostgreSQL). Signing up with a passkey is one transaction: the invitation judged and
+//! marked used as a password sign-up does (`people::use_invitation`), the member added and their first passkey
+//! stored, or nothing.
 
 use crate::Store;
 use crate::entity::{members, passkey_ceremonies as ceremonies, passkeys};
-use crate::repo::people::insert_member;
+use crate::repo::people::{insert_member, use_invitation, used_by};
 use anyhow::{Context as _, anyhow};
 use async_trait::async_trait;
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
-use trove_application::RepoError;
 use trove_application::ports::PasskeyRepo;
 use trove_application::ports::passkeys::{
     Ceremony, CeremonyState, CredentialId, NewPasskey, Passkey, PasskeyKey, Purpose, StoredPasskey, UserHandle,
 };
 use trove_application::ports::people::{Member, NewMember};
+use trove_application::{Conflict, RepoError};
 use trove_domain::ids::PasskeyId;
 use trove_domain::people::MemberId;
 use trove_domain::{HouseholdId, Timestamp};
@@ -53,7 +54,7 @@ async fn insert_passkey(db: &impl ConnectionTrait, member: MemberId, new: NewPas
         .await
         .context("store a passkey")?;
     if written == 0 {
-        return Err(RepoError::Conflict("this passkey is registered already".into()));
+        return Err(RepoError::Conflict(Conflict::CredentialRegistered));
     }
     let p = passkeys::Entity::find()
         .filter(passkeys::Column::CredentialId.eq(credential))
@@ -120,7 +121,7 @@ impl PasskeyRepo for Store {
             .await
             .context("keep a passkey ceremony")?;
         if written == 0 {
-            return Err(RepoError::Conflict("the passkey ceremony id is already stored".into()));
+            return Err(RepoError::Conflict(Conflict::AlreadyStored("the passkey ceremony id")));
         }
         Ok(())
     }
@@ -151,25 +152,11 @@ impl PasskeyRepo for Store {
         passkey: NewPasskey,
     ) -> Result<Member, RepoError> {
         let txn = self.begin_write().await.context("begin signing up with a passkey")?;
-        let used = crate::entity::invitations::Entity::update_many()
-            .col_expr(crate::entity::invitations::Column::UsedAt, Expr::value(member.created_at))
-            .filter(crate::entity::invitations::Column::CodeHash.eq(code_hash))
-            .filter(crate::entity::invitations::Column::UsedAt.is_null())
-            .exec(&txn)
-            .await
-            .context("mark the invitation used")?;
-        if used.rows_affected == 0 {
-            return Err(RepoError::Conflict("the invitation was used meanwhile".into()));
-        }
+        let invitation = use_invitation(&txn, code_hash, member.created_at).await?;
         // A taken name or credential returns early: the transaction is dropped and nothing is written.
         let added = insert_member(&txn, member).await?;
         insert_passkey(&txn, added.id, passkey).await?;
-        crate::entity::invitations::Entity::update_many()
-            .col_expr(crate::entity::invitations::Column::UsedBy, Expr::value(added.id.0))
-            .filter(crate::entity::invitations::Column::CodeHash.eq(code_hash))
-            .exec(&txn)
-            .await
-            .context("note who used the invitation")?;
+        used_by(&txn, invitation, added.id).await?;
         txn.commit().await.context("commit signing up with a passkey")?;
         Ok(added)
     }
@@ -226,7 +213,7 @@ impl PasskeyRepo for Store {
             return Err(RepoError::NotFound);
         }
         if m.password_hash.is_none() && theirs.len() == 1 {
-            return Err(RepoError::Conflict(format!("passkey {id} is the member's last way to sign in")));
+            return Err(RepoError::Conflict(Conflict::LastWayIn(id)));
         }
         passkeys::Entity::delete_by_id(id.0).exec(&txn).await.context("remove a passkey")?;
         txn.commit().await.context("commit removing a passkey")?;

@@ -1,7 +1,8 @@
 //! `MemberRepo`, `InvitationRepo`, `SessionRepo` and `TokenRepo`: the people of households and their
 //! credentials. Names are unique through `members.name_key`; the last-owner rule and accepting an invitation
-//! are one write transaction each (owners' rows locked on PostgreSQL), so concurrent requests never leave a
-//! household without an owner nor use an invitation twice.
+//! are one write transaction each (owners' rows locked on PostgreSQL; an invitation's row and its maker's while
+//! it is accepted), so concurrent requests never leave a household without an owner, use an invitation twice,
+//! or accept one whose maker was removed or demoted meanwhile.
 
 use crate::Store;
 use crate::entity::{households, invitations, members, sessions, tokens};
@@ -9,12 +10,16 @@ use anyhow::{Context as _, anyhow};
 use async_trait::async_trait;
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter,
+    QueryOrder, QuerySelect,
 };
-use trove_application::RepoError;
+use std::collections::HashMap;
 use trove_application::ports::people::{ApiToken, Household, Invitation, Member, NewMember, NewToken, Session};
 use trove_application::ports::{InvitationRepo, MemberRepo, SessionRepo, TokenRepo};
-use trove_domain::people::{MemberId, MemberName, Role, Scope, SessionId, TokenId};
+use trove_application::{Conflict, RepoError};
+use trove_domain::people::{
+    InvitationGone, InvitationId, MemberId, MemberName, Role, Scope, SessionId, TokenId, check_invitation,
+};
 use trove_domain::{HouseholdId, Timestamp};
 
 fn member(m: members::Model) -> anyhow::Result<Member> {
@@ -57,7 +62,7 @@ pub(crate) async fn insert_member(db: &impl ConnectionTrait, new: NewMember) -> 
         .await
         .context("add member")?;
     if written == 0 {
-        return Err(RepoError::Conflict(format!("the name {:?} is taken", new.name.as_str())));
+        return Err(RepoError::Conflict(Conflict::NameTaken));
     }
     let m = members::Entity::find()
         .filter(members::Column::NameKey.eq(key))
@@ -82,7 +87,7 @@ async fn keep_an_owner(db: &impl ConnectionTrait, household: HouseholdId, id: Me
     }
     let owners: Vec<i64> = owners.into_tuple().all(db).await.context("read the owners")?;
     if owners == [id.0] {
-        return Err(RepoError::Conflict(format!("member {id} is the last owner")));
+        return Err(RepoError::Conflict(Conflict::LastOwner(id)));
     }
     Ok(())
 }
@@ -221,7 +226,7 @@ impl InvitationRepo for Store {
             .await
             .context("store an invitation")?;
         if written == 0 {
-            return Err(RepoError::Conflict("the invitation code is already stored".into()));
+            return Err(RepoError::Conflict(Conflict::AlreadyStored("the invitation code")));
         }
         Ok(())
     }
@@ -232,38 +237,160 @@ impl InvitationRepo for Store {
             .one(&self.db)
             .await
             .context("find an invitation")?;
-        let Some(i) = found else { return Ok(None) };
-        Ok(Some(Invitation {
-            household: HouseholdId(i.household_id),
-            role: Role::parse(&i.role).ok_or_else(|| anyhow!("invitation {} has an unknown role", i.id))?,
-            created_at: i.created_at,
-            used: i.used_at.is_some(),
-        }))
+        let Some(row) = found else { return Ok(None) };
+        Ok(Some(with_maker(&self.db, row, false).await?))
+    }
+
+    async fn open_invitations(
+        &self,
+        household: HouseholdId,
+        made_after: Timestamp,
+    ) -> Result<Vec<Invitation>, RepoError> {
+        let rows = invitations::Entity::find()
+            .filter(invitations::Column::HouseholdId.eq(household.0))
+            .filter(invitations::Column::UsedAt.is_null())
+            .filter(invitations::Column::RevokedAt.is_null())
+            .filter(invitations::Column::CreatedAt.gt(made_after))
+            .order_by_asc(invitations::Column::Id)
+            .all(&self.db)
+            .await
+            .context("list the open invitations")?;
+        let members: HashMap<MemberId, Member> =
+            self.members(household).await?.into_iter().map(|m| (m.id, m)).collect();
+        Ok(rows
+            .into_iter()
+            .map(|row| {
+                let maker = row.created_by.and_then(|id| members.get(&MemberId(id)).cloned());
+                invitation(row, maker)
+            })
+            .collect::<anyhow::Result<_>>()?)
+    }
+
+    async fn revoke_invitation(
+        &self,
+        household: HouseholdId,
+        id: InvitationId,
+        at: Timestamp,
+    ) -> Result<(), RepoError> {
+        let revoked = invitations::Entity::update_many()
+            .col_expr(invitations::Column::RevokedAt, Expr::value(at))
+            .filter(invitations::Column::Id.eq(id.0))
+            .filter(invitations::Column::HouseholdId.eq(household.0))
+            .filter(invitations::Column::UsedAt.is_null())
+            .filter(invitations::Column::RevokedAt.is_null())
+            .exec(&self.db)
+            .await
+            .context("revoke an invitation")?;
+        if revoked.rows_affected == 1 {
+            return Ok(());
+        }
+        // Nothing changed: no such invitation, or it was used or revoked already (neither is ever undone).
+        let row = invitations::Entity::find_by_id(id.0)
+            .filter(invitations::Column::HouseholdId.eq(household.0))
+            .one(&self.db)
+            .await
+            .context("read an invitation not revoked")?
+            .ok_or(RepoError::NotFound)?;
+        if row.used_at.is_some() {
+            return Err(RepoError::Conflict(Conflict::Invitation(InvitationGone::Used)));
+        }
+        Ok(())
     }
 
     async fn redeem(&self, code_hash: &str, new: NewMember) -> Result<Member, RepoError> {
         let txn = self.begin_write().await.context("begin accepting an invitation")?;
-        let used = invitations::Entity::update_many()
-            .col_expr(invitations::Column::UsedAt, Expr::value(new.created_at))
-            .filter(invitations::Column::CodeHash.eq(code_hash))
-            .filter(invitations::Column::UsedAt.is_null())
-            .exec(&txn)
-            .await
-            .context("mark the invitation used")?;
-        if used.rows_affected == 0 {
-            return Err(RepoError::Conflict("the invitation was used meanwhile".into()));
-        }
+        let id = use_invitation(&txn, code_hash, new.created_at).await?;
         // A taken name returns early: the transaction is dropped, so the invitation stays unused.
         let added = insert_member(&txn, new).await?;
-        invitations::Entity::update_many()
-            .col_expr(invitations::Column::UsedBy, Expr::value(added.id.0))
-            .filter(invitations::Column::CodeHash.eq(code_hash))
-            .exec(&txn)
-            .await
-            .context("note who used the invitation")?;
+        used_by(&txn, id, added.id).await?;
         txn.commit().await.context("commit accepting an invitation")?;
         Ok(added)
     }
+}
+
+/// An invitation's row with its maker as they are now (`None`: made from the command line, or the maker is no
+/// longer in the household).
+fn invitation(row: invitations::Model, maker: Option<Member>) -> anyhow::Result<Invitation> {
+    Ok(Invitation {
+        id: InvitationId(row.id),
+        household: HouseholdId(row.household_id),
+        role: Role::parse(&row.role).ok_or_else(|| anyhow!("invitation {} has an unknown role", row.id))?,
+        created_at: row.created_at,
+        used: row.used_at.is_some(),
+        revoked: row.revoked_at.is_some(),
+        created_by: row.created_by.map(MemberId),
+        maker,
+    })
+}
+
+/// An invitation's row with its maker's row as `db` has it now. With `lock_maker`, on PostgreSQL, the maker's
+/// row is locked (shared) until the transaction ends, so their role change or removal waits for it, and one
+/// that committed first is what is read.
+async fn with_maker(
+    db: &impl ConnectionTrait,
+    row: invitations::Model,
+    lock_maker: bool,
+) -> Result<Invitation, RepoError> {
+    let maker = match row.created_by {
+        None => None,
+        Some(id) => {
+            let mut find = members::Entity::find_by_id(id).filter(members::Column::HouseholdId.eq(row.household_id));
+            if lock_maker && db.get_database_backend() == sea_orm::DbBackend::Postgres {
+                find = find.lock_shared();
+            }
+            find.one(db).await.context("read an invitation's maker")?.map(member).transpose()?
+        }
+    };
+    Ok(invitation(row, maker)?)
+}
+
+/// Marks the invitation with this code hash used at `at` in `txn`, when the rules accept it there: its row is
+/// locked (PostgreSQL; SQLite's write lock is held already) and its maker read in the same transaction, so
+/// of concurrent accepts one wins and the others find it used, and a maker removed or demoted meanwhile is
+/// seen. Answers the invitation's id.
+///
+/// # Errors
+/// `Conflict(Invitation(reason))` when [`check_invitation`] refuses it; `Unexpected` otherwise.
+pub(crate) async fn use_invitation(
+    txn: &DatabaseTransaction,
+    code_hash: &str,
+    at: Timestamp,
+) -> Result<InvitationId, RepoError> {
+    let mut find = invitations::Entity::find().filter(invitations::Column::CodeHash.eq(code_hash));
+    if txn.get_database_backend() == sea_orm::DbBackend::Postgres {
+        find = find.lock_exclusive();
+    }
+    let row = find
+        .one(txn)
+        .await
+        .context("read the invitation to accept")?
+        .ok_or(RepoError::Conflict(Conflict::Invitation(InvitationGone::Unknown)))?;
+    let found = with_maker(txn, row, true).await?;
+    check_invitation(&found.state(), at).map_err(|gone| RepoError::Conflict(Conflict::Invitation(gone)))?;
+    let used = invitations::Entity::update_many()
+        .col_expr(invitations::Column::UsedAt, Expr::value(at))
+        .filter(invitations::Column::Id.eq(found.id.0))
+        .filter(invitations::Column::UsedAt.is_null())
+        .filter(invitations::Column::RevokedAt.is_null())
+        .exec(txn)
+        .await
+        .context("mark the invitation used")?;
+    // The write's own guard; under the row's lock it always writes.
+    if used.rows_affected == 0 {
+        return Err(RepoError::Conflict(Conflict::Invitation(InvitationGone::Used)));
+    }
+    Ok(found.id)
+}
+
+/// Notes who accepted the invitation `id`.
+pub(crate) async fn used_by(txn: &DatabaseTransaction, id: InvitationId, member: MemberId) -> Result<(), RepoError> {
+    invitations::Entity::update_many()
+        .col_expr(invitations::Column::UsedBy, Expr::value(member.0))
+        .filter(invitations::Column::Id.eq(id.0))
+        .exec(txn)
+        .await
+        .context("note who used the invitation")?;
+    Ok(())
 }
 
 #[async_trait]
@@ -339,7 +466,7 @@ impl TokenRepo for Store {
             .await
             .context("store a token hash")?;
         if written == 0 {
-            return Err(RepoError::Conflict("token is already stored".into()));
+            return Err(RepoError::Conflict(Conflict::AlreadyStored("the token")));
         }
         let t = tokens::Entity::find()
             .filter(tokens::Column::Hash.eq(new.hash))

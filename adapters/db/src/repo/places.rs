@@ -14,8 +14,8 @@ use sea_orm::{
     QueryFilter, QueryOrder, QuerySelect, Statement,
 };
 use std::collections::HashMap;
-use trove_application::RepoError;
 use trove_application::ports::{FoundPath, PlaceRepo};
+use trove_application::{Conflict, RepoError};
 use trove_domain::place::{NewPlace, Place, PlaceChanges, PlaceName, PlacePath, PlaceStep, PlaceTree};
 use trove_domain::{HouseholdId, PlaceId, Timestamp};
 
@@ -223,11 +223,6 @@ async fn find_place<C: ConnectionTrait>(db: &C, household: HouseholdId, id: Plac
     row.map(mapping::place).transpose()
 }
 
-/// "1 item", "2 places".
-fn count(n: u64, one: &str, many: &str) -> String {
-    if n == 1 { format!("1 {one}") } else { format!("{n} {many}") }
-}
-
 #[async_trait]
 impl PlaceRepo for Store {
     async fn insert(&self, household: HouseholdId, place: NewPlace, at: Timestamp) -> Result<Place, RepoError> {
@@ -243,7 +238,7 @@ impl PlaceRepo for Store {
         }
         if let Err(e) = tree.check_name(&place.name, place.parent_id, None) {
             txn.rollback().await.context("roll back the place insert")?;
-            return Err(RepoError::Conflict(e.to_string()));
+            return Err(RepoError::Conflict(Conflict::Place(e)));
         }
         let stored = insert_row(&txn, household, &place, at).await?;
         txn.commit().await.context("commit the place insert")?;
@@ -292,7 +287,7 @@ impl PlaceRepo for Store {
             Ok(p) => p,
             Err(e) => {
                 txn.rollback().await.context("roll back the place update")?;
-                return Err(RepoError::Conflict(e.to_string()));
+                return Err(RepoError::Conflict(Conflict::Place(e)));
             }
         };
         places::Entity::update_many()
@@ -337,12 +332,7 @@ impl PlaceRepo for Store {
             .context("count the items in a place")?;
         if children > 0 || present > 0 {
             txn.rollback().await.context("roll back the place delete")?;
-            let what = match (present, children) {
-                (0, c) => count(c, "place", "places"),
-                (i, 0) => count(i, "item", "items"),
-                (i, c) => format!("{} and {}", count(i, "item", "items"), count(c, "place", "places")),
-            };
-            return Err(RepoError::Conflict(format!("place {id} still holds {what}; move them out first")));
+            return Err(RepoError::Conflict(Conflict::StillHolds { place: id, items: present, places: children }));
         }
         // Gone items are history and cannot be moved: they lose their place, and their version moves on.
         items::Entity::update_many()
@@ -383,15 +373,5 @@ impl PlaceRepo for Store {
 
     async fn paths(&self, household: HouseholdId, ids: &[PlaceId]) -> Result<HashMap<PlaceId, PlacePath>, RepoError> {
         Ok(load_paths(&self.db, household, ids).await?)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::count;
-
-    #[test]
-    fn counts_read_as_words() {
-        assert_eq!((count(1, "item", "items"), count(3, "place", "places")), ("1 item".into(), "3 places".into()));
     }
 }

@@ -12,8 +12,8 @@ use sea_orm::{
     ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter,
     QueryOrder,
 };
-use trove_application::RepoError;
 use trove_application::ports::ProjectRepo;
+use trove_application::{Conflict, RepoError};
 use trove_domain::item::Availability;
 use trove_domain::project::{NewProject, Project, ProjectStatus};
 use trove_domain::{HouseholdId, ItemId, ProjectId, Timestamp};
@@ -58,8 +58,7 @@ async fn move_project(
     match current {
         None => Err(RepoError::NotFound),
         Some(p) => {
-            let expected = from.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" or ");
-            Err(RepoError::Conflict(format!("project {id} is {}, not {expected}", p.status)))
+            Err(RepoError::Conflict(Conflict::ProjectStatus { project: id, is: p.status, expected: from.to_vec() }))
         }
     }
 }

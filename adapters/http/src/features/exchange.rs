@@ -5,7 +5,9 @@ use crate::auth::{Member, Person};
 use crate::error::{ApiError, ApiResult};
 use crate::media::is_media;
 use crate::services::Services;
+use crate::shared::Kept;
 use poem::{FromRequest, Request, RequestBody};
+use poem_openapi::param::Header;
 use poem_openapi::payload::{Json, ParsePayload, Payload, PlainText};
 use poem_openapi::registry::MetaSchemaRef;
 use poem_openapi::types::Type;
@@ -91,12 +93,24 @@ impl ExchangeApi {
 
     /// Import a CSV (`Content-Type: text/csv`): our own export or a Homebox export. All or nothing: a bad row is
     /// answered 400 with its line and nothing is written. Rows whose reference (our id, `HB.import_ref`) was
-    /// imported before update that item. Recorded in the household's history as done by the caller: one `import`
-    /// event per item, and a `create` of each place made for a `location`.
+    /// imported before update that item. Recorded in the household's history as done by the caller, in the
+    /// import's own transaction: one `import` event per item, and a `create` of each place made for a
+    /// `location`. With an `Idempotency-Key`, a retry of the same file is answered the first import's answer
+    /// and imports nothing again (the same key with another file: 422; while the first still runs: 409).
     #[oai(path = "/import", method = "post")]
-    async fn import(&self, Person(c): Person, body: ImportBody) -> ApiResult<Json<ImportAnswer>> {
+    async fn import(
+        &self,
+        Person(c): Person,
+        #[oai(name = "Idempotency-Key")] key: Header<Option<String>>,
+        body: ImportBody,
+    ) -> ApiResult<Json<ImportAnswer>> {
         let ImportBody::Csv(CsvBody(bytes)) = body;
-        let done = self.0.exchange.import((&c).into(), &bytes).await.map_err(ApiError::from)?;
-        Ok(Json(done.into()))
+        let actor = trove_application::history::Actor::from(&c);
+        let run = || async {
+            let done = self.0.exchange.import(actor, &bytes).await.map_err(ApiError::from)?;
+            Ok::<_, ApiError>(Kept(ImportAnswer::from(done)))
+        };
+        let Kept(answer) = self.0.idempotency.once(c.household, "import", key.0.as_deref(), &bytes, run).await?;
+        Ok(Json(answer))
     }
 }

@@ -11,7 +11,7 @@ use crate::shared::{
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use poem::IntoResponse;
-use poem_openapi::param::{Path, Query};
+use poem_openapi::param::{Header, Path, Query};
 use poem_openapi::payload::{Json, Payload};
 use poem_openapi::registry::{MetaResponses, MetaSchemaRef, Registry};
 use poem_openapi::types::{MaybeUndefined, ToJSON, Type};
@@ -576,6 +576,46 @@ impl Serialize for ItemListJson<'_> {
     }
 }
 
+/// An item's version as its entity tag: `"3"` (a strong tag; an item's answer changes only with its version).
+fn etag(item: &Item) -> String {
+    format!("\"{}\"", item.version)
+}
+
+/// The version an `If-Match` header asks a change to be made at: `None` without the header or for `*` (any
+/// version of the item, which exists or the change is 404).
+///
+/// # Errors
+/// 400 for anything but `*` or one strong entity tag this API answered (`"3"`).
+fn if_match(header: Option<&str>) -> Result<Option<i64>, ApiError> {
+    let Some(text) = header.map(str::trim) else { return Ok(None) };
+    if text == "*" {
+        return Ok(None);
+    }
+    text.strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+        .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|v| v.parse().ok())
+        .map(Some)
+        .ok_or_else(|| ApiError::bad_request("If-Match must be * or one ETag an item answer gave, like \"3\""))
+}
+
+/// One item, with its version as the `ETag`.
+#[derive(ApiResponse)]
+pub enum OneItem {
+    /// The item. `ETag` is its version (`"3"`): send it back as `If-Match` on a change to make the change only
+    /// while the item is still at that version.
+    #[oai(status = 200)]
+    Item(JsonBytes<ItemDto>, #[oai(header = "ETag")] String),
+}
+
+/// An item as a change left it, with its version as the `ETag`.
+#[derive(ApiResponse)]
+pub enum ChangedItem {
+    /// The item as changed (or as it was, for a change that changed nothing). `ETag` is its version.
+    #[oai(status = 200)]
+    Item(Json<ItemDto>, #[oai(header = "ETag")] String),
+}
+
 /// The item routes.
 /// The routes, and the listing answers kept while the household's item revision is unchanged.
 pub struct ItemsApi(pub Services, pub Arc<Answers>);
@@ -697,21 +737,33 @@ impl ItemsApi {
         Ok(Json(BulkDone { updated }))
     }
 
-    /// One item in full.
+    /// One item in full; its `ETag` is its version.
     #[oai(path = "/items/:id", method = "get")]
-    async fn get(&self, Member(h): Member, id: Path<i64>) -> ApiResult<JsonBytes<ItemDto>> {
+    async fn get(&self, Member(h): Member, id: Path<i64>) -> ApiResult<OneItem> {
         let (item, path) = self.0.inventory.get_with_path(h, ItemId(id.0)).await.map_err(ApiError::from)?;
-        Ok(JsonBytes::new(&ItemJson { item: &item, path: path.as_ref() })?)
+        Ok(OneItem::Item(JsonBytes::new(&ItemJson { item: &item, path: path.as_ref() })?, etag(&item)))
     }
 
     /// Change the fields given. `place_id` or a `location` text ("Garage / Shelf B2", found or created) moves
-    /// it.
+    /// it. A change that changes nothing writes nothing: no history event, the same version. With `If-Match`
+    /// (the `ETag` of an answer), the change is made only while the item is at that version: 412 otherwise,
+    /// and nothing is written.
     #[oai(path = "/items/:id", method = "patch")]
-    async fn patch(&self, Person(c): Person, id: Path<i64>, body: Json<PatchItem>) -> ApiResult<Json<ItemDto>> {
+    async fn patch(
+        &self,
+        Person(c): Person,
+        id: Path<i64>,
+        /// The item's `ETag` as read (`"3"`), or `*`: change it only while it is at that version (412 if not).
+        #[oai(name = "If-Match")]
+        expected: Header<Option<String>>,
+        body: Json<PatchItem>,
+    ) -> ApiResult<ChangedItem> {
         let h = c.household;
+        let expected = if_match(expected.0.as_deref())?;
         let patch = body.0.try_into_domain()?;
-        let item = self.0.inventory.patch((&c).into(), ItemId(id.0), patch).await.map_err(ApiError::from)?;
-        Ok(Json(self.answer(h, &item).await?))
+        let item = self.0.inventory.patch((&c).into(), ItemId(id.0), patch, expected).await.map_err(ApiError::from)?;
+        let tag = etag(&item);
+        Ok(ChangedItem::Item(Json(self.answer(h, &item).await?), tag))
     }
 
     /// Record a measurement (normalised to the canonical unit).

@@ -12,9 +12,9 @@ use poem_openapi::{ApiResponse, Object, OpenApi, Tags};
 use trove_application::auth::SignedIn;
 use trove_application::passkeys::Begun;
 use trove_application::ports::passkeys::Passkey;
-use trove_application::ports::people::{ApiToken, Member as MemberRecord};
+use trove_application::ports::people::{ApiToken, Invitation, Member as MemberRecord};
 use trove_domain::ids::PasskeyId;
-use trove_domain::people::{self as dp, MemberId, TokenId};
+use trove_domain::people::{self as dp, InvitationId, MemberId, TokenId};
 
 #[derive(Tags)]
 enum Tag {
@@ -91,6 +91,44 @@ pub struct InvitationDto {
     pub code: String,
     pub role: Role,
     pub expires_at: DateTime<Utc>,
+}
+
+/// A member as another object names them.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct MemberRef {
+    pub id: i64,
+    pub name: String,
+}
+
+/// An open invitation, as owners see it (never its code).
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(rename = "OpenInvitation")]
+pub struct OpenInvitationDto {
+    pub id: i64,
+    /// The role the invited person gets.
+    pub role: Role,
+    /// The member who made it; null when it was made from the command line (`trove invite`).
+    pub created_by: Option<MemberRef>,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
+}
+
+impl From<&Invitation> for OpenInvitationDto {
+    fn from(i: &Invitation) -> Self {
+        Self {
+            id: i.id.0,
+            role: i.role.into(),
+            created_by: i.maker.as_ref().map(|m| MemberRef { id: m.id.0, name: m.name.to_string() }),
+            created_at: i.created_at,
+            expires_at: dp::invitation_expiry(i.created_at),
+        }
+    }
+}
+
+/// The invitations that may still be accepted, oldest first.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct InvitationList {
+    pub invitations: Vec<OpenInvitationDto>,
 }
 
 /// Accepting an invitation with a password.
@@ -294,6 +332,13 @@ impl PeopleApi {
     fn signed_in(&self, s: &SignedIn) -> (Json<SignedInDto>, String) {
         (Json(SignedInDto { member: (&s.member).into() }), session_set_cookie(&self.0.site, &s.secret))
     }
+
+    /// The client a sign-in comes from, for the throttle (see [`crate::site::Site::client`]).
+    fn client(&self, request: &poem::Request) -> trove_domain::throttle::ClientAddress {
+        let peer = request.remote_addr().as_socket_addr().map(std::net::SocketAddr::ip);
+        let forwarded = request.headers().get("x-forwarded-for").and_then(|v| v.to_str().ok());
+        self.0.site.client(peer, forwarded)
+    }
 }
 
 #[OpenApi(tag = "Tag::People")]
@@ -350,8 +395,24 @@ impl PeopleApi {
         })))
     }
 
-    /// Accept an invitation with a name and a password: 201 with the session cookie; 410 for a used or expired
-    /// code.
+    /// The open invitations (owners): those that may still be accepted, oldest first, with who made each; never
+    /// their codes.
+    #[oai(path = "/invitations", method = "get")]
+    async fn invitations(&self, Person(c): Person) -> ApiResult<Json<InvitationList>> {
+        let open = self.0.people.invitations(&c).await.map_err(ApiError::from)?;
+        Ok(Json(InvitationList { invitations: open.iter().map(Into::into).collect() }))
+    }
+
+    /// Revoke an invitation (owners): accepting it is 410 from now on. 410 when it was used already; revoking one
+    /// revoked already is 204 again.
+    #[oai(path = "/invitations/:id", method = "delete")]
+    async fn revoke_invitation(&self, Person(c): Person, id: Path<i64>) -> ApiResult<Done> {
+        self.0.people.revoke_invitation(&c, InvitationId(id.0)).await.map_err(ApiError::from)?;
+        Ok(Done::Done)
+    }
+
+    /// Accept an invitation with a name and a password: 201 with the session cookie; 410 for a code that was
+    /// used, revoked or has expired, or whose maker was removed or no longer holds the role it grants.
     #[oai(path = "/invitations/accept", method = "post")]
     async fn accept(&self, body: Json<AcceptInvitation>) -> ApiResult<SignedInAnswer> {
         let b = body.0;
@@ -361,10 +422,12 @@ impl PeopleApi {
     }
 
     /// Sign in with a name and a password: the session cookie. A wrong name or password is the same 401; too
-    /// many failures for a name are 429 with `Retry-After`.
+    /// many failures for a name from this address, or under many names from this address, are 429 with
+    /// `Retry-After`; while too many passwords are being checked at once, 503 with `Retry-After`.
     #[oai(path = "/session", method = "post")]
-    async fn sign_in(&self, body: Json<SignIn>) -> ApiResult<SignedInAnswer> {
-        let signed = self.0.auth.sign_in(&body.0.name, &body.0.password).await.map_err(ApiError::from)?;
+    async fn sign_in(&self, request: &poem::Request, body: Json<SignIn>) -> ApiResult<SignedInAnswer> {
+        let from = self.client(request);
+        let signed = self.0.auth.sign_in(&body.0.name, &body.0.password, &from).await.map_err(ApiError::from)?;
         let (json, cookie) = self.signed_in(&signed);
         Ok(SignedInAnswer::Ok(json, cookie))
     }
@@ -424,17 +487,31 @@ impl PeopleApi {
     /// Start signing in with a passkey as a name: the options for `navigator.credentials.get()` (alike for a
     /// name no one has). 429 with `Retry-After` after too many failed sign-ins for the name.
     #[oai(path = "/session/passkey/start", method = "post")]
-    async fn passkey_sign_in_start(&self, body: Json<PasskeySignIn>) -> ApiResult<Json<CeremonyDto>> {
-        begun(self.0.passkeys.start_sign_in(&body.0.name).await.map_err(ApiError::from)?)
+    async fn passkey_sign_in_start(
+        &self,
+        request: &poem::Request,
+        body: Json<PasskeySignIn>,
+    ) -> ApiResult<Json<CeremonyDto>> {
+        let from = self.client(request);
+        begun(self.0.passkeys.start_sign_in(&body.0.name, &from).await.map_err(ApiError::from)?)
     }
 
     /// Finish signing in with a passkey: the session cookie. 401 when the passkey is not accepted (counted
     /// toward the name's throttle), 410 for an unknown, expired or finished ceremony, 429 when throttled.
     #[oai(path = "/session/passkey/finish", method = "post")]
-    async fn passkey_sign_in_finish(&self, body: Json<PasskeyFinish>) -> ApiResult<SignedInAnswer> {
+    async fn passkey_sign_in_finish(
+        &self,
+        request: &poem::Request,
+        body: Json<PasskeyFinish>,
+    ) -> ApiResult<SignedInAnswer> {
         let b = body.0;
-        let signed =
-            self.0.passkeys.finish_sign_in(&b.ceremony, &b.credential.to_string()).await.map_err(ApiError::from)?;
+        let from = self.client(request);
+        let signed = self
+            .0
+            .passkeys
+            .finish_sign_in(&b.ceremony, &b.credential.to_string(), &from)
+            .await
+            .map_err(ApiError::from)?;
         let (json, cookie) = self.signed_in(&signed);
         Ok(SignedInAnswer::Ok(json, cookie))
     }

@@ -28,7 +28,7 @@ const ACTIONS = {
 const PROJECT_STEPS = { accept: "reserved for a project", build: "built into a project", drop: "released from a project" };
 
 /** The fields an undo puts back (`history::reverse`): a change of only these shows an Undo button. */
-const UNDOABLE = new Set(["name", "type", "profile", "condition", "intent", "availability", "place_id"]);
+const UNDOABLE = new Set(["name", "item_type", "profile", "condition", "intent", "availability", "place_id"]);
 
 /** Whether the page's reader may write (a viewer sees no Undo: the API would refuse it, 403). */
 function mayWrite() {

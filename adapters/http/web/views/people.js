@@ -1,5 +1,5 @@
-// The people of a household: the owner's page (members and roles, invitations with a link to copy, ending a
-// member's sessions) and everyone's API tokens for scripts.
+// The people of a household: the owner's page (members and roles, invitations with a link to copy, the open
+// invitations with Revoke, ending a member's sessions) and everyone's API tokens for scripts.
 
 import { api } from "../api.js";
 import { h, field, select, date, section, copyButton, flashNext, showError } from "../ui.js";
@@ -26,9 +26,52 @@ async function attempt(out, action) {
   }
 }
 
+/** The open invitations (owners only): role, who made each, when it expires, and Revoke. */
+function invitationsSection(invitations, out) {
+  const rows = invitations.map((inv) => {
+    const by = inv.created_by ? inv.created_by.name : "the command line";
+    const revoke = h("button", { type: "button", class: "danger", "aria-label": `Revoke the ${inv.role} invitation by ${by}` }, "Revoke");
+    revoke.addEventListener("click", () =>
+      attempt(out, async () => {
+        if (!window.confirm(`Revoke this ${inv.role} invitation? Its link will no longer work.`)) return;
+        await api(`/invitations/${inv.id}`, { method: "DELETE" });
+        done(`The ${inv.role} invitation by ${by} was revoked.`);
+      }),
+    );
+    return h(
+      "tr",
+      { "data-invitation": String(inv.id) },
+      h("th", { scope: "row" }, inv.role),
+      h("td", {}, by),
+      h("td", {}, date(inv.created_at)),
+      h("td", {}, date(inv.expires_at)),
+      h("td", { class: "row-actions" }, revoke),
+    );
+  });
+  return section(
+    "Open invitations",
+    invitations.length
+      ? h(
+          "div",
+          { class: "table-wrap" },
+          h(
+            "table",
+            { class: "invitations" },
+            h("thead", {}, h("tr", {}, ["Role", "Made by", "Made", "Expires", ""].map((c) => h("th", { scope: "col" }, c)))),
+            h("tbody", {}, ...rows),
+          ),
+        )
+      : h("p", {}, "None: every invitation was used, revoked or has expired."),
+  );
+}
+
 export async function householdView(me) {
-  const [{ members }, who] = await Promise.all([api("/members"), api("/me")]);
   const owner = me?.role === "owner";
+  const [{ members }, who, { invitations }] = await Promise.all([
+    api("/members"),
+    api("/me"),
+    owner ? api("/invitations") : Promise.resolve({ invitations: [] }),
+  ]);
   const out = h("div", { class: "out" });
 
   const rows = members.map((m) => {
@@ -64,6 +107,7 @@ export async function householdView(me) {
     );
   });
 
+  const openList = h("div", { class: "open-invitations" }, owner ? invitationsSection(invitations, out) : null);
   const inviteRole = select("role", ROLES, "member", {});
   const invited = h("div", { class: "invited", "aria-live": "polite" });
   const invite = h(
@@ -83,6 +127,8 @@ export async function householdView(me) {
         h("p", { class: "link" }, h("code", { class: "invitation-url" }, inv.url)),
         copyButton("Copy link", inv.url),
       );
+      const { invitations: now } = await api("/invitations");
+      openList.replaceChildren(invitationsSection(now, out));
     });
   });
 
@@ -105,6 +151,7 @@ export async function householdView(me) {
       ),
     ),
     owner ? section("Invite someone", invite) : null,
+    owner ? openList : null,
   );
 }
 
