@@ -183,6 +183,24 @@ pub struct SignedIn {
 /// The longest name key the throttle stores: longer texts are no member's name, and their keys are cut here.
 const THROTTLE_KEY_MAX: usize = 4 * people::NAME_MAX;
 
+/// The throttle's key of a name typed at sign-in: lower-cased, cut to [`THROTTLE_KEY_MAX`] characters, control
+/// characters (which no name has, and PostgreSQL's text refuses as NUL) replaced, so any text can be counted.
+///
+/// ```
+/// # use trove_application::auth::throttle_key;
+/// assert_eq!(throttle_key(" Ada "), "ada");
+/// assert_eq!(throttle_key("a\0b"), "a\u{fffd}b");
+/// assert_eq!(throttle_key(&"x".repeat(10_000)).chars().count(), 4 * trove_domain::people::NAME_MAX);
+/// ```
+pub fn throttle_key(name: &str) -> String {
+    name.trim()
+        .to_lowercase()
+        .chars()
+        .take(THROTTLE_KEY_MAX)
+        .map(|c| if c.is_control() { char::REPLACEMENT_CHARACTER } else { c })
+        .collect()
+}
+
 /// Authenticating requests, signing in and out, and the command line's tokens.
 #[derive(Clone)]
 pub struct Auth {
@@ -376,6 +394,10 @@ impl Auth {
     /// [`Error::Throttled`], [`Error::SignInFailed`], [`Error::Busy`] when too many sign-ins are being checked.
     pub async fn sign_in(&self, name: &str, password: &str, from: &ClientAddress) -> Result<SignedIn, Error> {
         let now = self.clock.now();
+        // The decoy is made once per process, before this sign-in holds a turn to hash.
+        let decoy = self.decoy().await?;
+        // A turn to hash first: in a flood, the sign-ins beyond the queue are refused before they read anything.
+        let turn = self.hashing.admit()?;
         let key = self.unthrottled(name, from, now).await?;
         let found = match MemberName::new(name) {
             Ok(n) => self.members.member_by_name(&n).await?,
@@ -383,11 +405,11 @@ impl Auth {
         };
         let (member, hash) = match found {
             Some((m, Some(h))) => (Some(m), h),
-            _ => (None, self.decoy().await?),
+            _ => (None, decoy),
         };
         let hasher = self.hasher.clone();
         let password = password.to_owned();
-        let right = self.hashing.run(move || hasher.verify(&password, &hash)).await?;
+        let right = turn.run(move || hasher.verify(&password, &hash)).await?;
         match member {
             Some(member) if right => {
                 self.signed_in(&key, from).await?;
@@ -417,7 +439,7 @@ impl Auth {
     /// # Errors
     /// [`Error::Throttled`]; `Unexpected` when the store fails.
     pub(crate) async fn unthrottled(&self, name: &str, from: &ClientAddress, now: Timestamp) -> Result<String, Error> {
-        let key: String = name.trim().to_lowercase().chars().take(THROTTLE_KEY_MAX).collect();
+        let key = throttle_key(name);
         let since = now - people::THROTTLE_WINDOW;
         let recent = self.failures.recent_failures(&key, from, since, throttle::MOST_READ).await?;
         if let Some(wait) = throttle::wait(&recent, now) {

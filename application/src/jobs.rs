@@ -5,7 +5,7 @@
 use crate::Error;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// How many jobs may wait for each core before new ones are refused.
 pub const QUEUE_PER_WORKER: usize = 4;
@@ -25,11 +25,57 @@ pub struct Jobs {
 }
 
 /// Counts a job as waiting until it gets its permit or is dropped (its request cancelled).
-struct Waiting<'a>(&'a AtomicUsize);
+struct Waiting(Arc<AtomicUsize>);
 
-impl Drop for Waiting<'_> {
+impl Drop for Waiting {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A job let in by [`Jobs::admit`]: it holds a worker's permit, or a place in the queue, until it runs or is
+/// dropped.
+pub struct Admitted {
+    running: Arc<Semaphore>,
+    turn: Turn,
+}
+
+enum Turn {
+    Now(OwnedSemaphorePermit),
+    Queued(Waiting),
+}
+
+impl Admitted {
+    /// Runs `work` on a blocking thread once a permit is free (at once when one was free at admission).
+    ///
+    /// The permit is held by the blocking thread, so a job whose request is cancelled keeps its place until its
+    /// work is done: the limit counts the work on the cores, not the requests.
+    ///
+    /// # Errors
+    /// [`Error::Unexpected`] when the work panicked.
+    pub async fn run<T, F>(self, work: F) -> Result<T, Error>
+    where
+        T: Send + 'static,
+        F: FnOnce() -> T + Send + 'static,
+    {
+        let permit = match self.turn {
+            Turn::Now(permit) => permit,
+            Turn::Queued(waiting) => {
+                let permit = self
+                    .running
+                    .acquire_owned()
+                    .await
+                    .map_err(|e| Error::Unexpected(anyhow::anyhow!("the job gate is closed: {e}")))?;
+                drop(waiting);
+                permit
+            }
+        };
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            work()
+        })
+        .await
+        .map_err(|e| Error::Unexpected(anyhow::anyhow!("a job failed: {e}")))
     }
 }
 
@@ -46,16 +92,44 @@ impl Jobs {
         Self::new(cores, cores * QUEUE_PER_WORKER)
     }
 
+    /// One job running per two cores (at least one), and [`QUEUE_PER_WORKER`] waiting per worker: for work that
+    /// may come in floods (password hashes), so that the other requests always keep cores of their own.
+    pub fn for_half_the_cores() -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        let workers = (cores / 2).max(1);
+        Self::new(workers, workers * QUEUE_PER_WORKER)
+    }
+
     /// The same gate for jobs of another `work` (its refusals name it: "sign-ins").
     #[must_use]
     pub fn doing(self, work: &'static str) -> Self {
         Self { work, ..self }
     }
 
-    /// Runs `work` on a blocking thread once a permit is free, waiting in the queue for it.
+    /// Lets a job in before any work is done for it: a worker's permit when one is free, else a place in the
+    /// queue. A request that would only be refused later asks first, so a flood is refused before it costs
+    /// anything (a sign-in reads the store before it hashes).
     ///
-    /// The permit is held by the blocking thread, so a job whose request is cancelled keeps its place until its
-    /// work is done: the limit counts the work on the cores, not the requests.
+    /// # Errors
+    /// [`Error::Busy`] at once, when the queue is full.
+    pub fn admit(&self) -> Result<Admitted, Error> {
+        let turn = match self.running.clone().try_acquire_owned() {
+            Ok(permit) => Turn::Now(permit),
+            Err(_) => {
+                let before = self.waiting.fetch_add(1, Ordering::SeqCst);
+                let waiting = Waiting(self.waiting.clone());
+                if before >= self.queue {
+                    drop(waiting);
+                    return Err(Error::Busy { work: self.work, retry_after_s: self.retry_after_s(before) });
+                }
+                Turn::Queued(waiting)
+            }
+        };
+        Ok(Admitted { running: self.running.clone(), turn })
+    }
+
+    /// Runs `work` on a blocking thread once a permit is free, waiting in the queue for it ([`Jobs::admit`], then
+    /// [`Admitted::run`]).
     ///
     /// # Errors
     /// [`Error::Busy`] at once, when the queue is full (nothing ran); [`Error::Unexpected`] when the work
@@ -65,31 +139,7 @@ impl Jobs {
         T: Send + 'static,
         F: FnOnce() -> T + Send + 'static,
     {
-        let permit = match self.running.clone().try_acquire_owned() {
-            Ok(permit) => permit,
-            Err(_) => {
-                let before = self.waiting.fetch_add(1, Ordering::SeqCst);
-                let waiting = Waiting(&self.waiting);
-                if before >= self.queue {
-                    drop(waiting);
-                    return Err(Error::Busy { work: self.work, retry_after_s: self.retry_after_s(before) });
-                }
-                let permit = self
-                    .running
-                    .clone()
-                    .acquire_owned()
-                    .await
-                    .map_err(|e| Error::Unexpected(anyhow::anyhow!("the job gate is closed: {e}")))?;
-                drop(waiting);
-                permit
-            }
-        };
-        tokio::task::spawn_blocking(move || {
-            let _permit = permit;
-            work()
-        })
-        .await
-        .map_err(|e| Error::Unexpected(anyhow::anyhow!("a job failed: {e}")))
+        self.admit()?.run(work).await
     }
 
     /// A guess of when a turn is likely free: about a second a job, shared by the workers.

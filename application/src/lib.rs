@@ -17,6 +17,7 @@ pub mod jobs;
 pub mod labels;
 pub mod media;
 pub mod metered;
+pub mod offer;
 pub mod passkeys;
 pub mod people;
 pub mod photo;

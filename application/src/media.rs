@@ -121,7 +121,8 @@ impl Media {
     ///
     /// # Errors
     /// [`MediaError::Refused`] for an empty, too large, broken or unaccepted file; [`Error::NotFound`] naming
-    /// the item. Nothing is kept then (a blob written before the item vanished is removed, or swept).
+    /// the item; [`Error::StorageUnavailable`] when the blob store cannot take the file now (full, unreachable).
+    /// Nothing is kept then (a blob written before the item vanished is removed, or swept).
     pub async fn upload(&self, actor: Actor, item: Option<ItemId>, upload: Upload) -> Result<Medium, MediaError> {
         let household = actor.household;
         let media_type = media::sniff(&upload.bytes)?;

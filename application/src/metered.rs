@@ -79,6 +79,11 @@ impl Metered {
         self.model.capabilities()
     }
 
+    /// What the backend offers, use case by use case, with why not where it does not (nothing is sent).
+    pub fn offer(&self) -> crate::offer::Offer {
+        crate::offer::Offer::of(self.model.capabilities(), self.model.model_name(CallKind::Propose))
+    }
+
     /// The budget rule, checked before a call is sent.
     ///
     /// # Errors

@@ -26,6 +26,14 @@ pub struct Invited {
     pub expires_at: Timestamp,
 }
 
+/// What an invitation offers whoever holds its code, before they join: the household, the role, until when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvitationOffer {
+    pub household: String,
+    pub role: Role,
+    pub expires_at: Timestamp,
+}
+
 /// A new API token: what is listed, and the token itself (shown once).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewApiToken {
@@ -203,6 +211,28 @@ impl People {
         self.invitations.revoke_invitation(caller.household, id, now).await.map_err(|e| match e {
             RepoError::Conflict(Conflict::Invitation(gone)) => Refusal::InvitationGone(gone).into(),
             other => named(Object::Invitation, id.0)(other),
+        })
+    }
+
+    /// What an invitation offers, asked by whoever holds its code (the code is the secret) before they choose a
+    /// name: the household, the role and until when. Nothing changes.
+    ///
+    /// # Errors
+    /// [`Refusal::InvitationGone`] exactly when accepting it now would be: an unknown code, or one that was used,
+    /// revoked or has expired, or whose maker was removed or no longer holds the role it grants.
+    pub async fn invitation_offer(&self, code: &str) -> Result<InvitationOffer, Error> {
+        let invitation = self
+            .invitations
+            .invitation(&hash_token(code))
+            .await?
+            .ok_or(Refusal::InvitationGone(people::InvitationGone::Unknown))?;
+        people::check_invitation(&invitation.state(), self.clock.now()).map_err(Refusal::from)?;
+        let household =
+            self.members.household(invitation.household).await.context("reading the invitation's household")?;
+        Ok(InvitationOffer {
+            household: household.name,
+            role: invitation.role,
+            expires_at: people::invitation_expiry(invitation.created_at),
         })
     }
 

@@ -99,14 +99,15 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         invitations: store.clone(),
         sessions: store.clone(),
         tokens: store.clone(),
-        hasher: Arc::new(password::Argon2Hasher),
+        hasher: Arc::new(password::Argon2Hasher::default()),
         secrets: Arc::new(password::OsSecrets),
         clock: clock.clone(),
         token_checks,
         failures: store.clone(),
-        // Password hashes (Argon2id, 19 MiB each) under their own limit sized to the cores, so a flood of
-        // sign-ins waits in a short queue or is refused (503 with Retry-After) instead of exhausting memory.
-        hashing: Jobs::for_cores().doing("sign-ins"),
+        // Password hashes (Argon2id, 19 MiB each) under their own limit, one per two cores, so a flood of
+        // sign-ins waits in a short queue or is refused (503 with Retry-After) instead of exhausting memory, and
+        // the other requests keep cores of their own.
+        hashing: Jobs::for_half_the_cores().doing("sign-ins"),
     };
 
     let catalogue = Catalogue::new(templates.clone());
@@ -168,6 +169,7 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
             clock.clone(),
             recorder.clone(),
         ),
+        backend: metered.clone(),
         intake: Intake::new(metered.clone(), items.clone(), clock.clone(), model_images, jobs.clone()),
         exchange: Exchange::new(items.clone(), sheet, clock.clone(), recorder.clone()),
         selling: Selling::new(metered, items, prices, clock.clone(), config.price.clone()),

@@ -236,8 +236,18 @@ async function strayValues() {
   });
 }
 
+/** Alerts inside a live region (announced twice, or not at all): answers each with its text. */
+async function nestedAlerts(p = page) {
+  return p.evaluate(() =>
+    [...document.querySelectorAll('[role="alert"]')]
+      .filter((el) => el.parentElement?.closest('[role="status"], [role="alert"], [aria-live], [role="log"]'))
+      .map((el) => el.textContent.trim().slice(0, 60)),
+  );
+}
+
 async function checkAccessible(where) {
   assert.deepEqual(await strayValues(), [], `values rendered as text on ${where}`);
+  assert.deepEqual(await nestedAlerts(), [], `an alert inside a live region on ${where}`);
   const missing = await unnamedControls();
   assert.deepEqual(missing, [], `controls without an accessible name on ${where}`);
   const faint = await lowContrastText();
@@ -394,15 +404,14 @@ test("the invitation link signs the owner up with a password; the page keeps no 
   );
   apiToken = made.token;
   assert.ok(apiToken, JSON.stringify(made));
-  // The link was for one person: opened again, it is refused.
+  // The link was for one person: opened again, the page says so at once, before any form.
   const other = await browser.newContext();
   try {
     const p = await other.newPage();
     await p.goto(joinUrl);
-    await p.getByLabel("Name").fill("Someone Else");
-    await p.getByLabel("Password").fill("another long passphrase");
-    await p.getByRole("button", { name: "Join" }).click();
-    await p.locator(".message.error", { hasText: "Gone" }).waitFor({ timeout: DEADLINE });
+    await p.getByRole("heading", { level: 1, name: "This invitation cannot be used" }).waitFor({ timeout: DEADLINE });
+    assert.match(await p.locator(".join-gone").textContent(), /already used/);
+    assert.equal(await p.getByLabel("Password").count(), 0, "no form for a used link");
   } finally {
     await other.close();
   }
@@ -1308,15 +1317,46 @@ async function priceErrorOn(p, origin) {
   return err.textContent();
 }
 
-test("without a Model API key, pricing names the setting that enables it", async () => {
+test("without a Model API key the page knows before anyone types: readings and pricing say they need a model backend, the built-in planner proposes at no cost", async () => {
   await withSecondTrove({}, async (p, origin) => {
-    const text = await priceErrorOn(p, origin);
-    assert.match(text, /Not configured/);
-    assert.match(text, /MODEL_API_KEY/);
-    // The local planner still proposes projects, at no cost.
+    const offer = await p.evaluate(() => fetch("/api/capabilities").then((r) => r.json()));
+    assert.equal(offer.proposals.by, "local_planner", JSON.stringify(offer));
+    assert.equal(offer.pricing.available, false);
+    assert.match(offer.pricing.reason, /MODEL_API_KEY/);
+    // Intake: one line in place of each reading's form, nothing offered as if ready.
+    await p.goto(`${origin}/#/intake`);
+    await p.getByRole("heading", { level: 1, name: "Intake" }).waitFor({ timeout: DEADLINE });
+    for (const panel of ["Paste a listing", "Label photo", "Voice note"]) {
+      const box = p.getByRole("region", { name: panel });
+      assert.match(await box.locator(".needs-model").textContent({ timeout: DEADLINE }), /needs a model backend.*An owner can set one up/);
+      assert.equal(await box.getByRole("button").count(), 0, `no button in ${panel}`);
+      assert.equal(await box.locator("textarea, input").count(), 0, `no field in ${panel}`);
+    }
+    assert.equal(await p.getByRole("button", { name: "Find the items" }).count(), 1, "the photo panel needs no model");
+    const docs = await p.locator(".needs-model a").first().getAttribute("href");
+    const answer = await p.request.get(new URL(docs, origin).href);
+    assert.equal(answer.status(), 200);
+    assert.match(await answer.text(), /MODEL_API_KEY/);
+    // Pricing: the same line, no Price button.
+    await p.goto(`${origin}/#/sell`);
+    await p.locator("section", { hasText: "To sell" }).locator("ul.plain-list a").first().click({ timeout: DEADLINE });
+    await p.locator(".needs-model", { hasText: "Pricing from the web needs a model backend" }).waitFor({ timeout: DEADLINE });
+    assert.equal(await p.getByRole("button", { name: "Price it" }).count(), 0);
+    // The built-in planner proposes, and is called that.
     await p.goto(`${origin}/#/projects`);
+    await p.getByText(/The built-in planner looks through what you keep/).waitFor({ timeout: DEADLINE });
     await p.getByRole("button", { name: "What can I build?" }).click({ timeout: DEADLINE });
-    await p.locator("section.run", { hasText: "cost $0.00" }).waitFor({ timeout: DEADLINE });
+    const run = p.locator("section.run");
+    await run.waitFor({ timeout: DEADLINE });
+    assert.match(await run.textContent(), /By the built-in planner, in \d+ steps?: no model call, no cost/);
+    assert.doesNotMatch(await p.locator("main").textContent(), /Asking the model|model step/);
+    // Its spend lines are not model calls, and a chart of zero cost is an empty state.
+    await p.goto(`${origin}/#/spend`);
+    await p.getByRole("heading", { level: 1, name: "Spend" }).waitFor({ timeout: DEADLINE });
+    await p.locator(".chart-empty").waitFor({ timeout: DEADLINE });
+    assert.equal(await p.locator(".chart svg").count(), 0, "no chart of zeros");
+    const rows = await p.getByRole("region", { name: "Latest calls" }).locator("tbody tr").allTextContents();
+    assert.ok(rows.length > 0 && rows.every((r) => /built-in planner \(no model call\)/.test(r)), rows.join(" | "));
   });
 });
 
@@ -1348,6 +1388,11 @@ test("the owner invites a viewer, who sees no button that writes, and a forced w
   try {
     const p = await other.newPage();
     await watchPolicy(p);
+    // The join page names the household and the role before the form.
+    await p.goto(link);
+    await p.getByRole("heading", { level: 1, name: "Join a household" }).waitFor({ timeout: DEADLINE });
+    assert.equal(await p.locator(".join-household").textContent(), "default");
+    assert.match(await p.locator("form").textContent(), /You are invited to join default as a viewer: you can look at everything, and change nothing/);
     await join(p, link, { name: "E2E Viewer", password: "the viewer's passphrase" });
     assert.match(await p.locator("#who").textContent(), /E2E Viewer · viewer/);
     const item = (await apiGet("/items?limit=1")).items[0];
@@ -1362,6 +1407,29 @@ test("the owner invites a viewer, who sees no button that writes, and a forced w
       );
       assert.deepEqual(writes, [], `a viewer sees no control that writes on ${hash}`);
     }
+    // No empty shells: what a viewer cannot use is left out whole, never a heading over nothing.
+    const sellable = (await apiGet("/items?intent=sell&limit=1")).items[0];
+    for (const [hash, heading, absent] of [
+      [`#/items/${item.id}`, item.name, ["Change", "Mark gone"]],
+      ["#/intake", "Intake", ["Paste a listing", "Label photo", "Voice note", "Photo of several items"]],
+      ["#/tokens", "API tokens", ["Make a token"]],
+      [`#/items/${sellable.id}/sell`, sellable.name, ["Price"]],
+    ]) {
+      await p.goto(`${base}/${hash}`);
+      await p.getByRole("heading", { level: 1, name: heading }).waitFor({ timeout: DEADLINE });
+      await settled(p);
+      for (const name of absent) assert.equal(await p.getByRole("heading", { name, exact: true }).count(), 0, `no ${name} for a viewer on ${hash}`);
+      const shells = await p.evaluate(() =>
+        [...document.querySelectorAll("main section")]
+          .filter((sec) => [...sec.children].every((c) => /^H\d$/.test(c.tagName)))
+          .map((sec) => sec.textContent.trim().slice(0, 40)),
+      );
+      assert.deepEqual(shells, [], `sections with nothing under their heading on ${hash}`);
+    }
+    assert.equal(await p.locator('#nav a[data-section="intake"]').isVisible(), false, "no Intake link for a viewer");
+    await p.goto(`${base}/#/items`);
+    await p.getByRole("heading", { level: 1, name: "Inventory" }).waitFor({ timeout: DEADLINE });
+    assert.equal(await p.getByRole("link", { name: "Add items" }).count(), 0, "no Add items for a viewer");
     const forced = await p.evaluate((id) =>
       fetch(`/api/items/${id}`, { method: "PATCH", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ name: "viewer was here" }) }).then(async (r) => [r.status, (await r.json()).error?.code]),
     item.id);
@@ -1380,7 +1448,8 @@ test("the owner sees the open invitations with who made each, and a revoked link
   const link = await page.locator("code.invitation-url").textContent();
   const code = link.split("#/join/")[1];
   // Oldest first: the newest is the one just made, never listed with its code.
-  const made = (await apiGet("/invitations")).invitations.at(-1);
+  // Listing invitations is the owner's own business (a read token may not), so with the page's session.
+  const made = (await page.evaluate(() => fetch("/api/invitations").then((r) => r.json()))).invitations.at(-1);
   assert.equal(made.role, "member");
   assert.equal(made.code, undefined);
   const row = page.locator(`table.invitations tr[data-invitation="${made.id}"]`);
@@ -1516,6 +1585,10 @@ test("signing out ends the session; a wrong password is refused, five in a row a
       const want = i <= 5 ? "Not signed in" : "Too many tries";
       await p.locator(".message.error", { hasText: want }).waitFor({ timeout: DEADLINE });
     }
+    // The wait is said in minutes, as people count it.
+    const throttled = await p.locator(".message.error", { hasText: "Too many tries" }).textContent();
+    assert.match(throttled, /try again in \d+ minutes?/);
+    assert.doesNotMatch(throttled, /seconds/);
   } finally {
     await other.close();
   }
@@ -1566,6 +1639,298 @@ test("the dark colour scheme keeps every page readable", async () => {
   } finally {
     await page.emulateMedia({ colorScheme: "light" });
   }
+});
+
+
+/** Whether the page scrolls sideways on `p` (more than a pixel). */
+async function sideways(p = page) {
+  return p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+}
+
+test("the phone: the menu reaches every section, Scan and Add items are in thumb reach, six items fill the first screen with their places", async () => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  try {
+    await open("#/items", "Inventory");
+    // The sections are behind the Menu button, every one reachable once it is open.
+    const menu = page.getByRole("button", { name: "Menu" });
+    assert.equal(await menu.getAttribute("aria-expanded"), "false");
+    assert.equal(await page.getByRole("link", { name: "Tokens" }).isVisible(), false, "the sections wait behind the menu");
+    await menu.click();
+    assert.equal(await menu.getAttribute("aria-expanded"), "true");
+    const sections = page.locator("#nav a:not([hidden])");
+    assert.equal(await sections.count(), 9, "every section, Household too for the owner");
+    for (const a of await sections.all()) {
+      const box = await a.boundingBox();
+      assert.ok(box && (await a.isVisible()) && box.x >= 0 && box.x + box.width <= 390 && box.y + box.height <= 844, `${await a.textContent()} on the screen: ${JSON.stringify(box)}`);
+    }
+    await page.getByRole("link", { name: "Tokens" }).click();
+    await page.getByRole("heading", { level: 1, name: "API tokens" }).waitFor();
+    assert.equal(await menu.getAttribute("aria-expanded"), "false", "the menu closes on the new page");
+
+    await open("#/items", "Inventory");
+    assert.ok((await sideways()) <= 1, "no sideways scrolling");
+    // Scan and Add items at the bottom of the screen, in thumb reach.
+    for (const name of ["Scan", "Add items"]) {
+      const box = await page.getByRole("link", { name, exact: true }).boundingBox();
+      assert.ok(box && box.y >= 844 - 120 && box.y + box.height <= 844, `${name} in thumb reach: ${JSON.stringify(box)}`);
+    }
+    // The filters but search wait behind the Filter button.
+    assert.equal(await page.getByLabel("Intent").isVisible(), false, "the filters are folded away");
+    const firstScreen = await page.evaluate(() => {
+      const bar = document.querySelector(".thumb-bar").getBoundingClientRect();
+      const bottom = Math.min(window.innerHeight, bar.top);
+      return [...document.querySelectorAll("table.items tbody tr")].filter((tr) => {
+        const r = tr.getBoundingClientRect();
+        return r.top >= 0 && r.bottom <= bottom;
+      }).length;
+    });
+    await page.screenshot({ path: path.join(SHOTS, "inventory-first-screen-phone.png") });
+    assert.ok(firstScreen >= 6, `${firstScreen} items whole on the first screen at 390 x 844`);
+    const filter = page.getByRole("button", { name: /^Filter/ });
+    await filter.click();
+    assert.equal(await filter.getAttribute("aria-expanded"), "true");
+    await page.getByLabel("Intent").waitFor({ state: "visible" });
+
+    // Each item's place under its name.
+    const id = movedItems[0];
+    assert.ok(id, "the places flow ran first");
+    await open(`#/items?q=${encodeURIComponent((await apiGet(`/items/${id}`)).name)}`, "Inventory");
+    const row = page.locator("table.items tbody tr", { has: page.locator(`a[href="#/items/${id}"]`) });
+    const place = row.locator(".place-line");
+    assert.equal(await place.isVisible(), true, "the place shows on the phone");
+    assert.match(await place.textContent(), /Shelf B2 \/ Box 4$/);
+    const [name, under] = [await row.locator(`a[href="#/items/${id}"]`).boundingBox(), await place.boundingBox()];
+    assert.ok(under.y >= name.y + name.height - 1, `the place is under the name: ${JSON.stringify([name, under])}`);
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 860 });
+  }
+});
+
+test("after a navigation focus is on the new page's heading; a redraw of the same page keeps it", async () => {
+  await open("#/items", "Inventory");
+  await page.locator("#nav").getByRole("link", { name: "Places" }).click();
+  await page.getByRole("heading", { level: 1, name: "Places" }).waitFor();
+  await settled();
+  assert.equal(await page.evaluate(() => document.activeElement?.tagName + " " + document.activeElement?.textContent), "H1 Places");
+  await page.locator("#nav").getByRole("link", { name: "Activity" }).click();
+  await settled();
+  assert.equal(await page.evaluate(() => document.activeElement?.tagName + " " + document.activeElement?.textContent), "H1 Activity");
+  // A filter applied redraws the inventory: focus stays on the control.
+  await open("#/items", "Inventory");
+  await page.getByLabel("Intent").focus();
+  await page.getByLabel("Intent").selectOption("give");
+  await page.waitForURL(/intent=give/);
+  await settled();
+  assert.equal(await page.evaluate(() => document.activeElement?.name), "intent");
+});
+
+test("messages outlive the redraw they cause; deleting a place asks first", async () => {
+  await open("#/places", "Places");
+  await addPlace("New place", "E2E Temp shelf");
+  await page.getByRole("heading", { level: 1, name: "E2E Temp shelf" }).waitFor();
+  await settled();
+  // Added here, then the page is drawn again: the message is still there on the drawn page.
+  await page.locator(".message.ok", { hasText: "Added E2E Temp shelf" }).waitFor();
+  const form = page.getByRole("form", { name: "Add an item here" });
+  await form.getByLabel("Name").fill("Spare fuse kit");
+  await form.getByLabel("Type").fill("fuse kit");
+  await form.getByRole("button", { name: "Add item" }).click();
+  await page.locator("ul.place-items a", { hasText: "Spare fuse kit" }).waitFor();
+  await settled();
+  assert.equal(await page.locator(".message.ok").textContent().then((t) => t.replace("×", "").trim()), "Added Spare fuse kit to E2E Temp shelf.");
+  const placeId = +new URL(page.url()).hash.match(/places\/(\d+)/)[1];
+  // Delete asks first: declined, nothing happens.
+  const asked = [];
+  page.once("dialog", (d) => {
+    asked.push(d.message());
+    d.dismiss();
+  });
+  await page.getByRole("button", { name: "Delete place" }).click();
+  assert.match(asked[0] ?? "", /Delete the place “E2E Temp shelf”/);
+  assert.equal((await apiGet(`/places/${placeId}`)).name, "E2E Temp shelf", "not deleted when declined");
+  // Its item first goes elsewhere (a place with items is refused), then the place is deleted.
+  const fuse = (await apiGet(`/items?place=${placeId}`)).items[0];
+  await page.evaluate((id) => fetch(`/api/items/${id}`, { method: "PATCH", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ place_id: null }) }), fuse.id);
+  page.once("dialog", (d) => d.accept());
+  await page.getByRole("button", { name: "Delete place" }).click();
+  await page.waitForURL(/#\/places$/);
+  await settled();
+  await page.locator(".message.ok", { hasText: "Deleted E2E Temp shelf." }).waitFor();
+  assert.equal(await page.locator(".message.ok").count(), 1);
+  // The next page clears it.
+  await page.locator("#nav").getByRole("link", { name: "Inventory" }).click();
+  await settled();
+  assert.equal(await page.locator(".message.ok").count(), 0, "the navigation after clears it");
+});
+
+test("revoking a token, dropping a project and ending sessions ask first; a refused role change shows the real role; no End sessions on one's own row", async () => {
+  const made = await page.evaluate(() =>
+    fetch("/api/tokens", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ name: "E2E doomed token", scope: "read" }) }).then((r) => r.json()),
+  );
+  await open("#/tokens", "API tokens");
+  const revoke = page.getByRole("button", { name: "Revoke the token E2E doomed token" });
+  const asked = [];
+  page.once("dialog", (d) => {
+    asked.push(d.message());
+    d.dismiss();
+  });
+  await revoke.click();
+  assert.match(asked.at(-1) ?? "", /Revoke the token “E2E doomed token”/);
+  assert.equal(await revoke.count(), 1, "still listed when declined");
+  assert.ok((await apiGet("/tokens")).tokens.some((t) => t.id === made.id), "not revoked when declined");
+  page.once("dialog", (d) => d.accept());
+  await revoke.click();
+  await page.locator(".message.ok", { hasText: "E2E doomed token" }).waitFor();
+  await revoke.waitFor({ state: "detached" });
+
+  await open("#/projects", "Projects");
+  const proposed = page.locator("article.project.proposed").first();
+  const title = await proposed.locator("h3").textContent();
+  page.once("dialog", (d) => {
+    asked.push(d.message());
+    d.dismiss();
+  });
+  await proposed.getByRole("button", { name: "Drop" }).click();
+  assert.match(asked.at(-1) ?? "", new RegExp(`Drop the project “${title}”`));
+  assert.equal(await page.locator("article.project.proposed", { hasText: title }).count() >= 1, true, "still proposed when declined");
+
+  await open("#/household", "default");
+  const mine = page.locator("table.members tbody tr", { hasText: "(you)" });
+  assert.equal(await mine.getByRole("button", { name: /End sessions/ }).count(), 0, "no End sessions on one's own row");
+  const role = mine.getByRole("combobox");
+  await role.selectOption("member");
+  await page.locator(".message.error", { hasText: "last owner" }).waitFor();
+  assert.equal(await role.inputValue(), "owner", "the select shows the real role again");
+  const others = page.locator("table.members tbody tr", { hasNotText: "(you)" }).first();
+  page.once("dialog", (d) => {
+    asked.push(d.message());
+    d.dismiss();
+  });
+  await others.getByRole("button", { name: /^End the sessions of/ }).click();
+  assert.match(asked.at(-1) ?? "", /End every session of/);
+  await checkAccessible("the household page after a refusal");
+});
+
+test("the bulk bar's Move and Set intent say what is missing", async () => {
+  await open("#/items", "Inventory");
+  await page.locator("table.items tbody input[name=select]:not([disabled])").first().check();
+  const bar = page.getByRole("region", { name: "Change the selected items" });
+  await bar.getByRole("button", { name: "Move" }).click();
+  await bar.locator(".message.error", { hasText: "Choose the place to move the selected items to" }).waitFor();
+  await bar.getByRole("button", { name: "Set intent" }).click();
+  await bar.locator(".message.error", { hasText: "Choose keep, sell or give" }).waitFor();
+  assert.deepEqual(await nestedAlerts(), []);
+  // The labels menu says what each layout prints.
+  const layouts = await bar.getByLabel("Label layout").locator("option").allTextContents();
+  assert.deepEqual(layouts, ["A4 sheet: 21 labels, 3 x 7 (63.5 x 38.1 mm, L7160)", "Label roll: one 62 x 29 mm label each"]);
+});
+
+test("leaving a page while a model run is going asks first, and staying keeps the run's answer", async () => {
+  await open("#/projects", "Projects");
+  await page.getByLabel("Wish (optional)").fill("hold the answer: a weather station");
+  await page.getByRole("button", { name: "What can I build?" }).click();
+  await page.locator(".progress progress").waitFor();
+  const deadline = Date.now() + DEADLINE;
+  while (fake.held() === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  assert.equal(fake.held(), 1, "the model's answer is held: the run is surely going");
+  const asked = [];
+  page.once("dialog", (d) => {
+    asked.push(d.message());
+    d.dismiss();
+  });
+  await page.locator("#nav").getByRole("link", { name: "Inventory" }).click();
+  await page.waitForFunction(() => location.hash === "#/projects");
+  assert.match(asked[0] ?? "", /still working on your request.*billed/);
+  assert.equal(await page.getByRole("heading", { level: 1, name: "Projects" }).count(), 1, "still on Projects");
+  fake.release();
+  await page.locator("section.run").waitFor();
+});
+
+test("scan without a camera: no black box; a code of another household says so, and the message stays", async () => {
+  const other = await browser.newContext({ viewport: { width: 390, height: 844 } });
+  try {
+    const p = await other.newPage();
+    await watchPolicy(p);
+    p.setDefaultTimeout(DEADLINE);
+    p.on("pageerror", (e) => consoleErrors.push(`page error: ${e.message}`));
+    // A phone with no camera at all.
+    await p.addInitScript(() => {
+      navigator.mediaDevices.getUserMedia = () => Promise.reject(new DOMException("Requested device not found", "NotFoundError"));
+    });
+    await signIn(p, base, OWNER);
+    await p.goto(`${base}/#/scan`);
+    await p.getByRole("heading", { level: 1, name: "Scan a label" }).waitFor();
+    await p.locator(".scan-status", { hasText: "No camera here" }).waitFor();
+    assert.equal(await p.locator("video").isVisible(), false, "no black video box without a camera");
+    // A label of another household: the server answers 404 (stubbed here with its answer's shape).
+    await p.route("**/api/scan", (route) => route.fulfill({ status: 404, json: { error: { code: "not_found", message: "no such item 987654" } } }));
+    const answered = p.waitForResponse((r) => r.url().endsWith("/api/scan"));
+    await p.getByLabel("Or a photo of the label").setInputFiles({ name: "label.png", mimeType: "image/png", buffer: await drawnPng(200, 200) });
+    await answered;
+    await p.locator(".scan-status", { hasText: "not one of this household's labels" }).waitFor();
+    assert.doesNotMatch(await p.locator(".scan-status").textContent(), /No label found/);
+  } finally {
+    await other.close();
+  }
+});
+
+test("a file over the size limit is refused before it is sent, in MB as the hint says", async () => {
+  const item = (await apiGet("/items?limit=1")).items[0];
+  await open(`#/items/${item.id}`, item.name);
+  const gallery = page.getByRole("region", { name: "Photos and papers" });
+  assert.match(await gallery.locator(".hint", { hasText: "At most" }).textContent(), /At most 25 MB\./);
+  const sent = [];
+  const watch = (r) => r.url().includes(`/api/items/${item.id}/media`) && r.method() === "POST" && sent.push(r.url());
+  page.on("request", watch);
+  try {
+    await gallery.getByLabel("File (JPEG, PNG, WebP or PDF)").setInputFiles({ name: "huge.png", mimeType: "image/png", buffer: Buffer.alloc(28 * 1024 * 1024) });
+    await gallery.getByRole("button", { name: "Add", exact: true }).click();
+    await gallery.locator(".message.error", { hasText: "That file is 28 MB; the limit is 25 MB." }).waitFor();
+    assert.deepEqual(sent, [], "nothing was sent");
+  } finally {
+    page.off("request", watch);
+  }
+});
+
+test("every main page, at 390 px and at desktop width, scrolls only down and logs no error", async () => {
+  const item = (await apiGet("/items?intent=sell&limit=1")).items[0];
+  const project = (await apiGet("/projects")).projects[0];
+  const place = (await apiGet("/places")).places[0];
+  const pages = [
+    ["#/items", "Inventory", "inventory"],
+    [`#/items/${item.id}`, item.name, "item"],
+    [`#/items/${item.id}/sell`, item.name, null],
+    ["#/places", "Places", null],
+    [`#/places/${place.id}`, place.name, null],
+    ["#/projects", "Projects", "projects"],
+    [`#/projects/${project.id}`, project.title, null],
+    ["#/sell", "Sell & give", null],
+    ["#/intake", "Intake", "intake"],
+    ["#/spend", "Spend", null],
+    ["#/activity", "Activity", null],
+    ["#/household", "default", "household"],
+    ["#/tokens", "API tokens", null],
+  ];
+  const errors = consoleErrors.length;
+  try {
+    for (const [width, height, suffix] of [[390, 844, "-phone"], [1280, 860, ""]]) {
+      await page.setViewportSize({ width, height });
+      for (const [hash, heading, doc] of pages) {
+        await open(hash, heading);
+        const over = await sideways();
+        assert.ok(over <= 1, `no sideways scrolling on ${hash} at ${width} px: ${over}px`);
+        assert.deepEqual(await nestedAlerts(), [], `no alert inside a live region on ${hash}`);
+        if (doc) {
+          await page.evaluate(() => window.scrollTo(0, 0));
+          await page.screenshot({ path: path.join(SHOTS, `${doc}${suffix}.png`) });
+          if (DOCS) await page.screenshot({ path: path.join(DOCS, `${doc}${suffix}.png`) });
+        }
+      }
+    }
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 860 });
+  }
+  assert.deepEqual(consoleErrors.slice(errors).filter((e) => !/status of (401|409|502)/.test(e)), []);
 });
 
 test("the page logged no error in the browser console", () => {

@@ -209,6 +209,9 @@ function reading(body) {
 /** Starts the fake on a free port; answers `{url, requests, close}`. */
 export async function startFakeModel({ delayMs = 400 } = {}) {
   const requests = [];
+  // Answers to requests asking to be held ("hold the answer" in the input) wait here until `release()`: a test
+  // acts while a run is surely going, without guessing how long it takes.
+  let held = [];
   const server = http.createServer((req, res) => {
     const chunks = [];
     req.on("data", (c) => chunks.push(c));
@@ -233,7 +236,9 @@ export async function startFakeModel({ delayMs = 400 } = {}) {
       const tools = (body.tools || []).map((t) => t.name || t.type);
       const answer = tools.includes("list_inventory") ? propose(body) : tools.includes("web_search") ? price(body) : reading(body);
       // A real model takes its time; the page shows its progress indicator meanwhile.
-      setTimeout(() => send(200, answer), delayMs);
+      const firstStep = !body.input?.some?.((i) => i.type === "function_call_output");
+      if (firstStep && JSON.stringify(body.input).includes("hold the answer")) held.push(() => send(200, answer));
+      else setTimeout(() => send(200, answer), delayMs);
     });
   });
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -241,6 +246,14 @@ export async function startFakeModel({ delayMs = 400 } = {}) {
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    /** How many answers are held now. */
+    held: () => held.length,
+    /** Sends every held answer. */
+    release: () => {
+      const waiting = held;
+      held = [];
+      for (const send of waiting) send();
+    },
     close: () => new Promise((resolve) => server.close(resolve)),
   };
 }

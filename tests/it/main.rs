@@ -4,6 +4,7 @@
 mod answers;
 mod app;
 mod architecture;
+mod capabilities;
 mod concurrency;
 mod fake_model;
 mod hardening;

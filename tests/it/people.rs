@@ -359,6 +359,16 @@ async fn owners_list_the_open_invitations_and_revoke_them(db: Db) {
     assert_error(status, &body, StatusCode::GONE, "gone");
     assert_eq!(body["error"]["message"], "this invitation was already used");
     assert_eq!(open_invitations(&app, &app.token).await.1, Vec::<Value>::new());
+
+    // Both routes are in the API's document with the household's other routes.
+    let (_, doc) = app.get("/api/openapi.json").await;
+    let listed = &doc["paths"]["/invitations"]["get"];
+    assert_eq!(listed["tags"], json!(["People"]), "{listed}");
+    assert!(listed["responses"]["200"].to_string().contains("#/components/schemas/InvitationList"), "{listed}");
+    let revoke = &doc["paths"]["/invitations/{id}"]["delete"];
+    for status in ["204", "403", "404", "410"] {
+        assert!(revoke["responses"][status].is_object(), "{status}: {revoke}");
+    }
 }
 
 async fn an_invitation_dies_with_its_makers_rights(db: Db) {

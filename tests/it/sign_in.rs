@@ -132,7 +132,16 @@ async fn a_revoked_token_is_refused_at_once_by_every_process_on_postgresql() {
     assert_error(status, &body, StatusCode::UNAUTHORIZED, "unauthorized");
 }
 
+async fn any_text_typed_as_a_name_is_counted_without_a_server_error(db: Db) {
+    let app = TestApp::spawn(db, &[]).await;
+    for name in ["nul\u{0}name", "\u{7}bell", &"long".repeat(500), "ünïcödé 名前"] {
+        let answer = sign_in_from(&app, "192.0.2.1", name, "wrong horse battery").await;
+        assert_eq!(answer.status(), StatusCode::UNAUTHORIZED, "{name:?}");
+    }
+}
+
 on_both!(
+    any_text_typed_as_a_name_is_counted_without_a_server_error,
     the_throttle_is_shared_by_processes_kept_across_restarts_and_spares_the_member,
     one_password_sprayed_over_many_names_is_refused_per_address,
     a_forwarded_address_from_an_untrusted_peer_is_ignored,

@@ -1507,16 +1507,16 @@ async fn invitations_are_listed_revoked_and_die_with_their_makers_rights(ctx: Ct
     let away = household(s, "away").await;
     let ada = s.add_member(person(home, "Ada", Role::Owner)).await.unwrap();
     let bob = s.add_member(person(home, "Bob", Role::Owner)).await.unwrap();
-    s.add_invitation(home, "ada-owner", Role::Owner, Some(ada.id), day(1)).await.unwrap();
-    s.add_invitation(home, "ada-member", Role::Member, Some(ada.id), day(1)).await.unwrap();
-    s.add_invitation(home, "ada-viewer", Role::Viewer, Some(ada.id), day(1)).await.unwrap();
-    s.add_invitation(home, "bob-member", Role::Member, Some(bob.id), day(1)).await.unwrap();
-    s.add_invitation(home, "cli-owner", Role::Owner, None, day(1)).await.unwrap();
-    s.add_invitation(home, "old", Role::Viewer, None, day(0)).await.unwrap();
+    s.add_invitation(home, "ada-owner", Role::Owner, Some(ada.id), day(2)).await.unwrap();
+    s.add_invitation(home, "ada-member", Role::Member, Some(ada.id), day(2)).await.unwrap();
+    s.add_invitation(home, "ada-viewer", Role::Viewer, Some(ada.id), day(2)).await.unwrap();
+    s.add_invitation(home, "bob-member", Role::Member, Some(bob.id), day(2)).await.unwrap();
+    s.add_invitation(home, "cli-owner", Role::Owner, None, day(2)).await.unwrap();
+    s.add_invitation(home, "old", Role::Viewer, None, day(1)).await.unwrap();
     s.add_invitation(away, "away", Role::Viewer, None, day(1)).await.unwrap();
 
     // Open ones of the household made after the cut-off, oldest first, each with its maker as they are now.
-    let open = s.open_invitations(home, day(0)).await.unwrap();
+    let open = s.open_invitations(home, day(1)).await.unwrap();
     let listed: Vec<(Role, Option<&str>)> =
         open.iter().map(|i| (i.role, i.maker.as_ref().map(|m| m.name.as_str()))).collect();
     assert_eq!(
@@ -1530,7 +1530,7 @@ async fn invitations_are_listed_revoked_and_die_with_their_makers_rights(ctx: Ct
         ]
     );
     assert_eq!(open[0].created_by, Some(ada.id));
-    assert_eq!((open[4].created_by, open[4].created_at), (None, day(1)));
+    assert_eq!((open[4].created_by, open[4].created_at), (None, day(2)));
     assert_eq!(open[3].created_by, Some(bob.id));
     let bobs = open[3].id;
 
@@ -1542,7 +1542,7 @@ async fn invitations_are_listed_revoked_and_die_with_their_makers_rights(ctx: Ct
     let found = s.invitation("bob-member").await.unwrap().unwrap();
     assert!(found.revoked && !found.used);
     assert_eq!(refused(s.redeem("bob-member", person(home, "Cleo", Role::Member)).await), InvitationGone::Revoked);
-    assert_eq!(s.open_invitations(home, day(0)).await.unwrap().len(), 4);
+    assert_eq!(s.open_invitations(home, day(1)).await.unwrap().len(), 4);
 
     // Ada demoted to member: her owner link dies, her member and viewer links live.
     s.set_role(home, ada.id, Role::Member).await.unwrap();

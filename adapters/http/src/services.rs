@@ -10,6 +10,7 @@ use trove_application::intake::Intake;
 use trove_application::items::Inventory;
 use trove_application::labels::Labels;
 use trove_application::media::Media;
+use trove_application::metered::Metered;
 use trove_application::passkeys::Passkeys;
 use trove_application::people::People;
 use trove_application::photo::Photos;
@@ -33,6 +34,9 @@ pub struct Services {
     pub propose: ProposeProjects,
     pub selling: Selling,
     pub spend: Spend,
+    /// The model behind the budget and the ledger, asked only what it offers (`GET /api/capabilities`); the
+    /// calls themselves go through the use cases above.
+    pub backend: Metered,
     /// Reading labels, listings and voice notes into candidates with matches.
     pub intake: Intake,
     /// CSV export and import.

@@ -33,7 +33,8 @@ export class ApiError extends Error {
       case 409:
         return `Conflict: ${m}.`;
       case 413:
-        return `Too large: ${m}.`;
+        // "larger than 26214400 bytes" -> "larger than 25 MB", as the forms' hints say.
+        return `Too large: ${m.replace(/(\d{6,}) bytes/g, (_, n) => megabytes(+n))}.`;
       case 415:
         return `That kind of file is not accepted: ${m}.`;
       case 422:
@@ -211,4 +212,27 @@ export async function itemName(id) {
 
 export function rememberName(item) {
   names.set(item.id, Promise.resolve(item.name));
+}
+
+/** `26214400` -> `25 MB` (megabytes of 1024 × 1024 bytes, as the size hints say). */
+export function megabytes(bytes) {
+  const mb = bytes / (1024 * 1024);
+  return `${mb >= 10 ? Math.round(mb) : Number(mb.toFixed(1))} MB`;
+}
+
+let offered = null;
+
+/**
+ * What the model backend offers (`GET /api/capabilities`), asked once per sign-in: who proposes projects, whether
+ * pricing and the readings are available and why not, and the upload limits. Null when the server cannot say
+ * (then every form is offered, and the server's refusal explains).
+ */
+export function capabilities() {
+  if (!offered) offered = api("/capabilities").catch(() => null);
+  return offered;
+}
+
+/** Forgets what the backend offers (signing out: the next member may be on another server's page). */
+export function forgetCapabilities() {
+  offered = null;
 }

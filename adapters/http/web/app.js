@@ -1,7 +1,7 @@
 // The page's entry: sign-in, the router over `#/...` and the header.
 
-import { api, ApiError } from "./api.js";
-import { h, field, clearMessages, showError } from "./ui.js";
+import { api, ApiError, capabilities, forgetCapabilities } from "./api.js";
+import { h, field, clearMessages, showError, runGoing, date } from "./ui.js";
 import { inventoryView } from "./views/inventory.js";
 import { itemView } from "./views/item.js";
 import { projectsView, projectView } from "./views/projects.js";
@@ -47,7 +47,9 @@ export function signedInMember() {
 function signedIn(who) {
   me = who;
   document.getElementById("nav").hidden = !who;
+  document.getElementById("menu").hidden = !who;
   document.getElementById("sign-out").hidden = !who;
+  closeMenu();
   const badge = document.getElementById("who");
   badge.hidden = !who;
   badge.textContent = who ? `${who.member.name} · ${who.member.role}` : "";
@@ -55,7 +57,31 @@ function signedIn(who) {
   else delete document.body.dataset.role;
   const household = document.querySelector('#nav a[data-section="household"]');
   if (household) household.hidden = who?.member.role !== "owner";
+  // Intake only writes: a viewer is not offered it.
+  const intake = document.querySelector('#nav a[data-section="intake"]');
+  if (intake) intake.hidden = who?.member.role === "viewer";
+  if (who) capabilities();
+  else forgetCapabilities();
 }
+
+/** The header's menu button: on a phone the sections are behind it (on a wide screen the nav shows whole). */
+const menu = document.getElementById("menu");
+function closeMenu() {
+  menu.setAttribute("aria-expanded", "false");
+  document.querySelector("header.top").classList.remove("menu-open");
+}
+menu.addEventListener("click", () => {
+  const open = menu.getAttribute("aria-expanded") !== "true";
+  menu.setAttribute("aria-expanded", String(open));
+  document.querySelector("header.top").classList.toggle("menu-open", open);
+  if (open) document.querySelector("#nav a:not([hidden])")?.focus();
+});
+document.getElementById("nav").addEventListener("keydown", (e) => {
+  if (e.key === "Escape" && menu.getAttribute("aria-expanded") === "true") {
+    closeMenu();
+    menu.focus();
+  }
+});
 
 /** Asks the server who the session cookie belongs to; null when there is none or it ended. */
 async function whoAmI() {
@@ -137,6 +163,7 @@ function passkeyChoice(form, text, label, act) {
 
 function signInView(reason) {
   signedIn(null);
+  shownPath = "";
   document.title = "Sign in · Trove";
   const { form, focus } = credentialsForm({
     title: "Sign in to Trove",
@@ -151,12 +178,49 @@ function signInView(reason) {
   focus();
 }
 
-function joinView(code) {
+/** What each role may do, as the join page tells the person invited. */
+const ROLE_MEANS = {
+  owner: "an owner: everything, and the household's people",
+  member: "a member: the inventory, projects, intake and pricing",
+  viewer: "a viewer: you can look at everything, and change nothing",
+};
+
+async function joinView(code) {
   signedIn(null);
+  shownPath = "";
   document.title = "Join · Trove";
+  // Before the form: which household and role the link is for, or at once that it cannot be used any more.
+  let offer = null;
+  try {
+    offer = await api(`/invitations/offer/${encodeURIComponent(code)}`);
+  } catch (err) {
+    if (err instanceof ApiError && (err.status === 410 || err.status === 404)) {
+      const gone = err.status === 404 ? "This invitation link is not known here: check that it was copied whole." : `This invitation link cannot be used: ${err.message}.`;
+      main.replaceChildren(
+        h(
+          "div",
+          { class: "card narrow join-gone" },
+          h("h1", { tabindex: "-1" }, "This invitation cannot be used"),
+          h("p", { class: "message error" }, gone),
+          h("p", {}, "An invitation link works once, for 7 days. Ask the household's owner for a new one, or ", h("a", { href: "#/items" }, "sign in"), " if you joined already."),
+        ),
+      );
+      main.dataset.view = location.hash;
+      main.querySelector("h1").focus();
+      return;
+    }
+    // The server could not say: the form is offered, and accepting explains any refusal.
+    offer = null;
+  }
   const { form, focus } = credentialsForm({
     title: "Join a household",
-    intro: ["Pick the name you will sign in with (unique on this Trove) and a password."],
+    intro: offer
+      ? [
+          "You are invited to join ",
+          h("strong", { class: "join-household" }, offer.household),
+          ` as ${ROLE_MEANS[offer.role] || offer.role}. The link works until ${date(offer.expires_at)}. Pick the name you will sign in with (unique on this Trove) and a password.`,
+        ]
+      : ["Pick the name you will sign in with (unique on this Trove) and a password."],
     button: "Join",
     newPassword: true,
     submit: (name, password) => api("/invitations/accept", { method: "POST", body: { code, name, password } }),
@@ -186,8 +250,12 @@ function readOnly(node) {
 
 let current = 0;
 
+/** The path (without its query) of the page shown: a new path moves focus to its heading, a redraw keeps it. */
+let shownPath = null;
+
 async function route() {
   clearMessages();
+  closeMenu();
   const join = location.hash.match(/^#\/join\/([A-Za-z0-9_-]+)$/);
   if (join) return joinView(join[1]);
   if (!me) {
@@ -215,11 +283,25 @@ async function route() {
     const node = await view(path.match(re), params);
     if (mine !== current) return; // A later navigation won.
     readOnly(node);
+    // A redraw of the same page (a filter applied, a change saved) gives focus back to the control that had it.
+    const focused = main.contains(document.activeElement) ? document.activeElement : null;
+    // By name first: the ids of labelled controls are made afresh with each drawing.
+    const again = focused && (focused.name ? `[name="${CSS.escape(focused.name)}"]` : focused.id ? `#${CSS.escape(focused.id)}` : null);
     main.replaceChildren(node);
     // Which address this content is for: tests (and scripts) wait on it rather than on time.
     main.dataset.view = location.hash;
     const heading = main.querySelector("h1");
     document.title = heading ? `${heading.textContent} · Trove` : "Trove";
+    const first = shownPath === null;
+    const samePage = path === shownPath;
+    shownPath = path;
+    if (samePage) {
+      if (again) main.querySelector(again)?.focus();
+    } else if (!first && heading) {
+      // A new page: its heading takes focus, so a screen reader says where the person is now.
+      heading.setAttribute("tabindex", "-1");
+      heading.focus();
+    }
   } catch (err) {
     if (mine !== current) return;
     if (err instanceof ApiError && err.status === 401) return;
@@ -244,7 +326,23 @@ document.getElementById("sign-out").addEventListener("click", async () => {
   signInView();
 });
 
-window.addEventListener("hashchange", () => route());
+/** What leaving during a model run would lose, asked before the page is left. */
+const LEAVE_DURING_RUN = "The model is still working on your request. Leave this page? Its answer would be lost, and the call is billed either way.";
+
+window.addEventListener("hashchange", (e) => {
+  if (runGoing() && e.oldURL && !window.confirm(LEAVE_DURING_RUN)) {
+    // Stay: the address goes back to this page's, and the page (with its run) is left as it is.
+    history.replaceState(null, "", e.oldURL);
+    return;
+  }
+  route();
+});
+
+window.addEventListener("beforeunload", (e) => {
+  if (!runGoing()) return;
+  e.preventDefault();
+  e.returnValue = LEAVE_DURING_RUN;
+});
 
 /** Re-renders the current page (after a change made on it). */
 export function refresh() {

@@ -1,6 +1,8 @@
 // Small DOM helpers shared by the views: building elements, messages, progress, copying, formatting.
 
-import { ApiError, itemName } from "./api.js";
+import { ApiError, itemName, megabytes } from "./api.js";
+
+export { megabytes };
 
 /**
  * Builds an element: `h("a", {href: "#/items"}, "Inventory")`. Attributes starting with `on` are listeners;
@@ -72,37 +74,55 @@ export function human(s) {
   return String(s ?? "").replaceAll("_", " ");
 }
 
-/** A message at the top of the page: kind is `error`, `ok` or `info`. */
+/**
+ * A message at the top of the page: kind is `error`, `ok` or `info`. It stays until dismissed or until the next
+ * page is drawn; a new `ok` or `info` message takes the place of the one before. Messages go into one of two
+ * live regions made once with the page (`#messages-status`, `#messages-alert`), so each is announced once.
+ */
 export function flash(text, kind = "info") {
-  const box = document.getElementById("messages");
-  const close = h("button", { type: "button", class: "quiet close", "aria-label": "Dismiss message" }, "×");
-  const msg = h("div", { class: `message ${kind}`, role: kind === "error" ? "alert" : null }, h("span", {}, text), close);
+  const polite = document.getElementById("messages-status");
+  const urgent = document.getElementById("messages-alert");
+  if (kind !== "error") for (const old of polite.querySelectorAll(".message")) old.remove();
+  const close = h("button", { type: "button", class: "quiet close", "aria-label": "Dismiss message", "data-read": "" }, "×");
+  const msg = h("div", { class: `message ${kind}` }, h("span", {}, text), close);
   close.addEventListener("click", () => msg.remove());
-  box.append(msg);
-  if (kind !== "error") setTimeout(() => msg.remove(), 6000);
+  (kind === "error" ? urgent : polite).append(msg);
   return msg;
 }
 
-let afterNavigation = [];
-
-/** A message for the page about to be drawn (a change that re-renders the view shows its result after it). */
+/**
+ * A message about a change that redraws the page (a re-render, or a new address): shown at once, and kept when
+ * the page it causes is drawn, so it outlives the redraw; the navigation after that clears it as usual.
+ */
 export function flashNext(text, kind = "info") {
-  afterNavigation.push([text, kind]);
+  const msg = flash(text, kind);
+  msg.dataset.keep = "1";
+  return msg;
 }
 
-/** Clears the messages of the page being left; shows those left for the next one by `flashNext`. */
+/** Clears the messages of the page being left, but those a change on it left for the page it redraws. */
 export function clearMessages() {
-  document.getElementById("messages").replaceChildren();
-  const next = afterNavigation;
-  afterNavigation = [];
-  for (const [text, kind] of next) flash(text, kind);
+  for (const msg of document.querySelectorAll("#messages .message")) {
+    if (msg.dataset.keep) delete msg.dataset.keep;
+    else msg.remove();
+  }
+}
+
+/** Whether the signed-in member may change things (not a viewer): views leave out what a viewer cannot use. */
+export function mayWrite() {
+  return document.body.dataset.role !== "viewer";
+}
+
+/** Whether `el` is inside a live region, which announces what is put in it (so it needs no role of its own). */
+function inLiveRegion(el) {
+  return !!el?.closest?.("[aria-live], [role=status], [role=alert], [role=log]");
 }
 
 /** Shows an error where it happened (inside `where` if given) and at the top when there is no place for it. */
 export function showError(err, where) {
   const text = err instanceof ApiError ? err.explain() : `Something went wrong: ${err.message || err}`;
   if (where) {
-    where.replaceChildren(h("p", { class: "message error", role: "alert" }, text));
+    where.replaceChildren(h("p", { class: "message error", role: inLiveRegion(where) ? null : "alert" }, text));
   } else {
     flash(text, "error");
   }
@@ -112,11 +132,26 @@ export function showError(err, where) {
   return text;
 }
 
+/** The refusal of a file over `limit` bytes, said before it is sent ("That file is 28 MB; the limit is 25 MB."); null when it fits. */
+export function tooLarge(file, limit) {
+  if (!file || !limit || file.size <= limit) return null;
+  return `That file is ${megabytes(file.size)}; the limit is ${megabytes(limit)}.`;
+}
+
+/** The model runs going on now (proposals, pricing, readings): leaving the page warns while there is one. */
+let runsGoing = 0;
+
+/** Whether a model run is going on now. */
+export function runGoing() {
+  return runsGoing > 0;
+}
+
 /**
  * Runs `work` while showing a progress indicator in `where` and disabling `button`; for every call that waits for
- * the model. Errors are shown in `where`; answers the work's result, or undefined on failure.
+ * the model (`run`: leaving the page meanwhile asks first, as the result would be lost). Errors are shown in
+ * `where`; answers the work's result, or undefined on failure.
  */
-export async function withProgress(where, label, work, button) {
+export async function withProgress(where, label, work, button, { run = true } = {}) {
   const bar = h("progress", { "aria-label": label });
   const started = Date.now();
   const seconds = h("span", { class: "elapsed" }, "");
@@ -127,6 +162,7 @@ export async function withProgress(where, label, work, button) {
   where.replaceChildren(h("div", { class: "progress", role: "status", "aria-live": "polite" }, bar, text, seconds));
   where.setAttribute("aria-busy", "true");
   if (button) button.disabled = true;
+  if (run) runsGoing += 1;
   try {
     const out = await work((message) => {
       text.textContent = message;
@@ -137,6 +173,7 @@ export async function withProgress(where, label, work, button) {
     showError(e, where);
     return undefined;
   } finally {
+    if (run) runsGoing -= 1;
     clearInterval(timer);
     where.removeAttribute("aria-busy");
     if (button) button.disabled = false;
@@ -258,4 +295,21 @@ export function webLink(url, text) {
   }
   if (page) return h("a", { href: page, target: "_blank", rel: "noopener noreferrer" }, text);
   return h("span", { class: "not-a-link" }, url ? `${text} (${url})` : text);
+}
+
+/** The page on setting up a model backend, served with this page (so it is there offline). */
+export const MODEL_DOCS = "/docs/model-backend.html";
+
+/**
+ * One line saying a use case needs a model backend, in place of its form: what it needs, that an owner can set one
+ * up, and where the docs are. `reason` (the server's, naming the setting) is kept for the owner as the title.
+ */
+export function needsModel(what, reason) {
+  return h(
+    "p",
+    { class: "message info needs-model", title: reason || null },
+    `${what} needs a model backend, which this Trove does not have yet. An owner can set one up: `,
+    h("a", { href: MODEL_DOCS, target: "_blank", rel: "noopener noreferrer" }, "how to add a model backend"),
+    ".",
+  );
 }

@@ -26,25 +26,27 @@ pub trait MediaStore: Send + Sync {
     /// already stored is harmless. A blob is either whole under its name or absent: never half written.
     ///
     /// # Errors
-    /// `Unexpected` only; nothing is kept under `hash` then.
+    /// MUST return `Unavailable` when the storage cannot take it now (full, not writable, unreachable, not
+    /// answering in time); `Unexpected` otherwise. Nothing is kept under `hash` then.
     async fn put(&self, hash: &ContentHash, bytes: &[u8]) -> Result<(), RepoError>;
 
     /// The bytes stored under `hash`.
     ///
     /// # Errors
-    /// MUST return `NotFound` when nothing is stored under `hash`.
+    /// MUST return `NotFound` when nothing is stored under `hash`, `Unavailable` when the storage cannot answer
+    /// now.
     async fn get(&self, hash: &ContentHash) -> Result<Vec<u8>, RepoError>;
 
     /// Removes the blob `hash`. Removing a missing blob is not an error.
     ///
     /// # Errors
-    /// `Unexpected` only.
+    /// `Unavailable` when the storage cannot answer now, `Unexpected` otherwise.
     async fn delete(&self, hash: &ContentHash) -> Result<(), RepoError>;
 
     /// Every blob stored, in no particular order (for the sweep).
     ///
     /// # Errors
-    /// `Unexpected` only.
+    /// `Unavailable` when the storage cannot answer now, `Unexpected` otherwise.
     async fn list(&self) -> Result<Vec<StoredBlob>, RepoError>;
 }
 

@@ -6,6 +6,7 @@
 //! `Idempotency::once`. Feature files import [`crate::shared`], `crate::error`, `crate::auth` and `crate::services`,
 //! never each other.
 
+pub mod capabilities;
 pub mod exchange;
 pub mod history;
 pub mod intake;
@@ -36,7 +37,8 @@ pub type Apis = (
     photo::PhotoApi,
     media::MediaApi,
     people::PeopleApi,
-    history::HistoryApi,
+    // Tuples of route groups go up to 13: the last two make a pair.
+    (history::HistoryApi, capabilities::CapabilitiesApi),
 );
 
 /// All the API's route groups.
@@ -54,6 +56,6 @@ pub fn apis(s: Services) -> Apis {
         photo::PhotoApi(s.clone()),
         media::MediaApi(s.clone()),
         people::PeopleApi(s.clone()),
-        history::HistoryApi(s),
+        (history::HistoryApi(s.clone()), capabilities::CapabilitiesApi(s)),
     )
 }

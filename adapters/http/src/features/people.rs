@@ -125,6 +125,17 @@ impl From<&Invitation> for OpenInvitationDto {
     }
 }
 
+/// What an invitation offers whoever holds its code, before they join.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(rename = "InvitationOffer")]
+pub struct InvitationOfferDto {
+    /// The household's name.
+    pub household: String,
+    /// The role the person who joins gets.
+    pub role: Role,
+    pub expires_at: DateTime<Utc>,
+}
+
 /// The invitations that may still be accepted, oldest first.
 #[derive(Debug, Clone, PartialEq, Object)]
 pub struct InvitationList {
@@ -409,6 +420,19 @@ impl PeopleApi {
     async fn revoke_invitation(&self, Person(c): Person, id: Path<i64>) -> ApiResult<Done> {
         self.0.people.revoke_invitation(&c, InvitationId(id.0)).await.map_err(ApiError::from)?;
         Ok(Done::Done)
+    }
+
+    /// What an invitation offers, before joining (no sign-in: the code is the secret): the household, the role and
+    /// until when; 410 for a code that was used, revoked or has expired, or whose maker may no longer grant its
+    /// role, 404 for an unknown code, as accepting it would answer.
+    #[oai(path = "/invitations/offer/:code", method = "get")]
+    async fn invitation_offer(&self, code: Path<String>) -> ApiResult<Json<InvitationOfferDto>> {
+        let offer = self.0.people.invitation_offer(&code.0).await.map_err(ApiError::from)?;
+        Ok(Json(InvitationOfferDto {
+            household: offer.household,
+            role: offer.role.into(),
+            expires_at: offer.expires_at,
+        }))
     }
 
     /// Accept an invitation with a name and a password: 201 with the session cookie; 410 for a code that was

@@ -3,14 +3,17 @@
 // request is a same-origin `/api/media/...` address: the browser sends the session cookie with it, and no URL
 // carries a secret.
 
-import { api } from "../api.js";
-import { h, field, select, human, day, flash, showError } from "../ui.js";
+import { api, capabilities } from "../api.js";
+import { h, field, select, human, day, flash, showError, megabytes, tooLarge } from "../ui.js";
 
 /** The kinds a file may be kept as. */
 const KINDS = ["photo", "receipt", "manual", "other"];
 
 /** What the file input takes: the types the server accepts (it tells them by their bytes). */
 const ACCEPTED = "image/jpeg,image/png,image/webp,application/pdf";
+
+/** The largest file the server keeps (`limits.media_bytes` of `GET /api/capabilities`; 25 MB until it says). */
+let mediaLimit = 25 * 1024 * 1024;
 
 /** Whether the signed-in member may only read: viewers see the gallery without its add, caption and delete controls. */
 function viewer() {
@@ -39,7 +42,8 @@ export function coverThumb(item) {
  * drawn without write controls). It redraws itself after an upload or a deletion.
  */
 export async function gallery(itemId) {
-  const list = await api(`/items/${itemId}/media`);
+  const [list, offer] = await Promise.all([api(`/items/${itemId}/media`), capabilities()]);
+  if (offer?.limits?.media_bytes) mediaLimit = offer.limits.media_bytes;
   const root = h("section", { class: "card gallery", "aria-labelledby": "gallery-title" });
   draw(root, itemId, list.media);
   return root;
@@ -214,7 +218,7 @@ function uploadForm(root, itemId) {
     field("Kind", kind, "A photo, or other for a PDF, unless chosen."),
     field("Caption", caption),
     button,
-    h("p", { class: "hint" }, "At most 25 MB. Trove removes location data from photos before keeping them."),
+    h("p", { class: "hint" }, `At most ${megabytes(mediaLimit)}. Trove removes location data from photos before keeping them.`),
     out,
   );
   form.addEventListener("submit", async (e) => {
@@ -222,6 +226,12 @@ function uploadForm(root, itemId) {
     const chosen = file.files[0] || camera.files[0];
     if (!chosen) {
       out.replaceChildren(h("p", { class: "message error", role: "alert" }, "Choose a file or take a photo first."));
+      return;
+    }
+    // Said before minutes of sending: in MB, as the hint says.
+    const big = tooLarge(chosen, mediaLimit);
+    if (big) {
+      out.replaceChildren(h("p", { class: "message error", role: "alert" }, big));
       return;
     }
     const body = new FormData();

@@ -2,11 +2,22 @@
 // photo of several items into regions measured in mm. Intake never writes: the owner saves each candidate, as a
 // new item or merged into the item it matches.
 
-import { api } from "../api.js";
-import { h, svg, field, select, human, quantity, usd, flash, showError, withProgress, section, itemLink, CONDITIONS, INTENTS } from "../ui.js";
+import { api, capabilities } from "../api.js";
+import { h, svg, field, select, human, quantity, usd, flash, showError, withProgress, section, itemLink, mayWrite, needsModel, tooLarge, CONDITIONS, INTENTS } from "../ui.js";
 import { toWav, startRecording } from "../wav.js";
 
 export async function intakeView() {
+  if (!mayWrite()) {
+    // Intake only writes: a viewer gets no empty panels, only what the page is for.
+    return h(
+      "div",
+      { class: "view intake" },
+      h("h1", {}, "Intake"),
+      h("p", {}, "Intake reads new items in from listings, label photos, voice notes and photos. Your role reads only: a member or an owner of the household adds items."),
+    );
+  }
+  const offer = await capabilities();
+  const limits = offer?.limits || {};
   const results = h("div", { class: "candidates", "aria-live": "polite" });
   const regions = h("div", { class: "regions-out" });
   const show = (source) => (answer) => {
@@ -18,10 +29,28 @@ export async function intakeView() {
     { class: "view intake" },
     h("h1", {}, "Intake"),
     h("p", {}, "Read new items in. Nothing is saved until you save a candidate."),
-    h("div", { class: "grid" }, listingPanel(show("listing")), labelPanel(show("label")), voicePanel(show("voice")), photoPanel(regions)),
+    h(
+      "div",
+      { class: "grid" },
+      offered(offer?.listing, "Paste a listing", "Reading a listing", () => listingPanel(show("listing"))),
+      offered(offer?.label, "Label photo", "Reading a label photo", () => labelPanel(show("label"), limits.image_bytes)),
+      offered(offer?.voice, "Voice note", "Reading a voice note", () => voicePanel(show("voice"), offer?.voice_audio, limits.audio_bytes)),
+      photoPanel(regions, limits.image_bytes),
+    ),
     regions,
     results,
   );
+}
+
+/**
+ * A panel that needs the model: its form when the backend offers it (or when the server cannot say), else one
+ * line in its place saying it needs a model backend.
+ */
+function offered(availability, title, what, panel) {
+  if (!availability || availability.available) return panel();
+  const box = section(title, needsModel(what, availability.reason));
+  box.classList.add("unavailable");
+  return box;
 }
 
 function listingPanel(show) {
@@ -36,7 +65,7 @@ function listingPanel(show) {
   return section("Paste a listing", form);
 }
 
-function labelPanel(show) {
+function labelPanel(show, limit) {
   const file = h("input", { type: "file", name: "image", accept: "image/jpeg,image/png,image/webp", capture: "environment", required: true });
   const preview = h("div", { class: "preview" });
   file.addEventListener("change", () => {
@@ -48,6 +77,8 @@ function labelPanel(show) {
   const form = h("form", { "aria-label": "Read a label photo" }, field("Label photo (JPEG, PNG or WebP)", file), preview, h("div", { class: "actions" }, button), out);
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
+    const big = tooLarge(file.files[0], limit);
+    if (big) return out.replaceChildren(h("p", { class: "message error", role: "alert" }, big));
     const body = new FormData();
     body.append("image", file.files[0]);
     show(await withProgress(out, "Reading the label…", () => api("/intake/label", { method: "POST", body }), button));
@@ -55,7 +86,7 @@ function labelPanel(show) {
   return section("Label photo", form);
 }
 
-function voicePanel(show) {
+function voicePanel(show, audio, limit) {
   let wav = null;
   const status = h("p", { class: "sub", "aria-live": "polite" }, "Record a note, or choose an audio file.");
   const player = h("div", {});
@@ -106,11 +137,10 @@ function voicePanel(show) {
   const form = h(
     "form",
     { "aria-label": "Read a voice note" },
-    h("div", { class: "actions" }, record),
-    field("Audio file", file),
-    status,
-    player,
-    field("Transcript (instead of audio)", transcript),
+    ...(audio && !audio.available
+      ? [h("p", { class: "sub", title: audio.reason || null }, "This model backend cannot listen to audio: type what you would say.")]
+      : [h("div", { class: "actions" }, record), field("Audio file", file), status, player]),
+    field(audio && !audio.available ? "Transcript" : "Transcript (instead of audio)", transcript),
     h("div", { class: "actions" }, button),
     out,
   );
@@ -118,7 +148,10 @@ function voicePanel(show) {
     e.preventDefault();
     let body;
     if (transcript.value.trim()) body = { transcript: transcript.value.trim() };
-    else if (wav) {
+    else if (wav && tooLarge(wav, limit)) {
+      out.replaceChildren(h("p", { class: "message error", role: "alert" }, tooLarge(wav, limit)));
+      return;
+    } else if (wav) {
       body = new FormData();
       body.append("audio", wav, "note.wav");
     } else {
@@ -130,7 +163,7 @@ function voicePanel(show) {
   return section("Voice note", form);
 }
 
-function photoPanel(picture) {
+function photoPanel(picture, limit) {
   const file = h("input", { type: "file", name: "image", accept: "image/jpeg,image/png,image/webp", capture: "environment", required: true });
   const reference = select("reference", [["", "none"], ["card", "a credit card (85.60 × 53.98 mm)"], ["marker", "a square marker"]], "");
   const side = h("input", { name: "reference_mm", type: "number", min: "1", step: "any", inputmode: "decimal", placeholder: "50" });
@@ -153,6 +186,8 @@ function photoPanel(picture) {
   );
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
+    const big = tooLarge(file.files[0], limit);
+    if (big) return out.replaceChildren(h("p", { class: "message error", role: "alert" }, big));
     const body = new FormData();
     body.append("image", file.files[0]);
     let q = "";
@@ -163,7 +198,8 @@ function photoPanel(picture) {
       body.append("reference_mm", side.value);
       q = `?reference_mm=${encodeURIComponent(side.value)}`;
     }
-    const answer = await withProgress(out, "Finding the items…", () => api(`/intake/photo${q}`, { method: "POST", body }), button);
+    // Measured on the server, no model call: leaving meanwhile loses nothing billed.
+    const answer = await withProgress(out, "Finding the items…", () => api(`/intake/photo${q}`, { method: "POST", body }), button, { run: false });
     if (answer) {
       picture.replaceChildren(section("Items found in the photo", regionsView(file.files[0], answer), regionItems(answer)));
       picture.querySelector("h2")?.setAttribute("tabindex", "-1");

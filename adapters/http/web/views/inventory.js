@@ -1,7 +1,7 @@
 // The inventory: a table with search, filters and paging; the filters live in the address so Back works.
 
 import { api, query, rememberName } from "../api.js";
-import { h, field, select, human, badge, quantity, flashNext, showError, INTENTS, AVAILABILITIES } from "../ui.js";
+import { h, field, select, human, badge, quantity, flashNext, showError, mayWrite, INTENTS, AVAILABILITIES } from "../ui.js";
 import { labelsButton, placeOptions } from "./places.js";
 import { coverThumb } from "./gallery.js";
 
@@ -39,10 +39,16 @@ export async function inventoryView(params) {
 
   const search = h("input", { type: "search", name: "q", value: f.q, placeholder: "name or profile words" });
   const typeInput = h("input", { name: "item_type", value: f.item_type, list: "item-types", placeholder: "any type" });
-  const form = h(
-    "form",
-    { class: "filters", role: "search", "aria-label": "Filter the inventory", "data-read": "" },
-    field("Search", search),
+  // On a phone the filters other than search are behind this button, so the list fills the first screen.
+  const active = [f.intent, f.availability, f.item_type, f.place, f.include_gone].filter(Boolean).length;
+  const toggle = h(
+    "button",
+    { type: "button", class: "filter-toggle", "aria-expanded": "false", "aria-controls": "more-filters" },
+    active ? `Filter (${active})` : "Filter",
+  );
+  const more = h(
+    "div",
+    { class: "more-filters", id: "more-filters" },
     field("Intent", select("intent", [["", "any"], ...INTENTS.map((i) => [i, human(i)])], f.intent)),
     field(
       "Availability",
@@ -60,6 +66,18 @@ export async function inventoryView(params) {
     field("Per page", select("limit", PAGE_SIZES.map((s) => [s, s]), f.limit)),
     h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Apply"), h("a", { href: "#/items", class: "button quiet" }, "Clear")),
   );
+  const form = h(
+    "form",
+    { class: "filters", role: "search", "aria-label": "Filter the inventory", "data-read": "" },
+    h("div", { class: "filter-head" }, field("Search", search), toggle),
+    more,
+  );
+  toggle.addEventListener("click", () => {
+    const open = toggle.getAttribute("aria-expanded") !== "true";
+    toggle.setAttribute("aria-expanded", String(open));
+    form.classList.toggle("open", open);
+    if (open) more.querySelector("select, input")?.focus();
+  });
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     const d = new FormData(form);
@@ -82,7 +100,7 @@ export async function inventoryView(params) {
   // Selection for bulk changes: ids of the checked rows on this page.
   const chosen = new Set();
   const count = h("span", { id: "selected-count", "aria-live": "polite" }, "");
-  const bulkOut = h("div", { class: "out" });
+  const bulkOut = h("div", { class: "out", role: "status" });
   const moveTo = select("place_id", [["", "choose a place"], ...places], "", { "aria-label": "Move the selected items to" });
   const intentTo = select("intent", [["", "choose an intent"], ...INTENTS.map((i) => [i, human(i)])], "", { "aria-label": "New use of the selected items (keep, sell, give)" });
   const bulk = async (set, what) => {
@@ -94,12 +112,17 @@ export async function inventoryView(params) {
       showError(e, bulkOut);
     }
   };
+  /** A bulk button pressed with nothing chosen in its select: says what is missing there, and goes to it. */
+  const missing = (control, text) => {
+    bulkOut.replaceChildren(h("p", { class: "message error" }, text));
+    control.focus();
+  };
   const bar = h(
     "div",
     { class: "bulk-bar", role: "region", "aria-label": "Change the selected items", hidden: true },
     count,
-    h("div", { class: "bulk-action" }, moveTo, h("button", { type: "button", class: "primary", onclick: () => moveTo.value && bulk({ place_id: +moveTo.value }, "Moved") }, "Move")),
-    h("div", { class: "bulk-action" }, intentTo, h("button", { type: "button", onclick: () => intentTo.value && bulk({ intent: intentTo.value }, "Changed") }, "Set intent")),
+    h("div", { class: "bulk-action" }, moveTo, h("button", { type: "button", class: "primary", onclick: () => (moveTo.value ? bulk({ place_id: +moveTo.value }, "Moved") : missing(moveTo, "Choose the place to move the selected items to, then press Move.")) }, "Move")),
+    h("div", { class: "bulk-action" }, intentTo, h("button", { type: "button", onclick: () => (intentTo.value ? bulk({ intent: intentTo.value }, "Changed") : missing(intentTo, "Choose keep, sell or give for the selected items, then press Set intent.")) }, "Set intent")),
     labelsButton("Print labels", () => ({ items: [...chosen] })),
     bulkOut,
   );
@@ -132,7 +155,7 @@ export async function inventoryView(params) {
       "tr",
       { class: it.gone ? "gone" : null },
       h("td", { class: "select" }, box),
-      h("td", { class: "name" }, h("div", { class: "named" }, coverThumb(it), h("div", { class: "name-text" }, h("a", { href: `#/items/${it.id}` }, it.name), h("div", { class: "sub" }, it.profile)))),
+      h("td", { class: "name" }, h("div", { class: "named" }, coverThumb(it), h("div", { class: "name-text" }, h("a", { href: `#/items/${it.id}` }, it.name), h("div", { class: "sub profile-line" }, it.profile), placeLine(it)))),
       h("td", { class: "hide-phone" }, human(it.item_type)),
       h("td", { class: "hide-phone" }, human(it.condition)),
       h("td", {}, badge(it.intent)),
@@ -187,15 +210,38 @@ export async function inventoryView(params) {
           h("tbody", {}, rows),
         ),
       )
-    : h("p", { class: "empty" }, "No item matches these filters. Add items through ", h("a", { href: "#/intake" }, "Intake"), ".");
+    : h("p", { class: "empty" }, "No item matches these filters.", mayWrite() ? [" Add items through ", h("a", { href: "#/intake" }, "Intake"), "."] : null);
 
   return h(
     "div",
     { class: "view inventory" },
-    h("div", { class: "title-row" }, h("h1", {}, "Inventory"), h("div", { class: "title-actions" }, h("a", { class: "button", href: "#/scan" }, "Scan"), h("a", { class: "button", href: "#/places" }, "Places"), h("a", { class: "button", href: "#/intake" }, "Add items"))),
+    h(
+      "div",
+      { class: "title-row" },
+      h("h1", {}, "Inventory"),
+      // The page's main actions: beside the heading on a wide screen, at the bottom of a phone's screen (thumb reach).
+      h(
+        "nav",
+        { class: "title-actions thumb-bar", "aria-label": "Inventory actions" },
+        h("a", { class: "button", href: "#/scan" }, "Scan"),
+        h("a", { class: "button", href: "#/places" }, "Places"),
+        mayWrite() ? h("a", { class: "button primary", href: "#/intake" }, "Add items") : null,
+      ),
+    ),
     form,
     table,
     pager,
     bar,
   );
+}
+
+/**
+ * Where an item is, for the phone (where the Place column is hidden): the last two steps of its path under its
+ * name ("Shelf B2 / Box 4"), the whole path for screen readers and as the tooltip.
+ */
+function placeLine(it) {
+  if (!it.place) return null;
+  const steps = String(it.location || it.place.name).split(" / ");
+  const short = steps.length > 2 ? `… / ${steps.slice(-2).join(" / ")}` : steps.join(" / ");
+  return h("div", { class: "sub place-line", title: it.location }, h("span", { class: "visually-hidden" }, "In "), short);
 }

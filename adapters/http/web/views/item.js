@@ -15,6 +15,7 @@ import {
   day,
   flash,
   showError,
+  mayWrite,
   formValues,
   section,
   itemLink,
@@ -222,7 +223,7 @@ function render(root, item) {
       : h("p", { class: "empty" }, "Not made of other items."),
   );
 
-  const change = section(
+  const change = !mayWrite() ? null : section(
     "Change",
     onSubmit(
       h(
@@ -252,7 +253,7 @@ function render(root, item) {
     ),
   );
 
-  const gone = item.gone
+  const gone = item.gone || !mayWrite()
     ? null
     : section(
         "Mark gone",

@@ -2,7 +2,7 @@
 // invitations with Revoke, ending a member's sessions) and everyone's API tokens for scripts.
 
 import { api } from "../api.js";
-import { h, field, select, date, section, copyButton, flashNext, showError } from "../ui.js";
+import { h, field, select, date, section, copyButton, flashNext, showError, mayWrite } from "../ui.js";
 import { addPasskey, passkeysSupported } from "../passkeys.js";
 
 const ROLES = [
@@ -78,13 +78,20 @@ export async function householdView(me) {
     const role = select("role", ROLES.map(([r]) => [r, r]), m.role, { "aria-label": `Role of ${m.name}` });
     role.addEventListener("change", () =>
       attempt(out, async () => {
-        await api(`/members/${m.id}`, { method: "PATCH", body: { role: role.value } });
+        try {
+          await api(`/members/${m.id}`, { method: "PATCH", body: { role: role.value } });
+        } catch (e) {
+          // Refused: the select shows the role the member really has.
+          role.value = m.role;
+          throw e;
+        }
         done(`${m.name} is now ${role.value}.`);
       }),
     );
-    const end = h("button", { type: "button" }, "End sessions");
+    const end = h("button", { type: "button", "aria-label": `End the sessions of ${m.name}` }, "End sessions");
     end.addEventListener("click", () =>
       attempt(out, async () => {
+        if (!window.confirm(`End every session of ${m.name}? They are signed out on every device and sign in again.`)) return;
         const { ended } = await api(`/members/${m.id}/sessions`, { method: "DELETE" });
         done(`Ended ${ended} session${ended === 1 ? "" : "s"} of ${m.name}.`);
       }),
@@ -103,7 +110,8 @@ export async function householdView(me) {
       h("th", { scope: "row" }, m.name, m.id === who.member.id ? " (you)" : ""),
       h("td", {}, owner ? role : m.role),
       h("td", {}, date(m.created_at)),
-      h("td", { class: "row-actions" }, owner ? end : null, owner && m.id !== who.member.id ? remove : null),
+      // Not on one's own row: signing oneself out everywhere is Sign out, and removing oneself is refused.
+      h("td", { class: "row-actions" }, owner && m.id !== who.member.id ? [end, remove] : null),
     );
   });
 
@@ -245,9 +253,10 @@ export async function tokensView() {
   });
 
   const rows = tokens.map((t) => {
-    const revoke = h("button", { type: "button", class: "danger" }, "Revoke");
+    const revoke = h("button", { type: "button", class: "danger", "aria-label": `Revoke the token ${t.name}` }, "Revoke");
     revoke.addEventListener("click", () =>
       attempt(out, async () => {
+        if (!window.confirm(`Revoke the token “${t.name}”? Scripts using it stop working at once.`)) return;
         await api(`/tokens/${t.id}`, { method: "DELETE" });
         done(`The token "${t.name}" was revoked.`);
       }),
@@ -270,7 +279,8 @@ export async function tokensView() {
     h("h1", {}, "API tokens"),
     h("p", {}, "Tokens let scripts use Trove's API as you. A read token cannot change anything."),
     out,
-    section("Make a token", form),
+    // A viewer's role makes no tokens: the form is left out whole.
+    mayWrite() ? section("Make a token", form) : null,
     section(
       "Your tokens",
       tokens.length

@@ -2,7 +2,7 @@
 // breadcrumbs, the places below it and the items in it, and the label printer.
 
 import { api, query, printLabels, rememberName } from "../api.js";
-import { h, field, select, badge, flash, showError } from "../ui.js";
+import { h, field, select, badge, flash, flashNext, showError } from "../ui.js";
 import { coverThumb } from "./gallery.js";
 
 /** A place's path as text: "House / Garage / Shelf B2". */
@@ -28,7 +28,7 @@ export async function placeOptions() {
 
 /** The "print labels" button: a sheet of A4 labels or a roll label per object. */
 export function labelsButton(text, objects) {
-  const layout = select("layout", [["sheet", "A4 sheet (3 x 8)"], ["roll", "Label roll (62 x 29 mm)"]], "sheet", { "aria-label": "Label layout" });
+  const layout = select("layout", [["sheet", "A4 sheet: 21 labels, 3 x 7 (63.5 x 38.1 mm, L7160)"], ["roll", "Label roll: one 62 x 29 mm label each"]], "sheet", { "aria-label": "Label layout" });
   const button = h("button", { type: "button", "data-read": "" }, text);
   button.addEventListener("click", async () => {
     const chosen = typeof objects === "function" ? objects() : objects;
@@ -65,7 +65,7 @@ function newPlaceForm(parentId, options, onMade) {
     if (under) body.parent_id = under;
     try {
       const made = await api("/places", { method: "POST", body });
-      flash(`Added ${pathText(made.path)}.`, "ok");
+      flashNext(`Added ${pathText(made.path)}.`, "ok");
       onMade(made);
     } catch (err) {
       showError(err, out);
@@ -128,7 +128,7 @@ function quickAddItem(place, onAdded) {
     };
     try {
       const made = await api("/items", { method: "POST", body });
-      flash(`Added ${made.name} to ${place.name}.`, "ok");
+      flashNext(`Added ${made.name} to ${place.name}.`, "ok");
       onAdded(made);
     } catch (err) {
       showError(err, out);
@@ -195,9 +195,10 @@ export async function placeView(id, params) {
           type: "button",
           class: "danger",
           onclick: async () => {
+            if (!window.confirm(`Delete the place “${place.name}”? Its labels will no longer open it.`)) return;
             try {
               await api(`/places/${id}`, { method: "DELETE" });
-              flash(`Deleted ${place.name}.`, "ok");
+              flashNext(`Deleted ${place.name}.`, "ok");
               location.hash = place.parent_id ? `#/places/${place.parent_id}` : "#/places";
             } catch (err) {
               showError(err, editOut);
@@ -217,7 +218,7 @@ export async function placeView(id, params) {
     if (parent !== place.parent_id) body.parent_id = parent;
     try {
       await api(`/places/${id}`, { method: "PATCH", body });
-      flash("Saved.", "ok");
+      flashNext(`Saved ${rename.value.trim()}.`, "ok");
       reload();
     } catch (err) {
       showError(err, editOut);

@@ -1,7 +1,7 @@
 // Projects: "what can I build?", the proposals with their allocations, what is missing and what the rules dropped;
 // accept, build, drop.
 
-import { api, apiEvents } from "../api.js";
+import { api, apiEvents, capabilities } from "../api.js";
 import { h, field, human, badge, date, flash, showError, withProgress, section, itemLink, usd } from "../ui.js";
 
 let templates = null;
@@ -35,8 +35,10 @@ export function describeStep(name, data) {
 let lastRun = null;
 
 export async function projectsView() {
-  const [list, tpl] = await Promise.all([api("/projects"), templateLabels()]);
+  const [list, tpl, offer] = await Promise.all([api("/projects"), templateLabels(), capabilities()]);
   const root = h("div", { class: "view projects" });
+  // Without a Model API the built-in planner proposes: no model call, no cost, and it says so.
+  const local = offer?.proposals?.by === "local_planner";
 
   const wish = h("textarea", { name: "brief", rows: "2", placeholder: "e.g. something for the kids to play games on" });
   const out = h("div", { class: "out" });
@@ -45,7 +47,13 @@ export async function projectsView() {
     "form",
     { class: "card propose", "aria-labelledby": "propose-title" },
     h("h2", { id: "propose-title" }, "What can I build?"),
-    h("p", {}, "The model looks through what you keep and proposes projects; the rules keep only what your inventory backs."),
+    h(
+      "p",
+      {},
+      local
+        ? "The built-in planner looks through what you keep and proposes projects from the templates (no model backend, no cost); the rules keep only what your inventory backs."
+        : "The model looks through what you keep and proposes projects; the rules keep only what your inventory backs.",
+    ),
     field("Wish (optional)", wish),
     h("div", { class: "actions" }, button),
     out,
@@ -55,7 +63,7 @@ export async function projectsView() {
     const brief = wish.value.trim();
     const result = await withProgress(
       out,
-      "Asking the model for proposals… this can take a minute.",
+      local ? "The built-in planner is looking through your inventory…" : "Asking the model for proposals… this can take a minute.",
       (say) => apiEvents("/projects/propose", { body: brief ? { brief } : {}, onEvent: (name, data) => name === "step" && say(describeStep(name, data)) }),
       button,
     );
@@ -77,7 +85,7 @@ export async function projectsView() {
     h("h1", {}, "Projects"),
     form,
     // `Element.append` writes a null as the text "null": only what there is goes in.
-    ...(lastRun ? [runSummary(lastRun, tpl)] : []),
+    ...(lastRun ? [runSummary(lastRun, tpl, local)] : []),
     group("Proposed", "proposed", "No open proposal. Ask what you can build."),
     group("Accepted", "accepted", "Nothing accepted yet."),
     group("Built", "built", "Nothing built yet."),
@@ -87,12 +95,18 @@ export async function projectsView() {
 }
 
 /** The answer of one proposal run: how many projects, what the rules dropped and why, the steps and the cost. */
-function runSummary(run, tpl) {
+function runSummary(run, tpl, local) {
   return h(
     "section",
     { class: "card run", tabindex: "-1", "aria-labelledby": "run-title" },
     h("h2", { id: "run-title" }, `This run proposed ${run.projects.length} project${run.projects.length === 1 ? "" : "s"}`),
-    h("p", { class: "sub" }, `${run.steps} model step${run.steps === 1 ? "" : "s"}, ${run.spend.calls} call${run.spend.calls === 1 ? "" : "s"}, cost ${usd(run.spend.cost_micro_usd)}.`),
+    h(
+      "p",
+      { class: "sub" },
+      local
+        ? `By the built-in planner, in ${run.steps} step${run.steps === 1 ? "" : "s"}: no model call, no cost.`
+        : `${run.steps} model step${run.steps === 1 ? "" : "s"}, ${run.spend.calls} call${run.spend.calls === 1 ? "" : "s"}, cost ${usd(run.spend.cost_micro_usd)}.`,
+    ),
     run.dropped.length
       ? [
           h("h3", {}, "Dropped by the rules"),
@@ -120,6 +134,7 @@ function projectCard(p, tpl, { full = false } = {}) {
   const act = (what, label) => {
     const b = h("button", { type: "button", class: what === "drop" ? "danger" : what === "accept" ? "primary" : "" }, label);
     b.addEventListener("click", async () => {
+      if (what === "drop" && !window.confirm(`Drop the project “${p.title}”? Its reserved items are released.`)) return;
       b.disabled = true;
       try {
         const updated = await api(`/projects/${p.id}/${what}`, { method: "POST", body: {} });

@@ -10,7 +10,13 @@ export function labelTarget(url) {
   return m ? `#/${m[1]}/${m[2]}` : null;
 }
 
-/** Sends one picture to the server's QR reader: the page to open, or null while no code is in view. */
+/** What a foreign code's status says: the label is real, but of another household (or of a deleted thing). */
+const FOREIGN = "That code is not one of this household's labels.";
+
+/**
+ * Sends one picture to the server's QR reader: the page to open; `FOREIGN` when the code is a label but not one
+ * of this household's (said in `status`); null while no code is in view.
+ */
 async function readOnServer(blob, status) {
   const form = new FormData();
   form.append("image", blob, "frame.jpg");
@@ -20,8 +26,8 @@ async function readOnServer(blob, status) {
   } catch (e) {
     if (e instanceof ApiError && e.status === 422) return null; // No code in this frame yet.
     if (e instanceof ApiError && e.status === 404) {
-      status.textContent = "That code is not one of this household's labels.";
-      return null;
+      status.textContent = FOREIGN;
+      return FOREIGN;
     }
     throw e;
   }
@@ -31,6 +37,7 @@ export async function scanView() {
   const status = h("p", { class: "scan-status", role: "status", "aria-live": "polite" }, "Starting the camera…");
   const video = h("video", { class: "scan-video", autoplay: true, muted: true, playsinline: true });
   const canvas = h("canvas", { hidden: true });
+  const frame = h("div", { class: "scan-frame" }, video);
   const out = h("div", { class: "out" });
   const photo = h("input", { type: "file", name: "image", accept: "image/jpeg,image/png,image/webp", capture: "environment" });
   let timer = null;
@@ -53,6 +60,7 @@ export async function scanView() {
     if (!file) return;
     try {
       const target = await readOnServer(file, status);
+      if (target === FOREIGN) return; // Its own message stays.
       if (target) go(target);
       else status.textContent = "No label found in that photo; try again closer, with the code flat and lit.";
     } catch (e) {
@@ -88,7 +96,7 @@ export async function scanView() {
       canvas.getContext("2d").drawImage(video, 0, 0);
       const blob = await new Promise((resolve) => canvas.toBlob(resolve, "image/jpeg", 0.85));
       const target = blob && (await readOnServer(blob, status));
-      if (target) go(target);
+      if (target && target !== FOREIGN) go(target);
     } catch (e) {
       stop();
       showError(e, out);
@@ -106,7 +114,9 @@ export async function scanView() {
       status.textContent = "Point the camera at a Trove label.";
       timer = setInterval(tick, 500);
     } catch (e) {
-      status.textContent = `No camera (${e.message || e.name}); take or choose a photo of the label instead.`;
+      // No camera (or no permission): no black box, the photo field instead.
+      frame.hidden = true;
+      status.textContent = `No camera here (${e.message || e.name}): take or choose a photo of the label instead.`;
     }
   })();
 
@@ -115,7 +125,7 @@ export async function scanView() {
     { class: "view scan" },
     h("h1", {}, "Scan a label"),
     status,
-    h("div", { class: "scan-frame" }, video),
+    frame,
     canvas,
     field("Or a photo of the label", photo),
     out,

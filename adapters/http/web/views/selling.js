@@ -1,7 +1,7 @@
 // Selling and giving: what is meant to go, pricing from grounded comparables, the listing draft and the share text.
 
-import { api, apiEvents, rememberName } from "../api.js";
-import { h, human, badge, money, usd, date, withProgress, section, copyButton, showError, webLink } from "../ui.js";
+import { api, apiEvents, capabilities, rememberName } from "../api.js";
+import { h, human, badge, money, usd, date, withProgress, section, copyButton, showError, webLink, mayWrite, needsModel } from "../ui.js";
 import { coverThumb } from "./gallery.js";
 
 export async function sellListView() {
@@ -67,18 +67,25 @@ export async function sellItemView(id) {
     }
   });
 
-  const history = await api(`/items/${id}/prices`).catch(() => ({ prices: [] }));
+  const [history, offer] = await Promise.all([api(`/items/${id}/prices`).catch(() => ({ prices: [] })), capabilities()]);
+  // Pricing is offered when the backend can search the web; a viewer, who may not price, sees the reports only.
+  const pricing = offer?.pricing;
+  const priceSection = !mayWrite()
+    ? null
+    : pricing && !pricing.available
+      ? section("Price", needsModel("Pricing from the web", pricing.reason))
+      : section(
+          "Price",
+          h("p", {}, "One model call searches the web; only comparables whose pages the search really returned are kept."),
+          h("div", { class: "actions" }, priceButton),
+          out,
+        );
   if (history.prices.length) reportBox.append(reportView(history.prices[0], item, true));
   draftBox.append(item.intent === "sell" ? await draftSection(id) : h("p", { class: "message info" }, "This item is meant to keep: set its intent to sell for a listing draft."));
 
   root.append(
     ...head,
-    section(
-      "Price",
-      h("p", {}, "One model call searches the web; only comparables whose pages the search really returned are kept."),
-      h("div", { class: "actions" }, priceButton),
-      out,
-    ),
+    ...(priceSection ? [priceSection] : []),
     reportBox,
     draftBox,
     ...(history.prices.length > 1 ? [priceHistory(history.prices)] : []),

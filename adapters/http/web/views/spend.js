@@ -13,6 +13,9 @@ const KIND_COLOURS = {
   transcribe: "#319795",
 };
 
+/** The model name the built-in local planner's entries carry. */
+const LOCAL_PLANNER = "local-planner";
+
 function colour(kind, i) {
   return KIND_COLOURS[kind] || ["#4a5568", "#d53f8c", "#dd6b20"][i % 3];
 }
@@ -70,7 +73,13 @@ export async function spendView() {
     { class: "view spend" },
     h("h1", {}, "Spend"),
     section("Budget", budgetBox),
-    section("Cost by month", months.length ? chart(months, kinds, cells, s.totals.by_month) : h("p", { class: "empty" }, "No model call yet.")),
+    section(
+      "Cost by month",
+      // A chart of nothing but zeros says nothing: an empty state instead.
+      s.totals.all.cost_micro_usd > 0
+        ? chart(months, kinds, cells, s.totals.by_month)
+        : h("p", { class: "empty chart-empty" }, s.entries.length ? "Nothing spent yet: every run so far cost nothing." : "Nothing spent yet: no model call so far."),
+    ),
     section("By month", totalsTable("Month", months.map((m) => totalsRow(m, s.totals.by_month[m])))),
     section("By kind", totalsTable("Kind", kinds.map((k) => totalsRow(human(k), s.totals.by_kind[k])))),
     section(
@@ -102,7 +111,8 @@ export async function spendView() {
                       {},
                       h("td", {}, date(e.at)),
                       h("td", {}, human(e.kind)),
-                      h("td", {}, e.model),
+                      // The built-in planner's runs are entries too, but no model call.
+                      h("td", {}, e.model === LOCAL_PLANNER ? "built-in planner (no model call)" : e.model),
                       h("td", { class: "num" }, String(e.input_tokens)),
                       h("td", { class: "num" }, String(e.output_tokens)),
                       h("td", { class: "num" }, String(e.searches)),
