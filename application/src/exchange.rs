@@ -59,6 +59,22 @@ pub fn own_ref(id: &str) -> String {
     format!("{OWN_REF_PREFIX}{id}")
 }
 
+/// The reference of row `row` (from 0) of a sheet imported with the `Idempotency-Key` `key`: a digest of the key,
+/// so the key itself is not kept.
+///
+/// ```
+/// use trove_application::exchange::retry_ref;
+/// assert_eq!(retry_ref("k-1", 0), retry_ref("k-1", 0));
+/// assert_ne!(retry_ref("k-1", 0), retry_ref("k-1", 1));
+/// assert_ne!(retry_ref("k-1", 0), retry_ref("k-2", 0));
+/// assert!(retry_ref("k-1", 7).starts_with("retry:") && retry_ref("k-1", 7).ends_with(":7"));
+/// ```
+pub fn retry_ref(key: &str, row: usize) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = hex::encode(&Sha256::digest(key.as_bytes())[..12]);
+    format!("retry:{digest}:{row}")
+}
+
 /// The exported item id an import reference names, when it is one of our own export's ([`own_ref`]).
 ///
 /// ```
@@ -163,7 +179,25 @@ impl Exchange {
     /// [`Error::Invalid`] naming the line of the first bad row (nothing is written then); `Unexpected` when the
     /// store fails (nothing is written either).
     pub async fn import(&self, actor: Actor, bytes: &[u8]) -> Result<Imported, Error> {
-        let read = self.sheet.read(bytes, self.clock.now()).map_err(|e| Error::Invalid(e.to_string()))?;
+        self.import_keyed(actor, bytes, None).await
+    }
+
+    /// As [`Exchange::import`], for a request with an `Idempotency-Key`: each row without a reference of its own
+    /// gets one made of the key and its row ([`retry_ref`]), so that the same sheet sent again with the same key
+    /// updates the items the first import wrote instead of adding them twice, even when the first import
+    /// committed but its answer was lost before the key was marked done (a crash, a dropped connection).
+    ///
+    /// # Errors
+    /// As [`Exchange::import`].
+    pub async fn import_keyed(&self, actor: Actor, bytes: &[u8], key: Option<&str>) -> Result<Imported, Error> {
+        let mut read = self.sheet.read(bytes, self.clock.now()).map_err(|e| Error::Invalid(e.to_string()))?;
+        if let Some(key) = key {
+            for (row, item) in read.items.iter_mut().enumerate() {
+                if item.import_ref.is_none() {
+                    item.import_ref = Some(retry_ref(key, row));
+                }
+            }
+        }
         let mut done = self.import_items(actor, read.items).await?;
         done.skipped = read.skipped;
         Ok(done)

@@ -16,6 +16,7 @@ on_both!(
     places_made_for_a_location_and_imports_are_in_the_activity,
     the_demo_seed_is_recorded_as_the_command_lines,
     an_import_retried_with_its_key_imports_once,
+    an_import_whose_answer_was_lost_before_its_key_was_done_is_not_duplicated_by_a_retry,
     concurrent_changes_of_one_item_are_listed_in_the_order_written,
     a_change_that_changes_nothing_is_no_event_and_no_version,
     the_history_names_fields_as_the_api_does,
@@ -495,6 +496,31 @@ async fn an_import_retried_with_its_key_imports_once(db: Db) {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(app.all_items().await.len(), 7);
     assert_eq!(imports_recorded(&app).await, 7);
+}
+
+/// The crash window: the import committed, but the process died before its key was marked done (so the key has
+/// no answer to replay). The retry with the same key runs the import again, and updates the items the first one
+/// wrote instead of adding them twice.
+async fn an_import_whose_answer_was_lost_before_its_key_was_done_is_not_duplicated_by_a_retry(db: Db) {
+    let app = TestApp::spawn(db, &[]).await;
+    let csv = "name,item_type,location\nDesk lamp,lamp,Attic\nFan,fan,Attic\nCable,cable,\n";
+    let (_, me) = app.get("/api/me").await;
+    let household = trove_domain::HouseholdId(me["household"]["id"].as_i64().unwrap());
+    let actor = trove_application::history::Actor { household, member: None };
+    // The first import, written by the use case alone: no idempotency record was completed for it.
+    let first = app.app.services.exchange.import_keyed(actor, csv.as_bytes(), Some("sheet-9")).await.unwrap();
+    assert_eq!(first.items, 3);
+    assert_eq!(app.all_items().await.len(), 3);
+    // The client retries with its key.
+    let (status, again) = import_keyed(&app, Some("sheet-9"), csv).await;
+    assert_eq!(status, StatusCode::OK, "{again}");
+    assert_eq!(again["items"], 3, "{again}");
+    let names: Vec<String> = app.all_items().await.iter().map(|i| i["name"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(names.len(), 3, "no duplicates: {names:?}");
+    // Another key is another import.
+    let (status, _) = import_keyed(&app, Some("sheet-10"), csv).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(app.all_items().await.len(), 6);
 }
 
 /// The item events of `id`'s history after its creation: (name before, name after, version after).

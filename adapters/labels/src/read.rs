@@ -4,7 +4,7 @@
 //! are read at once in the process; the others wait their turn.
 
 use image::GrayImage;
-use image::imageops::{self, FilterType};
+use image::imageops;
 use std::sync::{Condvar, Mutex, PoisonError};
 use trove_application::ports::{CodeReader, VisionError};
 
@@ -71,7 +71,9 @@ impl CodeReader for QrReader {
     }
 }
 
-/// `grey` brought down to at most `side` pixels on its longest side; `None` when it is that small already.
+/// `grey` brought down to at most `side` pixels on its longest side, each pixel the mean of the area it covers
+/// (`imageops::resize` would hold a copy at four `f32` a pixel between its passes: 45 MB from 1,750 pixels a
+/// side); `None` when it is that small already.
 fn within(grey: &GrayImage, side: u32) -> Option<GrayImage> {
     let (w, h) = grey.dimensions();
     let longest = w.max(h);
@@ -80,7 +82,7 @@ fn within(grey: &GrayImage, side: u32) -> Option<GrayImage> {
     }
     let scale = f64::from(side) / f64::from(longest);
     let (nw, nh) = ((f64::from(w) * scale).round().max(1.0) as u32, (f64::from(h) * scale).round().max(1.0) as u32);
-    Some(imageops::resize(grey, nw, nh, FilterType::Triangle))
+    Some(imageops::thumbnail(grey, nw, nh))
 }
 
 /// The text of every QR code `rqrr` decodes in `grey`.

@@ -106,11 +106,12 @@ impl ExchangeApi {
     ) -> ApiResult<Json<ImportAnswer>> {
         let ImportBody::Csv(CsvBody(bytes)) = body;
         let actor = trove_application::history::Actor::from(&c);
+        let given = key.0.as_deref();
         let run = || async {
-            let done = self.0.exchange.import(actor, &bytes).await.map_err(ApiError::from)?;
+            let done = self.0.exchange.import_keyed(actor, &bytes, given).await.map_err(ApiError::from)?;
             Ok::<_, ApiError>(Kept(ImportAnswer::from(done)))
         };
-        let Kept(answer) = self.0.idempotency.once(c.household, "import", key.0.as_deref(), &bytes, run).await?;
+        let Kept(answer) = self.0.idempotency.once(c.household, "import", given, &bytes, run).await?;
         Ok(Json(answer))
     }
 }
