@@ -4,19 +4,21 @@
 #
 # The worst-case photo is a PNG declaring 7000 x 7000 pixels of 16-bit RGBA (under the 50-megapixel cap; 392 MB
 # decoded whole) that compresses to about 381 KB. The ICC bomb is a 64 x 64 PNG whose 1 MB iCCP chunk inflates to
-# 1 GB. Builds the release binary, starts `trove serve` on a fresh SQLite data directory, and for each phase sends
-# UPLOADS (default 8) requests at once, checks each answer, and reads the server's peak resident memory (VmHWM of
-# /proc/PID/status, reset before each phase through /proc/PID/clear_refs):
+# 1 GB. Builds the release binary and, for each phase, starts `trove serve` afresh on a new SQLite data directory
+# (so each figure is the phase's own, not what the allocator kept of the phases before), sends UPLOADS (default 8)
+# requests at once, checks each answer, and reads the server's peak resident memory (VmHWM of /proc/PID/status,
+# reset just before the phase through /proc/PID/clear_refs):
 #   intake      the worst-case photo to /api/intake/photo (segmented, kept as pending media): 200, or 503 with
 #               Retry-After when the queue of jobs is full;
 #   upload      the worst-case photo kept on an item (POST /api/items/{id}/media): 201;
-#   thumbnail   the first thumbnail of each of those (GET /api/media/{id}/thumb): 200;
+#   thumbnail   the first thumbnail of each of UPLOADS copies of it kept on an item (GET /api/media/{id}/thumb):
+#               200;
 #   icc-upload  the ICC bomb kept on an item: 201 (kept without its profile);
 #   icc-intake  the ICC bomb to /api/intake/photo: 200, or 503 with Retry-After;
 #   scan        the worst-case photo to the label scan (POST /api/scan): 422, no code in it.
 #
 # Needs: cargo, curl, python3, Linux. TROVE_BIN runs another build (for a before figure); UPLOADS sets the
-# concurrency; PHASES (space-separated) runs some of the phases, in the order above (thumbnail needs upload).
+# concurrency; PHASES (space-separated) runs some of the phases.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -63,23 +65,36 @@ EOF
 echo "image_memory: worst case $(stat -c %s "$data/worst.png") bytes, 7000 x 7000 16-bit RGBA;" \
   "ICC bomb $(stat -c %s "$data/icc.png") bytes, 64 x 64 with a profile of 1 GB inflated"
 
-port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-base="http://127.0.0.1:$port"
+# Starts a fresh server on a new data directory: $server, $base, $token and $item (an item to keep pictures on).
+start_server() {
+  local dir="$data/$1"
+  local port
+  port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  base="http://127.0.0.1:$port"
+  export TROVE_DATA_DIR="$dir/trove" TROVE_BIND="127.0.0.1:$port"
+  mkdir -p "$dir"
+  "$bin" migrate >/dev/null
+  token="$("$bin" token new --member bench)"
+  "$bin" serve >"$dir/server.log" 2>&1 &
+  server=$!
+  for _ in $(seq 1 300); do
+    curl -fsS "$base/health" >/dev/null 2>&1 && break
+    kill -0 "$server" 2>/dev/null || { cat "$dir/server.log"; echo "image_memory: trove did not start" >&2; exit 1; }
+    sleep 0.1
+  done
+  item="$(curl -fsS -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
+    -d '{"name":"Bench","item_type":"tool","profile":"","condition":"good","intent":"keep"}' "$base/api/items" |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])')"
+}
+
+stop_server() {
+  kill "$server" 2>/dev/null || true
+  wait "$server" 2>/dev/null || true
+  server=""
+}
+
 unset DATABASE_URL MODEL_API_KEY
-export TROVE_DATA_DIR="$data/trove" TROVE_BIND="127.0.0.1:$port" RUST_LOG="${RUST_LOG:-warn}"
-"$bin" migrate >/dev/null
-token="$("$bin" token new --member bench)"
-"$bin" serve >"$data/server.log" 2>&1 &
-server=$!
-for _ in $(seq 1 300); do
-  curl -fsS "$base/health" >/dev/null 2>&1 && break
-  kill -0 "$server" 2>/dev/null || { cat "$data/server.log"; echo "image_memory: trove did not start" >&2; exit 1; }
-  sleep 0.1
-done
-echo "image_memory: server RSS idle $(($(awk '/^VmRSS/ {print $2}' "/proc/$server/status") / 1024)) MB"
-item="$(curl -fsS -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
-  -d '{"name":"Bench","item_type":"tool","profile":"","condition":"good","intent":"keep"}' "$base/api/items" |
-  python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])')"
+export RUST_LOG="${RUST_LOG:-warn}"
 media=()
 
 # One request of a phase: its answer, headers and status under $data/PHASE.I.
@@ -89,7 +104,7 @@ fire() {
   local args=(-sS -o "$out.body" -D "$out.headers" -w '%{http_code}' -H "Authorization: Bearer $token")
   case "$phase" in
     intake) args+=(-F "image=@$data/worst.png;type=image/png" "$base/api/intake/photo") ;;
-    upload) args+=(-F "file=@$data/worst.png;type=image/png" "$base/api/items/$item/media") ;;
+    upload | keep) args+=(-F "file=@$data/worst.png;type=image/png" "$base/api/items/$item/media") ;;
     thumbnail) args+=("$base/api/media/${media[$((i - 1))]}/thumb") ;;
     icc-upload) args+=(-F "file=@$data/icc.png;type=image/png" "$base/api/items/$item/media") ;;
     icc-intake) args+=(-F "image=@$data/icc.png;type=image/png" "$base/api/intake/photo") ;;
@@ -98,11 +113,21 @@ fire() {
   curl "${args[@]}" >"$out.status" || echo "000" >"$out.status"
 }
 
+# Sends UPLOADS requests of a phase at once and waits for their answers.
+fire_all() {
+  local pids=()
+  for i in $(seq 1 "$uploads"); do
+    fire "$1" "$i" &
+    pids+=("$!")
+  done
+  for pid in "${pids[@]}"; do wait "$pid"; done
+}
+
 # The status a phase must answer; a 503 with Retry-After is allowed where the work waits in the queue of jobs.
 expected() {
   case "$1" in
     intake | icc-intake) echo "200" ;;
-    upload | icc-upload) echo "201" ;;
+    upload | icc-upload | keep) echo "201" ;;
     thumbnail) echo "200" ;;
     scan) echo "422" ;;
   esac
@@ -110,20 +135,20 @@ expected() {
 
 over=0 failed=0
 for phase in $phases; do
-  if [ "$phase" = "thumbnail" ] && [ "${#media[@]}" -lt "$uploads" ]; then
-    echo "image_memory: thumbnail needs the upload phase first" >&2
-    failed=$((failed + 1))
-    continue
+  start_server "$phase"
+  idle_mb=$(($(awk '/^VmRSS/ {print $2}' "/proc/$server/status") / 1024))
+  if [ "$phase" = "thumbnail" ]; then
+    # The pictures to make thumbnails of: UPLOADS rows of the worst case (one blob), none with a thumbnail yet.
+    fire_all keep
+    media=()
+    for i in $(seq 1 "$uploads"); do
+      media+=("$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["id"])' "$data/keep.$i.body")")
+    done
   fi
   # The peak resident memory from here on (Linux: 5 resets VmHWM to the current RSS).
   echo 5 >"/proc/$server/clear_refs"
   start="$(date +%s.%N)"
-  pids=()
-  for i in $(seq 1 "$uploads"); do
-    fire "$phase" "$i" &
-    pids+=("$!")
-  done
-  for pid in "${pids[@]}"; do wait "$pid"; done
+  fire_all "$phase"
   seconds="$(python3 -c "import time; print(f'{time.time() - $start:.1f}')")"
   peak_mb=$(($(awk '/^VmHWM/ {print $2}' "/proc/$server/status") / 1024))
   want="$(expected "$phase")"
@@ -132,9 +157,6 @@ for phase in $phases; do
     status="$(cat "$data/$phase.$i.status")"
     if [ "$status" = "$want" ]; then
       ok=$((ok + 1))
-      if [ "$phase" = "upload" ]; then
-        media+=("$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["id"])' "$data/$phase.$i.body")")
-      fi
     elif [ "$status" = "503" ] && [[ "$phase" == *intake ]] && grep -qi '^retry-after:' "$data/$phase.$i.headers"; then
       busy=$((busy + 1))
     else
@@ -148,12 +170,13 @@ for phase in $phases; do
     over=$((over + 1))
   fi
   failed=$((failed + bad))
+  if [ "$bad" -ne 0 ]; then grep -E "ERROR|panicked" "$data/$phase/server.log" | head -n 20 >&2 || true; fi
+  stop_server
   echo "image_memory: $phase: $uploads at once in ${seconds} s: $ok answered $want, $busy 503 with Retry-After," \
-    "$bad otherwise; peak RSS ${peak_mb} MB, $verdict the target of ${target_mb} MB"
+    "$bad otherwise; RSS idle ${idle_mb} MB, peak ${peak_mb} MB, $verdict the target of ${target_mb} MB"
 done
 
 if [ "$failed" -ne 0 ]; then
-  grep -E "ERROR|panicked" "$data/server.log" | head -n 20 >&2 || true
   echo "image_memory: $failed answers were not what they should be" >&2
   exit 1
 fi

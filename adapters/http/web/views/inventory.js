@@ -158,7 +158,8 @@ export async function inventoryView(params) {
       h("td", { class: "name" }, h("div", { class: "named" }, coverThumb(it), h("div", { class: "name-text" }, h("a", { href: `#/items/${it.id}` }, it.name), h("div", { class: "sub profile-line" }, it.profile), placeLine(it)))),
       h("td", { class: "hide-phone" }, human(it.item_type)),
       h("td", { class: "hide-phone" }, human(it.condition)),
-      h("td", {}, badge(it.intent)),
+      // On a phone the intent is left to the filter: the name and its place get the room.
+      h("td", { class: "hide-phone" }, badge(it.intent)),
       h("td", {}, it.gone ? badge(`gone: ${it.gone.reason}`, "gone") : badge(it.availability)),
       h("td", { class: "hide-narrow" }, it.place ? h("a", { href: `#/places/${it.place.id}` }, it.location) : ""),
       h(
@@ -201,7 +202,7 @@ export async function inventoryView(params) {
               h("th", { scope: "col" }, "Name"),
               h("th", { scope: "col", class: "hide-phone" }, "Type"),
               h("th", { scope: "col", class: "hide-phone" }, "Condition"),
-              h("th", { scope: "col" }, "Intent"),
+              h("th", { scope: "col", class: "hide-phone" }, "Intent"),
               h("th", { scope: "col" }, "Availability"),
               h("th", { scope: "col", class: "hide-narrow" }, "Place"),
               h("th", { scope: "col", class: "hide-narrow" }, "Fields"),
