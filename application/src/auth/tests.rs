@@ -178,14 +178,8 @@ async fn a_revoked_token_stops_working_once_its_cached_check_is_older_than_the_t
     let clock_at = at.clone();
     m.clock = MockClock::new();
     m.clock.expect_now().returning(move || *clock_at.lock().unwrap());
-    let revoked = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let reads = Arc::new(AtomicUsize::new(0));
-    let (is_revoked, counted) = (revoked.clone(), reads.clone());
-    m.tokens.expect_token().returning(move |_| {
-        counted.fetch_add(1, Ordering::SeqCst);
-        Ok((!is_revoked.load(Ordering::SeqCst)).then(|| (token(Scope::Write, None, Some(now())), ada(Role::Member))))
-    });
-    m.tokens.expect_touch_token().returning(|_, _| Ok(()));
+    let (revoked, reads) = (Arc::new(std::sync::atomic::AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
+    revocable_token(&mut m, revoked.clone(), reads.clone());
     let auth = Auth::new(&m.ports());
     assert!(auth.by_token("good").await.unwrap().is_some());
     assert!(auth.by_token("good").await.unwrap().is_some());
