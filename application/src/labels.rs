@@ -3,6 +3,7 @@
 
 use crate::Error;
 use crate::error::Object;
+use crate::jobs::Jobs;
 use crate::photo::PhotoError;
 use crate::ports::{CodeReader, InventoryRepo, Label, LabelLayout, LabelPrinter, PlaceRepo};
 use std::sync::Arc;
@@ -38,6 +39,9 @@ pub enum ScanError {
     /// The codes read are not labels of this Trove (another server's, or not a link at all).
     #[error("the code read is not a label of this Trove: {0:?}")]
     NotOurs(String),
+    /// The limit of image jobs refused the read ([`Error::Busy`]), or the read failed unexpectedly.
+    #[error(transparent)]
+    Job(#[from] Error),
 }
 
 /// The labels use cases.
@@ -51,6 +55,9 @@ pub struct Labels {
     reader: Arc<dyn CodeReader>,
     /// Where the labels' links point (`TROVE_PUBLIC_URL`), and the only links a scan accepts.
     url: PublicUrl,
+    /// The server's one limit of CPU-heavy jobs: reading a photo and making a PDF run under it, like every
+    /// other image job.
+    jobs: Jobs,
 }
 
 impl std::fmt::Debug for Labels {
@@ -66,8 +73,9 @@ impl Labels {
         printer: Arc<dyn LabelPrinter>,
         reader: Arc<dyn CodeReader>,
         url: PublicUrl,
+        jobs: Jobs,
     ) -> Self {
-        Self { items, places, printer, reader, url }
+        Self { items, places, printer, reader, url, jobs }
     }
 
     /// The labels of `items` then `places`, in the order given (an id given twice gets two labels).
@@ -112,23 +120,25 @@ impl Labels {
         Label { target, link: self.url.link(target), name, code: target.short_code() }
     }
 
-    /// The PDF of `labels`. Synchronous: async callers run it on a blocking thread.
+    /// The PDF of `labels`, made under the limit of CPU-heavy jobs.
     ///
     /// # Errors
-    /// `Unexpected` when the printer fails.
-    pub fn pdf(&self, labels: &[Label], layout: LabelLayout) -> Result<Vec<u8>, Error> {
-        Ok(self.printer.pdf(labels, layout)?)
+    /// [`Error::Busy`] when the limit's queue is full; `Unexpected` when the printer fails.
+    pub async fn pdf(&self, labels: Vec<Label>, layout: LabelLayout) -> Result<Vec<u8>, Error> {
+        let printer = self.printer.clone();
+        Ok(self.jobs.run(move || printer.pdf(&labels, layout)).await??)
     }
 
-    /// Reads the label in `image`: the first code read that is one of our links. Synchronous: async callers run
-    /// it on a blocking thread.
+    /// Reads the label in `image`: the first code read that is one of our links. The read runs under the limit
+    /// of CPU-heavy jobs, so many scans at once wait their turn (or are refused) with every other image job.
     ///
     /// # Errors
     /// [`ScanError::Image`] for an image of no supported format, too large or undecodable;
     /// [`ScanError::NoCode`] when no code is read; [`ScanError::NotOurs`] when every code read is someone
-    /// else's.
-    pub fn read(&self, image: &[u8]) -> Result<LabelTarget, ScanError> {
-        let texts = self.reader.read(image).map_err(PhotoError::from)?;
+    /// else's; [`ScanError::Job`] when the limit's queue is full.
+    pub async fn read(&self, image: Vec<u8>) -> Result<LabelTarget, ScanError> {
+        let reader = self.reader.clone();
+        let texts = self.jobs.run(move || reader.read(&image)).await?.map_err(PhotoError::from)?;
         if let Some(target) = texts.iter().find_map(|t| self.url.read(t)) {
             return Ok(target);
         }
@@ -199,6 +209,10 @@ mod tests {
 
     /// Items 1 ("ThinkPad", in place 2) and 2 ("Pi"); places 1 "Garage" > 2 "Shelf B2".
     fn labels(reader: MockCodeReader) -> Labels {
+        labels_under(reader, Jobs::new(1, 1))
+    }
+
+    fn labels_under(reader: MockCodeReader, jobs: Jobs) -> Labels {
         let mut items = MockInventoryRepo::new();
         let stored = vec![item(1, "ThinkPad", Some(2)), item(2, "Pi", None)];
         let kept = stored.clone();
@@ -222,6 +236,7 @@ mod tests {
             Arc::new(MockLabelPrinter::new()),
             Arc::new(reader),
             PublicUrl::new("http://trove.local:8080").unwrap(),
+            jobs,
         )
     }
 
@@ -256,7 +271,7 @@ mod tests {
     #[tokio::test]
     async fn a_scan_accepts_only_our_links() {
         let l = labels(reading(&["WIFI:S:home;;", "http://trove.local:8080/#/items/1"]));
-        let target = l.read(b"photo").unwrap();
+        let target = l.read(b"photo".to_vec()).await.unwrap();
         assert_eq!(target, LabelTarget::Item(ItemId(1)));
         let scanned = l.scanned(H, target).await.unwrap();
         assert_eq!(
@@ -276,11 +291,23 @@ mod tests {
         assert_eq!(l.scanned(H, LabelTarget::Place(PlaceId(7))).await.unwrap_err().to_string(), "no such place 7");
 
         let l = labels(reading(&["http://elsewhere:8080/#/items/1"]));
-        assert!(matches!(l.read(b"photo"), Err(ScanError::NotOurs(t)) if t == "http://elsewhere:8080/#/items/1"));
+        assert!(
+            matches!(l.read(b"photo".to_vec()).await, Err(ScanError::NotOurs(t)) if t == "http://elsewhere:8080/#/items/1")
+        );
         let l = labels(reading(&[]));
-        assert!(matches!(l.read(b"photo"), Err(ScanError::NoCode)));
+        assert!(matches!(l.read(b"photo".to_vec()).await, Err(ScanError::NoCode)));
         let mut reader = MockCodeReader::new();
         reader.expect_read().returning(|_| Err(VisionError::Unsupported));
-        assert!(matches!(labels(reader).read(b"gif"), Err(ScanError::Image(PhotoError::Unsupported))));
+        assert!(matches!(labels(reader).read(b"gif".to_vec()).await, Err(ScanError::Image(PhotoError::Unsupported))));
+    }
+
+    #[tokio::test]
+    async fn a_scan_waits_its_turn_with_the_other_image_jobs_and_is_refused_past_the_queue() {
+        let jobs = Jobs::new(1, 0);
+        let l = labels_under(reading(&["http://trove.local:8080/#/items/1"]), jobs.clone());
+        let other = jobs.admit().unwrap();
+        assert!(matches!(l.read(b"photo".to_vec()).await, Err(ScanError::Job(Error::Busy { .. }))));
+        drop(other);
+        assert_eq!(l.read(b"photo".to_vec()).await.unwrap(), LabelTarget::Item(ItemId(1)));
     }
 }

@@ -228,6 +228,7 @@ async fn bench_labels() {
         Arc::new(trove_labels::PdfLabels::new()),
         Arc::new(trove_labels::QrReader::new()),
         PublicUrl::new("http://192.168.1.20:8080").unwrap(),
+        trove_application::jobs::Jobs::for_cores(),
     );
     let ids: Vec<ItemId> = ids.into_iter().collect();
     println!("| labels | layout | pages | PDF size | resolve (median) | PDF (median) | total (median) |");
@@ -239,7 +240,7 @@ async fn bench_labels() {
             let t = Instant::now();
             let set = labels.labels(h, &ids, &[]).await.unwrap();
             let resolved = t.elapsed();
-            let pdf = labels.pdf(&set, layout).unwrap();
+            let pdf = labels.pdf(set, layout).await.unwrap();
             let all = t.elapsed();
             size = pdf.len();
             resolve.push(resolved);

@@ -177,8 +177,10 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
                 .context("the listener has no address")?;
             announce(&app, demo, addr).await?;
             let sweeper = tokio::spawn(crate::sweep_media(app.services.media.clone()));
+            let hearing = app.hear_access_changes();
             let served = trove_http::serve(acceptor, app.services, shutdown_signal()).await;
             sweeper.abort();
+            hearing.abort();
             served?;
         }
     }

@@ -57,6 +57,27 @@ pub struct App {
     pub services: Services,
     /// Which model backend answers ("muse-spark-1.3" or "local-planner").
     pub model_name: String,
+    /// The token checks the use cases keep, forgotten by [`App::hear_access_changes`].
+    token_checks: Arc<TokenChecks>,
+}
+
+impl App {
+    /// Listens, for as long as the returned task runs, for access changes made by every process on the database
+    /// (a token revoked, a member removed or given another role; PostgreSQL's NOTIFY) and forgets the token
+    /// checks they end. Only a serving process needs it: a command of the command line ends before a check it
+    /// kept could go stale.
+    pub fn hear_access_changes(&self) -> tokio::task::JoinHandle<()> {
+        let heard = self.token_checks.clone();
+        let hearing = self.store.clone();
+        tokio::spawn(async move {
+            hearing
+                .hear_access_changes(move |h| match h {
+                    trove_db::Heard::Change(change) => heard.forget(change),
+                    trove_db::Heard::Everything => heard.forget_all(),
+                })
+                .await;
+        })
+    }
 }
 
 /// The composition root, top to bottom: open the database and migrate it, seed the catalogue, build the model
@@ -83,16 +104,6 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
     // Token checks are kept a moment; a revocation, or a member removed or given another role, ends them here at
     // once and, through the store (PostgreSQL's NOTIFY), on every other process on the database as it hears it.
     let token_checks = Arc::new(TokenChecks::announced_by(store.clone()));
-    let heard = token_checks.clone();
-    let hearing = store.clone();
-    tokio::spawn(async move {
-        hearing
-            .hear_access_changes(move |h| match h {
-                trove_db::Heard::Change(change) => heard.forget(change),
-                trove_db::Heard::Everything => heard.forget_all(),
-            })
-            .await;
-    });
     let people = PeoplePorts {
         households: households.clone(),
         members: store.clone(),
@@ -102,7 +113,7 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         hasher: Arc::new(password::Argon2Hasher::default()),
         secrets: Arc::new(password::OsSecrets),
         clock: clock.clone(),
-        token_checks,
+        token_checks: token_checks.clone(),
         failures: store.clone(),
         // Password hashes (Argon2id, 19 MiB each) under their own limit, one per two cores, so a flood of
         // sign-ins waits in a short queue or is refused (503 with Retry-After) instead of exhausting memory, and
@@ -130,6 +141,7 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         Arc::new(trove_labels::PdfLabels::new()),
         Arc::new(trove_labels::QrReader::new()),
         config.public_url.clone(),
+        jobs.clone(),
     );
 
     // Every change through a use case is recorded in the household's history by this one recorder.
@@ -183,7 +195,7 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         photos: Photos::new(Arc::new(trove_vision::Segmenter::new()), jobs),
         media,
     };
-    Ok(App { store, services, model_name })
+    Ok(App { store, services, model_name, token_checks })
 }
 
 /// The name of the instance secret that keys the made-up passkey credentials.

@@ -74,6 +74,8 @@ impl TestApp {
             .or_insert_with(|| std::env::temp_dir().join("trove-it-data").display().to_string());
         let config = trove::Config::from_vars(|k| vars.get(k).cloned()).expect("config");
         let app = trove::build(&config).await.expect("the app builds");
+        // Served here as `trove serve` serves: hearing access changes from other processes.
+        let _hearing = app.hear_access_changes();
         let token = trove::issue_token(&app, "default", "test").await.unwrap();
         let acceptor = TcpListener::bind("127.0.0.1:0").into_acceptor().await.unwrap();
         let addr = acceptor.local_addr()[0].as_socket_addr().copied().unwrap();

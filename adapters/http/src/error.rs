@@ -163,6 +163,7 @@ impl From<ScanError> for ApiError {
             ScanError::Image(e) => e.into(),
             e @ ScanError::NoCode => Self::new(StatusCode::UNPROCESSABLE_ENTITY, "no_code", e.to_string()),
             e @ ScanError::NotOurs(_) => Self::new(StatusCode::NOT_FOUND, "not_found", e.to_string()),
+            ScanError::Job(e) => e.into(),
         }
     }
 }

@@ -1,11 +1,10 @@
 //! QR codes read from a photo: decoded grey by `trove_vision::decode_luma_within`, which averages blocks of pixels
 //! as the rows arrive (the photo is never held whole at full size when it is a PNG, and at most one byte a pixel
-//! when it is a JPEG), brought down to a bounded working size, then searched by `rqrr`. At most [`READERS`] photos
-//! are read at once in the process; the others wait their turn.
+//! when it is a JPEG), brought down to a bounded working size, then searched by `rqrr`. How many photos are read at
+//! once is the caller's to bound: the labels use case reads under the server's one limit of image jobs.
 
 use image::GrayImage;
 use image::imageops;
-use std::sync::{Condvar, Mutex, PoisonError};
 use trove_application::ports::{CodeReader, VisionError};
 
 /// The longest side, in pixels, a photo is searched at: a label filling a tenth of a 12-megapixel photo's width
@@ -13,37 +12,6 @@ use trove_application::ports::{CodeReader, VisionError};
 pub const WORKING_SIDE: u32 = 1600;
 /// A second, smaller size tried when nothing is read at the first: a photo's noise and blur average away.
 const SMALL_SIDE: u32 = 800;
-
-/// How many photos are read at once in the process. A read takes about 50 MB at the largest photos (`rqrr`'s
-/// search on the working size most of it, the decode's block sums the rest), so this bounds the memory of many
-/// concurrent scans, which run on blocking threads outside the limit of image jobs.
-pub const READERS: usize = 2;
-
-/// The places free for a read, and the signal that one was given back.
-static FREE: Mutex<usize> = Mutex::new(READERS);
-static FREED: Condvar = Condvar::new();
-
-/// A place among the [`READERS`], given back when dropped.
-struct Turn;
-
-impl Turn {
-    /// Waits for a free place.
-    fn wait() -> Self {
-        let mut free = FREE.lock().unwrap_or_else(PoisonError::into_inner);
-        while *free == 0 {
-            free = FREED.wait(free).unwrap_or_else(PoisonError::into_inner);
-        }
-        *free -= 1;
-        Turn
-    }
-}
-
-impl Drop for Turn {
-    fn drop(&mut self) {
-        *FREE.lock().unwrap_or_else(PoisonError::into_inner) += 1;
-        FREED.notify_one();
-    }
-}
 
 /// The `CodeReader` over `rqrr`.
 #[derive(Debug, Clone, Copy, Default)]
@@ -57,7 +25,6 @@ impl QrReader {
 
 impl CodeReader for QrReader {
     fn read(&self, image: &[u8]) -> Result<Vec<String>, VisionError> {
-        let _turn = Turn::wait();
         let grey = trove_vision::decode_luma_within(image, WORKING_SIDE)?;
         let mut found = Vec::new();
         for side in [WORKING_SIDE, SMALL_SIDE] {

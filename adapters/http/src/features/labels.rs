@@ -115,11 +115,7 @@ impl LabelsApi {
         let places: Vec<PlaceId> = ids("places", places.0.as_deref())?.into_iter().map(PlaceId).collect();
         let labels = self.0.labels.labels(h, &items, &places).await.map_err(ApiError::from)?;
         let layout = layout.0.unwrap_or(Layout::Sheet).into();
-        let use_case = self.0.labels.clone();
-        let pdf = tokio::task::spawn_blocking(move || use_case.pdf(&labels, layout))
-            .await
-            .map_err(|e| ApiError::unexpected(format!("label task: {e}")))?
-            .map_err(ApiError::from)?;
+        let pdf = self.0.labels.pdf(labels, layout).await.map_err(ApiError::from)?;
         Ok(LabelsPdf::Pdf(Binary(pdf), "inline; filename=\"trove-labels.pdf\"".into()))
     }
 
@@ -136,11 +132,7 @@ impl LabelsApi {
             .into_vec()
             .await
             .map_err(|e| ApiError::bad_request(format!("the image could not be read: {e}")))?;
-        let use_case = self.0.labels.clone();
-        let target = tokio::task::spawn_blocking(move || use_case.read(&bytes))
-            .await
-            .map_err(|e| ApiError::unexpected(format!("scan task: {e}")))?
-            .map_err(ApiError::from)?;
+        let target = self.0.labels.read(bytes).await.map_err(ApiError::from)?;
         let scanned = self.0.labels.scanned(h, target).await.map_err(ApiError::from)?;
         let (kind, id) = match scanned.target {
             LabelTarget::Item(id) => (ScannedKind::Item, id.0),
