@@ -265,19 +265,17 @@ impl Auth {
         }
     }
 
-    /// Stores `token` (made by the caller from a secure random source) as a write token named `name` of the
-    /// first owner of the household called `household`; the household and its owner are created on first use
-    /// (the owner is called "`household` owner", or with a number after it when that name is taken, and has no
-    /// password: an invitation makes an owner who signs in). Answers the household.
+    /// Makes a write token named `name` for the first owner of the household called `household` and answers the
+    /// household and the token (shown once; only its hash is stored). The household and its owner are created on
+    /// first use (the owner is called "`household` owner", or with a number after it when that name is taken,
+    /// and has no password: an invitation makes an owner who signs in).
     ///
     /// # Errors
-    /// [`Error::Invalid`] for a blank household or token name or a token shorter than 32 characters.
-    pub async fn issue(&self, household: &str, name: &str, token: &str) -> Result<HouseholdId, Error> {
+    /// [`Error::Invalid`] for a blank household or token name.
+    pub async fn issue(&self, household: &str, name: &str) -> Result<(HouseholdId, String), Error> {
         let household = household_name(household)?;
         let name = people::token_name(name).map_err(|e| Error::Invalid(e.to_string()))?;
-        if token.len() < 32 {
-            return Err(Error::Invalid("a token must be at least 32 characters".into()));
-        }
+        let token = new_api_token(&*self.secrets)?;
         let id = self.households.ensure_household(&household).await?;
         let owner = self.first_owner(id, &household).await?;
         let now = self.clock.now();
@@ -285,14 +283,14 @@ impl Auth {
             .add_token(NewToken {
                 member: owner.id,
                 household: id,
-                hash: hash_token(token),
+                hash: hash_token(&token),
                 name,
                 scope: Scope::Write,
                 created_at: now,
                 expires_at: None,
             })
             .await?;
-        Ok(id)
+        Ok((id, token))
     }
 
     /// The token checks this process keeps (and forgets as it hears of changes).
@@ -491,6 +489,18 @@ pub fn household_name(raw: &str) -> Result<String, Error> {
         return Err(Error::Invalid("household name must be 1 to 100 characters".into()));
     }
     Ok(name.to_owned())
+}
+
+/// What every API token starts with, so that one is told from a session's secret at a glance and a leaked one
+/// is found by secret scanners.
+pub const API_TOKEN_PREFIX: &str = "trove_";
+
+/// **The** format of a new API token: [`API_TOKEN_PREFIX`] and a fresh secret.
+///
+/// # Errors
+/// When `secrets` gives none.
+pub(crate) fn new_api_token(secrets: &dyn SecretSource) -> anyhow::Result<String> {
+    Ok(format!("{API_TOKEN_PREFIX}{}", secrets.new_secret()?))
 }
 
 /// Opens a session for `member` at `now`.

@@ -294,7 +294,7 @@ impl People {
         let name = people::token_name(name).map_err(|e| Error::Invalid(e.to_string()))?;
         let now = self.clock.now();
         let expires_at = people::token_expiry(now, expires_in_days).map_err(|e| Error::Invalid(e.to_string()))?;
-        let secret = format!("trove_{}", self.secrets.new_secret()?);
+        let secret = crate::auth::new_api_token(&*self.secrets)?;
         let token = self
             .tokens
             .add_token(NewToken {

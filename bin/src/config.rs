@@ -19,6 +19,7 @@ pub mod names {
     pub const TROVE_BIND: &str = "TROVE_BIND";
     pub const TROVE_PUBLIC_URL: &str = "TROVE_PUBLIC_URL";
     pub const TROVE_TRUSTED_PROXIES: &str = "TROVE_TRUSTED_PROXIES";
+    pub const TROVE_ACCESS_LOG: &str = "TROVE_ACCESS_LOG";
     pub const MODEL_PROVIDER: &str = "MODEL_PROVIDER";
     pub const MODEL_API_URL: &str = "MODEL_API_URL";
     pub const MODEL_API_KEY: &str = "MODEL_API_KEY";
@@ -63,6 +64,9 @@ pub struct Config {
     /// names the client; the sign-in throttle counts that client instead of the proxy. Empty by default: the
     /// peer's own address counts, and the header is ignored (anyone could write it).
     pub trusted_proxies: Vec<std::net::IpAddr>,
+    /// `TROVE_ACCESS_LOG`: log every request (method, path, status, time); off by default, since the line costs
+    /// about as much as answering `/health`.
+    pub access_log: bool,
     /// `MODEL_PROVIDER`: `meta` (default), `openai` or `compatible`; its profile gives the defaults below and
     /// what the backend can do.
     pub model_provider: Provider,
@@ -271,6 +275,7 @@ impl Config {
             bind,
             public_url,
             trusted_proxies,
+            access_log: flag(TROVE_ACCESS_LOG, get(TROVE_ACCESS_LOG), false)?,
             model_provider: provider,
             model_api_url: get(MODEL_API_URL).unwrap_or_else(|| profile.base_url.into()),
             model_api_key: get(MODEL_API_KEY),
@@ -397,8 +402,11 @@ mod tests {
             ("RATE_INPUT_PER_MTOK", "2.5"),
             ("PRICE_SEARCH_CONTEXT", "high"),
             ("MODEL_STRICT_TOOLS", "false"),
+            ("TROVE_ACCESS_LOG", "on"),
         ])
         .unwrap();
+        assert!(c.access_log);
+        assert!(!config(&[]).unwrap().access_log, "off by default");
         assert_eq!(c.price.location.city.as_deref(), Some("Leeds"));
         assert_eq!(c.price.currency.map(|c| c.to_string()).as_deref(), Some("GBP"));
         assert_eq!(c.spend.monthly_limit, Some(MicroUsd(5_000_000)));
@@ -423,6 +431,7 @@ mod tests {
             ("MODEL_STRICT_TOOLS", "maybe"),
             ("MODEL_PROVIDER", "ollama"),
             ("MODEL_REPLAY_REASONING", "sometimes"),
+            ("TROVE_ACCESS_LOG", "verbose"),
             ("TROVE_PUBLIC_URL", "trove.home.example"),
             ("TROVE_PUBLIC_URL", "http://"),
             ("TROVE_PUBLIC_URL", "https://x/?a=1"),

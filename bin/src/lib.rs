@@ -189,7 +189,9 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         auth: auth.clone(),
         passkeys: Passkeys::new(&people, &auth, passkey_ceremonies, store.clone()),
         people: People::new(&people, recorder),
-        site: trove_http::site::Site::new(config.public_url.as_str()).behind(config.trusted_proxies.clone()),
+        site: trove_http::site::Site::new(config.public_url.as_str())
+            .behind(config.trusted_proxies.clone())
+            .logging_requests(config.access_log),
         idempotency: Idempotency::new(idempotency, clock.clone()),
         clock,
         photos: Photos::new(Arc::new(trove_vision::Segmenter::new()), jobs),
@@ -221,24 +223,13 @@ pub async fn sweep_media(media: Media) {
     }
 }
 
-/// A new bearer token: 256 bits from the operating system's random source, hex-encoded.
-///
-/// # Errors
-/// When the operating system gives no random bytes.
-pub fn new_token() -> anyhow::Result<String> {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("no random bytes from the operating system: {e}"))?;
-    Ok(format!("trove_{}", hex::encode(bytes)))
-}
-
 /// Issues a write token named `name` for the first owner of `household` (both created on first use) and answers
 /// it (shown once; only its hash is stored).
 ///
 /// # Errors
 /// When the store fails.
 pub async fn issue_token(app: &App, household: &str, name: &str) -> anyhow::Result<String> {
-    let token = new_token()?;
-    app.services.auth.issue(household, name, &token).await.context("storing the token")?;
+    let (_, token) = app.services.auth.issue(household, name).await.context("storing the token")?;
     Ok(token)
 }
 

@@ -47,13 +47,6 @@ pub fn api_service(services: Services) -> OpenApiService<features::Apis, ()> {
         .description("Trove keeps the inventory of what you own and, with a model behind strict rules, proposes what to build, prices what to sell and drafts the posts.")
 }
 
-/// Whether every request is logged (`TROVE_ACCESS_LOG=1`, `true` or `on`); off by default, since the line costs
-/// about as much as answering `/health`.
-fn access_log() -> bool {
-    std::env::var("TROVE_ACCESS_LOG")
-        .is_ok_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "on"))
-}
-
 /// The whole HTTP app: `/health`, `/api/*` with its OpenAPI document and docs, and the web page at `/`.
 pub fn app(services: Services) -> impl poem::Endpoint {
     let api = api_service(services.clone());
@@ -74,7 +67,7 @@ pub fn app(services: Services) -> impl poem::Endpoint {
         .nest("/", web::site())
         .data(services.auth.clone())
         .data(services.site.clone())
-        .with_if(access_log(), Tracing)
+        .with_if(services.site.logs_requests(), Tracing)
         .catch_all_error(|err| async move { error::render(err) })
         .with(panics::catch_panics())
         .around(move |next, req| document::allow(next, req, methods.clone()))

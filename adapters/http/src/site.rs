@@ -12,18 +12,31 @@ pub struct Site {
     public_url: String,
     /// The reverse proxies whose `X-Forwarded-For` is believed.
     trusted_proxies: Vec<IpAddr>,
+    /// Whether every request is logged (`TROVE_ACCESS_LOG`).
+    access_log: bool,
 }
 
 impl Site {
     /// The site at `public_url` (an `http://` or `https://` URL, checked by the configuration).
     pub fn new(public_url: &str) -> Self {
-        Self { public_url: public_url.trim_end_matches('/').to_owned(), trusted_proxies: Vec::new() }
+        Self { public_url: public_url.trim_end_matches('/').to_owned(), trusted_proxies: Vec::new(), access_log: false }
     }
 
     /// The same site behind the reverse proxies at `proxies`.
     #[must_use]
     pub fn behind(self, proxies: Vec<IpAddr>) -> Self {
         Self { trusted_proxies: proxies, ..self }
+    }
+
+    /// The same site logging every request when `on`.
+    #[must_use]
+    pub fn logging_requests(self, on: bool) -> Self {
+        Self { access_log: on, ..self }
+    }
+
+    /// Whether every request is logged.
+    pub fn logs_requests(&self) -> bool {
+        self.access_log
     }
 
     /// The client a request comes from, as the sign-in throttle counts it: the peer's address, or, when the
