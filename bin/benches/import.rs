@@ -16,7 +16,9 @@
 //!
 //! `cargo bench -p trove --bench import` (a release build of the `trove` binary; `psql`, `sqlite3` and
 //! `/usr/bin/time`; PostgreSQL on 127.0.0.1:5432 with trust auth, or `TROVE_TEST_PG_URL`); `import postgres` or
-//! `import sqlite` runs one backend. Figures go to BENCHMARKS.md, section "Import".
+//! `import sqlite` runs one backend. Figures go to BENCHMARKS.md, section "Import". `import check` is the memory
+//! bound as a check (`.ci/run` runs it): one `trove import` of the file on each backend, failing when its peak
+//! RSS reaches [`PEAK_MAX_MB`].
 
 #[path = "generated_inventory/mod.rs"]
 mod generated_inventory;
@@ -27,6 +29,8 @@ use std::time::Duration;
 
 const ROWS: usize = 100_000;
 const RUNS: usize = 3;
+/// The bound on `trove import`'s peak resident memory for the file, on either backend.
+const PEAK_MAX_MB: u64 = 150;
 
 /// What `/usr/bin/time -v` says of a command: wall time and peak resident memory.
 #[derive(Debug, Clone, Copy)]
@@ -229,6 +233,31 @@ fn sqlite(rt: &tokio::runtime::Runtime, dir: &Path, file: &Path, header: &[Strin
     report("SQLite", "`sqlite3 .import --csv` into a scratch table", ours, theirs);
 }
 
+/// One `trove import` of `file` per backend; exits with failure when a peak reaches [`PEAK_MAX_MB`].
+fn check(rt: &tokio::runtime::Runtime, dir: &Path, file: &Path) {
+    let mut over = Vec::new();
+    for (backend, url) in [
+        ("SQLite", trove_db::testing::fresh_sqlite_url()),
+        ("PostgreSQL", rt.block_on(trove_db::testing::fresh_postgres_url()).unwrap()),
+    ] {
+        assert!(trove(&url, dir, &["migrate"]).status().unwrap().success());
+        let run = measured(trove(&url, dir, &["import", &file.to_string_lossy(), "--household", "bench"]));
+        rt.block_on(trove_db::testing::discard(&url)).unwrap();
+        let mb = run.peak_kb / 1024;
+        println!(
+            "{backend}: `trove import` of {ROWS} rows in {:.2?}, peak RSS {mb} MB (bound {PEAK_MAX_MB} MB)",
+            run.wall
+        );
+        if mb >= PEAK_MAX_MB {
+            over.push(backend);
+        }
+    }
+    if !over.is_empty() {
+        eprintln!("`trove import` reached {PEAK_MAX_MB} MB of peak RSS on {}", over.join(" and "));
+        std::process::exit(1);
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
     let wants = |part: &str| args.is_empty() || args.iter().any(|a| a == part);
@@ -236,6 +265,11 @@ fn main() {
     let dir = std::env::temp_dir().join(format!("trove_import_bench_{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (file, header) = sheet(&dir);
+    if args.iter().any(|a| a == "check") {
+        check(&rt, &dir, &file);
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
     if wants("postgres") {
         postgres(&rt, &dir, &file, &header);
     }

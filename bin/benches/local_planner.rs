@@ -9,7 +9,9 @@
 //! first proposal, the first run (every cache empty: items read, listing written), the median of the warm runs
 //! that follow (the caches current) and the peak RSS (`VmHWM` of `/proc/self/status`).
 //!
-//! Run: `cargo bench -p trove --bench local_planner` (or `... -- 100000` for one size).
+//! Run: `cargo bench -p trove --bench local_planner` (or `... -- 100000` for one size). `... -- check` is the
+//! memory bound as a check (`.ci/run` runs it): the proposal at 100,000 items, failing when the proposing
+//! process's peak RSS reaches [`PEAK_MAX_MB`].
 
 mod generated_inventory;
 
@@ -22,6 +24,8 @@ use trove_domain::item::Intent;
 
 /// Warm runs after the first; the median is reported.
 const WARM_RUNS: usize = 9;
+/// The bound on the proposing process's peak resident memory at 100,000 items.
+const PEAK_MAX_MB: f64 = 150.0;
 /// The household the generated items belong to.
 const HOUSEHOLD: &str = "bench";
 
@@ -101,12 +105,23 @@ async fn propose(database_url: &str, n: usize) {
         ms(warm[WARM_RUNS - 1]),
         status_mb("VmHWM"),
     );
+    if std::env::var_os(CHECKING).is_some() && status_mb("VmHWM") >= PEAK_MAX_MB {
+        eprintln!("the proposal at {n} items reached {PEAK_MAX_MB} MB of peak RSS");
+        std::process::exit(1);
+    }
 }
 
+/// Set in the children of `check`: a peak at or over the bound fails the child.
+const CHECKING: &str = "TROVE_BENCH_CHECK";
+
 /// Runs this binary again with `args`, so each part has a process (and a peak RSS) of its own.
-fn child(args: &[&str]) {
+fn child(args: &[&str], checking: bool) {
     let exe = std::env::current_exe().expect("the bench binary");
-    let status = Command::new(exe).args(args).status().expect("the child runs");
+    let mut command = Command::new(exe);
+    if checking {
+        command.env(CHECKING, "1");
+    }
+    let status = command.args(args).status().expect("the child runs");
     assert!(status.success(), "{args:?} failed");
 }
 
@@ -136,6 +151,8 @@ fn main() {
             }
         }
         sizes => {
+            let checking = sizes.iter().any(|s| s == "check");
+            let sizes: Vec<String> = if checking { vec!["100000".to_owned()] } else { sizes.to_vec() };
             let (requirements, checks) = catalogue_checks();
             println!("the built-in catalogue: {requirements} requirements, {checks} distinct checks");
             let sizes: Vec<usize> = if sizes.is_empty() {
@@ -145,8 +162,8 @@ fn main() {
             };
             for n in sizes {
                 let url = trove_db::testing::fresh_sqlite_url();
-                child(&["prepare", &url, &n.to_string()]);
-                child(&["propose", &url, &n.to_string()]);
+                child(&["prepare", &url, &n.to_string()], false);
+                child(&["propose", &url, &n.to_string()], checking);
                 let _ = runtime().block_on(trove_db::testing::discard(&url));
             }
         }
