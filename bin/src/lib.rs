@@ -172,6 +172,7 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         places: Places::new(places, clock.clone(), recorder.clone()),
         labels,
         catalogue,
+        item_types: trove_application::catalogue::ItemTypes::new(items.clone(), templates.clone()),
         projects: Projects::new(projects.clone(), items.clone(), templates.clone(), clock.clone(), recorder.clone()),
         propose: ProposeProjects::new(
             metered.clone(),

@@ -229,7 +229,7 @@ mod tests {
             "{:?}",
             parse(&bad_unit)
         );
-        let bad_type = one("key = \"bulb\"\nlabel = \"a bulb\"\nitem_types = [\"Light Bulb\"]");
+        let bad_type = one("key = \"bulb\"\nlabel = \"a bulb\"\nitem_types = [\"--\"]");
         assert!(matches!(parse(&bad_type), Err(CatalogueError::Template { .. })), "{:?}", parse(&bad_type));
         let all_optional = one("key = \"bulb\"\nlabel = \"a bulb\"\nitem_types = [\"bulb\"]\noptional = true");
         assert_eq!(

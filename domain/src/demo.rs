@@ -433,7 +433,7 @@ mod tests {
         assert!(matches!(err("colour = \"brass\""), DemoError::Parse(ref e) if e.contains("colour")));
         assert!(matches!(err("intent = \"hoard\""), DemoError::Parse(_)));
         assert_eq!(parse(&format!("{LAMP}\n{LAMP}"), at()), Err(DemoError::DuplicateName("Lamp".into())));
-        let bad_type = LAMP.replace("item_type = \"lamp\"", "item_type = \"Desk Lamp\"");
+        let bad_type = LAMP.replace("item_type = \"lamp\"", "item_type = \"12\"");
         assert!(matches!(parse(&bad_type, at()), Err(DemoError::Item { source: ItemError::BadItemType(_), .. })));
     }
 }

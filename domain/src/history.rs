@@ -109,6 +109,25 @@ pub fn diff(before: &Item, after: &Item) -> Vec<FieldChange> {
         before.gone.as_ref().map(|g| g.reason.to_string()),
         after.gone.as_ref().map(|g| g.reason.to_string()),
     );
+    change(&mut out, "quantity", Some(before.quantity.to_string()), Some(after.quantity.to_string()));
+    change(
+        &mut out,
+        "min_quantity",
+        before.min_quantity.map(|q| q.to_string()),
+        after.min_quantity.map(|q| q.to_string()),
+    );
+    change(&mut out, "tags", joined(before.tags.as_slice()), joined(after.tags.as_slice()));
+    let (b, a) = (&before.details, &after.details);
+    change(&mut out, "notes", text(&b.notes), text(&a.notes));
+    change(&mut out, "serial", b.serial.clone(), a.serial.clone());
+    change(&mut out, "purchase", b.purchase.as_ref().map(purchase_text), a.purchase.as_ref().map(purchase_text));
+    change(
+        &mut out,
+        "warranty_until",
+        b.warranty_until.map(|d| d.to_string()),
+        a.warranty_until.map(|d| d.to_string()),
+    );
+    change(&mut out, "asking_price", b.asking_price.map(|m| m.to_string()), a.asking_price.map(|m| m.to_string()));
     for m in after.measurements.iter().skip(before.measurements.len()) {
         change(&mut out, "measurement", None, Some(format!("{} {} {}", m.key, m.value, m.unit)));
     }
@@ -119,6 +138,15 @@ pub fn diff(before: &Item, after: &Item) -> Vec<FieldChange> {
         change(&mut out, "test", None, Some(format!("{}: {}", t.name, t.result)));
     }
     out
+}
+
+/// A purchase as history shows it: "2024-05-17, EUR 129.99, Hornbach" (what is known of it).
+fn purchase_text(p: &crate::item::Purchase) -> String {
+    let parts: Vec<String> = [p.date.map(|d| d.to_string()), p.price.map(|m| m.to_string()), p.vendor.clone()]
+        .into_iter()
+        .flatten()
+        .collect();
+    parts.join(", ")
 }
 
 /// The change that puts back the `before` values of `changes`: only the item's own fields (name, type, profile,

@@ -34,7 +34,8 @@ pub struct ListingDraft {
     pub title: String,
     pub condition: Condition,
     pub description: String,
-    /// Asking price in minor units: the typical price of the latest estimate; `None` if never priced.
+    /// Asking price in minor units: the one set by hand, else the typical price of the latest estimate; `None` if
+    /// neither.
     pub price: Option<i64>,
     pub currency: Option<Currency>,
 }
@@ -57,7 +58,8 @@ fn check_intent(item: &Item, wanted: Intent) -> Result<(), ListingError> {
 /// - a description that gives the condition in words, discloses every fault with its severity (worst first),
 ///   says which tests were done with their results and readings (or honestly that none was), lists the current
 ///   measurements as `value unit` and the accessories included;
-/// - the typical price of `latest` as the asking price, `None` if the item was never priced.
+/// - the asking price set by hand on the item (`details.asking_price`) when there is one, else the typical price
+///   of `latest`; `None` if neither.
 ///
 /// ```
 /// use trove_domain::listing::draft;
@@ -67,6 +69,7 @@ fn check_intent(item: &Item, wanted: Intent) -> Result<(), ListingError> {
 /// #     item_type: ItemType::new("power_bank").unwrap(), profile: String::new(), condition: Condition::Good,
 /// #     intent: Intent::Sell, availability: Availability::Available, project: None, gone: None,
 /// #     measurements: vec![], faults: vec![], tests_done: vec![], accessories: vec![], components: vec![],
+/// #     quantity: 1, min_quantity: None, tags: Tags::default(), details: ItemDetails::default(),
 /// #     location: None, place_id: None, cover: None, created_at: at, updated_at: at, version: 1 };
 /// item.intent = trove_domain::item::Intent::Keep;
 /// assert_eq!(draft(&item, None).unwrap_err().to_string(), "item 7 is meant to keep, not sell");
@@ -80,8 +83,8 @@ pub fn draft(item: &Item, latest: Option<&Estimate>) -> Result<ListingDraft, Lis
         title: title(item),
         condition: item.condition,
         description: description(item),
-        price: latest.map(|e| e.typical),
-        currency: latest.map(|e| e.currency),
+        price: item.details.asking_price.map(|m| m.minor).or(latest.map(|e| e.typical)),
+        currency: item.details.asking_price.map(|m| m.currency).or(latest.map(|e| e.currency)),
     })
 }
 
@@ -227,6 +230,7 @@ fn severity_rank(s: Severity) -> u8 {
 /// #     item_type: ItemType::new("power_bank").unwrap(), profile: String::new(), condition: Condition::Good,
 /// #     intent: Intent::Sell, availability: Availability::Available, project: None, gone: None,
 /// #     measurements: vec![], faults: vec![], tests_done: vec![], accessories: vec![], components: vec![],
+/// #     quantity: 1, min_quantity: None, tags: Tags::default(), details: ItemDetails::default(),
 /// #     location: None, place_id: None, cover: None, created_at: at, updated_at: at, version: 1 };
 /// item.intent = trove_domain::item::Intent::Give;
 /// let text = share_text(&item, Some("Leeds")).unwrap();
@@ -475,6 +479,21 @@ mod tests {
             &|i| i.gone = Some(Gone { reason: GoneReason::Sold, at: at(3), note: None }),
             (Err("item 7 is gone"), Err("item 7 is gone")),
         );
+    }
+
+    #[test]
+    fn an_asking_price_set_by_hand_comes_before_any_estimate() {
+        let gbp = Currency::new("GBP").unwrap();
+        let eur = Currency::new("EUR").unwrap();
+        let estimate = Estimate { low: 1000, typical: 1500, high: 2000, currency: gbp };
+        let mut i = power_bank();
+        let d = draft(&i, Some(&estimate)).unwrap();
+        assert_eq!((d.price, d.currency), (Some(1500), Some(gbp)));
+        i.details.asking_price = Some(crate::money::Money { minor: 1250, currency: eur });
+        for latest in [Some(&estimate), None] {
+            let d = draft(&i, latest).unwrap();
+            assert_eq!((d.price, d.currency), (Some(1250), Some(eur)));
+        }
     }
 
     fn giveaway() -> Item {

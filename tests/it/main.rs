@@ -11,6 +11,7 @@ mod hardening;
 mod history;
 mod intake;
 mod item_bounds;
+mod item_record;
 mod items;
 mod media;
 mod model_check;

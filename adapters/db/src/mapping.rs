@@ -6,7 +6,9 @@ use anyhow::{Context as _, anyhow};
 use sea_orm::FromQueryResult;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use trove_domain::item::{Availability, Condition, Gone, GoneReason, Intent, Item, ItemLine, ItemName, ItemType};
+use trove_domain::item::{
+    Availability, Condition, Gone, GoneReason, Intent, Item, ItemDetails, ItemLine, ItemName, ItemType, Tags,
+};
 use trove_domain::place::{Place, PlaceName};
 use trove_domain::project::{Project, ProjectStatus};
 use trove_domain::template::Template;
@@ -50,12 +52,16 @@ pub(crate) struct ItemRow {
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
     pub version: i64,
+    pub quantity: i64,
+    pub min_quantity: Option<i64>,
+    pub tags: String,
+    pub details: String,
     /// The item's first photo (`MIN(media.id)` of its photos), or none.
     pub cover: Option<i64>,
 }
 
 /// The columns of `items` that [`ItemRow`] reads, in its order (`cover` is an expression the query adds).
-pub(crate) const ITEM_ROW_COLUMNS: [items::Column; 20] = {
+pub(crate) const ITEM_ROW_COLUMNS: [items::Column; 24] = {
     use items::Column as C;
     [
         C::Id,
@@ -78,6 +84,10 @@ pub(crate) const ITEM_ROW_COLUMNS: [items::Column; 20] = {
         C::CreatedAt,
         C::UpdatedAt,
         C::Version,
+        C::Quantity,
+        C::MinQuantity,
+        C::Tags,
+        C::Details,
     ]
 };
 
@@ -104,6 +114,10 @@ impl From<items::Model> for ItemRow {
             created_at: m.created_at,
             updated_at: m.updated_at,
             version: m.version,
+            quantity: m.quantity,
+            min_quantity: m.min_quantity,
+            tags: m.tags,
+            details: m.details,
             cover: None,
         }
     }
@@ -138,6 +152,10 @@ pub(crate) fn item_row(m: ItemRow) -> anyhow::Result<Item> {
         created_at: m.created_at,
         updated_at: m.updated_at,
         version: m.version,
+        quantity: m.quantity,
+        min_quantity: m.min_quantity,
+        tags: &m.tags,
+        details: &m.details,
         cover: m.cover,
     })
 }
@@ -164,7 +182,16 @@ struct ItemCols<'a> {
     created_at: Timestamp,
     updated_at: Timestamp,
     version: i64,
+    quantity: i64,
+    min_quantity: Option<i64>,
+    tags: &'a str,
+    details: &'a str,
     cover: Option<i64>,
+}
+
+/// A stored count of units (checked when written) as the domain's.
+fn units(raw: i64, what: &str, row: i64) -> anyhow::Result<u32> {
+    u32::try_from(raw).map_err(|_| anyhow!("{what} of item {row} is {raw}"))
 }
 
 fn item_cols(m: ItemCols<'_>) -> anyhow::Result<Item> {
@@ -193,6 +220,10 @@ fn item_cols(m: ItemCols<'_>) -> anyhow::Result<Item> {
         tests_done: from_json_list(m.tests_done, "tests_done", id)?,
         accessories: from_json_list(m.accessories, "accessories", id)?,
         components: from_json_list(m.components, "components", id)?,
+        quantity: units(m.quantity, "quantity", id)?,
+        min_quantity: m.min_quantity.map(|q| units(q, "min_quantity", id)).transpose()?,
+        tags: if m.tags == "[]" { Tags::default() } else { from_json(m.tags, "tags", id)? },
+        details: if m.details == "{}" { ItemDetails::default() } else { from_json(m.details, "details", id)? },
         place_id: m.place_id.map(PlaceId),
         // Filled from the place's path by the repository, which reads the paths of many items at once.
         location: None,
@@ -238,7 +269,11 @@ pub(crate) fn item_result(row: &sea_orm::QueryResult) -> anyhow::Result<Item> {
             created_at: row.try_get_unchecked(at(17))?,
             updated_at: row.try_get_unchecked(at(18))?,
             version: row.try_get_unchecked(at(19))?,
-            cover: row.try_get_unchecked(at(20))?,
+            quantity: row.try_get_unchecked(at(20))?,
+            min_quantity: row.try_get_unchecked(at(21))?,
+            tags: row.try_get_unchecked(at(22))?,
+            details: row.try_get_unchecked(at(23))?,
+            cover: row.try_get_unchecked(at(24))?,
         })
     };
     item_cols(read().with_context(|| format!("read item {id}"))?)
@@ -254,12 +289,12 @@ fn from_json_list<T: DeserializeOwned>(text: &str, what: &str, row: i64) -> anyh
 }
 
 /// The columns of an item's line, in the order [`item_line`] reads them: id, name, item_type, profile,
-/// condition, intent, availability, measurements.
-pub(crate) type LineRow = (i64, String, String, String, String, String, String, String);
+/// condition, intent, availability, measurements, quantity.
+pub(crate) type LineRow = (i64, String, String, String, String, String, String, String, i64);
 
 /// The line of a present item (the query reads only present ones).
 pub(crate) fn item_line(row: LineRow) -> anyhow::Result<ItemLine> {
-    let (id, name, item_type, profile, condition, intent, availability, measurements) = row;
+    let (id, name, item_type, profile, condition, intent, availability, measurements, quantity) = row;
     Ok(ItemLine {
         id: ItemId(id),
         name: ItemName::stored(&name).with_context(|| format!("name of item {id}"))?,
@@ -270,6 +305,7 @@ pub(crate) fn item_line(row: LineRow) -> anyhow::Result<ItemLine> {
         availability: word(Availability::parse, &availability, "availability", id)?,
         gone: false,
         measurements: from_json(&measurements, "measurements", id)?,
+        quantity: units(quantity, "quantity", id)?,
     })
 }
 

@@ -25,7 +25,7 @@ use anyhow::Context as _;
 use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, Statement, TransactionTrait};
 use std::collections::BTreeSet;
 use trove_domain::HouseholdId;
-use trove_domain::item::{Fault, TestDone};
+use trove_domain::item::{Fault, ItemDetails, Tags, TestDone};
 
 /// The shortest word that may carry a typo: shorter ones have too many neighbours one edit away to mean one.
 const TYPO_FROM_CHARS: usize = 4;
@@ -111,10 +111,20 @@ pub(crate) fn pg_tsvector(texts: [&str; 5], mut word: impl FnMut(&str)) -> Optio
     Some(out)
 }
 
-/// The notes of an item as indexed: the gone note, the faults' texts, the tests' names and notes, one a line.
-pub(crate) fn notes_text(gone_note: Option<&str>, faults: &[Fault], tests: &[TestDone]) -> String {
+/// The notes of an item as indexed: the gone note, the faults' texts, the tests' names and notes, the item's own
+/// notes, tags and serial, one a line.
+pub(crate) fn notes_text(
+    gone_note: Option<&str>,
+    faults: &[Fault],
+    tests: &[TestDone],
+    details: &ItemDetails,
+    tags: &Tags,
+) -> String {
     let mut parts: Vec<&str> = Vec::new();
     parts.extend(gone_note);
+    parts.push(&details.notes);
+    parts.extend(details.serial.as_deref());
+    parts.extend(tags.as_slice().iter().map(String::as_str));
     parts.extend(faults.iter().map(|f| f.text.as_str()));
     for t in tests {
         parts.push(&t.name);

@@ -20,14 +20,12 @@ use std::sync::Arc;
 use trove_application::idempotency::KEY_MAX;
 use trove_application::items::LIMIT_MAX;
 use trove_application::propose::BRIEF_MAX;
-use trove_domain::item::{NAME_MAX, PROFILE_MAX, SEARCH_MAX, SHORT_TEXT_MAX};
+use trove_domain::item::{self as di, NAME_MAX, PROFILE_MAX, SEARCH_MAX, SHORT_TEXT_MAX};
 use trove_domain::template::{LIST_MAX, REQUIREMENTS_MAX, STEPS_MAX};
 
 /// The name of the error answer's schema in the document.
 pub const ERROR_SCHEMA: &str = "Error";
 
-/// A lower_snake_case word (`power_supply`), as `trove_domain::text::is_snake_case` checks it.
-const SNAKE_CASE: &str = "^[a-z][a-z0-9]*(_[a-z0-9]+)*$";
 /// Text with something in it besides white space (names are trimmed before they are checked).
 const NOT_BLANK: &str = "\\S";
 
@@ -35,7 +33,11 @@ const NOT_BLANK: &str = "\\S";
 /// A test (`tests/it/hardening.rs`) checks that each names a member the document has.
 pub fn limits() -> Vec<(&'static str, &'static str, Value)> {
     let name = json!({"minLength": 1, "maxLength": NAME_MAX, "pattern": NOT_BLANK});
-    let snake = json!({"minLength": 1, "maxLength": NAME_MAX, "pattern": SNAKE_CASE});
+    // A type or a field key in words ("Power bank"): the domain keeps it as `power_bank`
+    // (`trove_domain::item::normalise_word`) and says in words what it cannot read.
+    let typed = json!({"minLength": 1, "maxLength": NAME_MAX});
+    let quantity = json!({"minimum": 0, "maximum": di::QUANTITY_MAX});
+    let tags = json!({"maxItems": di::TAGS_MAX, "items": {"type": "string", "maxLength": di::TAG_MAX}});
     let short = json!({"maxLength": SHORT_TEXT_MAX});
     let short_filled = json!({"minLength": 1, "maxLength": SHORT_TEXT_MAX, "pattern": NOT_BLANK});
     let profile = json!({"maxLength": PROFILE_MAX});
@@ -44,15 +46,28 @@ pub fn limits() -> Vec<(&'static str, &'static str, Value)> {
     let place_note = json!({"maxLength": trove_domain::place::NOTE_MAX});
     vec![
         ("CreateItem", "name", name.clone()),
-        ("CreateItem", "item_type", snake.clone()),
+        ("CreateItem", "item_type", typed.clone()),
+        ("CreateItem", "quantity", quantity.clone()),
+        ("CreateItem", "min_quantity", quantity.clone()),
+        ("CreateItem", "tags", tags.clone()),
+        ("CreateItem", "notes", json!({"maxLength": di::NOTES_MAX})),
+        ("CreateItem", "serial", json!({"maxLength": di::SERIAL_MAX})),
+        ("PatchItem", "quantity", quantity.clone()),
+        ("PatchItem", "min_quantity", quantity),
+        ("PatchItem", "tags", tags),
+        ("PatchItem", "notes", json!({"maxLength": di::NOTES_MAX})),
+        ("PatchItem", "serial", json!({"maxLength": di::SERIAL_MAX})),
+        ("Purchase", "vendor", json!({"maxLength": di::VENDOR_MAX})),
+        ("Purchase", "price", json!({"minimum": 0, "maximum": di::PRICE_MAX})),
+        ("Price", "amount", json!({"minimum": 0, "maximum": di::PRICE_MAX})),
         ("CreateItem", "profile", profile.clone()),
         ("CreateItem", "location", short.clone()),
         ("PatchItem", "name", name),
-        ("PatchItem", "item_type", snake.clone()),
+        ("PatchItem", "item_type", typed.clone()),
         ("PatchItem", "profile", profile),
         ("PatchItem", "location", short.clone()),
         ("NewFault", "text", short_filled.clone()),
-        ("NewMeasurement", "key", snake),
+        ("NewMeasurement", "key", typed),
         ("NewTest", "name", short_filled),
         ("NewTest", "note", short.clone()),
         ("MarkGone", "note", short),

@@ -208,6 +208,12 @@ impl<'a> Walk<'a> {
     fn limits(&self, value: &Value, schema: &'a Value, path: &str) -> Option<String> {
         let limit = |key: &str| schema.get(key).and_then(Value::as_f64);
         if let Some(text) = value.as_str() {
+            // poem-openapi writes a `NaiveDate` as the format `naive-date`.
+            if matches!(schema.get("format").and_then(Value::as_str), Some("date" | "naive-date"))
+                && chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").is_err()
+            {
+                return Some(format!("{} must be a day written YYYY-MM-DD, not {}", subject(path), shown(value)));
+            }
             let length = text.chars().count() as f64;
             if let Some(min) = limit("minLength")
                 && length < min
@@ -227,7 +233,8 @@ impl<'a> Walk<'a> {
                 && let Some(re) = self.patterns.get(pattern)
                 && !re.is_match(text)
             {
-                return Some(format!("{} must match {pattern}, not {}", subject(path), shown(value)));
+                // The pattern itself is for machines: a person reads what was refused, never a regex.
+                return Some(format!("{} is not written as it must be: {}", subject(path), shown(value)));
             }
         }
         if let Some(n) = value.as_f64() {
@@ -295,6 +302,7 @@ mod tests {
                     "name": {"type": "string", "minLength": 1, "maxLength": 5, "pattern": "\\S"},
                     "note": {"type": "string", "nullable": true, "pattern": "^[a-z]*$"},
                     "count": {"type": "integer", "minimum": 1, "maximum": 500},
+                    "day": {"type": "string", "format": "date"},
                     "condition": {"$ref": "#/components/schemas/Condition"},
                     "accessories": {"type": "array", "items": {"type": "string"}},
                     "components": {"type": "array", "items": {"type": "integer"}},
@@ -347,9 +355,13 @@ mod tests {
             (json!({"name": true, "condition": "good"}), "name must be a text, not true"),
             (json!({"name": "", "condition": "good"}), "name must not be empty"),
             (json!({"name": "abcdef", "condition": "good"}), "name is longer than 5 characters"),
-            (json!({"name": "   ", "condition": "good"}), "name must match \\S, not \"   \""),
-            (json!({"name": "x", "condition": "good", "note": "A"}), "note must match ^[a-z]*$, not \"A\""),
+            (json!({"name": "   ", "condition": "good"}), "name is not written as it must be: \"   \""),
+            (json!({"name": "x", "condition": "good", "note": "A"}), "note is not written as it must be: \"A\""),
             (json!({"name": "x", "condition": "good", "count": 0}), "count must be at least 1, not 0"),
+            (
+                json!({"name": "x", "condition": "good", "day": "2027-02-30"}),
+                "day must be a day written YYYY-MM-DD, not \"2027-02-30\"",
+            ),
             (json!({"name": "x", "condition": "good", "count": 501}), "count must be at most 500, not 501"),
             (json!({"name": "x", "condition": "good", "colour": "red"}), "colour is not a member of this body"),
         ];

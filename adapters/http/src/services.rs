@@ -30,6 +30,8 @@ pub struct Services {
     /// Label PDFs and scans of labels (the PDF and the reading are CPU work, run on a blocking thread).
     pub labels: Labels,
     pub catalogue: Catalogue,
+    /// The types a form suggests: the catalogue's and the household's own, with counts.
+    pub item_types: trove_application::catalogue::ItemTypes,
     pub projects: Projects,
     pub propose: ProposeProjects,
     pub selling: Selling,

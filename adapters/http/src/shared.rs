@@ -91,12 +91,71 @@ pub fn steps(path: &PlacePath) -> Vec<PlaceStepDto> {
     path.steps().iter().map(|s| PlaceStepDto { id: s.id.0, name: s.name.to_string() }).collect()
 }
 
+/// How an item was bought.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(rename = "Purchase")]
+pub struct PurchaseDto {
+    /// The day it was bought.
+    pub date: Option<chrono::NaiveDate>,
+    /// The price paid, in minor units (cents, pence) of `currency`: 4599 is 45.99.
+    pub price: Option<i64>,
+    /// A three-letter currency code ("EUR"); needed with a price.
+    pub currency: Option<String>,
+    /// Where it was bought (at most 200 characters).
+    pub vendor: Option<String>,
+}
+
+impl PurchaseDto {
+    pub fn new(p: &di::Purchase) -> Self {
+        Self {
+            date: p.date,
+            price: p.price.map(|m| m.minor),
+            currency: p.price.map(|m| m.currency.to_string()),
+            vendor: p.vendor.clone(),
+        }
+    }
+
+    /// # Errors
+    /// What the domain refuses ([`di::Purchase::new`]).
+    pub fn try_into_domain(self) -> Result<Option<di::Purchase>, ItemError> {
+        di::Purchase::new(
+            self.date.map(|d| di::check_day("purchase.date", d)).transpose()?,
+            self.price,
+            self.currency.as_deref(),
+            self.vendor.as_deref(),
+        )
+    }
+}
+
+/// A price: an amount in minor units of a currency.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(rename = "Price")]
+pub struct PriceDto {
+    /// Minor units (cents, pence): 1250 is 12.50.
+    pub amount: i64,
+    /// A three-letter currency code ("EUR").
+    pub currency: String,
+}
+
+impl PriceDto {
+    pub fn new(m: &trove_domain::money::Money) -> Self {
+        Self { amount: m.minor, currency: m.currency.to_string() }
+    }
+
+    /// # Errors
+    /// [`ItemError::BadPrice`] naming `what`.
+    pub fn try_into_domain(self, what: &'static str) -> Result<trove_domain::money::Money, ItemError> {
+        di::money(what, self.amount, Some(&self.currency))
+    }
+}
+
 /// A new item.
 #[derive(Debug, Clone, PartialEq, Object)]
 #[oai(deny_unknown_fields)]
 pub struct CreateItem {
     pub name: String,
-    /// lower_snake_case, e.g. `power_supply`.
+    /// What kind of thing it is, in words: "Power bank", "power-bank" and `power_bank` are all kept as
+    /// `power_bank` (`GET /api/item-types` lists the known ones).
     pub item_type: String,
     /// One line of identifying facts: brand, model, key specs, serial if known (may be empty, never left out).
     pub profile: String,
@@ -117,6 +176,21 @@ pub struct CreateItem {
     /// (`POST /api/intake/label`, `POST /api/intake/photo` and its regions). One that is unknown, another
     /// household's or already on an item is 422 `rule`, and nothing is created.
     pub media_ids: Option<Vec<i64>>,
+    /// How many like units it is (0 to 1,000,000; default 1): a drawer of 200 M3 screws is one item of 200.
+    pub quantity: Option<i64>,
+    /// Low on stock at or under this many units (`GET /api/items?low_stock=true`).
+    pub min_quantity: Option<i64>,
+    /// Up to 20 labels of at most 40 characters ("garage", "18 V"); repeats ignoring case are dropped.
+    pub tags: Option<Vec<String>>,
+    /// Free text, several lines, at most 4,000 characters.
+    pub notes: Option<String>,
+    /// Its serial number (at most 100 characters).
+    pub serial: Option<String>,
+    pub purchase: Option<PurchaseDto>,
+    /// The last day the warranty covers.
+    pub warranty_until: Option<chrono::NaiveDate>,
+    /// An asking price set by hand: listing drafts use it before any estimate.
+    pub asking_price: Option<PriceDto>,
 }
 
 /// Reads measured fields given by key into measurements at `at`.
@@ -151,6 +225,16 @@ impl CreateItem {
         item.media_ids = self.media_ids.unwrap_or_default().into_iter().map(trove_domain::MediaId).collect();
         item.faults =
             self.faults.unwrap_or_default().into_iter().map(NewFault::try_into_domain).collect::<Result<_, _>>()?;
+        item.quantity = self.quantity.map(|q| di::check_quantity("quantity", q)).transpose()?.unwrap_or(1);
+        item.min_quantity = self.min_quantity.map(|q| di::check_quantity("min_quantity", q)).transpose()?;
+        item.tags = di::Tags::new(&self.tags.unwrap_or_default())?;
+        item.details = di::ItemDetails {
+            notes: di::notes(self.notes.as_deref().unwrap_or_default())?,
+            serial: di::serial(self.serial.as_deref().unwrap_or_default())?,
+            purchase: self.purchase.map(PurchaseDto::try_into_domain).transpose()?.flatten(),
+            warranty_until: self.warranty_until.map(|d| di::check_day("warranty_until", d)).transpose()?,
+            asking_price: self.asking_price.map(|p| p.try_into_domain("asking_price")).transpose()?,
+        };
         Ok(item)
     }
 }

@@ -30,6 +30,10 @@ pub struct ItemQuery {
     pub place: Option<PlaceFilter>,
     /// Include items that are gone (history); excluded by default.
     pub include_gone: bool,
+    /// Only items with this tag (ignoring case).
+    pub tag: Option<String>,
+    /// Only items low on stock: a minimum set and the quantity at or under it (`trove_domain::item::low_stock`).
+    pub low_stock: bool,
     /// At most this many items (1..=500).
     pub limit: u32,
     /// Items skipped before the page, in the listing's order.
@@ -175,6 +179,12 @@ pub trait InventoryRepo: Send + Sync {
     /// # Errors
     /// `Unexpected` only.
     async fn list(&self, household: HouseholdId, query: &ItemQuery) -> Result<ItemPage, RepoError>;
+
+    /// How many present (not gone) items of the household have each type, for the types they have.
+    ///
+    /// # Errors
+    /// [`RepoError::Unexpected`] only.
+    async fn type_counts(&self, household: HouseholdId) -> Result<Vec<(ItemType, u64)>, RepoError>;
 
     /// Every item of the household that is not gone, ordered by id (for planning and matching; the rules
     /// decide what of it is buildable).

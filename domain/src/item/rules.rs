@@ -1,14 +1,17 @@
 //! The item itself, a new item, a listing's line of one, and the rules over them: buildable, current fields,
 //! gone, changes.
 
+use super::details::{ItemDetails, Purchase, Tags};
 use super::records::{Fault, Gone, Measurement, TestDone, check_recorded_at};
 use super::values::{
     Availability, Condition, FIELD_KEYS_MAX, FieldKey, Intent, ItemError, ItemName, ItemType, Severity,
 };
 use crate::Timestamp;
 use crate::ids::{ItemId, MediaId, PlaceId, ProjectId};
+use crate::money::Money;
 use crate::text::{self, ControlCharacter, Lines};
 use crate::units::Quantity;
+use chrono::NaiveDate;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -32,6 +35,13 @@ pub struct Item {
     pub tests_done: Vec<TestDone>,
     pub accessories: Vec<String>,
     pub components: Vec<ItemId>,
+    /// How many like units the item is (a drawer of 200 M3 screws: 200); 1 for a single thing.
+    pub quantity: u32,
+    /// At or under this many units the item is low on stock ([`super::low_stock`]).
+    pub min_quantity: Option<u32>,
+    pub tags: Tags,
+    /// Notes, serial, purchase, warranty and a hand-set asking price.
+    pub details: ItemDetails,
     /// The place the item is in (`trove_domain::place`); `None` when it is nowhere in particular.
     pub place_id: Option<PlaceId>,
     /// Where the item is, as text: its place's path joined with " / " ("Garage / Shelf B2"). Read-only: the
@@ -95,6 +105,8 @@ pub struct ItemLine {
     pub gone: bool,
     /// Every measurement, as on the item.
     pub measurements: Vec<Measurement>,
+    /// How many like units the item is.
+    pub quantity: u32,
 }
 
 impl ItemLine {
@@ -121,6 +133,7 @@ impl From<&Item> for ItemLine {
             availability: item.availability,
             gone: item.gone.is_some(),
             measurements: item.measurements.clone(),
+            quantity: item.quantity,
         }
     }
 }
@@ -208,6 +221,10 @@ pub struct NewItem {
     pub tests_done: Vec<TestDone>,
     pub accessories: Vec<String>,
     pub components: Vec<ItemId>,
+    pub quantity: u32,
+    pub min_quantity: Option<u32>,
+    pub tags: Tags,
+    pub details: ItemDetails,
     /// The place to put the item in.
     pub place_id: Option<PlaceId>,
     /// Without a `place_id`: a path of places as text ("Garage / Shelf B2"), found or created when the item
@@ -236,6 +253,10 @@ impl NewItem {
             tests_done: Vec::new(),
             accessories: Vec::new(),
             components: Vec::new(),
+            quantity: 1,
+            min_quantity: None,
+            tags: Tags::default(),
+            details: ItemDetails::default(),
             place_id: None,
             location: None,
             import_ref: None,
@@ -261,6 +282,10 @@ impl NewItem {
             tests_done: self.tests_done,
             accessories: self.accessories,
             components: self.components,
+            quantity: self.quantity,
+            min_quantity: self.min_quantity,
+            tags: self.tags,
+            details: self.details,
             place_id: self.place_id,
             location: self.location,
             cover: None,
@@ -455,6 +480,16 @@ pub struct ItemChanges {
     pub location: Option<Option<String>>,
     pub accessories: Option<Vec<String>>,
     pub components: Option<Vec<ItemId>>,
+    pub quantity: Option<u32>,
+    /// `Some(None)` clears the minimum.
+    pub min_quantity: Option<Option<u32>>,
+    pub tags: Option<Tags>,
+    pub notes: Option<String>,
+    pub serial: Option<Option<String>>,
+    pub purchase: Option<Option<Purchase>>,
+    pub warranty_until: Option<Option<NaiveDate>>,
+    /// `Some(None)` clears the hand-set asking price.
+    pub asking_price: Option<Option<Money>>,
 }
 
 /// Why a change to an item was refused.
@@ -557,6 +592,30 @@ impl Item {
             v.sort_unstable();
             v.dedup();
             self.components = v;
+        }
+        if let Some(v) = changes.quantity {
+            self.quantity = v;
+        }
+        if let Some(v) = changes.min_quantity {
+            self.min_quantity = v;
+        }
+        if let Some(v) = &changes.tags {
+            self.tags = v.clone();
+        }
+        if let Some(v) = &changes.notes {
+            self.details.notes.clone_from(v);
+        }
+        if let Some(v) = &changes.serial {
+            self.details.serial.clone_from(v);
+        }
+        if let Some(v) = &changes.purchase {
+            self.details.purchase.clone_from(v);
+        }
+        if let Some(v) = changes.warranty_until {
+            self.details.warranty_until = v;
+        }
+        if let Some(v) = changes.asking_price {
+            self.details.asking_price = v;
         }
         Ok(())
     }

@@ -1,7 +1,7 @@
 //! The values an item is made of: its name, type and field keys, the words for its condition, intent and
 //! availability (and for its records), and the checks for its texts.
 
-use crate::text::{self, ControlCharacter, Lines, clip, is_snake_case};
+use crate::text::{self, ControlCharacter, Lines, clip, is_snake_case, to_snake_case};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -15,6 +15,13 @@ pub const SHORT_TEXT_MAX: usize = 300;
 /// a page shows and a row holds, not a store of its own.
 pub const FIELD_KEYS_MAX: usize = 200;
 
+/// Most units one item counts.
+pub const QUANTITY_MAX: u32 = 1_000_000;
+/// Most tags on one item.
+pub const TAGS_MAX: usize = 20;
+/// Longest tag, in characters.
+pub const TAG_MAX: usize = 40;
+
 /// Why an item's value was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ItemError {
@@ -22,11 +29,11 @@ pub enum ItemError {
     EmptyName,
     #[error("name is longer than {NAME_MAX} characters")]
     NameTooLong,
-    #[error("item_type {0:?} must be lower_snake_case (e.g. power_supply)")]
+    #[error("item_type {0:?} has nothing to name a type by: write it in words (e.g. \"Power supply\")")]
     BadItemType(String),
     #[error("profile is longer than {PROFILE_MAX} characters")]
     ProfileTooLong,
-    #[error("field key {0:?} must be lower_snake_case (e.g. capacity)")]
+    #[error("field key {0:?} has nothing to name a field by: write it in words (e.g. \"Capacity\")")]
     BadFieldKey(String),
     #[error("{0} must not be empty")]
     EmptyText(&'static str),
@@ -42,6 +49,16 @@ pub enum ItemError {
     SelfComponent,
     #[error(transparent)]
     ControlCharacter(#[from] ControlCharacter),
+    #[error("{field} must be from 0 to {}, not {value}", QUANTITY_MAX)]
+    BadQuantity { field: &'static str, value: i64 },
+    #[error("a tag is at most {max} characters: {0:?}", max = TAG_MAX)]
+    BadTag(String),
+    #[error("an item has at most {max} tags, not {0}", max = TAGS_MAX)]
+    TooManyTags(usize),
+    #[error("{what}.{reason}")]
+    BadPrice { what: &'static str, reason: String },
+    #[error("{field} must be a day from 1970 to 2199, not {day}")]
+    BadDay { field: &'static str, day: chrono::NaiveDate },
     #[error("a search has at most {SEARCH_WORDS_MAX} words")]
     SearchTooManyWords,
     #[error("a search is at most {SEARCH_MAX} characters long")]
@@ -113,19 +130,54 @@ impl fmt::Display for ItemName {
 pub struct ItemType(String);
 
 impl ItemType {
+    /// **The** type from what a person or a model wrote: "Power Bank", "power-bank", "power bank" and
+    /// `power_bank` are all `power_bank` ([`normalise_word`]).
+    ///
+    /// ```
+    /// use trove_domain::item::ItemType;
+    /// assert_eq!(ItemType::new(" Power Bank ").unwrap().as_str(), "power_bank");
+    /// assert_eq!(ItemType::new("power-bank").unwrap().label(), "Power bank");
+    /// ```
+    ///
     /// # Errors
-    /// [`ItemError::BadItemType`] unless `raw` (trimmed) is lower_snake_case of at most 64 characters.
+    /// [`ItemError::BadItemType`] when nothing is left to name a type by (no ASCII letter).
     pub fn new(raw: &str) -> Result<Self, ItemError> {
-        let t = raw.trim();
-        if is_snake_case(t) && t.len() <= 64 {
-            Ok(Self(t.to_owned()))
-        } else {
-            Err(ItemError::BadItemType(raw.to_owned()))
-        }
+        normalise_word(raw).map(Self).ok_or_else(|| ItemError::BadItemType(clip(raw, 80)))
     }
 
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+
+    /// The type as a person reads it: "power_bank" is "Power bank".
+    pub fn label(&self) -> String {
+        label_of(&self.0)
+    }
+}
+
+/// The word a type or a field key is kept as: lower_snake_case, at most 64 characters, made from what was typed
+/// (letters lowercased, every run of other characters one `_`, leading digits dropped so it starts with a
+/// letter). `None` when nothing is left. Normalising twice changes nothing.
+///
+/// ```
+/// use trove_domain::item::normalise_word;
+/// assert_eq!(normalise_word("Power Bank").as_deref(), Some("power_bank"));
+/// assert_eq!(normalise_word("Output voltage (V)").as_deref(), Some("output_voltage_v"));
+/// assert_eq!(normalise_word("--"), None);
+/// ```
+pub fn normalise_word(raw: &str) -> Option<String> {
+    let word = to_snake_case(raw)?;
+    let word = clip(&word, 64).trim_end_matches('_').to_owned();
+    is_snake_case(&word).then_some(word)
+}
+
+/// A kept word as a person reads it: underscores as spaces, the first letter capital.
+pub fn label_of(word: &str) -> String {
+    let spaced = word.replace('_', " ");
+    let mut chars = spaced.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
     }
 }
 
@@ -154,15 +206,12 @@ impl fmt::Display for ItemType {
 pub struct FieldKey(String);
 
 impl FieldKey {
+    /// A key from what was typed, normalised as a type is ([`normalise_word`]): "Weight" is `weight`.
+    ///
     /// # Errors
-    /// [`ItemError::BadFieldKey`] unless `raw` (trimmed) is lower_snake_case of at most 64 characters.
+    /// [`ItemError::BadFieldKey`] when nothing is left to name a field by.
     pub fn new(raw: &str) -> Result<Self, ItemError> {
-        let t = raw.trim();
-        if is_snake_case(t) && t.len() <= 64 {
-            Ok(Self(t.to_owned()))
-        } else {
-            Err(ItemError::BadFieldKey(raw.to_owned()))
-        }
+        normalise_word(raw).map(Self).ok_or_else(|| ItemError::BadFieldKey(clip(raw, 80)))
     }
 
     pub fn as_str(&self) -> &str {
@@ -449,6 +498,38 @@ pub fn model_note(raw: Option<&str>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Normalising what anyone types gives a kept word or nothing; normalising that word again changes
+        /// nothing, and a type and a field key normalise alike.
+        #[test]
+        fn normalising_twice_changes_nothing(raw in "\\PC{0,80}") {
+            match normalise_word(&raw) {
+                Some(word) => {
+                    prop_assert!(is_snake_case(&word) && word.len() <= 64, "{word:?}");
+                    prop_assert_eq!(normalise_word(&word), Some(word.clone()));
+                    prop_assert_eq!(ItemType::new(&raw).unwrap().to_string(), word.clone());
+                    prop_assert_eq!(FieldKey::new(&raw).unwrap().to_string(), word.clone());
+                }
+                None => {
+                    prop_assert!(matches!(ItemType::new(&raw), Err(ItemError::BadItemType(_))));
+                    prop_assert!(matches!(FieldKey::new(&raw), Err(ItemError::BadFieldKey(_))));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn types_are_typed_as_people_write_them() {
+        for raw in ["Power Bank", "power-bank", "power bank", " POWER_BANK ", "power_bank", "Power  --  bank"] {
+            assert_eq!(ItemType::new(raw).unwrap().as_str(), "power_bank", "{raw:?}");
+        }
+        assert_eq!(FieldKey::new("Weight").unwrap().as_str(), "weight");
+        assert_eq!(ItemType::new("power_bank").unwrap().label(), "Power bank");
+        let refused = ItemType::new("電池").unwrap_err().to_string();
+        assert!(!refused.contains('^') && refused.contains("write it in words"), "{refused}");
+    }
 
     #[test]
     fn condition_order() {
@@ -466,7 +547,8 @@ mod tests {
         assert_eq!(ItemName::new("   "), Err(ItemError::EmptyName));
         assert_eq!(ItemName::new(&"x".repeat(201)), Err(ItemError::NameTooLong));
         assert!(ItemType::new("power_supply").is_ok());
-        assert!(matches!(ItemType::new("Power Supply"), Err(ItemError::BadItemType(_))));
+        assert_eq!(ItemType::new("Power Supply").unwrap().as_str(), "power_supply");
+        assert!(matches!(ItemType::new("--"), Err(ItemError::BadItemType(_))));
     }
 
     #[test]

@@ -36,8 +36,16 @@ pub struct Model {
     /// The names of the place's path, for the full-text index (`crate::search`); written with the item and
     /// when a place above it is renamed or moved.
     pub search_place: String,
-    /// The gone note, the faults' texts and the tests' names and notes, for the full-text index.
+    /// The gone note, the faults' texts, the tests' names and notes, and the item's notes, tags and serial, for
+    /// the full-text index.
     pub search_notes: String,
+    /// Like units (1 for a single thing).
+    pub quantity: i64,
+    pub min_quantity: Option<i64>,
+    /// A JSON list of the tags.
+    pub tags: String,
+    /// A JSON document of `ItemDetails`.
+    pub details: String,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -17,6 +17,7 @@ mod m0012_item_statistics;
 mod m0013_sign_in_failures;
 mod m0014_invitation_revocations;
 mod m0015_history_field_names;
+mod m0016_item_record;
 
 /// Every migration, in order.
 #[derive(Debug)]
@@ -41,6 +42,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0013_sign_in_failures::Migration),
             Box::new(m0014_invitation_revocations::Migration),
             Box::new(m0015_history_field_names::Migration),
+            Box::new(m0016_item_record::Migration),
         ]
     }
 }

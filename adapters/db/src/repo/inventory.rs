@@ -22,7 +22,7 @@ use trove_application::ports::{
     ImportEvents, ImportWritten, InventoryRepo, InventoryStamp, ItemPage, ItemQuery, Reimported,
 };
 use trove_application::{Conflict, RepoError};
-use trove_domain::item::{Item, ItemLine, NewItem};
+use trove_domain::item::{Item, ItemLine, ItemType, NewItem};
 use trove_domain::media::MediaKind;
 use trove_domain::people::{Event, EventId};
 use trove_domain::place::{self, Place, PlacePath};
@@ -67,7 +67,11 @@ fn new_row(
         updated_at: Set(at),
         version: Set(1),
         search_place: Set(place_text.to_owned()),
-        search_notes: Set(search::notes_text(None, &item.faults, &item.tests_done)),
+        search_notes: Set(search::notes_text(None, &item.faults, &item.tests_done, &item.details, &item.tags)),
+        quantity: Set(i64::from(item.quantity)),
+        min_quantity: Set(item.min_quantity.map(i64::from)),
+        tags: Set(to_json(&item.tags, "tags")?),
+        details: Set(to_json(&item.details, "details")?),
         ..Default::default()
     })
 }
@@ -140,7 +144,13 @@ fn full_changes(item: &Item, place_text: &str) -> anyhow::Result<items::ActiveMo
             item.gone.as_ref().and_then(|g| g.note.as_deref()),
             &item.faults,
             &item.tests_done,
+            &item.details,
+            &item.tags,
         )),
+        quantity: Set(i64::from(item.quantity)),
+        min_quantity: Set(item.min_quantity.map(i64::from)),
+        tags: Set(to_json(&item.tags, "tags")?),
+        details: Set(to_json(&item.details, "details")?),
         ..Default::default()
     })
 }
@@ -159,6 +169,14 @@ fn list_condition(backend: DbBackend, household: HouseholdId, query: &ItemQuery)
     }
     if !query.include_gone {
         cond = cond.add(items::Column::GoneReason.is_null());
+    }
+    if let Some(tag) = &query.tag {
+        cond =
+            cond.add(search::values_expr(backend, "LOWER(items.tags) LIKE ? ESCAPE '\\'", [tag_pattern(tag).into()]));
+    }
+    if query.low_stock {
+        // `trove_domain::item::low_stock`, as SQL.
+        cond = cond.add(Expr::cust("items.min_quantity IS NOT NULL AND items.quantity <= items.min_quantity"));
     }
     if let Some(filter) = query.place {
         let (h, p) = (household.0, filter.place.0);
@@ -181,6 +199,14 @@ fn list_condition(backend: DbBackend, household: HouseholdId, query: &ItemQuery)
         });
     }
     cond
+}
+
+/// The `LIKE` pattern of a tag in the `tags` column (a JSON list of strings): the tag lower-cased, as a quoted
+/// JSON string (so it matches a whole tag, never part of one), with `LIKE`'s own characters escaped.
+fn tag_pattern(tag: &str) -> String {
+    let quoted = serde_json::to_string(&tag.trim().to_lowercase()).unwrap_or_default();
+    let escaped = quoted.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
+    format!("%{escaped}%")
 }
 
 /// The items of `filter` that match the full-text query `text` (see [`search`]).
@@ -548,7 +574,15 @@ async fn plan_import<C: ConnectionTrait>(
         let mut current: HashMap<i64, Item> = mapping::item_list(rows)?.into_iter().map(|i| (i.id.0, i)).collect();
         for &(id, n) in chunk {
             let (item, place) = (&items[n], places[n]);
-            let notes = search::notes_text(None, &item.faults, &item.tests_done);
+            // A sheet's row leaves what was recorded by hand (notes, tags, serial) as it is, and indexed.
+            let kept = current.get(&id);
+            let notes = search::notes_text(
+                None,
+                &item.faults,
+                &item.tests_done,
+                kept.map_or(&item.details, |k| &k.details),
+                kept.map_or(&item.tags, |k| &k.tags),
+            );
             items::Entity::update_many()
                 .set(reimport_changes(item, place, placing.text(place), at)?)
                 .col_expr(items::Column::Version, Expr::col(items::Column::Version).add(1))
@@ -604,7 +638,7 @@ async fn merge_sqlite_index<C: ConnectionTrait>(db: &C, fresh: usize) -> Result<
 /// The columns an import's `COPY` writes, in the order [`copy_fresh`] writes each row's fields.
 const COPY_ITEMS: &str = "COPY items (id, household_id, name, item_type, profile, condition, intent, availability, \
      measurements, faults, tests_done, accessories, components, place_id, import_ref, created_at, updated_at, \
-     version, search_place, search_notes, search) FROM STDIN";
+     version, search_place, search_notes, quantity, min_quantity, tags, details, search) FROM STDIN";
 
 /// Writes the new rows of an import on PostgreSQL by one `COPY`, inside the import's transaction: their ids
 /// taken from the sequence first, each row's search index made here (`search::pg_tsvector`, or left to the
@@ -669,7 +703,7 @@ async fn copy_fresh(
         next += 1;
         let (item, place) = (&items[n], plan.places[n]);
         let place_text = plan.placing.text(place);
-        let notes = search::notes_text(None, &item.faults, &item.tests_done);
+        let notes = search::notes_text(None, &item.faults, &item.tests_done, &item.details, &item.tags);
         let field = |out: &mut Vec<u8>, text: &str| {
             bulk::copy_text(out, text);
             out.push(b'\t');
@@ -696,6 +730,11 @@ async fn copy_fresh(
         field(out, "1");
         field(out, place_text);
         field(out, &notes);
+        field(out, &item.quantity.to_string());
+        bulk::copy_opt(out, item.min_quantity.map(|q| q.to_string()).as_deref());
+        out.push(b'\t');
+        field(out, &to_json(&item.tags, "tags")?);
+        field(out, &to_json(&item.details, "details")?);
         let texts = [item.name.as_str(), item.item_type.as_str(), item.profile.as_str(), place_text, notes.as_str()];
         let vector = search::pg_tsvector(texts, |w| {
             if !words.contains(w) {
@@ -1046,6 +1085,27 @@ impl InventoryRepo for Store {
         self.page(household, page.order_by_asc(items::Column::Id), query, total).await
     }
 
+    async fn type_counts(&self, household: HouseholdId) -> Result<Vec<(ItemType, u64)>, RepoError> {
+        use items::Column as C;
+        let rows: Vec<(String, i64)> = items::Entity::find()
+            .select_only()
+            .column(C::ItemType)
+            .column_as(C::Id.count(), "items")
+            .filter(C::HouseholdId.eq(household.0))
+            .filter(C::GoneReason.is_null())
+            .group_by(C::ItemType)
+            .into_tuple()
+            .all(&self.db)
+            .await
+            .context("count the items of each type")?;
+        rows.into_iter()
+            .map(|(t, n)| {
+                let t = ItemType::new(&t).with_context(|| format!("stored item type {t:?}"))?;
+                Ok((t, u64::try_from(n).unwrap_or_default()))
+            })
+            .collect()
+    }
+
     async fn all_present(&self, household: HouseholdId) -> Result<Vec<Item>, RepoError> {
         let rows = items::Entity::find()
             .filter(items::Column::HouseholdId.eq(household.0))
@@ -1076,6 +1136,7 @@ impl InventoryRepo for Store {
                     C::Intent,
                     C::Availability,
                     C::Measurements,
+                    C::Quantity,
                 ])
                 .filter(C::HouseholdId.eq(household.0))
                 .filter(C::GoneReason.is_null());

@@ -123,6 +123,14 @@ fn answer(reading: &IntakeReading, source: MeasurementSource) -> IntakeAnswer {
                 ),
                 source: Some(Source::from(source)),
                 media_ids: None,
+                quantity: None,
+                min_quantity: None,
+                tags: None,
+                notes: None,
+                serial: None,
+                purchase: None,
+                warranty_until: None,
+                asking_price: None,
             }
         })
         .zip(&reading.candidates)

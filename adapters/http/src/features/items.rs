@@ -6,7 +6,8 @@ use crate::auth::{Member, Person};
 use crate::error::{ApiError, ApiResult};
 use crate::services::Services;
 use crate::shared::{
-    Condition, CreateItem, Created, FieldValue, Intent, NewFault, PlaceStepDto, Severity, Source, mirror_enum, steps,
+    Condition, CreateItem, Created, FieldValue, Intent, NewFault, PlaceStepDto, PriceDto, PurchaseDto, Severity,
+    Source, mirror_enum, steps,
 };
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
@@ -127,6 +128,20 @@ pub struct ItemDto {
     pub cover: Option<i64>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// How many like units it is (1 for a single thing).
+    pub quantity: u32,
+    /// Low on stock at or under this many units; null: no minimum.
+    pub min_quantity: Option<u32>,
+    /// Whether a minimum is set and the quantity is at or under it.
+    pub low_stock: bool,
+    pub tags: Vec<String>,
+    pub notes: String,
+    pub serial: Option<String>,
+    pub purchase: Option<PurchaseDto>,
+    /// The last day the warranty covers.
+    pub warranty_until: Option<chrono::NaiveDate>,
+    /// The asking price set by hand (listing drafts use it before any estimate).
+    pub asking_price: Option<PriceDto>,
 }
 
 impl ItemDto {
@@ -178,6 +193,15 @@ impl ItemDto {
             cover: i.cover.map(|c| c.0),
             created_at: i.created_at,
             updated_at: i.updated_at,
+            quantity: i.quantity,
+            min_quantity: i.min_quantity,
+            low_stock: di::low_stock(i.quantity, i.min_quantity),
+            tags: i.tags.as_slice().to_vec(),
+            notes: i.details.notes.clone(),
+            serial: i.details.serial.clone(),
+            purchase: i.details.purchase.as_ref().map(PurchaseDto::new),
+            warranty_until: i.details.warranty_until,
+            asking_price: i.details.asking_price.as_ref().map(PriceDto::new),
         }
     }
 }
@@ -200,6 +224,33 @@ pub struct PatchItem {
     pub location: MaybeUndefined<String>,
     pub accessories: Option<Vec<String>>,
     pub components: Option<Vec<i64>>,
+    /// 0 to 1,000,000 like units.
+    pub quantity: Option<i64>,
+    /// Low on stock at or under this many units; `null` removes the minimum.
+    pub min_quantity: MaybeUndefined<i64>,
+    /// The whole list of tags (up to 20); `[]` removes them all.
+    pub tags: Option<Vec<String>>,
+    pub notes: Option<String>,
+    /// `null` or `""` removes it.
+    pub serial: MaybeUndefined<String>,
+    /// `null` removes it.
+    pub purchase: MaybeUndefined<PurchaseDto>,
+    /// `null` removes it.
+    pub warranty_until: MaybeUndefined<chrono::NaiveDate>,
+    /// An asking price set by hand; `null` removes it (listing drafts use the latest estimate again).
+    pub asking_price: MaybeUndefined<PriceDto>,
+}
+
+/// A `MaybeUndefined` member as a change: left out is no change, `null` clears, a value is read by `read`.
+fn change<T, U, E>(
+    member: MaybeUndefined<T>,
+    read: impl FnOnce(T) -> Result<Option<U>, E>,
+) -> Result<Option<Option<U>>, E> {
+    match member {
+        MaybeUndefined::Undefined => Ok(None),
+        MaybeUndefined::Null => Ok(Some(None)),
+        MaybeUndefined::Value(v) => read(v).map(Some),
+    }
 }
 
 impl PatchItem {
@@ -223,6 +274,14 @@ impl PatchItem {
             },
             accessories: self.accessories.as_deref().map(di::accessories).transpose()?,
             components: self.components.map(|c| c.into_iter().map(ItemId).collect()),
+            quantity: self.quantity.map(|q| di::check_quantity("quantity", q)).transpose()?,
+            min_quantity: change(self.min_quantity, |q| di::check_quantity("min_quantity", q).map(Some))?,
+            tags: self.tags.as_deref().map(di::Tags::new).transpose()?,
+            notes: self.notes.as_deref().map(di::notes).transpose()?,
+            serial: change(self.serial, |v| di::serial(&v))?,
+            purchase: change(self.purchase, PurchaseDto::try_into_domain)?,
+            warranty_until: change(self.warranty_until, |d| di::check_day("warranty_until", d).map(Some))?,
+            asking_price: change(self.asking_price, |p| p.try_into_domain("asking_price").map(Some))?,
         })
     }
 }
@@ -521,15 +580,41 @@ impl Serialize for TestJson<'_> {
     }
 }
 
+/// A purchase as [`PurchaseDto`] writes it.
+struct PurchaseJson<'a>(&'a di::Purchase);
+
+impl Serialize for PurchaseJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let p = self.0;
+        sorted_object!(s, "Purchase", {
+            "currency": p.price.map(|m| m.currency.to_string()),
+            "date": p.date.map(|d| d.to_string()),
+            "price": p.price.map(|m| m.minor),
+            "vendor": p.vendor.as_deref(),
+        })
+    }
+}
+
+/// A price as [`PriceDto`] writes it.
+struct PriceJson<'a>(&'a trove_domain::money::Money);
+
+impl Serialize for PriceJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        sorted_object!(s, "Price", { "amount": self.0.minor, "currency": self.0.currency.as_str() })
+    }
+}
+
 impl Serialize for ItemJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let (i, path) = (self.item, self.path);
+        let d = &i.details;
         let location = match path {
             Some(p) => Some(std::borrow::Cow::Owned(p.joined())),
             None => i.location.as_deref().map(std::borrow::Cow::Borrowed),
         };
         sorted_object!(s, "Item", {
             "accessories": i.accessories,
+            "asking_price": Maybe(d.asking_price.as_ref().map(PriceJson)),
             "availability": i.availability.as_str(),
             "components": each(&i.components, |c| c.0),
             "condition": i.condition.as_str(),
@@ -542,14 +627,22 @@ impl Serialize for ItemJson<'_> {
             "intent": i.intent.as_str(),
             "item_type": i.item_type.as_str(),
             "location": location,
+            "low_stock": di::low_stock(i.quantity, i.min_quantity),
             "measurements": each(&i.measurements, MeasurementJson),
+            "min_quantity": i.min_quantity,
             "name": i.name.as_str(),
+            "notes": d.notes.as_str(),
             "place": Maybe(path.map(PlaceJson)),
             "place_id": i.place_id.map(|p| p.0),
             "profile": i.profile.as_str(),
             "project_id": i.project.map(|p| p.0),
+            "purchase": Maybe(d.purchase.as_ref().map(PurchaseJson)),
+            "quantity": i.quantity,
+            "serial": d.serial.as_deref(),
+            "tags": i.tags.as_slice(),
             "tests_done": each(&i.tests_done, TestJson),
             "updated_at": Time(&i.updated_at),
+            "warranty_until": d.warranty_until.map(|w| w.to_string()),
         })
     }
 }
@@ -652,6 +745,11 @@ impl ItemsApi {
         /// With `place`: `true` (default) counts the places below it too, `false` only the place itself.
         within: Query<Option<bool>>,
         #[oai(default)] include_gone: Query<bool>,
+        /// Only the items with this tag (ignoring case).
+        tag: Query<Option<String>>,
+        /// Only the items low on stock: a `min_quantity` set and the `quantity` at or under it.
+        #[oai(default)]
+        low_stock: Query<bool>,
         /// 1 to 500, default 50.
         limit: Query<Option<i64>>,
         offset: Query<Option<i64>>,
@@ -682,6 +780,8 @@ impl ItemsApi {
             q: q.0.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()),
             place: place.0.map(|p| PlaceFilter { place: PlaceId(p), within: within.0.unwrap_or(true) }),
             include_gone: include_gone.0,
+            tag: tag.0.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty()),
+            low_stock: low_stock.0,
             limit: limit as u32,
             offset: offset as u64,
             after: None,

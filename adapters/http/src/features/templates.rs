@@ -148,10 +148,43 @@ pub struct TemplateList {
 }
 
 /// The template routes.
+/// A type the forms suggest.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct ItemTypeDto {
+    /// The type as kept (`power_bank`).
+    #[oai(rename = "type")]
+    pub item_type: String,
+    /// The type as a person reads it ("Power bank").
+    pub label: String,
+    /// Present items of this type (0 for a type only the catalogue names).
+    pub items: u64,
+}
+
+/// The types the forms suggest.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct ItemTypeList {
+    /// Ordered by label.
+    pub types: Vec<ItemTypeDto>,
+}
+
 pub struct TemplatesApi(pub Services);
 
 #[OpenApi(tag = "Tag::Templates")]
 impl TemplatesApi {
+    /// The item types to suggest when an item is typed in: every type a template's requirement accepts (with 0
+    /// items when none is held) and every type the household's present items have, with their counts, ordered
+    /// by label. Any text is accepted as a type: "Power Bank" is kept as `power_bank`.
+    #[oai(path = "/item-types", method = "get")]
+    async fn item_types(&self, Member(h): Member) -> ApiResult<Json<ItemTypeList>> {
+        let types = self.0.item_types.list(h).await.map_err(ApiError::from)?;
+        Ok(Json(ItemTypeList {
+            types: types
+                .into_iter()
+                .map(|t| ItemTypeDto { item_type: t.item_type.to_string(), label: t.label, items: t.items })
+                .collect(),
+        }))
+    }
+
     /// The catalogue: built-in templates and the household's own.
     #[oai(path = "/templates", method = "get")]
     async fn list(&self, Member(h): Member) -> ApiResult<Json<TemplateList>> {
