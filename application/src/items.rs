@@ -79,8 +79,8 @@ impl Cursor {
         if !page.more {
             return None;
         }
-        if query.q.is_some() {
-            // Ranked by relevance: the next page skips what was seen.
+        if query.q.is_some() || query.sort.is_some() {
+            // Ranked by relevance, or sorted by a key: the next page skips what was seen.
             return Some(Self::Skip(query.offset + page.items.len() as u64));
         }
         page.items.last().map(|i| Self::After(i.id))

@@ -232,7 +232,71 @@ async fn a_hand_set_asking_price_is_the_drafts_price(db: Db) {
     assert_eq!((draft["price"].clone(), draft["currency"].clone()), (json!(2500), json!("GBP")));
 }
 
+async fn every_sort_order_is_stable_and_pages_with_its_cursor(db: Db) {
+    let app = TestApp::spawn(db, &[]).await;
+    // name, place, asking price, purchase price
+    let rows = [
+        ("delta", Some("Garage / Shelf"), None, Some(500)),
+        ("Alpha", None, Some(900), Some(100)),
+        ("charlie", Some("Attic"), None, None),
+        ("bravo", Some("Garage"), Some(200), None),
+        ("echo", Some("Attic"), None, Some(500)),
+    ];
+    for (name, place, asking, paid) in rows {
+        let mut body = item(name, "thing");
+        if let Some(p) = place {
+            body["location"] = json!(p);
+        }
+        if let Some(a) = asking {
+            body["asking_price"] = json!({"amount": a, "currency": "EUR"});
+        }
+        if let Some(p) = paid {
+            body["purchase"] = json!({"price": p, "currency": "EUR"});
+        }
+        app.create_item(body).await;
+    }
+    // The last one changed is the most recently updated.
+    let id = app.all_items().await.iter().find(|i| i["name"] == "charlie").unwrap()["id"].as_i64().unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    app.patch(&format!("/api/items/{id}"), json!({"notes": "touched"})).await;
+
+    let names = |page: &Value| -> Vec<String> {
+        page["items"].as_array().unwrap().iter().map(|i| i["name"].as_str().unwrap().to_owned()).collect()
+    };
+    let cases: [(&str, [&str; 5]); 7] = [
+        ("name", ["Alpha", "bravo", "charlie", "delta", "echo"]),
+        ("-name", ["echo", "delta", "charlie", "bravo", "Alpha"]),
+        ("place", ["charlie", "echo", "bravo", "delta", "Alpha"]),
+        ("-place", ["delta", "bravo", "charlie", "echo", "Alpha"]),
+        ("value", ["bravo", "delta", "echo", "Alpha", "charlie"]),
+        ("-value", ["Alpha", "delta", "echo", "bravo", "charlie"]),
+        ("-updated", ["charlie", "echo", "bravo", "Alpha", "delta"]),
+    ];
+    for (sort, want) in cases {
+        let (status, page) = app.get(&format!("/api/items?sort={sort}")).await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        assert_eq!(names(&page), want, "sort={sort}");
+        // Two at a time through the cursor: the same order, nothing twice, nothing left out.
+        let mut walked: Vec<String> = Vec::new();
+        let mut next = format!("/api/items?sort={sort}&limit=2");
+        loop {
+            let (status, page) = app.get(&next).await;
+            assert_eq!(status, StatusCode::OK, "{page}");
+            walked.extend(names(&page));
+            match page["next"].as_str() {
+                Some(after) => next = format!("/api/items?sort={sort}&limit=2&after={after}"),
+                None => break,
+            }
+        }
+        assert_eq!(walked, want, "sort={sort} paged");
+    }
+    let (status, body) = app.get("/api/items?sort=colour").await;
+    assert_error(status, &body, StatusCode::BAD_REQUEST, "invalid");
+    assert!(body["error"]["message"].as_str().unwrap().contains("name, updated, place or value"));
+}
+
 on_both!(
+    every_sort_order_is_stable_and_pages_with_its_cursor,
     everything_recorded_by_hand_round_trips,
     bad_values_are_refused_with_the_field_named_and_nothing_changes,
     tags_low_stock_and_search_filter_the_list,

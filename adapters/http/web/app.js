@@ -4,6 +4,7 @@ import { api, ApiError, capabilities, forgetCapabilities } from "./api.js";
 import { h, field, clearMessages, showError, runGoing, date } from "./ui.js";
 import { inventoryView } from "./views/inventory.js";
 import { itemView } from "./views/item.js";
+import { itemFormView } from "./views/item-form.js";
 import { projectsView, projectView } from "./views/projects.js";
 import { packView } from "./views/pack.js";
 import { sellListView, sellItemView } from "./views/selling.js";
@@ -19,6 +20,8 @@ const main = document.getElementById("main");
 
 /** The routes: a pattern over the path after `#`, and the view that renders into `main`. */
 const routes = [
+  [/^\/items\/new$/, () => itemFormView(null), "items"],
+  [/^\/items\/(\d+)\/edit$/, (m) => itemFormView(+m[1]), "items"],
   [/^\/items\/(\d+)\/sell$/, (m) => sellItemView(+m[1]), "sell"],
   [/^\/items\/(\d+)$/, (m) => itemView(+m[1]), "items"],
   [/^\/items$/, (m, q) => inventoryView(q), "items"],

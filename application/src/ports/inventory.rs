@@ -34,12 +34,59 @@ pub struct ItemQuery {
     pub tag: Option<String>,
     /// Only items low on stock: a minimum set and the quantity at or under it (`trove_domain::item::low_stock`).
     pub low_stock: bool,
+    /// The order of the items (ties by id); `None`: by id, or best first with `q`.
+    pub sort: Option<ItemSort>,
     /// At most this many items (1..=500).
     pub limit: u32,
     /// Items skipped before the page, in the listing's order.
     pub offset: u64,
     /// Only items after this one in id order (a keyset: its cost does not grow with depth).
     pub after: Option<ItemId>,
+}
+
+/// What a listing may be ordered by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortKey {
+    /// The name, ignoring case.
+    Name,
+    /// The time of the last change.
+    Updated,
+    /// The path of the item's place as text; items in no place last.
+    Place,
+    /// The asking price set by hand, else the purchase price (minor units, whatever the currency); items with
+    /// neither last.
+    Value,
+}
+
+/// An order of a listing: a key, ascending or descending (then by id, so the order is stable).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ItemSort {
+    pub key: SortKey,
+    pub descending: bool,
+}
+
+impl ItemSort {
+    /// `name`, `updated`, `place`, `value`, each with `-` before it for descending.
+    ///
+    /// ```
+    /// use trove_application::ports::{ItemSort, SortKey};
+    /// assert_eq!(ItemSort::parse("-updated"), Some(ItemSort { key: SortKey::Updated, descending: true }));
+    /// assert_eq!(ItemSort::parse("colour"), None);
+    /// ```
+    pub fn parse(text: &str) -> Option<Self> {
+        let (descending, word) = match text.trim().strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, text.trim()),
+        };
+        let key = match word {
+            "name" => SortKey::Name,
+            "updated" => SortKey::Updated,
+            "place" => SortKey::Place,
+            "value" => SortKey::Value,
+            _ => return None,
+        };
+        Some(Self { key, descending })
+    }
 }
 
 /// One page of a listing.

@@ -19,7 +19,7 @@ use sea_orm::{
 };
 use std::collections::HashMap;
 use trove_application::ports::{
-    ImportEvents, ImportWritten, InventoryRepo, InventoryStamp, ItemPage, ItemQuery, Reimported,
+    ImportEvents, ImportWritten, InventoryRepo, InventoryStamp, ItemPage, ItemQuery, ItemSort, Reimported, SortKey,
 };
 use trove_application::{Conflict, RepoError};
 use trove_domain::item::{Item, ItemLine, ItemType, NewItem};
@@ -199,6 +199,44 @@ fn list_condition(backend: DbBackend, household: HouseholdId, query: &ItemQuery)
         });
     }
     cond
+}
+
+/// `select` in the order `sort`, then by id (a stable order, so offsets page it).
+fn sorted(
+    backend: DbBackend,
+    mut select: sea_orm::Select<items::Entity>,
+    sort: ItemSort,
+) -> sea_orm::Select<items::Entity> {
+    let order = if sort.descending { Order::Desc } else { Order::Asc };
+    let value = match backend {
+        DbBackend::Postgres => {
+            "COALESCE((items.details::jsonb #>> '{asking_price,minor}')::bigint, \
+             (items.details::jsonb #>> '{purchase,price,minor}')::bigint)"
+        }
+        _ => {
+            "COALESCE(json_extract(items.details, '$.asking_price.minor'), \
+              json_extract(items.details, '$.purchase.price.minor'))"
+        }
+    };
+    let q = QueryTrait::query(&mut select);
+    match sort.key {
+        SortKey::Name => {
+            q.order_by_expr(Expr::cust("LOWER(items.name)"), order);
+        }
+        SortKey::Updated => {
+            q.order_by_expr(Expr::col((items::Entity, items::Column::UpdatedAt)), order);
+        }
+        SortKey::Place => {
+            // Items in no place last, whichever way.
+            q.order_by_expr(Expr::cust("items.search_place = ''"), Order::Asc);
+            q.order_by_expr(Expr::cust("LOWER(items.search_place)"), order);
+        }
+        SortKey::Value => {
+            q.order_by_expr(Expr::cust(format!("({value}) IS NULL")), Order::Asc);
+            q.order_by_expr(Expr::cust(value), order);
+        }
+    }
+    select.order_by_asc(items::Column::Id)
 }
 
 /// The `LIKE` pattern of a tag in the `tags` column (a JSON list of strings): the tag lower-cased, as a quoted
@@ -1036,6 +1074,10 @@ impl InventoryRepo for Store {
         let filter = list_condition(backend, household, query);
         let Some(mut search) = query.q.as_deref().and_then(Search::parse) else {
             let all = items::Entity::find().filter(filter);
+            if let Some(sort) = query.sort {
+                let page = sorted(backend, all.clone(), sort);
+                return self.plain_page(household, all, page, query).await;
+            }
             let mut page = all.clone();
             if let Some(after) = query.after {
                 page = page.filter(items::Column::Id.gt(after.0));
@@ -1080,6 +1122,10 @@ impl InventoryRepo for Store {
                 ),
             };
             page = page.filter(keyset);
+        }
+        if let Some(sort) = query.sort {
+            // Sorted by a key: paged by offset (the cursor skips), never by the relevance keyset.
+            return self.page(household, sorted(backend, page, sort), query, total).await;
         }
         QueryTrait::query(&mut page).order_by_expr(relevance(), Order::Asc);
         self.page(household, page.order_by_asc(items::Column::Id), query, total).await

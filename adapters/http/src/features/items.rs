@@ -23,7 +23,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::marker::PhantomData;
 use std::sync::Arc;
 use trove_application::items::Cursor;
-use trove_application::ports::{ItemQuery, PlaceFilter};
+use trove_application::ports::{ItemQuery, ItemSort, PlaceFilter};
 use trove_domain::bulk::BulkSet;
 use trove_domain::item::{self as di, Item, ItemName, ItemType, Measurement, MeasurementSource};
 use trove_domain::place::PlacePath;
@@ -750,6 +750,10 @@ impl ItemsApi {
         /// Only the items low on stock: a `min_quantity` set and the `quantity` at or under it.
         #[oai(default)]
         low_stock: Query<bool>,
+        /// The order: `name`, `updated`, `place` (the place's path; items in no place last) or `value` (the asking
+        /// price set by hand, else the purchase price; items with neither last), `-` before it for descending;
+        /// ties by id. Default: by id, or best first with `q`. Sorted pages continue with `next` as any other.
+        sort: Query<Option<String>>,
         /// 1 to 500, default 50.
         limit: Query<Option<i64>>,
         offset: Query<Option<i64>>,
@@ -782,6 +786,14 @@ impl ItemsApi {
             include_gone: include_gone.0,
             tag: tag.0.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty()),
             low_stock: low_stock.0,
+            sort: match sort.0.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+                None => None,
+                Some(text) => Some(ItemSort::parse(text).ok_or_else(|| {
+                    ApiError::bad_request(format!(
+                        "sort must be name, updated, place or value, with - before it for descending; not {text:?}"
+                    ))
+                })?),
+            },
             limit: limit as u32,
             offset: offset as u64,
             after: None,

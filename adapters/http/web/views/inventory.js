@@ -6,6 +6,17 @@ import { labelsButton, placeOptions } from "./places.js";
 import { coverThumb } from "./gallery.js";
 
 const PAGE_SIZES = ["25", "50", "100", "200"];
+/** The orders the list offers: the API's `sort` values. */
+const SORTS = [
+  ["", "as added"],
+  ["name", "name, A to Z"],
+  ["-name", "name, Z to A"],
+  ["-updated", "last changed first"],
+  ["updated", "least recently changed first"],
+  ["place", "place"],
+  ["-value", "value, highest first"],
+  ["value", "value, lowest first"],
+];
 
 let knownTypes = null;
 
@@ -25,6 +36,9 @@ export async function inventoryView(params) {
     availability: params.get("availability") || "",
     item_type: params.get("item_type") || "",
     include_gone: params.get("include_gone") === "true",
+    low_stock: params.get("low_stock") === "true",
+    tag: params.get("tag") || "",
+    sort: SORTS.some(([v]) => v === params.get("sort")) ? params.get("sort") : "",
     limit: PAGE_SIZES.includes(params.get("limit")) ? params.get("limit") : "50",
     offset: Math.max(0, parseInt(params.get("offset") || "0", 10) || 0),
     place: /^\d+$/.test(params.get("place") || "") ? params.get("place") : "",
@@ -40,7 +54,7 @@ export async function inventoryView(params) {
   const search = h("input", { type: "search", name: "q", value: f.q, placeholder: "name or profile words" });
   const typeInput = h("input", { name: "item_type", value: f.item_type, list: "item-types", placeholder: "any type" });
   // On a phone the filters other than search are behind this button, so the list fills the first screen.
-  const active = [f.intent, f.availability, f.item_type, f.place, f.include_gone].filter(Boolean).length;
+  const active = [f.intent, f.availability, f.item_type, f.place, f.include_gone, f.low_stock, f.tag].filter(Boolean).length;
   const toggle = h(
     "button",
     { type: "button", class: "filter-toggle", "aria-expanded": "false", "aria-controls": "more-filters" },
@@ -57,12 +71,20 @@ export async function inventoryView(params) {
     field("Type", typeInput),
     field("Place", select("place", [["", "anywhere"], ...places], f.place)),
     h("datalist", { id: "item-types" }, types.map((t) => h("option", { value: t }))),
+    field("Tag", h("input", { name: "tag", value: f.tag, placeholder: "any tag" })),
+    h(
+      "div",
+      { class: "field check" },
+      h("input", { type: "checkbox", id: "low-stock", name: "low_stock", checked: f.low_stock }),
+      h("label", { for: "low-stock" }, "Low stock only"),
+    ),
     h(
       "div",
       { class: "field check" },
       h("input", { type: "checkbox", id: "include-gone", name: "include_gone", checked: f.include_gone }),
       h("label", { for: "include-gone" }, "Include gone"),
     ),
+    field("Sort", select("sort", SORTS, f.sort)),
     field("Per page", select("limit", PAGE_SIZES.map((s) => [s, s]), f.limit)),
     h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Apply"), h("a", { href: "#/items", class: "button quiet" }, "Clear")),
   );
@@ -88,6 +110,9 @@ export async function inventoryView(params) {
       item_type: d.get("item_type").trim(),
       place: d.get("place"),
       include_gone: d.get("include_gone") === "on",
+      low_stock: d.get("low_stock") === "on",
+      tag: String(d.get("tag") || "").trim(),
+      sort: d.get("sort"),
       limit: d.get("limit"),
       offset: 0,
     });
@@ -155,7 +180,7 @@ export async function inventoryView(params) {
       "tr",
       { class: it.gone ? "gone" : null },
       h("td", { class: "select" }, box),
-      h("td", { class: "name" }, h("div", { class: "named" }, coverThumb(it), h("div", { class: "name-text" }, h("a", { href: `#/items/${it.id}` }, it.name), h("div", { class: "sub profile-line" }, it.profile), placeLine(it)))),
+      h("td", { class: "name" }, h("div", { class: "named" }, coverThumb(it), h("div", { class: "name-text" }, h("a", { href: `#/items/${it.id}` }, it.name), it.quantity !== 1 ? h("span", { class: "count" }, ` × ${it.quantity}`) : null, it.low_stock ? [" ", badge("low stock", "low")] : null, h("div", { class: "sub profile-line" }, it.profile), placeLine(it)))),
       h("td", { class: "hide-phone" }, human(it.item_type)),
       h("td", { class: "hide-phone" }, human(it.condition)),
       // On a phone the intent is left to the filter: the name and its place get the room.
@@ -199,19 +224,19 @@ export async function inventoryView(params) {
               "tr",
               {},
               h("th", { scope: "col", class: "select" }, allBox),
-              h("th", { scope: "col" }, "Name"),
+              sortHeader("Name", "name", f.sort, go),
               h("th", { scope: "col", class: "hide-phone" }, "Type"),
               h("th", { scope: "col", class: "hide-phone" }, "Condition"),
               h("th", { scope: "col", class: "hide-phone" }, "Intent"),
               h("th", { scope: "col" }, "Availability"),
-              h("th", { scope: "col", class: "hide-narrow" }, "Place"),
+              sortHeader("Place", "place", f.sort, go, "hide-narrow"),
               h("th", { scope: "col", class: "hide-narrow" }, "Fields"),
             ),
           ),
           h("tbody", {}, rows),
         ),
       )
-    : h("p", { class: "empty" }, "No item matches these filters.", mayWrite() ? [" Add items through ", h("a", { href: "#/intake" }, "Intake"), "."] : null);
+    : h("p", { class: "empty" }, "No item matches these filters.", mayWrite() ? [" Add one with ", h("a", { href: "#/items/new" }, "New item"), ", or read some in through ", h("a", { href: "#/intake" }, "Intake"), "."] : null);
 
   return h(
     "div",
@@ -226,7 +251,8 @@ export async function inventoryView(params) {
         { class: "title-actions thumb-bar", "aria-label": "Inventory actions" },
         h("a", { class: "button", href: "#/scan" }, "Scan"),
         h("a", { class: "button", href: "#/places" }, "Places"),
-        mayWrite() ? h("a", { class: "button primary", href: "#/intake" }, "Add items") : null,
+        mayWrite() ? h("a", { class: "button", href: "#/intake" }, "Read in") : null,
+        mayWrite() ? h("a", { class: "button primary", href: "#/items/new" }, "New item") : null,
       ),
     ),
     form,
@@ -245,4 +271,18 @@ function placeLine(it) {
   const steps = String(it.location || it.place.name).split(" / ");
   const short = steps.length > 2 ? `… / ${steps.slice(-2).join(" / ")}` : steps.join(" / ");
   return h("div", { class: "sub place-line", title: it.location }, h("span", { class: "visually-hidden" }, "In "), short);
+}
+
+/**
+ * A column header that sorts the list by `key`: pressed once ascending, again descending; `aria-sort` says which.
+ */
+function sortHeader(label, key, current, go, cls) {
+  const state = current === key ? "ascending" : current === `-${key}` ? "descending" : "none";
+  const next = current === key ? `-${key}` : key;
+  const arrow = state === "ascending" ? " ▲" : state === "descending" ? " ▼" : "";
+  return h(
+    "th",
+    { scope: "col", class: cls, "aria-sort": state },
+    h("button", { type: "button", class: "sort", "data-read": "", onclick: () => go({ sort: next, offset: 0 }) }, label, arrow),
+  );
 }

@@ -11,6 +11,7 @@ import {
   human,
   badge,
   quantity,
+  money,
   date,
   day,
   flash,
@@ -88,6 +89,25 @@ function render(root, item) {
     ),
     h("dt", {}, "Place"),
     h("dd", {}, item.place ? breadcrumbs(item.place.path) : "—"),
+    h("dt", {}, "Quantity"),
+    h("dd", {}, String(item.quantity), item.min_quantity != null ? ` (low at ${item.min_quantity})` : null, item.low_stock ? [" ", badge("low stock", "low")] : null),
+    item.tags.length ? [h("dt", {}, "Tags"), h("dd", { class: "tags" }, item.tags.map((t) => h("a", { class: "tag", href: `#/items?tag=${encodeURIComponent(t)}` }, t)))] : null,
+    item.serial ? [h("dt", {}, "Serial"), h("dd", {}, item.serial)] : null,
+    item.purchase
+      ? [
+          h("dt", {}, "Bought"),
+          h(
+            "dd",
+            {},
+            [item.purchase.date, item.purchase.price != null ? money(item.purchase.price, item.purchase.currency) : null, item.purchase.vendor]
+              .filter(Boolean)
+              .join(", "),
+          ),
+        ]
+      : null,
+    item.warranty_until ? [h("dt", {}, "Warranty until"), h("dd", {}, item.warranty_until)] : null,
+    item.asking_price ? [h("dt", {}, "Asking price"), h("dd", {}, money(item.asking_price.amount, item.asking_price.currency))] : null,
+    item.notes ? [h("dt", {}, "Notes"), h("dd", { class: "notes" }, item.notes)] : null,
     item.gone ? [h("dt", {}, "Gone"), h("dd", {}, `${human(item.gone.reason)} on ${day(item.gone.at)}${item.gone.note ? `: ${item.gone.note}` : ""}`)] : null,
     h("dt", {}, "Added"),
     h("dd", {}, date(item.created_at)),
@@ -280,7 +300,18 @@ function render(root, item) {
   root.replaceChildren(
     ...[
     h("p", { class: "crumbs" }, h("a", { href: "#/items" }, "← Inventory")),
-    h("div", { class: "title-row" }, h("h1", { tabindex: "-1" }, item.name), h("div", { class: "title-actions" }, labelsButton("Print label", { items: [id] }), sellLink)),
+    h(
+      "div",
+      { class: "title-row" },
+      h("h1", { tabindex: "-1" }, item.name),
+      h(
+        "div",
+        { class: "title-actions" },
+        mayWrite() && !item.gone ? h("a", { class: "button primary", href: `#/items/${id}/edit` }, "Edit") : null,
+        labelsButton("Print label", { items: [id] }),
+        sellLink,
+      ),
+    ),
     item.gone ? h("p", { class: "message info" }, `This item is gone (${human(item.gone.reason)}).`) : null,
     h("div", { class: "grid" }, section("Details", details), current, change),
     itemGallery,
