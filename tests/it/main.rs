@@ -15,6 +15,7 @@ mod item_record;
 mod items;
 mod media;
 mod model_check;
+mod openapi_snapshot;
 mod passkeys;
 mod people;
 mod photo;
