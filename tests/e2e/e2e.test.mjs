@@ -680,6 +680,32 @@ test("a new item by hand: the type typed as Power Bank, every field kept, errors
   await shot("item-form");
 });
 
+test("a refused run is sent once: the page reads the refusal from its own answer, never by asking again", async () => {
+  await open("#/items", "Inventory");
+  const sent = [];
+  const count = (r) => r.url().endsWith("/api/projects/propose") && r.method() === "POST" && sent.push(r.url());
+  page.on("request", count);
+  const before = consoleErrors.length;
+  try {
+    const answer = await page.evaluate(async () => {
+      const { apiEvents } = await import("/api.js");
+      try {
+        await apiEvents("/projects/propose", { body: { brief: "x".repeat(5000) } });
+        return "accepted";
+      } catch (e) {
+        return `${e.status} ${e.code}`;
+      }
+    });
+    assert.equal(answer, "400 invalid");
+  } finally {
+    page.off("request", count);
+  }
+  assert.equal(sent.length, 1, `POSTs sent: ${sent.length}`);
+  // The refusal provoked here shows in the console as one failed load.
+  const provoked = consoleErrors.slice(before).filter((e) => /status of 400/.test(e));
+  for (const e of provoked) consoleErrors.splice(consoleErrors.indexOf(e, before), 1);
+});
+
 test("the keyboard reaches the navigation and opens a page", async () => {
   await open("#/items", "Inventory");
   // Start from the top of the document, as a keyboard user arriving on the page does.

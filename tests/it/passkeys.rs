@@ -60,10 +60,10 @@ async fn passkeys_need_a_host_name_as_the_public_url(db: Db) {
     let code = invitation(&app, "member").await;
     let (status, body) =
         post(&app, "/api/invitations/accept/passkey/start", json!({"code": code, "name": "Ada"})).await;
-    assert_error(status, &body, StatusCode::SERVICE_UNAVAILABLE, "unavailable");
+    assert_error(status, &body, StatusCode::SERVICE_UNAVAILABLE, "passkeys_unavailable");
     assert!(body["error"]["message"].as_str().unwrap().contains("not an IP address"), "{body}");
     let (status, body) = post(&app, "/api/session/passkey/start", json!({"name": "Ada"})).await;
-    assert_error(status, &body, StatusCode::SERVICE_UNAVAILABLE, "unavailable");
+    assert_error(status, &body, StatusCode::SERVICE_UNAVAILABLE, "passkeys_unavailable");
     // The invitation is still good for a password.
     let (status, _) = post(
         &app,

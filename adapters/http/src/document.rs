@@ -223,7 +223,7 @@ fn error_schema() -> Value {
             "type": "object",
             "required": ["code", "message"],
             "properties": {
-                "code": {"type": "string", "description": "invalid, unauthorized, not_found, conflict, rule, too_large, unsupported_media_type, budget_reached, model_failed, not_configured, internal, ..."},
+                "code": {"type": "string", "description": "What went wrong, for a program to act on (the message is for people): invalid, unauthorized, forbidden, not_found, conflict, rule, no_code, too_large, unsupported_media_type, throttled, budget_reached, model_failed, not_configured (no model backend: set MODEL_API_KEY), unavailable (the model backend lacks the capability), passkeys_unavailable, busy, storage_unavailable (try again after Retry-After), internal."},
                 "message": {"type": "string"},
                 "spend": {"allOf": [{"$ref": "#/components/schemas/RunSpendDto"}], "nullable": true,
                     "description": "What the failed model run cost (model_failed only)."},

@@ -92,6 +92,11 @@ impl From<Error> for ApiError {
             },
             Error::Budget(_) => Self::new(StatusCode::PAYMENT_REQUIRED, "budget_reached", message),
             Error::NotConfigured { .. } => Self::new(StatusCode::SERVICE_UNAVAILABLE, "not_configured", message),
+            // Passkeys need a configuration of their own (an origin the browser accepts): their code says so, so
+            // that a client tells them from a model backend that lacks a capability without reading the message.
+            Error::Unavailable { capability: "passkeys", .. } => {
+                Self::new(StatusCode::SERVICE_UNAVAILABLE, "passkeys_unavailable", message)
+            }
             Error::Unavailable { .. } => Self::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", message),
             Error::ModelFailed { spend, .. } => {
                 Self { spend: Some(spend), ..Self::new(StatusCode::BAD_GATEWAY, "model_failed", message) }

@@ -45,9 +45,11 @@ export class ApiError extends Error {
         return `The model failed: ${m}. Nothing was written.${cost}`;
       }
       case 503: {
-        if (/passkeys/i.test(m)) return `Passkeys are not available: ${m}.`;
-        const setting = /MODEL_API_KEY/.test(m) ? "" : " It needs the Model API: set MODEL_API_KEY.";
-        return `Not configured: ${m}.${setting} The built-in local planner proposes projects, but cannot search the web or read images and audio; set MODEL_API_KEY (and MODEL_API_URL if needed) on the server and restart it.`;
+        // What is missing is told by the answer's code, never read from its message.
+        if (this.code === "passkeys_unavailable") return `Passkeys are not available: ${m}.`;
+        if (this.code === "busy" || this.code === "storage_unavailable") return `Busy: ${m}. Try again in a moment.`;
+        if (this.code === "unavailable") return `Not offered by this model backend: ${m}.`;
+        return `Not configured: ${m}. The built-in local planner proposes projects, but cannot search the web or read images and audio; set MODEL_API_KEY (and MODEL_API_URL if needed) on the server and restart it.`;
       }
       default:
         return `Error ${this.status}${this.code ? ` (${this.code})` : ""}: ${m}.`;
@@ -72,36 +74,47 @@ function requestInit(method, headers, body) {
  * Answers the parsed JSON (or text when `accept` is not JSON); throws ApiError.
  */
 export async function api(path, { method = "GET", body, accept = "application/json", headers = {} } = {}) {
-  const init = requestInit(method, { Accept: accept, ...headers }, body);
-  let response;
+  const response = await send(path, requestInit(method, { Accept: accept, ...headers }, body));
+  if (!response.ok) throw await refusal(response);
+  // A write may rename an item: the names kept for links are read again when next shown.
+  if (method !== "GET") names.clear();
+  const type = response.headers.get("content-type") || "";
+  if (type.includes("json")) return response.json();
+  return response.text();
+}
+
+/** Sends one request; a failure to reach the server is an ApiError of status 0. */
+async function send(path, init) {
   try {
-    response = await fetch(`/api${path}`, init);
+    return await fetch(`/api${path}`, init);
   } catch (e) {
     throw new ApiError(0, "network", e.message || "network error");
   }
+}
+
+/**
+ * The ApiError of an answer that is not a success, read from the answer itself: a request that may have had an
+ * effect is never sent again to learn why it was refused.
+ */
+async function refusal(response) {
   const type = response.headers.get("content-type") || "";
-  if (!response.ok) {
-    let parsed = null;
-    let message = response.statusText || "request failed";
-    let code = "";
-    try {
-      parsed = type.includes("json") ? await response.json() : null;
-      if (parsed?.error) {
-        message = parsed.error.message || message;
-        code = parsed.error.code || "";
-      } else if (!parsed) {
-        const text = await response.text();
-        if (text) message = text.slice(0, 300);
-      }
-    } catch {
-      // The body was not what an error should be; the status says enough.
+  let parsed = null;
+  let message = response.statusText || "request failed";
+  let code = "";
+  try {
+    parsed = type.includes("json") ? await response.json() : null;
+    if (parsed?.error) {
+      message = parsed.error.message || message;
+      code = parsed.error.code || "";
+    } else if (!parsed) {
+      const text = await response.text();
+      if (text) message = text.slice(0, 300);
     }
-    const err = new ApiError(response.status, code, message, parsed);
-    if (response.status === 401) window.dispatchEvent(new CustomEvent("trove:unauthorized"));
-    throw err;
+  } catch {
+    // The body was not what an error should be; the status says enough.
   }
-  if (type.includes("json")) return response.json();
-  return response.text();
+  if (response.status === 401) window.dispatchEvent(new CustomEvent("trove:unauthorized"));
+  return new ApiError(response.status, code, message, parsed);
 }
 
 /**
@@ -110,17 +123,15 @@ export async function api(path, { method = "GET", body, accept = "application/js
  * an `error` event (carrying the status the plain answer would have had) or an error status.
  */
 export async function apiEvents(path, { method = "POST", body, onEvent = () => {} } = {}) {
-  const init = requestInit(method, { Accept: "text/event-stream" }, body);
-  let response;
-  try {
-    response = await fetch(`/api${path}`, init);
-  } catch (e) {
-    throw new ApiError(0, "network", e.message || "network error");
-  }
+  const response = await send(path, requestInit(method, { Accept: "text/event-stream" }, body));
+  // Refused before the run started (401, 400 on the body...): the usual JSON error, read from this answer.
+  if (!response.ok) throw await refusal(response);
   const type = response.headers.get("content-type") || "";
-  if (!response.ok || !type.includes("text/event-stream")) {
-    // Refused before the run started (401, 400 on the body...): the usual JSON error.
-    return api(path, { method, body });
+  if (!type.includes("text/event-stream")) {
+    // A proxy that does not pass event streams, or a server that answered at once: the answer is the result,
+    // and the run (and its model spend) is never asked for again.
+    if (type.includes("json")) return response.json();
+    throw new ApiError(response.status, "unexpected", "the server answered without the result");
   }
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
@@ -154,14 +165,8 @@ export async function apiEvents(path, { method = "POST", body, onEvent = () => {
 
 /** Fetches a file the API answers (a labels PDF) with the session cookie; answers a Blob. */
 export async function apiBlob(path) {
-  const init = { headers: {}, credentials: "same-origin" };
-  let response;
-  try {
-    response = await fetch(`/api${path}`, init);
-  } catch (e) {
-    throw new ApiError(0, "network", e.message || "network error");
-  }
-  if (!response.ok) return api(path); // The usual JSON error, thrown as ApiError.
+  const response = await send(path, { headers: {}, credentials: "same-origin" });
+  if (!response.ok) throw await refusal(response);
   return response.blob();
 }
 
