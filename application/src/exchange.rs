@@ -135,7 +135,7 @@ fn import_events(recorder: &Recorder, actor: Actor, written: &ImportWritten, nam
     }
     let places = written.places.iter().map(|p| recorder.place_created(actor, p));
     let created = order.into_iter().map(|id| {
-        let name = FieldChange { field: "name".into(), before: None, after: Some(names[last_row[&id]].clone()) };
+        let name = FieldChange::new("name", None, Some(names[last_row[&id]].clone()));
         recorder.event(actor, "import", ObjectKind::Item, id.0, vec![name], Some(1))
     });
     let changed = written
@@ -396,8 +396,7 @@ mod tests {
                 note: None,
                 created_at: chrono::DateTime::UNIX_EPOCH,
             };
-            let renamed =
-                FieldChange { field: "name".into(), before: Some("Lamp".into()), after: Some("Old lamp".into()) };
+            let renamed = FieldChange::new("name", Some("Lamp".into()), Some("Old lamp".into()));
             let written = ImportWritten {
                 // Row 1 updated item 50, rows 2 and 4 are one new item (a repeated reference), row 3 another,
                 // row 5 updated item 51 and changed nothing.

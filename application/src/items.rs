@@ -301,6 +301,7 @@ impl Inventory {
             if item == before {
                 return Ok(before);
             }
+            self.name_place(household, &before, &mut item).await?;
             item.updated_at = self.clock.now();
             let changes = trove_domain::history::diff(&before, &item);
             let event = self.recorder.event(actor, action, ObjectKind::Item, id.0, changes, Some(before.version + 1));
@@ -315,6 +316,23 @@ impl Inventory {
                 other => return Ok(other.map_err(no_item(id))?.0),
             }
         }
+    }
+
+    /// The path of `place` as text ("Garage / Box 1"), as an item in it shows it.
+    async fn path_text(&self, household: HouseholdId, place: PlaceId) -> Result<Option<String>, Error> {
+        Ok(self.places.paths(household, &[place]).await?.remove(&place).map(|p| p.joined()))
+    }
+
+    /// When `item` moved away from `before`'s place, its `location` is the path of its new place, so that the
+    /// history names both places as they were ([`trove_domain::history::diff`]).
+    async fn name_place(&self, household: HouseholdId, before: &Item, item: &mut Item) -> Result<(), Error> {
+        if item.place_id != before.place_id {
+            item.location = match item.place_id {
+                Some(place) => self.path_text(household, place).await?,
+                None => None,
+            };
+        }
+        Ok(())
     }
 
     /// Puts back the fields `back` names, only while the item is still at `version` (never retried: a change
@@ -340,6 +358,7 @@ impl Inventory {
         }
         let mut item = before.clone();
         item.apply(&back).map_err(refused)?;
+        self.name_place(household, &before, &mut item).await?;
         item.updated_at = self.clock.now();
         let changes = trove_domain::history::diff(&before, &item);
         let event = self.recorder.event(actor, "undo", ObjectKind::Item, id.0, changes, Some(before.version + 1));
@@ -418,8 +437,15 @@ impl Inventory {
             }
             let mut changed = bulk::apply_all(&found, &set).map_err(Refusal::from)?;
             let now = self.clock.now();
-            for item in &mut changed {
+            let moved_to = match set.place_id {
+                Some(Some(place)) => self.path_text(household, place).await?,
+                _ => None,
+            };
+            for (before, item) in found.iter().zip(&mut changed) {
                 item.updated_at = now;
+                if item.place_id != before.place_id {
+                    item.location.clone_from(&moved_to);
+                }
             }
             // The store bumps each version by one in the same write, and appends the events in it.
             let events: Vec<Event> = found
@@ -552,6 +578,17 @@ mod tests {
             } else {
                 Err(RepoError::NotFound)
             }
+        });
+        // Each place 1 to 9 is at the root: its path is its own name.
+        places.expect_paths().returning(|_, ids| {
+            Ok(ids
+                .iter()
+                .filter(|id| (1..=9).contains(&id.0))
+                .map(|id| {
+                    let step = PlaceStep { id: *id, name: PlaceName::new(&format!("place {id}")).unwrap() };
+                    (*id, PlacePath::new(vec![step]).unwrap())
+                })
+                .collect())
         });
         places
     }

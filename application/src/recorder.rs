@@ -129,7 +129,7 @@ impl Recorder {
     ) -> Result<EventId, Error> {
         let changes = match before {
             Some(before) => diff(before, after),
-            None => vec![FieldChange { field: "name".into(), before: None, after: Some(after.name.to_string()) }],
+            None => vec![FieldChange::new("name", None, Some(after.name.to_string()))],
         };
         self.record(actor, action, ObjectKind::Item, after.id.0, changes, Some(after.version)).await
     }

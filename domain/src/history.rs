@@ -11,7 +11,7 @@ use crate::project::Project;
 
 fn change(out: &mut Vec<FieldChange>, field: &str, before: Option<String>, after: Option<String>) {
     if before != after {
-        out.push(FieldChange { field: field.to_owned(), before, after });
+        out.push(FieldChange::new(field, before, after));
     }
 }
 
@@ -100,7 +100,18 @@ pub fn diff(before: &Item, after: &Item) -> Vec<FieldChange> {
     change(&mut out, "intent", Some(before.intent.to_string()), Some(after.intent.to_string()));
     change(&mut out, "availability", Some(before.availability.to_string()), Some(after.availability.to_string()));
     change(&mut out, "project_id", before.project.map(|p| p.to_string()), after.project.map(|p| p.to_string()));
-    change(&mut out, "place_id", before.place_id.map(|p| p.to_string()), after.place_id.map(|p| p.to_string()));
+    if before.place_id != after.place_id {
+        // The places' paths as the items showed them then ("Garage / Box 1"), beside their ids.
+        out.push(FieldChange {
+            before_name: before.place_id.and(before.location.clone()),
+            after_name: after.place_id.and(after.location.clone()),
+            ..FieldChange::new(
+                "place_id",
+                before.place_id.map(|p| p.to_string()),
+                after.place_id.map(|p| p.to_string()),
+            )
+        });
+    }
     change(&mut out, "accessories", joined(&before.accessories), joined(&after.accessories));
     change(&mut out, "components", joined(&before.components), joined(&after.components));
     change(
@@ -195,7 +206,7 @@ mod tests {
     }
 
     fn fc(field: &str, before: Option<&str>, after: Option<&str>) -> FieldChange {
-        FieldChange { field: field.into(), before: before.map(Into::into), after: after.map(Into::into) }
+        FieldChange::new(field, before.map(Into::into), after.map(Into::into))
     }
 
     fn check(change: impl Fn(&mut Item), expected: &[FieldChange]) {

@@ -396,12 +396,25 @@ impl ObjectKind {
     }
 }
 
-/// One field's change: its value before and after, as the API shows them (`None`: absent).
+/// One field's change: its value before and after, as the API shows them (`None`: absent), and, for a value that
+/// is an id (a place, a project), the names it had when the change was made: history reads as it was, whatever is
+/// renamed later. Events written before names were kept have none.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FieldChange {
     pub field: String,
     pub before: Option<String>,
     pub after: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_name: Option<String>,
+}
+
+impl FieldChange {
+    /// A change of a value that names nothing else.
+    pub fn new(field: &str, before: Option<String>, after: Option<String>) -> Self {
+        Self { field: field.to_owned(), before, after, before_name: None, after_name: None }
+    }
 }
 
 /// An event of the history: who (`None`: the command line) did what to which object, and what changed.
@@ -590,7 +603,7 @@ mod tests {
             action: "patch".into(),
             kind: ObjectKind::Item,
             object: 7,
-            changes: vec![FieldChange { field: "name".into(), before: Some("a".into()), after: Some("b".into()) }],
+            changes: vec![FieldChange::new("name", Some("a".into()), Some("b".into()))],
             version_after,
         }
     }

@@ -1256,7 +1256,7 @@ test("media: a photo added on an item page shows in its gallery, opens full size
   await page.locator(".message.ok", { hasText: "Caption saved: front view, switched on." }).waitFor();
   assert.match(await page.locator(".gallery li.picture .caption").textContent(), /front view, switched on/);
   const captioned = (await apiGet("/activity?limit=20")).events.find((e) => e.object.kind === "media" && e.action === "patch");
-  assert.deepEqual(captioned?.changes, [{ field: "caption", before: "front view", after: "front view, switched on" }], JSON.stringify(captioned));
+  assert.deepEqual(captioned?.changes, [{ field: "caption", before: "front view", after: "front view, switched on", before_name: null, after_name: null }], JSON.stringify(captioned));
 
   // A PDF receipt is a link to the file, not a thumbnail.
   await gallery.getByLabel("File (JPEG, PNG, WebP or PDF)").setInputFiles({ name: "receipt.pdf", mimeType: "application/pdf", buffer: RECEIPT_PDF });
@@ -1589,15 +1589,16 @@ test("the owner changes an item: its history shows who changed what, and Undo pu
   const change = page.getByRole("form", { name: "Change intent, condition, location" });
   await change.getByLabel("Condition").selectOption("poor");
   await change.getByRole("button", { name: "Save changes" }).click();
-  const entry = history.locator("li.event[data-action=patch]", { hasText: "E2E Owner" }).last();
+  // The reader's own changes read as theirs: "you changed".
+  const entry = history.locator("li.event[data-action=patch]", { hasText: "you" }).last();
   await entry.waitFor();
-  assert.match(await entry.textContent(), new RegExp(`E2E Owner\\s*changed[\\s\\S]*condition: ${historyItem.condition.replace("_", " ")} → poor`));
+  assert.match(await entry.textContent(), new RegExp(`you\\s*changed[\\s\\S]*condition: ${historyItem.condition.replace("_", " ")} → poor`));
   changeEvent = +(await entry.getAttribute("data-event"));
   assert.equal((await apiGet(`/items/${historyItem.id}`)).condition, "poor");
   await checkAccessible("an item page with its history");
 
   await entry.getByRole("button", { name: /^Undo/ }).click();
-  const undone = history.locator("li.event[data-action=undo]", { hasText: "E2E Owner" });
+  const undone = history.locator("li.event[data-action=undo]", { hasText: "you" });
   await undone.waitFor();
   assert.match(await undone.textContent(), new RegExp(`condition: poor → ${historyItem.condition.replace("_", " ")}`));
   undoEvent = +(await undone.getAttribute("data-event"));
@@ -1617,12 +1618,12 @@ test("the activity page lists item, place and member changes with who made them,
   const events = page.locator("ol.events li.event");
   const first = events.first();
   assert.equal(await first.getAttribute("data-action"), "create");
-  assert.match(await first.textContent(), /E2E Owner\s*created\s*place/);
+  assert.match(await first.textContent(), /you\s*created\s*place/);
   assert.equal(await first.getByRole("link").getAttribute("href"), `#/places/${made.id}`);
   const ids = await events.evaluateAll((els) => els.map((e) => +e.dataset.event));
   assert.deepEqual(ids, [...ids].sort((a, b) => b - a), "newest first");
   const undo = page.locator(`li.event[data-event="${undoEvent}"]`);
-  assert.match(await undo.textContent(), /E2E Owner\s*undid a change of/);
+  assert.match(await undo.textContent(), /you\s*undid a change of/);
   assert.equal(await undo.getByRole("link").getAttribute("href"), `#/items/${historyItem.id}`);
   await page.locator("li.event[data-action=join]", { hasText: "E2E Viewer" }).first().waitFor();
   await checkAccessible("the activity page");

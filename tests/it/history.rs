@@ -89,7 +89,10 @@ async fn a_change_is_in_the_history_with_who_made_it_and_is_undone_once(db: Db) 
     let change = &events[1];
     assert_eq!((change["member"]["id"].as_i64(), change["member"]["name"].as_str()), (Some(ada.id), Some("Ada")));
     assert_eq!((change["object"]["kind"].as_str(), change["object"]["id"].as_i64()), (Some("item"), Some(id)));
-    assert_eq!(change["changes"], json!([{"field": "name", "before": "Pi 4", "after": "Pi 4 Model B"}]));
+    assert_eq!(
+        change["changes"],
+        json!([{"field": "name", "before": "Pi 4", "after": "Pi 4 Model B", "before_name": null, "after_name": null}])
+    );
 
     // A viewer reads the history but cannot undo; another household's event is not found.
     let viewer = sign_up(&app, "viewer", "Vic").await;

@@ -295,7 +295,35 @@ async fn every_sort_order_is_stable_and_pages_with_its_cursor(db: Db) {
     assert!(body["error"]["message"].as_str().unwrap().contains("name, updated, place or value"));
 }
 
+async fn history_names_places_as_they_were(db: Db) {
+    let app = TestApp::spawn(db, &[]).await;
+    let mut body = item("Drill", "drill");
+    body["location"] = json!("Garage");
+    let id = app.create_item(body).await;
+    let (status, boxed) = app.post("/api/places", json!({"name": "Box 1"})).await;
+    assert_eq!(status, StatusCode::CREATED, "{boxed}");
+    let box_id = boxed["id"].as_i64().unwrap();
+    let (status, _) = app.patch(&format!("/api/items/{id}"), json!({"place_id": box_id})).await;
+    assert_eq!(status, StatusCode::OK);
+    // Renamed later: the history still reads as it was.
+    let (status, _) = app.patch(&format!("/api/places/{box_id}"), json!({"name": "Blue box"})).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _) = app.post("/api/items/bulk", json!({"ids": [id], "set": {"place_id": null}})).await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, history) = app.get(&format!("/api/items/{id}/history")).await;
+    let moves: Vec<(Value, Value)> = history["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|e| e["changes"].as_array().unwrap().iter())
+        .filter(|c| c["field"] == "place_id")
+        .map(|c| (c["before_name"].clone(), c["after_name"].clone()))
+        .collect();
+    assert_eq!(moves, [(json!("Garage"), json!("Box 1")), (json!("Blue box"), Value::Null)], "{history}");
+}
+
 on_both!(
+    history_names_places_as_they_were,
     every_sort_order_is_stable_and_pages_with_its_cursor,
     everything_recorded_by_hand_round_trips,
     bad_values_are_refused_with_the_field_named_and_nothing_changes,

@@ -407,7 +407,7 @@ async fn intake_keeps_its_photos_until_an_item_takes_them(db: Db) {
         })
         .collect();
     media.sort_by_key(|m| m.1);
-    let on_item = serde_json::json!({"field": "item_id", "before": null, "after": id.to_string()});
+    let on_item = serde_json::json!({"field": "item_id", "before": null, "after": id.to_string(), "before_name": null, "after_name": null});
     assert_eq!(media, [("create".to_owned(), whole, on_item.clone()), ("create".to_owned(), crops[0], on_item)]);
     // Already attached: refused, and the first item keeps it.
     let (status, body) = app.post("/api/items", taking).await;
@@ -611,8 +611,14 @@ async fn captions_are_edited_and_recorded(db: Db) {
     assert_eq!(
         patches,
         [
-            (ada_name.clone(), serde_json::json!([{"field": "caption", "before": null, "after": "Manual, page 1"}])),
-            (ada_name, serde_json::json!([{"field": "caption", "before": "Manual, page 1", "after": null}])),
+            (
+                ada_name.clone(),
+                serde_json::json!([{"field": "caption", "before": null, "after": "Manual, page 1", "before_name": null, "after_name": null}])
+            ),
+            (
+                ada_name,
+                serde_json::json!([{"field": "caption", "before": "Manual, page 1", "after": null, "before_name": null, "after_name": null}])
+            ),
         ]
     );
     // The route is in the API's document.

@@ -2286,7 +2286,7 @@ fn event(object: i64, action: &str, at: u32, member: Option<Member>) -> Event {
         action: action.into(),
         kind: ObjectKind::Item,
         object,
-        changes: vec![FieldChange { field: "name".into(), before: Some("a".into()), after: None }],
+        changes: vec![FieldChange::new("name", Some("a".into()), None)],
         version_after: Some(i64::from(at)),
     }
 }
@@ -2475,7 +2475,7 @@ fn import_history(written: &ImportWritten) -> Vec<Event> {
             action: "import".into(),
             kind: ObjectKind::Item,
             object: id.0,
-            changes: vec![FieldChange { field: "name".into(), before: None, after: Some(format!("item {id}")) }],
+            changes: vec![FieldChange::new("name", None, Some(format!("item {id}")))],
             version_after: Some(1),
         })
         .collect()
@@ -2521,11 +2521,7 @@ async fn an_item_change_and_its_event_commit_together(ctx: Ctx) {
     let mut changed = item.clone();
     changed.condition = Condition::Fair;
     let event = Event {
-        changes: vec![FieldChange {
-            field: "condition".into(),
-            before: Some("good".into()),
-            after: Some("fair".into()),
-        }],
+        changes: vec![FieldChange::new("condition", Some("good".into()), Some("fair".into()))],
         ..change_event(&item)
     };
     // The event's write refused: the change is not written either.

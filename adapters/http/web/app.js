@@ -56,8 +56,13 @@ function signedIn(who) {
   const badge = document.getElementById("who");
   badge.hidden = !who;
   badge.textContent = who ? `${who.member.name} · ${who.member.role}` : "";
-  if (who) document.body.dataset.role = who.member.role;
-  else delete document.body.dataset.role;
+  if (who) {
+    document.body.dataset.role = who.member.role;
+    document.body.dataset.member = String(who.member.id);
+  } else {
+    delete document.body.dataset.role;
+    delete document.body.dataset.member;
+  }
   const household = document.querySelector('#nav a[data-section="household"]');
   if (household) household.hidden = who?.member.role !== "owner";
   // Intake only writes: a viewer is not offered it.

@@ -39,6 +39,11 @@ pub struct FieldChangeDto {
     pub field: String,
     pub before: Option<String>,
     pub after: Option<String>,
+    /// For a value that is an id (`place_id`): the name it had then (a place's path, "Garage / Box 1"); null
+    /// when there was none, or for events written before names were kept.
+    pub before_name: Option<String>,
+    /// As `before_name`, for `after`.
+    pub after_name: Option<String>,
 }
 
 /// One change: when, by whom (`null`: the command line), what and how.
@@ -67,7 +72,13 @@ impl From<&ShownEvent> for EventDto {
                 .event
                 .changes
                 .iter()
-                .map(|c| FieldChangeDto { field: c.field.clone(), before: c.before.clone(), after: c.after.clone() })
+                .map(|c| FieldChangeDto {
+                    field: c.field.clone(),
+                    before: c.before.clone(),
+                    after: c.after.clone(),
+                    before_name: c.before_name.clone(),
+                    after_name: c.after_name.clone(),
+                })
                 .collect(),
         }
     }

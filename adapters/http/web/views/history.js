@@ -36,7 +36,14 @@ function mayWrite() {
 }
 
 function who(event) {
-  return event.member ? event.member.name : "command line";
+  if (!event.member) return "command line";
+  // The reader's own changes read as theirs.
+  return String(event.member.id) === document.body.dataset.member ? "you" : event.member.name;
+}
+
+/** What a field is called in a sentence: `place_id` is the place. */
+function fieldName(field) {
+  return field === "place_id" ? "place" : human(field);
 }
 
 /** A link to the object an event is about (media and members have no page of their own). */
@@ -62,11 +69,11 @@ function changesList(event) {
       h(
         "li",
         {},
-        h("span", { class: "field-name" }, human(c.field)),
+        h("span", { class: "field-name" }, fieldName(c.field)),
         ": ",
-        h("span", { class: "before" }, value(c.before)),
+        h("span", { class: "before" }, value(c.before_name ?? c.before)),
         " → ",
-        h("span", { class: "after" }, value(c.after)),
+        h("span", { class: "after" }, value(c.after_name ?? c.after)),
       ),
     ),
   );
