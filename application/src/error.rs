@@ -289,9 +289,12 @@ pub enum Refusal {
     /// An invitation that was used or has expired.
     #[error(transparent)]
     InvitationGone(#[from] trove_domain::people::InvitationGone),
-    /// A change that would leave the household without an owner.
-    #[error("member {0} is the household's last owner; make another member owner first")]
-    LastOwner(trove_domain::people::MemberId),
+    /// A change that would leave the household without an owner: `name` is that owner's.
+    #[error("{name:?} is the household's last owner; make another member owner first")]
+    LastOwner { member: trove_domain::people::MemberId, name: String },
+    /// A place, named as its owner calls it, still holds present items or places, so it cannot be deleted.
+    #[error("{name:?} still holds {}; move them out first", holdings(*items, *places))]
+    PlaceStillHolds { name: String, items: u64, places: u64 },
     /// A member name someone already has (names are unique across the instance, ignoring case).
     #[error("the name {0:?} is taken; choose another")]
     NameTaken(String),

@@ -673,7 +673,7 @@ mod tests {
         };
         let e = check(
             inv.bulk_update(H, &[ItemId(1), ItemId(3)], sell).await,
-            "item 3 is reserved by project 8; drop the project first",
+            "\"item 3\" is reserved by project 8; drop the project first",
         );
         assert!(matches!(e, Error::Refused(_)));
         let e = check(inv.bulk_update(H, &[ItemId(1), ItemId(77)], sell).await, "no such item 77");

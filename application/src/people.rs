@@ -116,7 +116,7 @@ impl People {
         if member.role == role {
             return Ok(member);
         }
-        let changed = self.members.set_role(caller.household, id, role).await.map_err(|e| last_owner(e, id))?;
+        let changed = self.members.set_role(caller.household, id, role).await.map_err(|e| last_owner(e, &member))?;
         self.token_checks.end(AccessChange::Member(id)).await;
         let (before, after) = (Some(member_fields(&member)), Some(member_fields(&changed)));
         self.recorder.object(caller.into(), "role", ObjectKind::Member, id.0, before, after).await?;
@@ -130,7 +130,7 @@ impl People {
     pub async fn remove(&self, caller: &Caller, id: MemberId) -> Result<(), Error> {
         caller.require(Permission::ManageHousehold)?;
         let member = self.members.member(caller.household, id).await.map_err(named(Object::Member, id.0))?;
-        self.members.remove_member(caller.household, id).await.map_err(|e| last_owner(e, id))?;
+        self.members.remove_member(caller.household, id).await.map_err(|e| last_owner(e, &member))?;
         self.token_checks.end(AccessChange::Member(id)).await;
         let before = Some(member_fields(&member));
         self.recorder.object(caller.into(), "remove", ObjectKind::Member, id.0, before, None).await?;
@@ -338,11 +338,14 @@ impl People {
     }
 }
 
-/// A store's last-owner conflict on a role change or removal is the last-owner rule; `NotFound` names the member.
-fn last_owner(e: RepoError, id: MemberId) -> Error {
+/// A store's last-owner conflict on a role change or removal is the last-owner rule, naming the member;
+/// `NotFound` names the member's id.
+fn last_owner(e: RepoError, member: &Member) -> Error {
     match e {
-        RepoError::Conflict(Conflict::LastOwner(_)) => Refusal::LastOwner(id).into(),
-        other => named(Object::Member, id.0)(other),
+        RepoError::Conflict(Conflict::LastOwner(_)) => {
+            Refusal::LastOwner { member: member.id, name: member.name.to_string() }.into()
+        }
+        other => named(Object::Member, member.id.0)(other),
     }
 }
 

@@ -4,7 +4,7 @@
 use crate::error::{Object, Refusal, named};
 use crate::ports::{Clock, PlaceRepo};
 use crate::recorder::{Actor, Recorder};
-use crate::{Error, RepoError};
+use crate::{Conflict, Error, RepoError};
 use std::collections::HashMap;
 use std::sync::Arc;
 use trove_domain::history::place_fields;
@@ -163,7 +163,13 @@ impl Places {
     pub async fn delete(&self, actor: Actor, id: PlaceId) -> Result<(), Error> {
         let household = actor.household;
         let place = self.places.get(household, id).await.map_err(no_place(id))?;
-        self.places.delete(household, id).await.map_err(no_place(id))?;
+        self.places.delete(household, id).await.map_err(|e| match e {
+            // Named as its owner calls it, not by its id.
+            RepoError::Conflict(Conflict::StillHolds { items, places, .. }) => {
+                Refusal::PlaceStillHolds { name: place.name.to_string(), items, places }.into()
+            }
+            other => no_place(id)(other),
+        })?;
         self.recorder.object(actor, "delete", ObjectKind::Place, id.0, Some(place_fields(&place)), None).await?;
         Ok(())
     }

@@ -305,6 +305,12 @@ async fn history_names_places_as_they_were(db: Db) {
     let box_id = boxed["id"].as_i64().unwrap();
     let (status, _) = app.patch(&format!("/api/items/{id}"), json!({"place_id": box_id})).await;
     assert_eq!(status, StatusCode::OK);
+    // A refusal names the place as its owner calls it.
+    let refused =
+        app.client.delete(app.url(&format!("/api/places/{box_id}"))).bearer_auth(&app.token).send().await.unwrap();
+    assert_eq!(refused.status(), StatusCode::CONFLICT);
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(body["error"]["message"], "\"Box 1\" still holds 1 item; move them out first");
     // Renamed later: the history still reads as it was.
     let (status, _) = app.patch(&format!("/api/places/{box_id}"), json!({"name": "Blue box"})).await;
     assert_eq!(status, StatusCode::OK);

@@ -130,7 +130,7 @@ pub fn refusal_status(refusal: &Refusal) -> (StatusCode, &'static str) {
         Refusal::Change(ChangeRefused::Gone(_) | ChangeRefused::Held { .. }) => CONFLICT,
         Refusal::InvitationGone(InvitationGone::Unknown) => (StatusCode::NOT_FOUND, "not_found"),
         Refusal::InvitationGone(_) => (StatusCode::GONE, "gone"),
-        Refusal::LastOwner(_) | Refusal::NameTaken(_) => CONFLICT,
+        Refusal::LastOwner { .. } | Refusal::NameTaken(_) | Refusal::PlaceStillHolds { .. } => CONFLICT,
         Refusal::CeremonyGone => (StatusCode::GONE, "gone"),
         Refusal::PasskeyRefused(_) => RULE,
         Refusal::LastWayIn(_) => CONFLICT,
@@ -332,10 +332,11 @@ mod tests {
                 "item 7 is gone; it is history and cannot change",
             ),
             (
-                Refusal::Gone(GoneRefused::Reserved { item: ItemId(7), project: held }).into(),
+                Refusal::Gone(GoneRefused::Reserved { item: ItemId(7), name: "Red drill".into(), project: held })
+                    .into(),
                 409,
                 "conflict",
-                "item 7 is reserved by project 3; drop or build the project first",
+                "\"Red drill\" is reserved by project 3; drop or build the project first",
             ),
             (
                 Refusal::ForeignComponent(ItemId(999)).into(),
@@ -381,10 +382,10 @@ mod tests {
             (Refusal::InvitationGone(InvitationGone::Used).into(), 410, "gone", "this invitation was already used"),
             (Refusal::InvitationGone(InvitationGone::Unknown).into(), 404, "not_found", "no invitation has this code"),
             (
-                Refusal::LastOwner(trove_domain::people::MemberId(4)).into(),
+                Refusal::LastOwner { member: trove_domain::people::MemberId(4), name: "Sam".into() }.into(),
                 409,
                 "conflict",
-                "member 4 is the household's last owner; make another member owner first",
+                "\"Sam\" is the household's last owner; make another member owner first",
             ),
             (
                 Error::NotConfigured { what: "pricing with web search".into(), setting: "MODEL_API_KEY" },

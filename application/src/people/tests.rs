@@ -39,8 +39,8 @@ async fn only_owners_manage_members_and_the_last_owner_stays() {
     }
     let owner = caller(Role::Owner);
     let demoted = people.set_role(&owner, MemberId(7), Role::Member).await.unwrap_err();
-    assert!(matches!(demoted, Error::Refused(Refusal::LastOwner(MemberId(7)))), "{demoted:?}");
-    assert!(matches!(people.remove(&owner, MemberId(7)).await, Err(Error::Refused(Refusal::LastOwner(_)))));
+    assert!(matches!(demoted, Error::Refused(Refusal::LastOwner { member: MemberId(7), .. })), "{demoted:?}");
+    assert!(matches!(people.remove(&owner, MemberId(7)).await, Err(Error::Refused(Refusal::LastOwner { .. }))));
     assert!(matches!(people.remove(&owner, MemberId(99)).await, Err(Error::NotFound { what: Object::Member, id: 99 })));
     // Giving a member the role they have writes nothing.
     assert_eq!(people.set_role(&owner, MemberId(7), Role::Owner).await.unwrap().role, Role::Owner);

@@ -424,11 +424,11 @@ impl ItemChanges {
     }
 }
 
-/// Why an item may not be marked gone.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+/// Why an item may not be marked gone. The item is named as its owner calls it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum GoneRefused {
-    #[error("item {item} is reserved by project {project}; drop or build the project first")]
-    Reserved { item: ItemId, project: ProjectIdOrUnknown },
+    #[error("{name:?} is reserved by project {project}; drop or build the project first")]
+    Reserved { item: ItemId, name: String, project: ProjectIdOrUnknown },
     #[error("item {0} is already gone")]
     AlreadyGone(ItemId),
 }
@@ -456,7 +456,11 @@ impl Item {
             return Err(GoneRefused::AlreadyGone(self.id));
         }
         if self.availability == Availability::Reserved {
-            return Err(GoneRefused::Reserved { item: self.id, project: ProjectIdOrUnknown(self.project) });
+            return Err(GoneRefused::Reserved {
+                item: self.id,
+                name: self.name.to_string(),
+                project: ProjectIdOrUnknown(self.project),
+            });
         }
         self.gone = Some(gone);
         Ok(())
@@ -502,8 +506,8 @@ pub enum ChangeRefused {
     #[error("item {0} is gone; it is history and cannot change")]
     Gone(ItemId),
     /// A reserved or in-use item cannot leave its project by a change of intent or availability.
-    #[error("item {item} is {} by project {project}; drop the project first", held_word(*.availability))]
-    Held { item: ItemId, project: ProjectIdOrUnknown, availability: Availability },
+    #[error("{name:?} is {} by project {project}; drop the project first", held_word(*.availability))]
+    Held { item: ItemId, name: String, project: ProjectIdOrUnknown, availability: Availability },
     #[error("item {0} cannot be a component of itself")]
     SelfComponent(ItemId),
 }
@@ -552,6 +556,7 @@ impl Item {
         if held && (changes.availability.is_some() || changes.intent.is_some_and(|i| i != Intent::Keep)) {
             return Err(ChangeRefused::Held {
                 item: self.id,
+                name: self.name.to_string(),
                 project: ProjectIdOrUnknown(self.project),
                 availability: self.availability,
             });
@@ -669,7 +674,7 @@ mod tests {
         i.project = Some(ProjectId(9));
         let gone = Gone { reason: GoneReason::Sold, at: at(3), note: None };
         let err = i.mark_gone(gone.clone()).unwrap_err();
-        assert_eq!(err.to_string(), "item 3 is reserved by project 9; drop or build the project first");
+        assert_eq!(err.to_string(), "\"item 3\" is reserved by project 9; drop or build the project first");
         i.availability = Availability::Available;
         i.mark_gone(gone.clone()).unwrap();
         assert_eq!(i.mark_gone(gone), Err(GoneRefused::AlreadyGone(ItemId(3))));
@@ -694,12 +699,12 @@ mod tests {
         };
         let sell = ItemChanges { intent: Some(Intent::Sell), ..ItemChanges::default() };
         check(&|_| {}, sell.clone(), Ok(()));
-        check(&reserve, sell, Err("item 3 is reserved by project 8; drop the project first"));
+        check(&reserve, sell, Err("\"item 3\" is reserved by project 8; drop the project first"));
         check(&reserve, ItemChanges { intent: Some(Intent::Keep), ..ItemChanges::default() }, Ok(()));
         check(
             &|i| i.availability = Availability::InUse,
             ItemChanges { availability: Some(Availability::Lent), ..ItemChanges::default() },
-            Err("item 3 is in use by project (unknown); drop the project first"),
+            Err("\"item 3\" is in use by project (unknown); drop the project first"),
         );
         check(
             &|_| {},
