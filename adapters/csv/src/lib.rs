@@ -2,7 +2,10 @@
 //! export. Implements [`ItemSheet`].
 //!
 //! Our format has one row per item: `id, name, item_type, profile, condition, intent, availability, location,
-//! gone_reason, accessories, faults, tests`, then one column `field.<key>` per measured field, holding the
+//! gone_reason, accessories, faults, tests`, what is recorded by hand (`quantity, min_quantity, tags, notes,
+//! serial, purchase_date, purchase_price, purchase_currency, purchase_vendor, warranty_until, asking_price,
+//! asking_currency`: prices in minor units, days as `YYYY-MM-DD`; a sheet written before these columns imports
+//! as one unit with nothing recorded), then one column `field.<key>` per measured field, holding the
 //! current value as `value unit` ("3400 mAh"). Lists (accessories, faults, tests) are JSON arrays in their cell,
 //! so any text round-trips. On import:
 //! - the `id` becomes the import reference `trove:<id>`, so importing the same file again updates instead of
@@ -23,8 +26,11 @@
 //! description, serial (`serial X`, so matching finds it), custom fields that are not quantities, and notes;
 //! `item_type` from a custom field `type`/`item_type`/`kind`/`category` or the first label, to lower_snake_case,
 //! else `other`; condition from a custom field `condition`, else `good`; intent `keep`; location from
-//! `HB.location`; a quantity above 1 and custom fields that read as quantities ("5 V", "2TB") become
-//! measurements; the import reference is `HB.import_ref`, else `hb-asset:<HB.asset_id>`. Archived and sold rows
+//! `HB.location`; custom fields that read as quantities ("5 V", "2TB") become measurements; `HB.quantity` is the
+//! quantity, `HB.labels` the tags, `HB.notes` the notes, `HB.serial_number` the serial (and in the profile, so
+//! matching finds it), `HB.purchase_time`/`HB.purchase_from` the purchase's day and vendor, `HB.warranty_expires`
+//! the warranty's end; `HB.purchase_price` is kept only with a `HB.purchase_currency` column (Homebox's sheet has
+//! no currency, and none is guessed); the import reference is `HB.import_ref`, else `hb-asset:<HB.asset_id>`. Archived and sold rows
 //! are history and are skipped.
 
 use chrono::{DateTime, Utc};
@@ -40,7 +46,7 @@ use trove_domain::text::{clip, to_snake_case};
 use trove_domain::units::{self, Quantity};
 
 /// The fixed columns of our format, in order; `field.<key>` columns follow.
-pub const COLUMNS: [&str; 12] = [
+pub const COLUMNS: [&str; 24] = [
     "id",
     "name",
     "item_type",
@@ -53,6 +59,18 @@ pub const COLUMNS: [&str; 12] = [
     "accessories",
     "faults",
     "tests",
+    "quantity",
+    "min_quantity",
+    "tags",
+    "notes",
+    "serial",
+    "purchase_date",
+    "purchase_price",
+    "purchase_currency",
+    "purchase_vendor",
+    "warranty_until",
+    "asking_price",
+    "asking_currency",
 ];
 /// The prefix of a field column.
 pub const FIELD_PREFIX: &str = "field.";
@@ -137,9 +155,27 @@ pub fn write(items: &[Item]) -> anyhow::Result<Vec<u8>> {
             list_cell(&faults),
             list_cell(&tests),
         ];
-        // The id and the field cells are numbers, written as they are; every other cell is text, escaped.
+        // The id, the counts, the prices, the days and the field cells are numbers or dates, written as they are;
+        // every other cell is text, escaped.
         let mut row: Vec<String> = vec![item.id.0.to_string()];
         row.extend(texts.iter().map(|t| escape_cell(t).into_owned()));
+        let d = &item.details;
+        let purchase = d.purchase.as_ref();
+        let price = purchase.and_then(|p| p.price);
+        row.extend([
+            item.quantity.to_string(),
+            item.min_quantity.map(|q| q.to_string()).unwrap_or_default(),
+            escape_cell(&list_cell(&item.tags.as_slice().iter().map(|t| json!(t)).collect::<Vec<_>>())).into_owned(),
+            escape_cell(&d.notes).into_owned(),
+            escape_cell(d.serial.as_deref().unwrap_or_default()).into_owned(),
+            purchase.and_then(|p| p.date).map(|d| d.to_string()).unwrap_or_default(),
+            price.map(|m| m.minor.to_string()).unwrap_or_default(),
+            price.map(|m| m.currency.to_string()).unwrap_or_default(),
+            escape_cell(purchase.and_then(|p| p.vendor.as_deref()).unwrap_or_default()).into_owned(),
+            d.warranty_until.map(|d| d.to_string()).unwrap_or_default(),
+            d.asking_price.map(|m| m.minor.to_string()).unwrap_or_default(),
+            d.asking_price.map(|m| m.currency.to_string()).unwrap_or_default(),
+        ]);
         for key in &keys {
             let value = fields.iter().find(|(k, _)| k.as_str() == key).map(|(_, m)| m.quantity().to_string());
             row.push(value.unwrap_or_default());
@@ -300,6 +336,53 @@ fn text<'a>(v: &'a Value, key: &str, column: &str) -> Result<&'a str, String> {
 }
 
 /// One row of our format; `None` for a gone item.
+/// A whole number of a column, or `None` when its cell is empty.
+fn whole(row: &Row<'_>, column: &str) -> Result<Option<i64>, String> {
+    row.given(column).map(|c| c.parse::<i64>().map_err(|_| format!("{column} {c:?} is not a whole number"))).transpose()
+}
+
+/// A day (`YYYY-MM-DD`) of a column, or `None` when its cell is empty.
+fn day(row: &Row<'_>, column: &'static str) -> Result<Option<chrono::NaiveDate>, String> {
+    row.given(column)
+        .map(|c| {
+            let d = chrono::NaiveDate::parse_from_str(c, "%Y-%m-%d")
+                .map_err(|_| format!("{column} {c:?} is not a day written YYYY-MM-DD"))?;
+            di::check_day(column, d).map_err(|e| e.to_string())
+        })
+        .transpose()
+}
+
+/// What our format carries of what a household records by hand (a sheet without these columns, written before
+/// they existed, leaves the defaults: one unit, nothing recorded).
+fn record_by_hand(row: &Row<'_>, item: &mut NewItem) -> Result<(), String> {
+    let err = |e: di::ItemError| e.to_string();
+    if let Some(q) = whole(row, "quantity")? {
+        item.quantity = di::check_quantity("quantity", q).map_err(err)?;
+    }
+    item.min_quantity =
+        whole(row, "min_quantity")?.map(|q| di::check_quantity("min_quantity", q)).transpose().map_err(err)?;
+    let tags: Vec<String> = list(row.get("tags"), "tags")?
+        .iter()
+        .map(|v| v.as_str().map(str::to_owned).ok_or_else(|| "tags: each entry must be a text".to_owned()))
+        .collect::<Result<_, _>>()?;
+    item.tags = di::Tags::new(&tags).map_err(err)?;
+    item.details.notes = di::notes(row.get("notes")).map_err(err)?;
+    item.details.serial = di::serial(row.get("serial")).map_err(err)?;
+    item.details.purchase = di::Purchase::new(
+        day(row, "purchase_date")?,
+        whole(row, "purchase_price")?,
+        row.given("purchase_currency"),
+        row.given("purchase_vendor"),
+    )
+    .map_err(err)?;
+    item.details.warranty_until = day(row, "warranty_until")?;
+    item.details.asking_price = whole(row, "asking_price")?
+        .map(|a| di::money("asking_price", a, row.given("asking_currency")))
+        .transpose()
+        .map_err(err)?;
+    Ok(())
+}
+
 fn trove_row(row: &Row<'_>, at: Timestamp) -> Result<Option<NewItem>, String> {
     if row.given("gone_reason").is_some() {
         return Ok(None);
@@ -357,6 +440,7 @@ fn trove_row(row: &Row<'_>, at: Timestamp) -> Result<Option<NewItem>, String> {
         item.measurements.push(field(key, cell, at)?);
     }
     item.measurements.sort_by(|a, b| a.key.cmp(&b.key));
+    record_by_hand(row, &mut item)?;
     item.import_ref = row.given("id").map(trove_application::exchange::own_ref);
     item.check_texts().map_err(|e| e.to_string())?;
     Ok(Some(item))
@@ -423,20 +507,16 @@ fn homebox_row(row: &Row<'_>, at: Timestamp) -> Result<Option<NewItem>, String> 
             _ => facts.push(format!("{label}: {value}")),
         }
     }
-    match row.get("HB.quantity") {
-        "" => {}
+    let quantity = match row.get("HB.quantity") {
+        "" => 1,
         q => match q.parse::<f64>() {
-            Ok(n) if n.is_finite() && n >= 0.0 => {
-                if n > 1.0 {
-                    measurements.push(
-                        Measurement::new("quantity", n, "pcs", at, MeasurementSource::Manual)
-                            .map_err(|e| format!("HB.quantity: {e}"))?,
-                    );
-                }
+            // Homebox writes whole counts, sometimes as "12.0".
+            Ok(n) if n.is_finite() && n >= 0.0 && n.fract() == 0.0 => {
+                di::check_quantity("HB.quantity", n as i64).map_err(|e| e.to_string())?
             }
-            _ => return Err(format!("HB.quantity {q:?} is not a number")),
+            _ => return Err(format!("HB.quantity {q:?} is not a whole number of units")),
         },
-    }
+    };
 
     let maker: Vec<&str> =
         [row.get("HB.manufacturer"), row.get("HB.model_number")].into_iter().filter(|s| !s.is_empty()).collect();
@@ -451,14 +531,49 @@ fn homebox_row(row: &Row<'_>, at: Timestamp) -> Result<Option<NewItem>, String> 
         parts.push(format!("serial {s}"));
     }
     parts.extend(facts);
-    if let Some(n) = row.given("HB.notes") {
-        parts.push(n.split_whitespace().collect::<Vec<_>>().join(" "));
-    }
     let profile = clip(&parts.join(", "), di::PROFILE_MAX);
 
     let mut item = NewItem::new(name, kind, profile, condition, Intent::Keep);
     item.location = row.given("HB.location").map(|l| clip(l, di::SHORT_TEXT_MAX));
     item.measurements = measurements;
+    item.quantity = quantity;
+    // What Homebox records by hand: its labels are tags, its notes, serial, purchase and warranty ours. A
+    // purchase price has no currency in Homebox's sheet: kept only with `HB.purchase_currency` (none is guessed).
+    let tags: Vec<String> =
+        labels.split(';').map(str::trim).filter(|l| !l.is_empty()).map(|l| clip(l, di::TAG_MAX)).collect();
+    item.tags = di::Tags::new(&tags[..tags.len().min(di::TAGS_MAX)]).map_err(|e| format!("HB.labels: {e}"))?;
+    item.details.notes = di::notes(&clip(row.get("HB.notes"), di::NOTES_MAX)).map_err(|e| format!("HB.notes: {e}"))?;
+    item.details.serial =
+        di::serial(&clip(row.get("HB.serial_number"), di::SERIAL_MAX)).map_err(|e| format!("HB.serial_number: {e}"))?;
+    let paid = match (row.given("HB.purchase_price"), row.given("HB.purchase_currency")) {
+        (Some(p), Some(c)) => {
+            let amount: f64 = p.parse().map_err(|_| format!("HB.purchase_price {p:?} is not a number"))?;
+            let currency = trove_domain::money::Currency::new(&c.to_ascii_uppercase())
+                .map_err(|e| format!("HB.purchase_currency: {e}"))?;
+            let money = trove_domain::money::Money::from_major(amount, currency)
+                .map_err(|e| format!("HB.purchase_price: {e}"))?;
+            Some((money.minor, c))
+        }
+        _ => None,
+    };
+    let hb_day = |column: &'static str| -> Result<Option<chrono::NaiveDate>, String> {
+        // Homebox writes days as YYYY-MM-DD, sometimes with a time after them; its zero day is no day.
+        match row.given(column).map(|c| c.get(..10).unwrap_or(c)) {
+            None | Some("0001-01-01") => Ok(None),
+            Some(d) => chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d")
+                .map_err(|_| format!("{column} {d:?} is not a day written YYYY-MM-DD"))
+                .and_then(|d| di::check_day(column, d).map_err(|e| e.to_string()))
+                .map(Some),
+        }
+    };
+    item.details.purchase = di::Purchase::new(
+        hb_day("HB.purchase_time")?,
+        paid.map(|(m, _)| m),
+        paid.map(|(_, c)| c),
+        row.given("HB.purchase_from").map(|v| clip(v, di::VENDOR_MAX)).as_deref(),
+    )
+    .map_err(|e| e.to_string())?;
+    item.details.warranty_until = hb_day("HB.warranty_expires")?;
     item.import_ref = row
         .given("HB.import_ref")
         .map(str::to_owned)
@@ -614,7 +729,7 @@ mod tests {
             2,
             "import_ref must not contain control characters",
         );
-        refused("HB.name,HB.notes\nPi,\"n\u{7}\"\n", 2, "profile must not contain control characters");
+        refused("HB.name,HB.notes\nPi,\"n\u{7}\"\n", 2, "HB.notes: notes must not contain control characters");
     }
 
     /// A text that starts the way a formula, an escape or nothing special does.
@@ -689,7 +804,9 @@ mod tests {
         assert_eq!(read.skipped, 1);
         let a = &read.items[0];
         assert_eq!(a.item_type.as_str(), "power_supply");
-        assert_eq!(a.profile, "Korad KA3005D, 30V 5A linear, serial KD123456, Colour: black, works");
+        assert_eq!(a.profile, "Korad KA3005D, 30V 5A linear, serial KD123456, Colour: black");
+        assert_eq!((a.details.notes.as_str(), a.details.serial.as_deref()), ("works", Some("KD123456")));
+        assert_eq!(a.tags.as_slice(), ["Power", "Tools"]);
         assert_eq!(a.location.as_deref(), Some("Garage / Shelf 2"));
         assert_eq!(a.import_ref.as_deref(), Some("ref-1"));
         assert_eq!(a.measurements[0].quantity().to_string(), "30 V");
@@ -697,6 +814,60 @@ mod tests {
         let b = &read.items[1];
         assert_eq!(b.item_type.as_str(), "cables");
         assert_eq!(b.import_ref.as_deref(), Some("hb-asset:000-002"));
-        assert_eq!(b.measurements[0].quantity().to_string(), "12 pcs");
+        assert!(b.measurements.is_empty(), "a count is the quantity, not a measurement");
+        assert_eq!(b.quantity, 12);
+    }
+
+    #[test]
+    fn homebox_purchases_and_warranties_are_kept() {
+        let sheet = "HB.name,HB.quantity,HB.purchase_time,HB.purchase_from,HB.purchase_price,HB.purchase_currency,HB.warranty_expires\n\
+            Drill,1,2024-05-17,Hornbach,129.99,eur,2027-05-16\n\
+            Saw,2.0,0001-01-01,,,,\n";
+        let read = CsvSheet.read(sheet.as_bytes(), at()).unwrap();
+        let p = read.items[0].details.purchase.clone().unwrap();
+        assert_eq!(
+            (p.date.map(|d| d.to_string()), p.price.map(|m| m.to_string()), p.vendor.as_deref()),
+            (Some("2024-05-17".into()), Some("EUR 129.99".into()), Some("Hornbach"))
+        );
+        assert_eq!(read.items[0].details.warranty_until.map(|d| d.to_string()).as_deref(), Some("2027-05-16"));
+        assert_eq!((read.items[1].quantity, read.items[1].details.purchase.clone()), (2, None));
+        let bad = CsvSheet.read("HB.name,HB.quantity\nX,2.5\n".as_bytes(), at()).unwrap_err();
+        assert!(bad.to_string().contains("HB.quantity"), "{bad}");
+    }
+
+    #[test]
+    fn what_is_recorded_by_hand_round_trips() {
+        let mut item = NewItem::new(
+            ItemName::new("Drill").unwrap(),
+            ItemType::new("drill").unwrap(),
+            String::new(),
+            Condition::Good,
+            Intent::Sell,
+        )
+        .stored(ItemId(5), at());
+        item.quantity = 3;
+        item.min_quantity = Some(1);
+        item.tags = di::Tags::new(&["=garage".into(), "18 V".into()]).unwrap();
+        item.details = di::ItemDetails {
+            notes: "two lines\n-and a dash".into(),
+            serial: Some("SN 1".into()),
+            purchase: di::Purchase::new(
+                Some(chrono::NaiveDate::from_ymd_opt(2024, 5, 17).unwrap()),
+                Some(12999),
+                Some("EUR"),
+                Some("+vendor"),
+            )
+            .unwrap(),
+            warranty_until: chrono::NaiveDate::from_ymd_opt(2027, 5, 16),
+            asking_price: Some(di::money("asking_price", 6000, Some("GBP")).unwrap()),
+        };
+        let read = CsvSheet.read(&write(std::slice::from_ref(&item)).unwrap(), at()).unwrap();
+        let back = &read.items[0];
+        assert_eq!((back.quantity, back.min_quantity, &back.tags), (3, Some(1), &item.tags));
+        assert_eq!(back.details, item.details);
+        // A sheet written before these columns imports as one unit with nothing recorded.
+        let old = CsvSheet.read("id,name,item_type,profile,condition,intent\n1,Pi,sbc,,good,keep\n".as_bytes(), at());
+        let old = old.unwrap();
+        assert_eq!((old.items[0].quantity, old.items[0].tags.is_empty()), (1, true));
     }
 }
