@@ -680,6 +680,48 @@ test("a new item by hand: the type typed as Power Bank, every field kept, errors
   await shot("item-form");
 });
 
+test("CSV on the page: the inventory exported, read back all or nothing, and a bad Homebox row refused by its line", async () => {
+  await open("#/items", "Inventory");
+  const total = async () => (await apiGet("/items?include_gone=true&limit=1")).total;
+  const before = await total();
+  await page.locator("details.exchange summary").click();
+  const [saved] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Export CSV" }).click()]);
+  assert.equal(saved.suggestedFilename(), "trove-export.csv");
+  const sheet = readFileSync(await saved.path(), "utf8");
+  assert.match(sheet.split("\n")[0], /quantity,min_quantity,tags,notes,serial,purchase_date/);
+  assert.match(sheet, /Anker PowerCore 10000 PD/);
+
+  // One row of it read in: a new item (its reference is new here); the same sheet again updates that item.
+  const lines = sheet.split("\n");
+  const one = [lines[0], lines.find((l) => l.includes("Anker PowerCore 10000 PD"))].join("\n") + "\n";
+  for (const round of [1, 2]) {
+    await page.locator("details.exchange").evaluate((d) => (d.open = true));
+    await page.getByLabel("Import a sheet").setInputFiles({ name: "one.csv", mimeType: "text/csv", buffer: Buffer.from(one) });
+    const imported = page.waitForResponse((r) => r.url().endsWith("/api/import") && r.request().method() === "POST");
+    await page.getByRole("button", { name: "Import one.csv" }).click();
+    assert.equal((await imported).status(), 200);
+    // The list drawn again (its CSV section closed), with this round's message.
+    await page.waitForFunction(() => document.querySelector("details.exchange")?.open === false);
+    await page.locator(".message", { hasText: "Imported 1 row as 1 item" }).waitFor();
+    assert.equal(await total(), before + 1, `round ${round}: one new item, then the same one updated`);
+  }
+  const copies = (await apiGet("/items?q=PowerCore&limit=10")).items.filter((i) => i.name === "Anker PowerCore 10000 PD");
+  assert.equal(copies.length, 2, "the original and the imported copy");
+  assert.ok(copies.every((i) => i.quantity === 3 && i.purchase?.price === 2999), "what was recorded by hand travels");
+
+  // A Homebox sheet with a bad row: refused by its line, nothing written.
+  const errors = consoleErrors.length;
+  await page.locator("details.exchange").evaluate((d) => (d.open = true));
+  const homebox = "HB.name,HB.quantity,HB.labels\nGood box,2,Garage\nBad box,2.5,Garage\n";
+  await page.getByLabel("Import a sheet").setInputFiles({ name: "homebox.csv", mimeType: "text/csv", buffer: Buffer.from(homebox) });
+  await page.getByRole("button", { name: "Import homebox.csv" }).click();
+  await page.locator("details.exchange .message.error", { hasText: "line 3" }).waitFor();
+  assert.equal(await total(), before + 1, "nothing was written");
+  const provoked = consoleErrors.slice(errors).filter((e) => /status of 400/.test(e));
+  assert.equal(provoked.length, 1, `one refused import: ${consoleErrors.slice(errors)}`);
+  consoleErrors.splice(consoleErrors.indexOf(provoked[0], errors), 1);
+});
+
 test("a refused run is sent once: the page reads the refusal from its own answer, never by asking again", async () => {
   await open("#/items", "Inventory");
   const sent = [];

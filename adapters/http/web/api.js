@@ -57,10 +57,16 @@ export class ApiError extends Error {
   }
 }
 
-/** A fetch's options: the session cookie, and `body` as JSON (or as multipart when it is FormData). */
+/**
+ * A fetch's options: the session cookie, and `body` as JSON (as multipart when it is FormData, as a CSV sheet when
+ * it is a file).
+ */
 function requestInit(method, headers, body) {
   const init = { method, headers, credentials: "same-origin" };
   if (body instanceof FormData) {
+    init.body = body;
+  } else if (body instanceof Blob) {
+    init.headers["Content-Type"] = "text/csv";
     init.body = body;
   } else if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";

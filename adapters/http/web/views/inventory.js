@@ -1,6 +1,6 @@
 // The inventory: a table with search, filters and paging; the filters live in the address so Back works.
 
-import { api, query, rememberName } from "../api.js";
+import { api, apiBlob, download, query, rememberName } from "../api.js";
 import { h, field, select, human, badge, quantity, flashNext, showError, mayWrite, INTENTS, AVAILABILITIES } from "../ui.js";
 import { labelsButton, placeOptions } from "./places.js";
 import { coverThumb } from "./gallery.js";
@@ -254,6 +254,82 @@ export async function inventoryView(params) {
     table,
     pager,
     bar,
+    exchange(),
+  );
+}
+
+/**
+ * CSV out and in: the whole inventory as our sheet, and a sheet (ours or a Homebox export) read back, all or
+ * nothing, after saying what it will do.
+ */
+function exchange() {
+  const out = h("div", { class: "out", role: "status" });
+  const file = h("input", { type: "file", name: "sheet", accept: ".csv,text/csv" });
+  const confirm = h("div", { class: "confirm", hidden: true });
+  const exportButton = h(
+    "button",
+    {
+      type: "button",
+      onclick: async () => {
+        try {
+          download(await apiBlob("/export.csv"), "trove-export.csv");
+          out.replaceChildren(h("p", { class: "message ok" }, "The inventory was saved as trove-export.csv."));
+        } catch (e) {
+          showError(e, out);
+        }
+      },
+    },
+    "Export CSV",
+  );
+  file.addEventListener("change", () => {
+    const chosen = file.files?.[0];
+    out.replaceChildren();
+    if (!chosen) {
+      confirm.hidden = true;
+      return;
+    }
+    const go = h(
+      "button",
+      {
+        type: "button",
+        class: "primary",
+        onclick: async () => {
+          go.disabled = true;
+          try {
+            const done = await api("/import", { method: "POST", body: chosen });
+            confirm.hidden = true;
+            file.value = "";
+            flashNext(`Imported ${done.imported} row${done.imported === 1 ? "" : "s"} as ${done.items} item${done.items === 1 ? "" : "s"}${done.skipped ? `; ${done.skipped} gone row${done.skipped === 1 ? "" : "s"} left out` : ""}.`, "ok");
+            window.dispatchEvent(new HashChangeEvent("hashchange"));
+          } catch (e) {
+            // A refused sheet names its line; nothing was written.
+            showError(e, out);
+            go.disabled = false;
+          }
+        },
+      },
+      `Import ${chosen.name}`,
+    );
+    confirm.replaceChildren(
+      h(
+        "p",
+        {},
+        `${chosen.name} (${Math.max(1, Math.round(chosen.size / 1024))} KB): every row is written, or none if one is refused (its line is named). `,
+        "A row whose reference was imported before (our id, Homebox's import reference) updates that item; the others are new; gone rows are left out.",
+      ),
+      go,
+    );
+    confirm.hidden = false;
+  });
+  return h(
+    "details",
+    { class: "card exchange" },
+    h("summary", {}, "CSV export and import"),
+    h("p", {}, "Our own sheet or a Homebox export."),
+    mayWrite() ? field("Import a sheet", file) : null,
+    confirm,
+    h("div", { class: "actions" }, exportButton),
+    out,
   );
 }
 
