@@ -102,15 +102,10 @@ pub fn diff(before: &Item, after: &Item) -> Vec<FieldChange> {
     change(&mut out, "project_id", before.project.map(|p| p.to_string()), after.project.map(|p| p.to_string()));
     if before.place_id != after.place_id {
         // The places' paths as the items showed them then ("Garage / Box 1"), beside their ids.
-        out.push(FieldChange {
-            before_name: before.place_id.and(before.location.clone()),
-            after_name: after.place_id.and(after.location.clone()),
-            ..FieldChange::new(
-                "place_id",
-                before.place_id.map(|p| p.to_string()),
-                after.place_id.map(|p| p.to_string()),
-            )
-        });
+        out.push(
+            FieldChange::new("place_id", before.place_id.map(|p| p.to_string()), after.place_id.map(|p| p.to_string()))
+                .named(before.place_id.and(before.location.clone()), after.place_id.and(after.location.clone())),
+        );
     }
     change(&mut out, "accessories", joined(&before.accessories), joined(&after.accessories));
     change(&mut out, "components", joined(&before.components), joined(&after.components));

@@ -400,20 +400,62 @@ impl ObjectKind {
 /// is an id (a place, a project), the names it had when the change was made: history reads as it was, whatever is
 /// renamed later. Events written before names were kept have none.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "StoredChange")]
 pub struct FieldChange {
     pub field: String,
     pub before: Option<String>,
     pub after: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub before_name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub after_name: Option<String>,
+    /// The names, kept out of line: most changes name nothing, and an import holds one change per item.
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub names: Option<Box<ChangeNames>>,
+}
+
+/// A [`FieldChange`] as written: the names beside the values, absent when there are none.
+#[derive(Deserialize)]
+struct StoredChange {
+    field: String,
+    before: Option<String>,
+    after: Option<String>,
+    #[serde(default)]
+    before_name: Option<String>,
+    #[serde(default)]
+    after_name: Option<String>,
+}
+
+impl From<StoredChange> for FieldChange {
+    fn from(c: StoredChange) -> Self {
+        FieldChange::new(&c.field, c.before, c.after).named(c.before_name, c.after_name)
+    }
+}
+
+/// What the values of a change that are ids were called when it was made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChangeNames {
+    #[serde(rename = "before_name", default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<String>,
+    #[serde(rename = "after_name", default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
 }
 
 impl FieldChange {
     /// A change of a value that names nothing else.
     pub fn new(field: &str, before: Option<String>, after: Option<String>) -> Self {
-        Self { field: field.to_owned(), before, after, before_name: None, after_name: None }
+        Self { field: field.to_owned(), before, after, names: None }
+    }
+
+    /// The change with the names its values had (none when both are `None`).
+    #[must_use]
+    pub fn named(self, before: Option<String>, after: Option<String>) -> Self {
+        let names = (before.is_some() || after.is_some()).then(|| Box::new(ChangeNames { before, after }));
+        Self { names, ..self }
+    }
+
+    pub fn before_name(&self) -> Option<&str> {
+        self.names.as_ref().and_then(|n| n.before.as_deref())
+    }
+
+    pub fn after_name(&self) -> Option<&str> {
+        self.names.as_ref().and_then(|n| n.after.as_deref())
     }
 }
 

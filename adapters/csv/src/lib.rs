@@ -860,7 +860,8 @@ mod tests {
             .unwrap(),
             warranty_until: chrono::NaiveDate::from_ymd_opt(2027, 5, 16),
             asking_price: Some(di::money("asking_price", 6000, Some("GBP")).unwrap()),
-        };
+        }
+        .into();
         let read = CsvSheet.read(&write(std::slice::from_ref(&item)).unwrap(), at()).unwrap();
         let back = &read.items[0];
         assert_eq!((back.quantity, back.min_quantity, &back.tags), (3, Some(1), &item.tags));

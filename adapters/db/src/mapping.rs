@@ -7,7 +7,7 @@ use sea_orm::FromQueryResult;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use trove_domain::item::{
-    Availability, Condition, Gone, GoneReason, Intent, Item, ItemDetails, ItemLine, ItemName, ItemType, Tags,
+    Availability, Condition, Details, Gone, GoneReason, Intent, Item, ItemLine, ItemName, ItemType, Tags,
 };
 use trove_domain::place::{Place, PlaceName};
 use trove_domain::project::{Project, ProjectStatus};
@@ -223,7 +223,7 @@ fn item_cols(m: ItemCols<'_>) -> anyhow::Result<Item> {
         quantity: units(m.quantity, "quantity", id)?,
         min_quantity: m.min_quantity.map(|q| units(q, "min_quantity", id)).transpose()?,
         tags: if m.tags == "[]" { Tags::default() } else { from_json(m.tags, "tags", id)? },
-        details: if m.details == "{}" { ItemDetails::default() } else { from_json(m.details, "details", id)? },
+        details: if m.details == "{}" { Details::default() } else { from_json(m.details, "details", id)? },
         place_id: m.place_id.map(PlaceId),
         // Filled from the place's path by the repository, which reads the paths of many items at once.
         location: None,

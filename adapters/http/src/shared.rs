@@ -234,7 +234,8 @@ impl CreateItem {
             purchase: self.purchase.map(PurchaseDto::try_into_domain).transpose()?.flatten(),
             warranty_until: self.warranty_until.map(|d| di::check_day("warranty_until", d)).transpose()?,
             asking_price: self.asking_price.map(|p| p.try_into_domain("asking_price")).transpose()?,
-        };
+        }
+        .into();
         Ok(item)
     }
 }

@@ -169,13 +169,74 @@ pub fn money(what: &'static str, minor: i64, code: Option<&str>) -> Result<Money
 #[serde(default)]
 pub struct ItemDetails {
     /// Free text, several lines.
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub notes: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub serial: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub purchase: Option<Purchase>,
     /// The last day the warranty covers.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub warranty_until: Option<NaiveDate>,
     /// An asking price set by hand: listing drafts use it before any estimate.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub asking_price: Option<Money>,
+}
+
+/// No details: what an item has until something is recorded by hand.
+static NO_DETAILS: ItemDetails =
+    ItemDetails { notes: String::new(), serial: None, purchase: None, warranty_until: None, asking_price: None };
+static NO_DETAILS_REF: &ItemDetails = &NO_DETAILS;
+
+/// An item's [`ItemDetails`], kept out of line and only when something is recorded: most items have none, and an
+/// import holds 100,000 items at once, so an item without details costs one pointer instead of the whole record.
+/// Reads and writes go through `Deref`/`DerefMut` (`item.details.notes`); writing makes the record.
+#[derive(Debug, Clone, Default)]
+pub struct Details(Option<Box<ItemDetails>>);
+
+impl Details {
+    pub fn new(details: ItemDetails) -> Self {
+        if details == *NO_DETAILS_REF { Self(None) } else { Self(Some(Box::new(details))) }
+    }
+}
+
+impl From<ItemDetails> for Details {
+    fn from(d: ItemDetails) -> Self {
+        Self::new(d)
+    }
+}
+
+impl std::ops::Deref for Details {
+    type Target = ItemDetails;
+    fn deref(&self) -> &ItemDetails {
+        self.0.as_deref().unwrap_or(&NO_DETAILS)
+    }
+}
+
+impl std::ops::DerefMut for Details {
+    fn deref_mut(&mut self) -> &mut ItemDetails {
+        self.0.get_or_insert_with(Box::default)
+    }
+}
+
+impl PartialEq for Details {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for Details {}
+
+impl Serialize for Details {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (**self).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Details {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        ItemDetails::deserialize(d).map(Self::new)
+    }
 }
 
 /// Checked notes: at most [`NOTES_MAX`] characters, several lines, trimmed.
@@ -285,6 +346,17 @@ mod tests {
         assert!(money("asking_price", 1, Some("euros")).unwrap_err().to_string().starts_with("asking_price"));
         assert_eq!(money("asking_price", 1250, Some("eur")).unwrap().to_string(), "EUR 12.50");
         assert!(low_stock(2, Some(2)) && !low_stock(3, Some(2)) && !low_stock(0, None));
+    }
+
+    #[test]
+    fn details_cost_a_pointer_until_something_is_recorded() {
+        assert_eq!(size_of::<Details>(), size_of::<usize>());
+        let mut d = Details::default();
+        assert_eq!(d, Details::new(ItemDetails::default()));
+        assert!(d.0.is_none(), "nothing recorded, nothing kept");
+        d.notes = "kept".into();
+        assert_eq!((d.notes.as_str(), d.0.is_some()), ("kept", true));
+        assert_ne!(d, Details::default());
     }
 
     #[test]

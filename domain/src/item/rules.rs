@@ -1,7 +1,7 @@
 //! The item itself, a new item, a listing's line of one, and the rules over them: buildable, current fields,
 //! gone, changes.
 
-use super::details::{ItemDetails, Purchase, Tags};
+use super::details::{Details, Purchase, Tags};
 use super::records::{Fault, Gone, Measurement, TestDone, check_recorded_at};
 use super::values::{
     Availability, Condition, FIELD_KEYS_MAX, FieldKey, Intent, ItemError, ItemName, ItemType, Severity,
@@ -41,7 +41,7 @@ pub struct Item {
     pub min_quantity: Option<u32>,
     pub tags: Tags,
     /// Notes, serial, purchase, warranty and a hand-set asking price.
-    pub details: ItemDetails,
+    pub details: Details,
     /// The place the item is in (`trove_domain::place`); `None` when it is nowhere in particular.
     pub place_id: Option<PlaceId>,
     /// Where the item is, as text: its place's path joined with " / " ("Garage / Shelf B2"). Read-only: the
@@ -224,7 +224,7 @@ pub struct NewItem {
     pub quantity: u32,
     pub min_quantity: Option<u32>,
     pub tags: Tags,
-    pub details: ItemDetails,
+    pub details: Details,
     /// The place to put the item in.
     pub place_id: Option<PlaceId>,
     /// Without a `place_id`: a path of places as text ("Garage / Shelf B2"), found or created when the item
@@ -256,7 +256,7 @@ impl NewItem {
             quantity: 1,
             min_quantity: None,
             tags: Tags::default(),
-            details: ItemDetails::default(),
+            details: Details::default(),
             place_id: None,
             location: None,
             import_ref: None,

@@ -76,8 +76,8 @@ impl From<&ShownEvent> for EventDto {
                     field: c.field.clone(),
                     before: c.before.clone(),
                     after: c.after.clone(),
-                    before_name: c.before_name.clone(),
-                    after_name: c.after_name.clone(),
+                    before_name: c.before_name().map(str::to_owned),
+                    after_name: c.after_name().map(str::to_owned),
                 })
                 .collect(),
         }
