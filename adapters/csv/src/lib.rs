@@ -335,21 +335,25 @@ fn text<'a>(v: &'a Value, key: &str, column: &str) -> Result<&'a str, String> {
     v.get(key).and_then(Value::as_str).ok_or_else(|| format!("{column}: each entry needs a text {key}"))
 }
 
-/// One row of our format; `None` for a gone item.
 /// A whole number of a column, or `None` when its cell is empty.
 fn whole(row: &Row<'_>, column: &str) -> Result<Option<i64>, String> {
     row.given(column).map(|c| c.parse::<i64>().map_err(|_| format!("{column} {c:?} is not a whole number"))).transpose()
 }
 
-/// A day (`YYYY-MM-DD`) of a column, or `None` when its cell is empty.
-fn day(row: &Row<'_>, column: &'static str) -> Result<Option<chrono::NaiveDate>, String> {
-    row.given(column)
-        .map(|c| {
-            let d = chrono::NaiveDate::parse_from_str(c, "%Y-%m-%d")
-                .map_err(|_| format!("{column} {c:?} is not a day written YYYY-MM-DD"))?;
-            di::check_day(column, d).map_err(|e| e.to_string())
-        })
-        .transpose()
+/// A day of a column, written `YYYY-MM-DD` (Homebox may add a time after it), or `None` for an empty cell or
+/// Homebox's zero day (`0001-01-01`).
+fn day(row: &Row<'_>, column: &str) -> Result<Option<chrono::NaiveDate>, String> {
+    match row.given(column).map(|c| c.get(..10).unwrap_or(c)) {
+        None | Some("0001-01-01") => Ok(None),
+        Some(d) => chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d")
+            .map(Some)
+            .map_err(|_| format!("{column} {d:?} is not a day written YYYY-MM-DD")),
+    }
+}
+
+/// The last day a warranty covers, from a column ([`day`], within the domain's years).
+fn warranty(row: &Row<'_>, column: &'static str) -> Result<Option<chrono::NaiveDate>, String> {
+    day(row, column)?.map(|d| di::check_day(column, d).map_err(|e| e.to_string())).transpose()
 }
 
 /// What our format carries of what a household records by hand (a sheet without these columns, written before
@@ -375,7 +379,7 @@ fn record_by_hand(row: &Row<'_>, item: &mut NewItem) -> Result<(), String> {
         row.given("purchase_vendor"),
     )
     .map_err(err)?;
-    item.details.warranty_until = day(row, "warranty_until")?;
+    item.details.warranty_until = warranty(row, "warranty_until")?;
     item.details.asking_price = whole(row, "asking_price")?
         .map(|a| di::money("asking_price", a, row.given("asking_currency")))
         .transpose()
@@ -383,6 +387,7 @@ fn record_by_hand(row: &Row<'_>, item: &mut NewItem) -> Result<(), String> {
     Ok(())
 }
 
+/// One row of our format; `None` for a gone item.
 fn trove_row(row: &Row<'_>, at: Timestamp) -> Result<Option<NewItem>, String> {
     if row.given("gone_reason").is_some() {
         return Ok(None);
@@ -556,24 +561,14 @@ fn homebox_row(row: &Row<'_>, at: Timestamp) -> Result<Option<NewItem>, String> 
         }
         _ => None,
     };
-    let hb_day = |column: &'static str| -> Result<Option<chrono::NaiveDate>, String> {
-        // Homebox writes days as YYYY-MM-DD, sometimes with a time after them; its zero day is no day.
-        match row.given(column).map(|c| c.get(..10).unwrap_or(c)) {
-            None | Some("0001-01-01") => Ok(None),
-            Some(d) => chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d")
-                .map_err(|_| format!("{column} {d:?} is not a day written YYYY-MM-DD"))
-                .and_then(|d| di::check_day(column, d).map_err(|e| e.to_string()))
-                .map(Some),
-        }
-    };
     item.details.purchase = di::Purchase::new(
-        hb_day("HB.purchase_time")?,
+        day(row, "HB.purchase_time")?,
         paid.map(|(m, _)| m),
         paid.map(|(_, c)| c),
         row.given("HB.purchase_from").map(|v| clip(v, di::VENDOR_MAX)).as_deref(),
     )
     .map_err(|e| e.to_string())?;
-    item.details.warranty_until = hb_day("HB.warranty_expires")?;
+    item.details.warranty_until = warranty(row, "HB.warranty_expires")?;
     item.import_ref = row
         .given("HB.import_ref")
         .map(str::to_owned)

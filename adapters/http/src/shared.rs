@@ -118,12 +118,7 @@ impl PurchaseDto {
     /// # Errors
     /// What the domain refuses ([`di::Purchase::new`]).
     pub fn try_into_domain(self) -> Result<Option<di::Purchase>, ItemError> {
-        di::Purchase::new(
-            self.date.map(|d| di::check_day("purchase.date", d)).transpose()?,
-            self.price,
-            self.currency.as_deref(),
-            self.vendor.as_deref(),
-        )
+        di::Purchase::new(self.date, self.price, self.currency.as_deref(), self.vendor.as_deref())
     }
 }
 

@@ -107,7 +107,7 @@ pub struct Purchase {
 }
 
 impl Purchase {
-    /// A purchase from what a person typed: a price needs its currency; a vendor is one line of at most
+    /// A purchase from what a person typed: its day within [`DAY_YEARS`], a price needs its currency; a vendor is one line of at most
     /// [`VENDOR_MAX`] characters; nothing at all is `None`.
     ///
     /// ```
@@ -120,13 +120,15 @@ impl Purchase {
     /// ```
     ///
     /// # Errors
-    /// [`ItemError::BadPrice`], [`ItemError::TextTooLong`], [`ItemError::ControlCharacter`].
+    /// [`ItemError::BadDay`] naming `purchase.date`, [`ItemError::BadPrice`], [`ItemError::TextTooLong`],
+    /// [`ItemError::ControlCharacter`].
     pub fn new(
         date: Option<NaiveDate>,
         price: Option<i64>,
         currency: Option<&str>,
         vendor: Option<&str>,
     ) -> Result<Option<Self>, ItemError> {
+        let date = date.map(|d| check_day("purchase.date", d)).transpose()?;
         let price = match price {
             None => None,
             Some(minor) => Some(money("purchase", minor, currency)?),
@@ -186,7 +188,6 @@ pub struct ItemDetails {
 /// No details: what an item has until something is recorded by hand.
 static NO_DETAILS: ItemDetails =
     ItemDetails { notes: String::new(), serial: None, purchase: None, warranty_until: None, asking_price: None };
-static NO_DETAILS_REF: &ItemDetails = &NO_DETAILS;
 
 /// An item's [`ItemDetails`], kept out of line and only when something is recorded: most items have none, and an
 /// import holds 100,000 items at once, so an item without details costs one pointer instead of the whole record.
@@ -196,7 +197,7 @@ pub struct Details(Option<Box<ItemDetails>>);
 
 impl Details {
     pub fn new(details: ItemDetails) -> Self {
-        if details == *NO_DETAILS_REF { Self(None) } else { Self(Some(Box::new(details))) }
+        if details == NO_DETAILS { Self(None) } else { Self(Some(Box::new(details))) }
     }
 }
 
@@ -346,6 +347,11 @@ mod tests {
         assert!(money("asking_price", 1, Some("euros")).unwrap_err().to_string().starts_with("asking_price"));
         assert_eq!(money("asking_price", 1250, Some("eur")).unwrap().to_string(), "EUR 12.50");
         assert!(low_stock(2, Some(2)) && !low_stock(3, Some(2)) && !low_stock(0, None));
+        let before_1970 = NaiveDate::from_ymd_opt(1900, 1, 1);
+        assert_eq!(
+            Purchase::new(before_1970, None, None, None).unwrap_err().to_string(),
+            "purchase.date must be a day from 1970 to 2199, not 1900-01-01"
+        );
     }
 
     #[test]
