@@ -97,8 +97,9 @@ impl Projects {
         self.recorder.record_all(actor.household, &events).await
     }
 
-    /// Accepts a proposed project: the rules check every item is still buildable, then the store reserves them
-    /// all in one transaction, conditional on each item being unchanged since the check. Recorded (`accept`) with
+    /// Accepts a proposed project: the rules check every item is still buildable with the units the project
+    /// takes still available, then the store takes them all in one transaction (a single thing reserved if
+    /// unchanged since the check, units of a stock if still available). Recorded (`accept`) with
     /// what it did to them.
     ///
     /// # Errors
@@ -109,11 +110,17 @@ impl Projects {
         let project = self.get(household, id).await?;
         let items: BTreeMap<ItemId, Item> =
             self.allocated_items(household, &project).await?.into_iter().map(|i| (i.id, i)).collect();
-        project::check_accept(&project, &items).map_err(Refusal::from)?;
-        let versions: Vec<(ItemId, i64)> = items.values().map(|i| (i.id, i.version)).collect();
-        let accepted = match self.projects.accept(household, id, &versions, self.clock.now()).await {
+        let holds = project::check_accept(&project, &items).map_err(Refusal::from)?;
+        let accepted = match self.projects.accept(household, id, &holds, self.clock.now()).await {
             Ok(p) => p,
-            Err(RepoError::Stale(item)) => return Err(Refusal::ChangedWhileAccepting(item).into()),
+            Err(RepoError::Stale(item)) => {
+                // Another writer got there first: the rules over the items as they are now say what is wrong
+                // (too few units left, no longer buildable), else the item changed in another way.
+                let now: BTreeMap<ItemId, Item> =
+                    self.allocated_items(household, &project).await?.into_iter().map(|i| (i.id, i)).collect();
+                project::check_accept(&project, &now).map_err(Refusal::from)?;
+                return Err(Refusal::ChangedWhileAccepting(item).into());
+            }
             Err(e) => return Err(no_project(id)(e)),
         };
         let before: Vec<Item> = items.into_values().collect();
@@ -121,7 +128,8 @@ impl Projects {
         Ok(accepted)
     }
 
-    /// Marks an accepted project built; its items become in use. Recorded (`build`) with what it did to them.
+    /// Marks an accepted project built; its single things become in use, the units it holds of a stock are
+    /// consumed (the stock's quantity goes down, recorded in its history). Recorded (`build`) with what it did to them.
     ///
     /// # Errors
     /// [`Error::NotFound`]; [`Refusal::Lifecycle`] unless accepted.
@@ -135,7 +143,7 @@ impl Projects {
         Ok(built)
     }
 
-    /// Drops a proposed or accepted project; reserved items become available again. Recorded (`drop`) with what
+    /// Drops a proposed or accepted project; what it held becomes available again. Recorded (`drop`) with what
     /// it did to them.
     ///
     /// # Errors

@@ -21,8 +21,10 @@ pub const TEMPLATE_CATALOG: &str = "template_catalog";
 pub const ITEM_DETAILS: &str = "item_details";
 
 const INVENTORY_HEADER: &str = "buildable items (intent keep, available): #type|field unit|... then per item \
-id+condition name|profile|values (- unmeasured); condition N new, L like_new, F fair, P poor, X for_parts, else good";
-const CATALOG_HEADER: &str = "templates; id|label|goal|effort|requirements as key: label (key? = optional)";
+id+condition[xN] name|profile|values (- unmeasured); condition N new, L like_new, F fair, P poor, X for_parts, else \
+good; xN: N units available (a stock), else 1";
+const CATALOG_HEADER: &str =
+    "templates; id|label|goal|effort|requirements as key: label (key? = optional, key xN = N units)";
 
 /// Makes a free text safe for one column: no column separator, no line break.
 fn cell(text: &str) -> String {
@@ -70,7 +72,12 @@ pub fn inventory_output<'a>(items: impl IntoIterator<Item = &'a ItemLine>) -> St
         for (item, fields) in group.iter().zip(&fields) {
             // `id name`: a space costs nothing (the name's first word takes it), a separator a token per line;
             // the condition is one letter after the id, none for `good`.
-            let _ = write!(out, "\n{}{} ", item.id, condition_code(item.condition));
+            let _ = write!(out, "\n{}{}", item.id, condition_code(item.condition));
+            let available = item.units().available;
+            if available > 1 {
+                let _ = write!(out, "x{available}");
+            }
+            out.push(' ');
             push_cell(&mut out, item.name.as_str());
             out.push('|');
             push_cell(&mut out, &item.profile);
@@ -116,7 +123,10 @@ pub fn catalog_output(templates: &[Template]) -> String {
         let reqs = t
             .requirements
             .iter()
-            .map(|r| format!("{}{}: {}", r.key, if r.optional { "?" } else { "" }, cell(&r.label).replace(';', ",")))
+            .map(|r| {
+                let count = if r.count > 1 { format!(" x{}", r.count) } else { String::new() };
+                format!("{}{}{count}: {}", r.key, if r.optional { "?" } else { "" }, cell(&r.label).replace(';', ","))
+            })
             .collect::<Vec<_>>()
             .join("; ");
         out.push_str(&format!("\n{}|{}|{}|{}|{}", t.id, cell(&t.label), cell(&t.goal), cell(&t.effort), reqs));
@@ -138,6 +148,14 @@ pub fn details_output(item: &Item) -> String {
         cell(&item.profile),
         item.fields_line()
     );
+    if item.quantity != 1 {
+        let units = item.units();
+        let _ = write!(
+            out,
+            "\nunits: {} in all, {} held by projects, {} available",
+            item.quantity, units.held, units.available
+        );
+    }
     if item.gone.is_some() {
         out.push_str("\ngone: yes");
     }
@@ -179,6 +197,8 @@ mod tests {
         pub condition: Condition,
         pub profile: String,
         pub fields: Vec<(String, Quantity)>,
+        /// Units available: 1 unless the line says `xN`.
+        pub units: u32,
     }
 
     /// Reads a `list_inventory` output back; lines that do not parse are skipped.
@@ -205,6 +225,10 @@ mod tests {
             if values.len() != columns.len() {
                 continue;
             }
+            let (id, units) = match id.split_once('x') {
+                Some((id, n)) => (id, n.parse().unwrap_or(0)),
+                None => (id, 1),
+            };
             let digits = id.trim_end_matches(|c: char| c.is_ascii_alphabetic());
             let condition = Condition::ALL.iter().copied().find(|c| condition_code(*c) == &id[digits.len()..]);
             let (Ok(id), Some(condition)) = (digits.parse(), condition) else { continue };
@@ -221,6 +245,7 @@ mod tests {
                 condition,
                 profile: cols[1].to_owned(),
                 fields,
+                units,
             });
         }
         out
@@ -231,8 +256,8 @@ mod tests {
     pub struct CatalogLine {
         pub id: i64,
         pub label: String,
-        /// `(key, optional)` of each requirement.
-        pub requirements: Vec<(String, bool)>,
+        /// `(key, optional, count)` of each requirement.
+        pub requirements: Vec<(String, bool, u32)>,
     }
 
     /// Reads a `template_catalog` output back; lines that do not parse are skipped.
@@ -247,10 +272,13 @@ mod tests {
                     .split("; ")
                     .filter_map(|r| {
                         let (key, _) = r.split_once(':')?;
-                        let key = key.trim();
+                        let (key, count) = match key.trim().split_once(" x") {
+                            Some((key, n)) => (key, n.parse().ok()?),
+                            None => (key.trim(), 1),
+                        };
                         Some(match key.strip_suffix('?') {
-                            Some(k) => (k.to_owned(), true),
-                            None => (key.to_owned(), false),
+                            Some(k) => (k.to_owned(), true, count),
+                            None => (key.to_owned(), false, count),
                         })
                     })
                     .collect();
@@ -312,6 +340,9 @@ mod tests {
         worn.measurements.retain(|m| m.key.as_str() == "voltage");
         let mut good = item(3, "Cell A", "lithium_cell");
         good.condition = Condition::Good;
+        // A stock of 10 with 4 held by a project: 6 available.
+        good.quantity = 10;
+        good.units_held = 4;
         let items = [good, pi, worn, item(2, "Cell B", "lithium_cell")];
         let out = inventory_output(&lines(&items));
         assert_eq!(
@@ -319,7 +350,7 @@ mod tests {
             vec![
                 "#lithium_cell|capacity mAh|voltage V",
                 "2L Cell B|Brand   Model line two|3400 3.7",
-                "3 Cell A|Brand   Model line two|3400 3.7",
+                "3x6 Cell A|Brand   Model line two|3400 3.7",
                 "4F Cell D|Brand   Model line two|- 3.7",
                 "#single_board_computer",
                 "1L Pi|Brand   Model line two",
@@ -340,6 +371,7 @@ mod tests {
         assert_eq!(back[0].fields[0].0, "capacity");
         assert_eq!(back[0].fields[0].1, Quantity { value: 3400.0, unit: Unit::MilliampHour });
         assert_eq!(back[2].fields, vec![("voltage".to_owned(), Quantity { value: 3.7, unit: Unit::Volt })]);
+        assert_eq!(back.iter().map(|l| l.units).collect::<Vec<_>>(), [1, 6, 1, 1]);
         assert_eq!(back[0].name, "Cell B");
         assert_eq!(back[0].profile, "Brand   Model line two");
     }
@@ -383,7 +415,7 @@ mod tests {
             vec![
                 requirement("controller", "an SBC; with HDMI", &["single_board_computer"], None, false, vec![])
                     .unwrap(),
-                requirement("pad", "a pad", &["gamepad"], None, true, vec![]).unwrap(),
+                requirement("pad", "a pad", &["gamepad"], None, true, vec![]).unwrap().with_count(2).unwrap(),
             ],
         )
         .unwrap()
@@ -391,7 +423,7 @@ mod tests {
         let out = catalog_output(&[t]);
         assert_eq!(
             out.lines().nth(1).unwrap(),
-            "7|Console|Play   games|an afternoon|controller: an SBC, with HDMI; pad?: a pad"
+            "7|Console|Play   games|an afternoon|controller: an SBC, with HDMI; pad? x2: a pad"
         );
         let back = parse_catalog(&out);
         assert_eq!(
@@ -399,7 +431,7 @@ mod tests {
             vec![CatalogLine {
                 id: 7,
                 label: "Console".into(),
-                requirements: vec![("controller".into(), false), ("pad".into(), true)]
+                requirements: vec![("controller".into(), false, 1), ("pad".into(), true, 2)]
             }]
         );
     }
@@ -413,6 +445,11 @@ mod tests {
         assert!(out.contains("accessories: case"));
         assert!(out.contains("components: 4"));
         assert_eq!(parse_details_faults(&out), vec![(Severity::Minor, "dent".to_owned())]);
+        assert!(!out.contains("units:"), "a single thing says nothing of units");
+        let mut stock = item(6, "AA cell", "aa_cell");
+        stock.quantity = 10;
+        stock.units_held = 4;
+        assert!(details_output(&stock).contains("\nunits: 10 in all, 4 held by projects, 6 available"));
     }
 
     #[test]

@@ -1,17 +1,21 @@
-//! Allocation: which spare item fills which requirement of which template, each item used once.
+//! Allocation: which spare units fill which requirement of which template, no item giving more units than it
+//! has free.
 //!
-//! The spare items are a [`Stock`]: the buildable ones ([`Item::buildable`]), indexed by type once, so a
-//! requirement only ever looks at the items of the types it accepts, and those pass [`Requirement::fits`] (the
-//! machine check, without building a reason for a no).
+//! The spare items are a [`Stock`]: those with units a project may take ([`Item::units`]: buildable, and for a
+//! stock the units no accepted project holds), indexed by type once, so a requirement only ever looks at the
+//! items of the types it accepts, and those pass [`Requirement::fits`] (the machine check, without building a
+//! reason for a no). A requirement asks for [`Requirement::count`] units (1 for a single thing), from one item
+//! or several.
 //!
-//! Within one template, requirements are matched to items by augmenting paths (a maximum matching), each
-//! requirement trying its candidates best first: better condition, then fewer known faults, then the closer fit
-//! to the requirement's field bounds, then the lower id. Across templates, a greedy pass adds complete templates
-//! one at a time to a joint matching of all their requirements (so items can still move between the templates
-//! chosen), each time the one that fits the owner's wish best, then the one that leaves the most other templates
-//! addable, so as many projects as possible are complete; an item is never used twice. The templates that fit
-//! the wish best are proposed even when they cannot be complete, and when fewer than two are complete the best
-//! partial ones are added. Optional requirements are filled last, from what is left.
+//! Within one template, requirements are matched to units by augmenting paths (a maximum matching, one unit at
+//! a time within each item's units), each requirement trying its candidates best first: better condition, then
+//! fewer known faults, then the closer fit to the requirement's field bounds, then the lower id. Across
+//! templates, a greedy pass adds complete templates one at a time to a joint matching of all their requirements
+//! (so units can still move between the templates chosen), each time the one that fits the owner's wish best,
+//! then the one that leaves the most other templates addable, so as many projects as possible are complete; no
+//! item ever gives more units than it has free. The templates that fit the wish best are proposed even when they
+//! cannot be complete, and when fewer than two are complete the best partial ones are added. Optional
+//! requirements are filled last, from what is left.
 
 use crate::ids::ItemId;
 use crate::item::{Condition, Fault, Item, ItemLine, ItemName, ItemType, Measurement, Severity};
@@ -42,8 +46,8 @@ pub struct SpareItem<'a> {
     pub faults: &'a [Fault],
     /// Every measurement; the current fields derive from it as [`Item::current_measurements`] says.
     pub measurements: &'a [Measurement],
-    /// [`Item::buildable`]'s answer.
-    buildable: bool,
+    /// The units a project may take ([`Item::units`]): 0 for an item that is not buildable.
+    pub units: u32,
 }
 
 impl<'a> From<&'a Item> for SpareItem<'a> {
@@ -55,7 +59,7 @@ impl<'a> From<&'a Item> for SpareItem<'a> {
             condition: item.condition,
             faults: &item.faults,
             measurements: &item.measurements,
-            buildable: item.is_buildable(),
+            units: item.units().available,
         }
     }
 }
@@ -69,7 +73,7 @@ impl<'a> From<&'a ItemLine> for SpareItem<'a> {
             condition: line.condition,
             faults: &[],
             measurements: &line.measurements,
-            buildable: line.is_buildable(),
+            units: line.units().available,
         }
     }
 }
@@ -112,15 +116,15 @@ pub struct Stock<'a> {
 }
 
 impl<'a> Stock<'a> {
-    /// The buildable items of `items` ([`Item::buildable`]), indexed by type. Of two items with one id, the
-    /// first is kept.
+    /// The items of `items` with units a project may take ([`Item::units`]: buildable, not all held), indexed by
+    /// type. Of two items with one id, the first is kept.
     pub fn new(items: impl IntoIterator<Item = &'a Item>) -> Self {
         Self::of(items.into_iter().map(SpareItem::from))
     }
 
     /// [`Stock::new`] over items as the allocation reads them, from whole items or lines.
     pub fn of(items: impl IntoIterator<Item = SpareItem<'a>>) -> Self {
-        let mut items: Vec<SpareItem<'a>> = items.into_iter().filter(|i| i.buildable).collect();
+        let mut items: Vec<SpareItem<'a>> = items.into_iter().filter(|i| i.units > 0).collect();
         items.sort_by_key(|i| i.id);
         items.dedup_by_key(|i| i.id);
         let mut stock = Stock { entries: Vec::with_capacity(items.len()), ..Stock::default() };
@@ -272,13 +276,111 @@ fn fault_weight(faults: &[Fault]) -> usize {
     faults.iter().map(|f| 1 + f.severity as usize * 10).sum()
 }
 
-/// A template allocated: the item chosen for each of its requirements.
+/// A template allocated: the items chosen for each of its requirements, with the units each gives.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Allocation<'a> {
     /// The template's index in the templates given to [`allocate`].
     pub template: usize,
-    /// For each requirement of the template, in order, its item; `None` where no spare item is left for it.
-    pub filled: Vec<Option<SpareItem<'a>>>,
+    /// For each requirement of the template, in order, its items and how many units each gives (a requirement of
+    /// 4 cells may take 3 from one stock and 1 from another); empty where no spare unit is left for it, short of
+    /// its count where too few are.
+    pub filled: Vec<Vec<(SpareItem<'a>, u32)>>,
+}
+
+/// One requirement's fill: the index of each item it takes units of, with the units.
+type Fill = Vec<(usize, u32)>;
+
+/// The units a fill holds.
+fn units_of(fill: &Fill) -> u32 {
+    fill.iter().map(|(_, u)| u).sum()
+}
+
+/// One more unit of item `i` in the fill.
+fn add_unit(fill: &mut Fill, i: usize) {
+    match fill.iter_mut().find(|(j, _)| *j == i) {
+        Some((_, u)) => *u += 1,
+        None => fill.push((i, 1)),
+    }
+}
+
+/// One unit of item `i` less in the fill; true when the fill no longer holds `i` at all.
+fn remove_unit(fill: &mut Fill, i: usize) -> bool {
+    let Some(n) = fill.iter().position(|(j, _)| *j == i) else { return true };
+    fill[n].1 -= 1;
+    if fill[n].1 == 0 {
+        fill.remove(n);
+        return true;
+    }
+    false
+}
+
+/// Who holds the units of each item a matching uses: for each item index, the units taken and the nodes (a
+/// requirement's index, or a joint matching's node) holding them. Holds only the items used, never a slot per
+/// spare item, so trying a template on a copy costs the same at 100 items and at 100,000.
+#[derive(Debug, Clone, Default)]
+struct Holders(HashMap<usize, (u32, Vec<usize>)>);
+
+impl Holders {
+    fn used(&self, i: usize) -> u32 {
+        self.0.get(&i).map_or(0, |(u, _)| *u)
+    }
+
+    fn of(&self, i: usize) -> Vec<usize> {
+        self.0.get(&i).map(|(_, h)| h.clone()).unwrap_or_default()
+    }
+
+    /// Node `node` takes one more unit of item `i`.
+    fn take(&mut self, i: usize, node: usize) {
+        let (used, nodes) = self.0.entry(i).or_default();
+        *used += 1;
+        if !nodes.contains(&node) {
+            nodes.push(node);
+        }
+    }
+
+    /// Node `node` gives back one unit of item `i`; `gone` when it holds none of it any more.
+    fn give_back(&mut self, i: usize, node: usize, gone: bool) {
+        if let Some((used, nodes)) = self.0.get_mut(&i) {
+            *used -= 1;
+            if gone {
+                nodes.retain(|&n| n != node);
+            }
+        }
+    }
+}
+
+/// Kuhn's augmenting path, by units: gives `node` one more unit from its candidates (`candidates(node)`, best
+/// first) within each item's capacity (`capacity[i]`), moving a unit another node holds to one of that node's
+/// other candidates when that frees one. With every count and capacity 1 it is the classic maximum matching.
+fn augment<'c>(
+    node: usize,
+    candidates: &impl Fn(usize) -> &'c [usize],
+    capacity: &impl Fn(usize) -> u32,
+    holders: &mut Holders,
+    fills: &mut [Fill],
+    seen: &mut HashSet<usize>,
+) -> bool {
+    for &i in candidates(node) {
+        let cap = capacity(i);
+        if cap == 0 || !seen.insert(i) {
+            continue;
+        }
+        if holders.used(i) < cap {
+            holders.take(i, node);
+            add_unit(&mut fills[node], i);
+            return true;
+        }
+        for other in holders.of(i) {
+            if other != node && augment(other, candidates, capacity, holders, fills, seen) {
+                let gone = remove_unit(&mut fills[other], i);
+                holders.give_back(i, other, gone);
+                holders.take(i, node);
+                add_unit(&mut fills[node], i);
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// One template's requirements and, for each, the indices of the items passing its check, best first.
@@ -296,107 +398,70 @@ impl<'t> Options<'t> {
         self.template.requirements.iter().enumerate().filter(|(_, r)| !r.optional).map(|(n, _)| n)
     }
 
-    fn required_count(&self) -> usize {
-        self.required().count()
+    /// The units its non-optional requirements ask for, summed (one per requirement when none asks for more).
+    fn required_units(&self) -> u32 {
+        self.required().map(|r| self.template.requirements[r].count).sum()
     }
 
     /// How many free items could fill its non-optional requirements, summed: the smaller, the more particular
     /// the template is about its items, and the sooner it should have them.
-    fn choice(&self, free: &[bool]) -> usize {
-        self.required().map(|r| self.candidates[r].iter().filter(|&&i| free[i]).count()).sum()
+    fn choice(&self, free: &[u32]) -> usize {
+        self.required().map(|r| self.candidates[r].iter().filter(|&&i| free[i] > 0).count()).sum()
     }
 
-    /// A maximum matching of the non-optional requirements to free items: for each requirement, the item index
-    /// or `None`. Requirements with the fewest free candidates go first, each trying its best candidate first.
-    fn matching(&self, free: &[bool]) -> Vec<Option<usize>> {
+    /// A maximum matching of the non-optional requirements' units to the free units: for each requirement, its
+    /// fill. Requirements with the fewest free candidates go first, each trying its best candidate first.
+    fn matching(&self, free: &[u32]) -> Vec<Fill> {
         let mut order: Vec<usize> = self.required().collect();
-        order.sort_by_key(|&r| (self.candidates[r].iter().filter(|&&i| free[i]).count(), r));
-        let mut holder: HashMap<usize, usize> = HashMap::default();
-        let mut filled: Vec<Option<usize>> = vec![None; self.template.requirements.len()];
+        order.sort_by_key(|&r| (self.candidates[r].iter().filter(|&&i| free[i] > 0).count(), r));
+        let mut holders = Holders::default();
+        let mut fills: Vec<Fill> = vec![Vec::new(); self.template.requirements.len()];
         for r in order {
-            let mut seen = HashSet::default();
-            self.augment(r, free, &mut holder, &mut filled, &mut seen);
-        }
-        filled
-    }
-
-    /// Kuhn's augmenting path: gives requirement `r` an item, moving earlier requirements to other items of theirs
-    /// when that frees one.
-    fn augment(
-        &self,
-        r: usize,
-        free: &[bool],
-        holder: &mut HashMap<usize, usize>,
-        filled: &mut [Option<usize>],
-        seen: &mut HashSet<usize>,
-    ) -> bool {
-        for &i in &self.candidates[r] {
-            if !free[i] || !seen.insert(i) {
-                continue;
-            }
-            let moved = match holder.get(&i).copied() {
-                None => true,
-                Some(other) => self.augment(other, free, holder, filled, seen),
-            };
-            if moved {
-                holder.insert(i, r);
-                filled[r] = Some(i);
-                return true;
+            for _ in 0..self.template.requirements[r].count {
+                let mut seen = HashSet::default();
+                let found =
+                    augment(r, &|n| self.candidates[n].as_slice(), &|i| free[i], &mut holders, &mut fills, &mut seen);
+                if !found {
+                    break;
+                }
             }
         }
-        false
+        fills
     }
 }
 
-/// A matching of the non-optional requirements of several templates at once to distinct items. It holds only
-/// what is matched (a few dozen requirements), never a slot per spare item, so trying a template on a copy
-/// costs the same at 100 items and at 100,000.
+/// A matching of the non-optional requirements of several templates at once to the spare units, within each
+/// item's units. It holds only what is matched (a few dozen requirements), never a slot per spare item.
 #[derive(Debug, Clone, Default)]
 struct Joint {
     /// The requirements matched, as (template, requirement) indices, in the order they were added.
     nodes: Vec<(usize, usize)>,
-    /// For each node, its item.
-    filled: Vec<Option<usize>>,
-    /// For each item held, the node holding it.
-    holder: HashMap<usize, usize>,
+    /// For each node, its fill.
+    fills: Vec<Fill>,
+    holders: Holders,
 }
 
 impl Joint {
-    /// Adds template `t`'s non-optional requirements, moving items between requirements already matched where
-    /// that frees one. True when every requirement got an item; otherwise the matching is spoiled and the caller
-    /// drops it (it works on a clone).
-    fn add(&mut self, options: &[Options<'_>], t: usize) -> bool {
+    /// Adds template `t`'s non-optional requirements, moving units between requirements already matched where
+    /// that frees some. True when every requirement got all its units; otherwise the matching is spoiled and the
+    /// caller drops it (it works on a clone).
+    fn add(&mut self, options: &[Options<'_>], capacity: &impl Fn(usize) -> u32, t: usize) -> bool {
         let mut order: Vec<usize> = options[t].required().collect();
         order.sort_by_key(|&r| (options[t].candidates[r].len(), r));
         for r in order {
             self.nodes.push((t, r));
-            self.filled.push(None);
-            let mut seen = HashSet::default();
-            if !self.augment(options, self.nodes.len() - 1, &mut seen) {
-                return false;
+            self.fills.push(Vec::new());
+            let node = self.nodes.len() - 1;
+            let nodes = &self.nodes;
+            let candidates = |n: usize| options[nodes[n].0].candidates[nodes[n].1].as_slice();
+            for _ in 0..options[t].template.requirements[r].count {
+                let mut seen = HashSet::default();
+                if !augment(node, &candidates, capacity, &mut self.holders, &mut self.fills, &mut seen) {
+                    return false;
+                }
             }
         }
         true
-    }
-
-    /// Kuhn's augmenting path for one node, trying its candidates best first.
-    fn augment(&mut self, options: &[Options<'_>], node: usize, seen: &mut HashSet<usize>) -> bool {
-        let (t, r) = self.nodes[node];
-        for &i in &options[t].candidates[r] {
-            if !seen.insert(i) {
-                continue;
-            }
-            let moved = match self.holder.get(&i).copied() {
-                None => true,
-                Some(other) => self.augment(options, other, seen),
-            };
-            if moved {
-                self.holder.insert(i, node);
-                self.filled[node] = Some(i);
-                return true;
-            }
-        }
-        false
     }
 
     /// The templates matched, in the order they were added.
@@ -411,26 +476,28 @@ impl Joint {
     }
 }
 
-/// A template chosen, by index, with the item index chosen for each requirement.
+/// A template chosen, by index, with each requirement's fill.
 struct Chosen {
     template: usize,
-    filled: Vec<Option<usize>>,
+    filled: Vec<Fill>,
 }
 
-fn covered(filled: &[Option<usize>]) -> usize {
-    filled.iter().flatten().count()
+/// The units of the non-optional requirements a template's fills cover.
+fn covered(options: &Options<'_>, filled: &[Fill]) -> u32 {
+    options.required().map(|r| units_of(&filled[r])).sum()
 }
 
-fn take(free: &mut [bool], filled: &[Option<usize>]) {
-    for &i in filled.iter().flatten() {
-        free[i] = false;
+fn take(free: &mut [u32], filled: &[Fill]) {
+    for &(i, u) in filled.iter().flatten() {
+        free[i] -= u;
     }
 }
 
-/// **The** allocation rule: which templates to propose from `stock` and which item fills each requirement (see
-/// the module's documentation), at most [`MAX_ALLOCATIONS`]; what fits the owner's wish comes first, the rest in
-/// the order chosen. `wished` gives each template's fit to the wish ([`Template::relevance`]; all 0, or empty,
-/// without one). Every item filled passes its requirement's check, and no item fills two requirements.
+/// **The** allocation rule: which templates to propose from `stock` and which units of which items fill each
+/// requirement (see the module's documentation), at most [`MAX_ALLOCATIONS`]; what fits the owner's wish comes
+/// first, the rest in the order chosen. `wished` gives each template's fit to the wish ([`Template::relevance`];
+/// all 0, or empty, without one). Every item filled passes its requirement's check, a requirement never gets
+/// more than its count, and no item gives more units than it has spare ([`SpareItem::units`]).
 ///
 /// ```
 /// use trove_domain::allocation::{Stock, allocate};
@@ -450,7 +517,7 @@ fn take(free: &mut [bool], filled: &[Option<usize>]) {
 /// .stored(ItemId(7), Timestamp::default());
 /// let items = [pi];
 /// let allocations = allocate(&[template.with_id(TemplateId(1))], &Stock::new(&items), &[]);
-/// assert_eq!(allocations[0].filled[0].map(|i| i.id), Some(ItemId(7)));
+/// assert_eq!(allocations[0].filled[0].iter().map(|(i, units)| (i.id, *units)).collect::<Vec<_>>(), [(ItemId(7), 1)]);
 /// ```
 pub fn allocate<'a>(templates: &[Template], stock: &Stock<'a>, wished: &[u32]) -> Vec<Allocation<'a>> {
     // Templates share checks (the built-in catalogue's 118 requirements are 78 distinct ones): each distinct
@@ -476,31 +543,33 @@ fn allocate_over<'a>(
 ) -> Vec<Allocation<'a>> {
     let wished = |t: usize| wished.get(t).copied().unwrap_or(0);
     let options: Vec<Options<'_>> = templates.iter().map(|t| Options::new(t, candidates)).collect();
-    let mut free = vec![true; stock.len()];
+    let mut free: Vec<u32> = stock.items.iter().map(|i| i.units).collect();
+    let capacity = |i: usize| stock.items[i].units;
     let mut left: Vec<usize> = (0..templates.len()).collect();
     let mut chosen: Vec<Chosen> = Vec::new();
 
-    // Complete templates. Items are not fixed to a template until the end: a joint matching over the
+    // Complete templates. Units are not fixed to a template until the end: a joint matching over the
     // requirements of every template chosen so far proves they can all be complete at once. Each round adds the
     // template that fits the wish best, then the one leaving the most other templates still addable, then the one
-    // putting more items to use, then the more particular one.
+    // putting more units to use, then the more particular one.
     let mut joint = Joint::default();
     while joint.templates().len() < MAX_ALLOCATIONS {
         let addable: Vec<(usize, Joint)> = left
             .iter()
             .filter_map(|&t| {
                 let mut with = joint.clone();
-                with.add(&options, t).then_some((t, with))
+                with.add(&options, &capacity, t).then_some((t, with))
             })
             .collect();
         let best = addable
             .iter()
             .map(|(t, with)| {
-                let spoiled = addable.iter().filter(|(o, _)| o != t && !with.clone().add(&options, *o)).count();
+                let spoiled =
+                    addable.iter().filter(|(o, _)| o != t && !with.clone().add(&options, &capacity, *o)).count();
                 let key = (
                     Reverse(wished(*t)),
                     spoiled,
-                    usize::MAX - options[*t].required_count(),
+                    Reverse(options[*t].required_units()),
                     options[*t].choice(&free),
                     *t,
                 );
@@ -512,10 +581,10 @@ fn allocate_over<'a>(
         left.retain(|&l| l != t);
     }
     for t in joint.templates() {
-        let mut filled = vec![None; templates[t].requirements.len()];
+        let mut filled = vec![Vec::new(); templates[t].requirements.len()];
         for (node, &(nt, r)) in joint.nodes.iter().enumerate() {
             if nt == t {
-                filled[r] = joint.filled[node];
+                filled[r] = joint.fills[node].clone();
             }
         }
         take(&mut free, &filled);
@@ -528,7 +597,7 @@ fn allocate_over<'a>(
     if best_fit > 0 && chosen.iter().all(|c| wished(c.template) < best_fit) {
         for t in left.clone().into_iter().filter(|&t| wished(t) == best_fit) {
             let filled = options[t].matching(&free);
-            if covered(&filled) > 0 {
+            if covered(&options[t], &filled) > 0 {
                 take(&mut free, &filled);
                 chosen.push(Chosen { template: t, filled });
                 left.retain(|&l| l != t);
@@ -536,19 +605,19 @@ fn allocate_over<'a>(
         }
     }
 
-    // Too few complete ones: the best partial ones too, with at least half their requirements covered.
+    // Too few complete ones: the best partial ones too, with at least half their units covered.
     if chosen.len() < MIN_COMPLETE {
         while chosen.len() < WITH_PARTIAL {
             let best = left
                 .iter()
                 .map(|&t| (t, options[t].matching(&free)))
                 .filter(|(t, filled)| {
-                    let have = covered(filled);
-                    have > 0 && have * 2 >= options[*t].required_count()
+                    let have = covered(&options[*t], filled);
+                    have > 0 && have * 2 >= options[*t].required_units()
                 })
                 .max_by(|(a, fa), (b, fb)| {
-                    let (ha, na) = (covered(fa), options[*a].required_count());
-                    let (hb, nb) = (covered(fb), options[*b].required_count());
+                    let (ha, na) = (u64::from(covered(&options[*a], fa)), u64::from(options[*a].required_units()));
+                    let (hb, nb) = (u64::from(covered(&options[*b], fb)), u64::from(options[*b].required_units()));
                     (ha * nb).cmp(&(hb * na)).then(ha.cmp(&hb)).then(b.cmp(a))
                 });
             let Some((t, filled)) = best else { break };
@@ -562,15 +631,23 @@ fn allocate_over<'a>(
     chosen.sort_by_key(|c| Reverse(wished(c.template)));
     chosen.truncate(MAX_ALLOCATIONS);
 
-    // Optional requirements, from what is left, in the order the templates were chosen.
+    // Optional requirements, from what is left, in the order the templates were chosen, best candidate first.
     for c in &mut chosen {
         for (r, requirement) in templates[c.template].requirements.iter().enumerate() {
             if !requirement.optional {
                 continue;
             }
-            if let Some(&i) = options[c.template].candidates[r].iter().find(|&&i| free[i]) {
-                free[i] = false;
-                c.filled[r] = Some(i);
+            let mut wanted = requirement.count;
+            for &i in &options[c.template].candidates[r] {
+                let units = wanted.min(free[i]);
+                if units > 0 {
+                    free[i] -= units;
+                    c.filled[r].push((i, units));
+                    wanted -= units;
+                }
+                if wanted == 0 {
+                    break;
+                }
             }
         }
     }
@@ -578,7 +655,7 @@ fn allocate_over<'a>(
         .into_iter()
         .map(|c| Allocation {
             template: c.template,
-            filled: c.filled.into_iter().map(|i| i.map(|i| stock.items[i])).collect(),
+            filled: c.filled.into_iter().map(|f| f.into_iter().map(|(i, u)| (stock.items[i], u)).collect()).collect(),
         })
         .collect()
 }

@@ -62,6 +62,9 @@ struct RequirementEntry {
     optional: bool,
     #[serde(default)]
     fields: Vec<BoundEntry>,
+    /// How many like units it takes; 1 when not given.
+    #[serde(default)]
+    count: Option<u32>,
 }
 
 /// One bound of `fields = [...]`, in any unit spelling the units module reads.
@@ -82,7 +85,11 @@ impl RequirementEntry {
             .map(|b| FieldBound::new(&b.key, b.min, b.max, &b.unit))
             .collect::<Result<Vec<_>, _>>()?;
         let item_types: Vec<&str> = self.item_types.iter().map(String::as_str).collect();
-        requirement(&self.key, &self.label, &item_types, self.min_condition, self.optional, fields)
+        let built = requirement(&self.key, &self.label, &item_types, self.min_condition, self.optional, fields)?;
+        match self.count {
+            Some(n) => built.with_count(n),
+            None => Ok(built),
+        }
     }
 }
 

@@ -263,7 +263,7 @@ mod tests {
             title: "Weather station".into(),
             reason: String::new(),
             status: ProjectStatus::Proposed,
-            allocations: vec![Allocation { requirement: "mcu".into(), item_id: ItemId(7) }],
+            allocations: vec![Allocation { requirement: "mcu".into(), item_id: ItemId(7), units: 1 }],
             missing: vec!["sensor".into()],
             created_at: DateTime::UNIX_EPOCH,
             updated_at: DateTime::UNIX_EPOCH,

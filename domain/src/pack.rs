@@ -40,6 +40,8 @@ pub struct PackAllocation {
     /// The machine check in words ([`crate::template::Requirement::describe_check`]).
     pub check: String,
     pub item_id: ItemId,
+    /// How many of the item's units it takes: 1 for a single thing.
+    pub units: u32,
     /// `None` when the item is no longer in the inventory.
     pub item: Option<PackItem>,
     /// Something that stands in the way of using the item: missing from the inventory, gone.
@@ -124,7 +126,7 @@ pub fn advisable_tests(item_type: &str) -> &'static [&'static str] {
 /// #     item_type: ItemType::new("lithium_cell").unwrap(), profile: String::new(), condition: Condition::Good,
 /// #     intent: Intent::Keep, availability: Availability::Available, project: None, gone: None,
 /// #     measurements: vec![], faults: vec![], tests_done: vec![], accessories: vec![], components: vec![],
-/// #     quantity: 1, min_quantity: None, tags: Tags::default(), details: Details::default(),
+/// #     quantity: 1, min_quantity: None, units_held: 0, tags: Tags::default(), details: Details::default(),
 /// #     location: None, place_id: None, cover: None, created_at: at, updated_at: at, version: 1 };
 /// cell.tests_done.push(TestDone::new("Capacity Test", TestResult::Fail, None, at, None).unwrap());
 /// assert_eq!(trove_domain::pack::tests_still_advisable(&cell), ["internal resistance"]);
@@ -154,7 +156,7 @@ pub fn tests_still_advisable(item: &Item) -> Vec<String> {
 /// #     .unwrap().with_id(TemplateId(1));
 /// # let project = Project { id: ProjectId(3), template_id: TemplateId(1), title: "Ad-blocker".into(),
 /// #     reason: "spare Pi".into(), status: ProjectStatus::Proposed,
-/// #     allocations: vec![Allocation { requirement: "controller".into(), item_id: ItemId(12) }],
+/// #     allocations: vec![Allocation { requirement: "controller".into(), item_id: ItemId(12), units: 1 }],
 /// #     missing: vec![], created_at: at, updated_at: at };
 /// let pack = trove_domain::pack::build_pack(&project, &template, &[]);
 /// assert_eq!(pack.allocations[0].problem.as_deref(), Some("item 12 is missing from the inventory"));
@@ -175,6 +177,7 @@ pub fn build_pack(project: &Project, template: &Template, items: &[Item]) -> Bui
             (Some(i), None) => {
                 let place = i.location.as_deref().map(one_line).filter(|l| !l.is_empty());
                 let name = one_line(i.name.as_str());
+                let name = if a.units > 1 { format!("{} x {name}", a.units) } else { name };
                 checklist.push(match place {
                     Some(l) => format!("Gather {name} (item {}) from {l}, for {}", i.id, a.requirement),
                     None => format!("Gather {name} (item {}), for {}", i.id, a.requirement),
@@ -188,6 +191,7 @@ pub fn build_pack(project: &Project, template: &Template, items: &[Item]) -> Bui
             label,
             check,
             item_id: a.item_id,
+            units: a.units,
             item: item.map(pack_item),
             problem,
         });
@@ -271,6 +275,10 @@ impl BuildPack {
             md.push(String::new());
             if let Some(p) = &a.problem {
                 md.push(format!("**Problem:** {p}."));
+                md.push(String::new());
+            }
+            if a.units > 1 {
+                md.push(format!("Takes {} units.", a.units));
                 md.push(String::new());
             }
             match &a.item {
@@ -382,7 +390,7 @@ mod tests {
             status: ProjectStatus::Accepted,
             allocations: allocations
                 .iter()
-                .map(|(r, i)| Allocation { requirement: (*r).into(), item_id: ItemId(*i) })
+                .map(|(r, i)| Allocation { requirement: (*r).into(), item_id: ItemId(*i), units: 1 })
                 .collect(),
             missing: missing.iter().map(|m| (*m).to_owned()).collect(),
             created_at: at(1),

@@ -2,11 +2,11 @@
 
 use crate::Timestamp;
 use crate::ids::{ItemId, ProjectId, TemplateId};
-use crate::item::Item;
+use crate::item::{Hold, Item};
 use crate::template::Template;
 use crate::text::{Lines, clean, clip};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
 /// What the model proposes, read from its final answer (the application's `ProposalSet` contract). Nothing here
@@ -25,11 +25,12 @@ pub struct Proposal {
     pub allocations: Vec<ProposedAllocation>,
 }
 
-/// One item the model proposes for one requirement.
+/// One item the model proposes for one requirement, with how many of its units (1 for a single thing).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProposedAllocation {
     pub requirement: String,
     pub item_id: i64,
+    pub units: u32,
 }
 
 /// Where a project is in its life.
@@ -66,11 +67,18 @@ impl fmt::Display for ProjectStatus {
     }
 }
 
-/// A written allocation: this item fills this requirement.
+/// A written allocation: this item fills this requirement with this many of its units.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Allocation {
     pub requirement: String,
     pub item_id: ItemId,
+    /// 1 for a single thing; allocations written before stock counts had none.
+    #[serde(default = "one_unit")]
+    pub units: u32,
+}
+
+fn one_unit() -> u32 {
+    1
 }
 
 /// A project as the store holds it.
@@ -123,9 +131,10 @@ pub const REASON_MAX: usize = 1000;
 /// **The rules that write projects.** For each proposal: the template must exist (else the proposal is dropped
 /// whole); each allocation must name one of its requirement keys, an item of the household (`items` holds
 /// every item the proposals name that exists in the household, whatever its state), buildable, passing the
-/// requirement's machine check, not used twice within the set and not already filling another requirement of
-/// the proposal. A proposal with at least one surviving allocation becomes a project whose `missing` lists the
-/// non-optional requirements left uncovered.
+/// requirement's machine check, with at least one unit; a requirement never gets more units than its count, and
+/// an item never gives more units across the set than it has available ([`Item::units`]: a single thing is used
+/// once). A proposal with at least one surviving allocation becomes a project whose `missing` lists the
+/// non-optional requirements left short of their count.
 ///
 /// Titles and reasons are model text: they are trimmed and clipped, their control characters made spaces, never
 /// interpreted.
@@ -138,7 +147,8 @@ pub const REASON_MAX: usize = 1000;
 /// ```
 pub fn decide(set: &ProposalSet, templates: &HashMap<TemplateId, Template>, items: &HashMap<ItemId, Item>) -> Decision {
     let mut decision = Decision::default();
-    let mut used: HashSet<ItemId> = HashSet::new();
+    // Units of each item the projects written so far take.
+    let mut used: HashMap<ItemId, u32> = HashMap::new();
     for proposal in &set.proposals {
         let drop = |requirement: Option<&str>, item_id: Option<i64>, reason: String| Dropped {
             template_id: proposal.template_id,
@@ -157,6 +167,9 @@ pub fn decide(set: &ProposalSet, templates: &HashMap<TemplateId, Template>, item
             continue;
         };
         let mut kept: Vec<Allocation> = Vec::new();
+        let filled = |kept: &[Allocation], key: &str| -> u32 {
+            kept.iter().filter(|k| k.requirement == key).map(|k| k.units).sum()
+        };
         for a in &proposal.allocations {
             let refuse = |reason: String| drop(Some(&a.requirement), Some(a.item_id), reason);
             let Some(requirement) = template.requirement(a.requirement.trim()) else {
@@ -175,15 +188,38 @@ pub fn decide(set: &ProposalSet, templates: &HashMap<TemplateId, Template>, item
                 decision.dropped.push(refuse(miss.to_string()));
                 continue;
             }
-            if kept.iter().any(|k| k.requirement == requirement.key.as_str()) {
-                decision.dropped.push(refuse(format!("requirement {} already allocated", requirement.key)));
+            if a.units == 0 {
+                decision.dropped.push(refuse("no units: an allocation takes at least 1".into()));
                 continue;
             }
-            if !used.insert(item.id) {
-                decision.dropped.push(refuse("used twice".into()));
+            let key = requirement.key.as_str();
+            let have = filled(&kept, key);
+            if have + a.units > requirement.count {
+                decision.dropped.push(refuse(if requirement.count == 1 {
+                    format!("requirement {key} already allocated")
+                } else {
+                    format!(
+                        "requirement {key} takes {} units; {have} already allocated, {} more asked",
+                        requirement.count, a.units
+                    )
+                }));
                 continue;
             }
-            kept.push(Allocation { requirement: requirement.key.to_string(), item_id: item.id });
+            let taken = used.get(&item.id).copied().unwrap_or(0);
+            let available = item.units().available;
+            if taken + a.units > available {
+                decision.dropped.push(refuse(if available == 1 && a.units == 1 {
+                    "used twice".into()
+                } else {
+                    format!("{} units asked; {} of {available} left", a.units, available - taken.min(available))
+                }));
+                continue;
+            }
+            used.insert(item.id, taken + a.units);
+            match kept.iter_mut().find(|k| k.requirement == key && k.item_id == item.id) {
+                Some(k) => k.units += a.units,
+                None => kept.push(Allocation { requirement: key.to_string(), item_id: item.id, units: a.units }),
+            }
         }
         if kept.is_empty() {
             if proposal.allocations.is_empty() {
@@ -194,7 +230,7 @@ pub fn decide(set: &ProposalSet, templates: &HashMap<TemplateId, Template>, item
         let missing = template
             .requirements
             .iter()
-            .filter(|r| !r.optional && !kept.iter().any(|k| k.requirement == r.key.as_str()))
+            .filter(|r| !r.optional && filled(&kept, r.key.as_str()) < r.count)
             .map(|r| r.key.to_string())
             .collect();
         let title = Some(clip(&clean(&proposal.title, Lines::One), TITLE_MAX))
@@ -229,23 +265,46 @@ pub enum LifecycleError {
     NotBuildable { item: ItemId, reason: String },
     #[error("item {0} no longer exists")]
     ItemMissing(ItemId),
+    #[error("{name:?} has {available} units free; the project needs {asked}")]
+    TooFewUnits { item: ItemId, name: String, asked: u32, available: u32 },
 }
 
-/// The rule for accepting a project: it must be `proposed` and every allocated item still buildable. The store
-/// then reserves the items atomically, conditional on each item being unchanged since it was read.
+/// The rule for accepting a project: it must be `proposed`, every allocated item still buildable and with the
+/// units the project takes of it still available ([`Item::units`], summed over its allocations). The holds to
+/// take, one per item in the order first allocated ([`Hold::of`]): the store takes them atomically, a whole
+/// item only if unchanged since it was read, units of a stock only if still available.
 ///
 /// # Errors
-/// [`LifecycleError::WrongStatus`] unless proposed; [`LifecycleError::ItemMissing`] or
-/// [`LifecycleError::NotBuildable`] naming the first item that blocks.
-pub fn check_accept(project: &Project, items: &BTreeMap<ItemId, Item>) -> Result<(), LifecycleError> {
+/// [`LifecycleError::WrongStatus`] unless proposed; [`LifecycleError::ItemMissing`],
+/// [`LifecycleError::NotBuildable`] or [`LifecycleError::TooFewUnits`] naming the first item that blocks.
+pub fn check_accept(project: &Project, items: &BTreeMap<ItemId, Item>) -> Result<Vec<Hold>, LifecycleError> {
     if project.status != ProjectStatus::Proposed {
         return Err(LifecycleError::WrongStatus { project: project.id, status: project.status, expected: "proposed" });
     }
+    let mut asked: Vec<(ItemId, u32)> = Vec::new();
     for a in &project.allocations {
-        let item = items.get(&a.item_id).ok_or(LifecycleError::ItemMissing(a.item_id))?;
-        item.buildable().map_err(|why| LifecycleError::NotBuildable { item: a.item_id, reason: why.to_string() })?;
+        match asked.iter_mut().find(|(i, _)| *i == a.item_id) {
+            Some((_, u)) => *u += a.units,
+            None => asked.push((a.item_id, a.units)),
+        }
     }
-    Ok(())
+    asked
+        .into_iter()
+        .map(|(id, units)| {
+            let item = items.get(&id).ok_or(LifecycleError::ItemMissing(id))?;
+            item.buildable().map_err(|why| LifecycleError::NotBuildable { item: id, reason: why.to_string() })?;
+            let available = item.units().available;
+            if units > available {
+                return Err(LifecycleError::TooFewUnits {
+                    item: id,
+                    name: item.name.to_string(),
+                    asked: units,
+                    available,
+                });
+            }
+            Ok(Hold::of(item, units))
+        })
+        .collect()
 }
 
 /// The rule for building: only an accepted project is built.
@@ -320,7 +379,7 @@ mod tests {
             reason: "spare parts".into(),
             allocations: allocs
                 .iter()
-                .map(|(r, i)| ProposedAllocation { requirement: (*r).into(), item_id: *i })
+                .map(|(r, i)| ProposedAllocation { requirement: (*r).into(), item_id: *i, units: 1 })
                 .collect(),
         }
     }
@@ -379,7 +438,10 @@ mod tests {
         );
         // The first proposal keeps its display and misses its controller; the second keeps its controller.
         assert_eq!(d.projects.len(), 2);
-        assert_eq!(d.projects[0].allocations, vec![Allocation { requirement: "display".into(), item_id: ItemId(12) }]);
+        assert_eq!(
+            d.projects[0].allocations,
+            vec![Allocation { requirement: "display".into(), item_id: ItemId(12), units: 1 }]
+        );
         assert_eq!(d.projects[0].missing, vec!["controller".to_owned()]);
         assert_eq!(d.projects[1].missing, vec!["display".to_owned()]);
     }
@@ -422,13 +484,13 @@ mod tests {
             title: "t".into(),
             reason: "r".into(),
             status: ProjectStatus::Proposed,
-            allocations: vec![Allocation { requirement: "controller".into(), item_id: ItemId(10) }],
+            allocations: vec![Allocation { requirement: "controller".into(), item_id: ItemId(10), units: 1 }],
             missing: vec![],
             created_at: crate::item::fixtures::at(1),
             updated_at: crate::item::fixtures::at(1),
         };
-        assert_eq!(check_accept(&project, &items), Ok(()));
-        project.allocations.push(Allocation { requirement: "display".into(), item_id: ItemId(15) });
+        assert_eq!(check_accept(&project, &items), Ok(vec![Hold::Whole { item: ItemId(10), version: 1 }]));
+        project.allocations.push(Allocation { requirement: "display".into(), item_id: ItemId(15), units: 1 });
         assert_eq!(
             check_accept(&project, &items).unwrap_err().to_string(),
             "item 15 is no longer buildable (reserved by project 7)"
@@ -440,5 +502,67 @@ mod tests {
         project.status = ProjectStatus::Built;
         assert!(check_drop(&project).is_err());
         assert!(check_build(&project).is_err());
+    }
+
+    #[test]
+    fn units_of_a_stock_are_allocated_up_to_what_is_free_and_each_requirement_up_to_its_count() {
+        let cells =
+            requirement("cells", "4 AA cells", &["aa_cell"], None, false, vec![]).unwrap().with_count(4).unwrap();
+        let torch = NewTemplate::new("Torch", "Light.", "an hour", &[], vec![cells]).unwrap().with_id(TemplateId(2));
+        let templates = HashMap::from([(torch.id, torch)]);
+        let mut stock = item(20, "aa_cell", Condition::Good);
+        stock.quantity = 10;
+        stock.units_held = 4;
+        let items = HashMap::from([(stock.id, stock.clone())]);
+        let asked = |units: &[u32]| Proposal {
+            template_id: 2,
+            title: "t".into(),
+            reason: "r".into(),
+            allocations: units
+                .iter()
+                .map(|&units| ProposedAllocation { requirement: "cells".into(), item_id: 20, units })
+                .collect(),
+        };
+        // 6 free: 3 + 1 fill the count of 4 (kept as one allocation of 4); then 1 more is over the count.
+        let d = decide(&ProposalSet { proposals: vec![asked(&[3, 1, 1])] }, &templates, &items);
+        assert_eq!(
+            d.projects[0].allocations,
+            vec![Allocation { requirement: "cells".into(), item_id: ItemId(20), units: 4 }]
+        );
+        assert!(d.projects[0].missing.is_empty());
+        assert_eq!(
+            reasons(&d),
+            vec![(Some(20), "requirement cells takes 4 units; 4 already allocated, 1 more asked".to_owned())]
+        );
+        // Two proposals over the same 6 free units: the second may take only the 2 left; 0 units is no allocation.
+        let d = decide(&ProposalSet { proposals: vec![asked(&[4]), asked(&[3, 2, 0])] }, &templates, &items);
+        assert_eq!(
+            reasons(&d),
+            vec![
+                (Some(20), "3 units asked; 2 of 6 left".to_owned()),
+                (Some(20), "no units: an allocation takes at least 1".to_owned())
+            ]
+        );
+        assert_eq!(d.projects[1].allocations[0].units, 2);
+        assert_eq!(d.projects[1].missing, vec!["cells".to_owned()], "2 of 4 is short of the count");
+
+        // Accepting takes units of the stock; more than are free is refused, naming the stock.
+        let project = |units: u32| Project {
+            id: ProjectId(5),
+            template_id: TemplateId(2),
+            title: "t".into(),
+            reason: "r".into(),
+            status: ProjectStatus::Proposed,
+            allocations: vec![Allocation { requirement: "cells".into(), item_id: ItemId(20), units }],
+            missing: vec![],
+            created_at: crate::item::fixtures::at(1),
+            updated_at: crate::item::fixtures::at(1),
+        };
+        let by_id = BTreeMap::from([(stock.id, stock.clone())]);
+        assert_eq!(check_accept(&project(6), &by_id), Ok(vec![Hold::Units { item: ItemId(20), units: 6 }]));
+        assert_eq!(
+            check_accept(&project(7), &by_id).unwrap_err().to_string(),
+            "\"item 20\" has 6 units free; the project needs 7"
+        );
     }
 }

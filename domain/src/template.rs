@@ -95,7 +95,17 @@ pub struct Requirement {
     pub disqualifying_faults: Vec<Severity>,
     /// Bounds on the item's current fields.
     pub fields: Vec<FieldBound>,
+    /// How many like units it takes ("4 x AA cell"), from one stock item or several: 1 for one thing.
+    #[serde(default = "one")]
+    pub count: u32,
 }
+
+fn one() -> u32 {
+    1
+}
+
+/// Most units one requirement asks for.
+pub const COUNT_MAX: u32 = 10_000;
 
 /// Default for [`Requirement::disqualifying_faults`]: a major or blocking fault keeps an item out of a build.
 pub const DEFAULT_DISQUALIFYING: [Severity; 2] = [Severity::Major, Severity::Blocking];
@@ -245,8 +255,16 @@ impl Requirement {
     /// assert!(!a.same_check(&c));
     /// ```
     pub fn same_check(&self, other: &Requirement) -> bool {
-        let Requirement { key: _, label: _, optional: _, item_types, min_condition, disqualifying_faults, fields } =
-            self;
+        let Requirement {
+            key: _,
+            label: _,
+            optional: _,
+            count: _,
+            item_types,
+            min_condition,
+            disqualifying_faults,
+            fields,
+        } = self;
         *item_types == other.item_types
             && *min_condition == other.min_condition
             && *disqualifying_faults == other.disqualifying_faults
@@ -526,7 +544,32 @@ pub fn requirement(
         optional,
         disqualifying_faults: DEFAULT_DISQUALIFYING.to_vec(),
         fields,
+        count: 1,
     })
+}
+
+impl Requirement {
+    /// The requirement asking for `count` like units (1 to [`COUNT_MAX`]).
+    ///
+    /// ```
+    /// use trove_domain::template::requirement;
+    /// let cells = requirement("cells", "AA cells", &["aa_cell"], None, false, vec![]).unwrap();
+    /// assert_eq!(cells.clone().with_count(4).unwrap().count, 4);
+    /// assert_eq!(cells.with_count(0).unwrap_err().to_string(), "requirement cells: count must be from 1 to 10000, not 0");
+    /// ```
+    ///
+    /// # Errors
+    /// [`TemplateError::BadRequirement`] outside that range.
+    pub fn with_count(mut self, count: u32) -> Result<Self, TemplateError> {
+        if !(1..=COUNT_MAX).contains(&count) {
+            return Err(TemplateError::BadRequirement {
+                key: self.key.to_string(),
+                reason: format!("count must be from 1 to {COUNT_MAX}, not {count}"),
+            });
+        }
+        self.count = count;
+        Ok(self)
+    }
 }
 
 #[cfg(test)]

@@ -131,8 +131,8 @@ async fn write_rounds(store: &Arc<Store>, household: HouseholdId) -> Vec<Round> 
             title: format!("Round {r} side {side}"),
             reason: "races for the shared board".into(),
             allocations: vec![
-                Allocation { requirement: key.clone(), item_id: shared },
-                Allocation { requirement: format!("{key}_spare"), item_id: own[side] },
+                Allocation { requirement: key.clone(), item_id: shared, units: 1 },
+                Allocation { requirement: format!("{key}_spare"), item_id: own[side], units: 1 },
             ],
             missing: Vec::new(),
         };

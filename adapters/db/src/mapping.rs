@@ -56,12 +56,13 @@ pub(crate) struct ItemRow {
     pub min_quantity: Option<i64>,
     pub tags: String,
     pub details: String,
+    pub units_held: i64,
     /// The item's first photo (`MIN(media.id)` of its photos), or none.
     pub cover: Option<i64>,
 }
 
 /// The columns of `items` that [`ItemRow`] reads, in its order (`cover` is an expression the query adds).
-pub(crate) const ITEM_ROW_COLUMNS: [items::Column; 24] = {
+pub(crate) const ITEM_ROW_COLUMNS: [items::Column; 25] = {
     use items::Column as C;
     [
         C::Id,
@@ -88,6 +89,7 @@ pub(crate) const ITEM_ROW_COLUMNS: [items::Column; 24] = {
         C::MinQuantity,
         C::Tags,
         C::Details,
+        C::UnitsHeld,
     ]
 };
 
@@ -118,6 +120,7 @@ impl From<items::Model> for ItemRow {
             min_quantity: m.min_quantity,
             tags: m.tags,
             details: m.details,
+            units_held: m.units_held,
             cover: None,
         }
     }
@@ -156,6 +159,7 @@ pub(crate) fn item_row(m: ItemRow) -> anyhow::Result<Item> {
         min_quantity: m.min_quantity,
         tags: &m.tags,
         details: &m.details,
+        units_held: m.units_held,
         cover: m.cover,
     })
 }
@@ -186,6 +190,7 @@ struct ItemCols<'a> {
     min_quantity: Option<i64>,
     tags: &'a str,
     details: &'a str,
+    units_held: i64,
     cover: Option<i64>,
 }
 
@@ -222,6 +227,7 @@ fn item_cols(m: ItemCols<'_>) -> anyhow::Result<Item> {
         components: from_json_list(m.components, "components", id)?,
         quantity: units(m.quantity, "quantity", id)?,
         min_quantity: m.min_quantity.map(|q| units(q, "min_quantity", id)).transpose()?,
+        units_held: units(m.units_held, "units_held", id)?,
         tags: if m.tags == "[]" { Tags::default() } else { from_json(m.tags, "tags", id)? },
         details: if m.details == "{}" { Details::default() } else { from_json(m.details, "details", id)? },
         place_id: m.place_id.map(PlaceId),
@@ -273,7 +279,8 @@ pub(crate) fn item_result(row: &sea_orm::QueryResult) -> anyhow::Result<Item> {
             min_quantity: row.try_get_unchecked(at(21))?,
             tags: row.try_get_unchecked(at(22))?,
             details: row.try_get_unchecked(at(23))?,
-            cover: row.try_get_unchecked(at(24))?,
+            units_held: row.try_get_unchecked(at(24))?,
+            cover: row.try_get_unchecked(at(25))?,
         })
     };
     item_cols(read().with_context(|| format!("read item {id}"))?)
@@ -289,12 +296,12 @@ fn from_json_list<T: DeserializeOwned>(text: &str, what: &str, row: i64) -> anyh
 }
 
 /// The columns of an item's line, in the order [`item_line`] reads them: id, name, item_type, profile,
-/// condition, intent, availability, measurements, quantity.
-pub(crate) type LineRow = (i64, String, String, String, String, String, String, String, i64);
+/// condition, intent, availability, measurements, quantity, units_held.
+pub(crate) type LineRow = (i64, String, String, String, String, String, String, String, i64, i64);
 
 /// The line of a present item (the query reads only present ones).
 pub(crate) fn item_line(row: LineRow) -> anyhow::Result<ItemLine> {
-    let (id, name, item_type, profile, condition, intent, availability, measurements, quantity) = row;
+    let (id, name, item_type, profile, condition, intent, availability, measurements, quantity, units_held) = row;
     Ok(ItemLine {
         id: ItemId(id),
         name: ItemName::stored(&name).with_context(|| format!("name of item {id}"))?,
@@ -306,6 +313,7 @@ pub(crate) fn item_line(row: LineRow) -> anyhow::Result<ItemLine> {
         gone: false,
         measurements: from_json(&measurements, "measurements", id)?,
         quantity: units(quantity, "quantity", id)?,
+        units_held: units(units_held, "units_held", id)?,
     })
 }
 

@@ -20,7 +20,7 @@ use trove_application::ports::{
 use trove_application::{Conflict, RepoError};
 use trove_db::{Store, testing};
 use trove_domain::item::{
-    Availability, Condition, Fault, Gone, GoneReason, Intent, Item, ItemLine, ItemName, ItemType, Measurement,
+    Availability, Condition, Fault, Gone, GoneReason, Hold, Intent, Item, ItemLine, ItemName, ItemType, Measurement,
     MeasurementSource, NewItem, Severity, TestDone, TestResult,
 };
 use trove_domain::money::{Currency, MicroUsd, Money};
@@ -111,6 +111,7 @@ on_both_backends!(
     accept_needs_a_proposed_project,
     build_and_drop_move_the_held_items,
     concurrent_accepts_sharing_an_item_have_one_winner,
+    concurrent_accepts_never_hold_more_units_than_a_stock_has,
     templates_seed_once_and_stay_in_their_household,
     spend_ledger_ranges_and_totals,
     idempotency_keys_are_reserved_replayed_and_refused,
@@ -211,15 +212,16 @@ async fn propose(store: &Store, h: HouseholdId, template: TemplateId, items: &[&
         allocations: items
             .iter()
             .enumerate()
-            .map(|(n, i)| Allocation { requirement: format!("part_{n}"), item_id: i.id })
+            .map(|(n, i)| Allocation { requirement: format!("part_{n}"), item_id: i.id, units: 1 })
             .collect(),
         missing: vec!["display".into()],
     };
     store.insert_many(h, vec![project], day(2)).await.unwrap().remove(0)
 }
 
-fn versions(items: &[&Item]) -> Vec<(ItemId, i64)> {
-    items.iter().map(|i| (i.id, i.version)).collect()
+/// The holds of single things, each at the version read.
+fn versions(items: &[&Item]) -> Vec<Hold> {
+    items.iter().map(|i| Hold::Whole { item: i.id, version: i.version }).collect()
 }
 
 async fn items_round_trip_every_field(ctx: Ctx) {
@@ -614,6 +616,91 @@ async fn concurrent_accepts_sharing_an_item_have_one_winner(ctx: Ctx) {
         assert_eq!(ProjectRepo::get(s, h, winner.id).await.unwrap().status, ProjectStatus::Accepted);
         assert_eq!(ProjectRepo::get(s, h, loser.id).await.unwrap().status, ProjectStatus::Proposed);
         assert_eq!(InventoryRepo::get(s, h, loser_own.id).await.unwrap(), *loser_own);
+    }
+}
+
+/// A project taking `units` of one stock.
+async fn propose_units(store: &Store, h: HouseholdId, template: TemplateId, stock: &Item, units: u32) -> Project {
+    let project = NewProject {
+        template_id: template,
+        title: format!("{units} cells"),
+        reason: "spare cells".into(),
+        allocations: vec![Allocation { requirement: "cells".into(), item_id: stock.id, units }],
+        missing: vec![],
+    };
+    store.insert_many(h, vec![project], day(2)).await.unwrap().remove(0)
+}
+
+async fn concurrent_accepts_never_hold_more_units_than_a_stock_has(ctx: Ctx) {
+    let s = &ctx.store;
+    let h = household(s, "home").await;
+    let t = a_template(s, h).await;
+    for round in 0..10u32 {
+        let mut cells = new_item(&format!("AA cells {round}"), "aa_cell", "", Intent::Keep);
+        cells.quantity = 10;
+        let stock = InventoryRepo::insert(s, h, cells, day(1)).await.unwrap();
+        // Four projects race for 4, 4, 3 and 2 of 10 units: whatever the order, those accepted fit in 10.
+        let wants = [4u32, 4, 3, 2];
+        let mut projects = Vec::new();
+        for &units in &wants {
+            projects.push(propose_units(s, h, t, &stock, units).await);
+        }
+        let tasks: Vec<_> = projects
+            .iter()
+            .zip(wants)
+            .map(|(p, units)| {
+                let (store, id) = (s.clone(), p.id);
+                let holds = [Hold::Units { item: stock.id, units }];
+                tokio::spawn(async move { (units, store.accept(h, id, &holds, day(3)).await) })
+            })
+            .collect();
+        let mut held = 0;
+        for task in tasks {
+            match task.await.unwrap() {
+                (units, Ok(p)) => {
+                    assert_eq!(p.status, ProjectStatus::Accepted);
+                    held += units;
+                }
+                (_, Err(RepoError::Stale(id))) => assert_eq!(id, stock.id),
+                (_, other) => panic!("round {round}: {other:?}"),
+            }
+        }
+        let now = InventoryRepo::get(s, h, stock.id).await.unwrap();
+        assert!((7..=10).contains(&held), "round {round}: {held} units accepted");
+        assert_eq!((now.quantity, now.units_held), (10, held), "round {round}");
+        assert_eq!(now.availability, Availability::Available, "a stock stays available for the units left");
+        // A refused accept left its project proposed and took nothing.
+        let accepted: Vec<Project> = {
+            let mut out = Vec::new();
+            for p in &projects {
+                let p = ProjectRepo::get(s, h, p.id).await.unwrap();
+                if p.status == ProjectStatus::Accepted {
+                    out.push(p);
+                }
+            }
+            out
+        };
+        assert_eq!(accepted.iter().map(|p| p.allocations[0].units).sum::<u32>(), held);
+        // Building one consumes its units; dropping another gives its units back.
+        let built = &accepted[0];
+        s.build(h, built.id, day(4)).await.unwrap();
+        let after_build = InventoryRepo::get(s, h, stock.id).await.unwrap();
+        let used = built.allocations[0].units;
+        assert_eq!((after_build.quantity, after_build.units_held), (10 - used, held - used));
+        if let Some(dropped) = accepted.get(1) {
+            s.drop_project(h, dropped.id, day(5)).await.unwrap();
+            let after_drop = InventoryRepo::get(s, h, stock.id).await.unwrap();
+            assert_eq!(
+                (after_drop.quantity, after_drop.units_held),
+                (10 - used, held - used - dropped.allocations[0].units)
+            );
+        }
+        // Dropping a project that was only proposed gives nothing back.
+        if let Some(idle) = projects.iter().find(|p| !accepted.iter().any(|a| a.id == p.id)) {
+            let before = InventoryRepo::get(s, h, stock.id).await.unwrap();
+            s.drop_project(h, idle.id, day(6)).await.unwrap();
+            assert_eq!(InventoryRepo::get(s, h, stock.id).await.unwrap(), before);
+        }
     }
 }
 

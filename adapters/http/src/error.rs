@@ -127,7 +127,9 @@ pub fn refusal_status(refusal: &Refusal) -> (StatusCode, &'static str) {
     const RULE: (StatusCode, &str) = (StatusCode::UNPROCESSABLE_ENTITY, "rule");
     match refusal {
         Refusal::Change(ChangeRefused::SetByProject(_) | ChangeRefused::SelfComponent(_)) => RULE,
-        Refusal::Change(ChangeRefused::Gone(_) | ChangeRefused::Held { .. }) => CONFLICT,
+        Refusal::Change(ChangeRefused::Gone(_) | ChangeRefused::Held { .. } | ChangeRefused::UnitsHeld { .. }) => {
+            CONFLICT
+        }
         Refusal::InvitationGone(InvitationGone::Unknown) => (StatusCode::NOT_FOUND, "not_found"),
         Refusal::InvitationGone(_) => (StatusCode::GONE, "gone"),
         Refusal::LastOwner { .. } | Refusal::NameTaken(_) | Refusal::PlaceStillHolds { .. } => CONFLICT,

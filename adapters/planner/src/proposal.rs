@@ -14,7 +14,7 @@ pub(crate) fn undetailed(allocations: &[Allocation<'_>], detailed: &BTreeSet<Ite
     let mut ids: Vec<i64> = allocations
         .iter()
         .flat_map(|a| a.filled.iter().flatten())
-        .map(|i| i.id)
+        .map(|(i, _)| i.id)
         .filter(|id| !detailed.contains(id))
         .map(|id| id.0)
         .collect();
@@ -39,19 +39,29 @@ pub(crate) fn proposal_set(templates: &[Template], allocations: &[Allocation<'_>
         .iter()
         .map(|c| {
             let template = &templates[c.template];
-            let used: Vec<(&Requirement, SpareItem<'_>)> =
-                template.requirements.iter().zip(&c.filled).filter_map(|(r, i)| i.map(|i| (r, i))).collect();
-            let main = used.iter().find(|(r, _)| !r.optional).or(used.first()).map(|(_, i)| i.name.as_str());
+            let used: Vec<(&Requirement, SpareItem<'_>, u32)> = template
+                .requirements
+                .iter()
+                .zip(&c.filled)
+                .flat_map(|(r, fill)| fill.iter().map(move |(i, units)| (r, *i, *units)))
+                .collect();
+            let main = used.iter().find(|(r, ..)| !r.optional).or(used.first()).map(|(_, i, _)| i.name.as_str());
             let title = match main {
                 Some(main) => format!("{} from your {main}", template.label),
                 None => template.label.clone(),
             };
-            let parts: Vec<String> = used.iter().map(|(r, i)| format!("{} as {}", i.name, r.key)).collect();
+            let parts: Vec<String> = used
+                .iter()
+                .map(|(r, i, units)| match units {
+                    1 => format!("{} as {}", i.name, r.key),
+                    n => format!("{n} x {} as {}", i.name, r.key),
+                })
+                .collect();
             let missing: Vec<&str> = template
                 .requirements
                 .iter()
                 .zip(&c.filled)
-                .filter(|(r, i)| !r.optional && i.is_none())
+                .filter(|(r, fill)| !r.optional && fill.iter().map(|(_, u)| u).sum::<u32>() < r.count)
                 .map(|(r, _)| r.key.as_str())
                 .collect();
             let tail = if missing.is_empty() {
@@ -72,7 +82,11 @@ pub(crate) fn proposal_set(templates: &[Template], allocations: &[Allocation<'_>
                 ),
                 allocations: used
                     .iter()
-                    .map(|(r, i)| ProposedAllocation { requirement: r.key.to_string(), item_id: i.id.0 })
+                    .map(|(r, i, units)| ProposedAllocation {
+                        requirement: r.key.to_string(),
+                        item_id: i.id.0,
+                        units: *units,
+                    })
                     .collect(),
             }
         })

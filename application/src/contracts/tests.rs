@@ -204,15 +204,19 @@ fn the_comparables_schema_matches_its_answer() {
 
 #[test]
 fn answers_read_into_the_domain_types() {
+    // Units left out (a backend without strict schemas) read as 1; a number no item has reads as 0, which the
+    // rules refuse by name.
     let set = proposal::read(
-        r#" {"proposals":[{"template_id":3,"title":"t","reason":"r","allocations":[{"requirement":"psu","item_id":9}]}]} "#,
+        r#" {"proposals":[{"template_id":3,"title":"t","reason":"r","allocations":[{"requirement":"psu","item_id":9},
+        {"requirement":"cells","item_id":4,"units":4},{"requirement":"cells","item_id":5,"units":-2}]}]} "#,
     )
     .unwrap();
     assert_eq!(
         proposal::write(&set),
-        r#"{"proposals":[{"template_id":3,"title":"t","reason":"r","allocations":[{"requirement":"psu","item_id":9}]}]}"#
+        r#"{"proposals":[{"template_id":3,"title":"t","reason":"r","allocations":[{"requirement":"psu","item_id":9,"units":1},{"requirement":"cells","item_id":4,"units":4},{"requirement":"cells","item_id":5,"units":0}]}]}"#
     );
-    assert_eq!(set.proposals[0].allocations[0].item_id, 9);
+    let units: Vec<(i64, u32)> = set.proposals[0].allocations.iter().map(|a| (a.item_id, a.units)).collect();
+    assert_eq!(units, [(9, 1), (4, 4), (5, 0)]);
 
     let reading = reading::read(&instance(&parse("Reading", reading::SCHEMA), false).to_string()).unwrap();
     let c = &reading.candidates[0];

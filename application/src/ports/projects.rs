@@ -2,8 +2,9 @@
 
 use crate::RepoError;
 use async_trait::async_trait;
+use trove_domain::item::Hold;
 use trove_domain::project::{NewProject, Project};
-use trove_domain::{HouseholdId, ItemId, ProjectId, Timestamp};
+use trove_domain::{HouseholdId, ProjectId, Timestamp};
 
 /// The projects of each household. Lifecycle writes are one transaction each, conditional on the state they
 /// expect, so that concurrent writers (also in other processes) never both win.
@@ -33,29 +34,34 @@ pub trait ProjectRepo: Send + Sync {
     /// `Unexpected` only.
     async fn list(&self, household: HouseholdId) -> Result<Vec<Project>, RepoError>;
 
-    /// Accepts a `proposed` project and reserves its items, in one transaction: the project's status changes
-    /// only if it is still `proposed`, and each item becomes `reserved` (held by the project) only if its
-    /// stored version is still the one given (the version the rules checked it at).
+    /// Accepts a `proposed` project and takes its holds ([`Hold`], from `trove_domain::project::check_accept`),
+    /// in one transaction: the project's status changes only if it is still `proposed`; an item held whole
+    /// becomes `reserved` (held by the project) only if its stored version is still the one given (the version
+    /// the rules checked it at); units of a stock are added to its `units_held` only if it is still buildable and
+    /// its quantity less the units already held still covers them, so two accepts can never hold more units
+    /// than exist. Items are taken in id order, so two accepts sharing items never deadlock.
     ///
     /// # Errors
-    /// MUST return `Stale(item)` naming an item whose version changed, `Conflict(ProjectStatus)` when the project is no
-    /// longer `proposed`, `NotFound` when it does not exist; nothing is written in any of these cases.
+    /// MUST return `Stale(item)` naming an item whose version changed or whose units no longer suffice,
+    /// `Conflict(ProjectStatus)` when the project is no longer `proposed`, `NotFound` when it does not exist;
+    /// nothing is written in any of these cases.
     async fn accept(
         &self,
         household: HouseholdId,
         id: ProjectId,
-        items: &[(ItemId, i64)],
+        holds: &[Hold],
         at: Timestamp,
     ) -> Result<Project, RepoError>;
 
-    /// Marks an `accepted` project built; the items it holds become `in_use`. One transaction.
+    /// Marks an `accepted` project built, in one transaction: the items it holds whole become `in_use`; the
+    /// units it holds of a stock are consumed (out of both the quantity and `units_held`).
     ///
     /// # Errors
     /// MUST return `Conflict(ProjectStatus)` when the project is not `accepted`, `NotFound` when it does not exist.
     async fn build(&self, household: HouseholdId, id: ProjectId, at: Timestamp) -> Result<Project, RepoError>;
 
-    /// Drops a `proposed` or `accepted` project; the items it reserved become `available` again. One
-    /// transaction.
+    /// Drops a `proposed` or `accepted` project, in one transaction: the items it held whole become `available`
+    /// again; the units it held of a stock are given back (out of `units_held`).
     ///
     /// # Errors
     /// MUST return `Conflict(ProjectStatus)` when the project is built or dropped, `NotFound` when it does not exist.

@@ -434,7 +434,7 @@ async fn two_steps_replay_the_calls_answer_them_by_call_id_and_write_what_the_ru
         template_id: TemplateId(1),
         title: "Living-room console".into(),
         reason: "The Pi 4 runs the emulators.".into(),
-        allocations: vec![Allocation { requirement: "controller".into(), item_id: ItemId(10) }],
+        allocations: vec![Allocation { requirement: "controller".into(), item_id: ItemId(10), units: 1 }],
         missing: vec!["display".into()],
     };
     // The rules read exactly the items the answer names, whatever their state.
@@ -913,8 +913,8 @@ async fn tools_never_write() {
             title: "Hall frame".into(),
             reason: "Pi and monitor".into(),
             allocations: vec![
-                Allocation { requirement: "computer".into(), item_id: ItemId(10) },
-                Allocation { requirement: "screen".into(), item_id: ItemId(12) },
+                Allocation { requirement: "computer".into(), item_id: ItemId(10), units: 1 },
+                Allocation { requirement: "screen".into(), item_id: ItemId(12), units: 1 },
             ],
             missing: vec![],
         }]

@@ -43,7 +43,7 @@ fn check(templates: &[Template], items: &[Item], wished: &[u32], want: Want<'_>)
                 .requirements
                 .iter()
                 .zip(&a.filled)
-                .filter_map(|(r, i)| Some((r.key.to_string(), i.as_ref()?.id.0)))
+                .filter_map(|(r, i)| Some((r.key.to_string(), i.first()?.0.id.0)))
                 .collect();
             (template.id.0, filled)
         })
@@ -184,6 +184,91 @@ fn each_item_is_used_once() {
     assert_eq!(candidates, vec![0]);
 }
 
+fn stock(id: i64, item_type: &str, quantity: u32, held: u32) -> Item {
+    with(item(id, item_type, Condition::Good), |i| {
+        i.quantity = quantity;
+        i.units_held = held;
+    })
+}
+
+fn counted(id: i64, key: &str, item_type: &str, count: u32) -> Template {
+    let r = requirement(key, key, &[item_type], None, false, vec![]).unwrap().with_count(count).unwrap();
+    NewTemplate::new(&format!("template {id}"), "a goal.", "an hour", &[], vec![r]).unwrap().with_id(TemplateId(id))
+}
+
+/// The units each requirement of each allocation takes, as (template id, [(requirement, item id, units)]).
+/// Each allocation's template id and its (requirement, item id, units).
+type Taken = Vec<(i64, Vec<(String, i64, u32)>)>;
+
+fn units_taken(templates: &[Template], items: &[Item]) -> Taken {
+    allocate(templates, &Stock::new(items), &[])
+        .iter()
+        .map(|a| {
+            let t = &templates[a.template];
+            let fills = t
+                .requirements
+                .iter()
+                .zip(&a.filled)
+                .flat_map(|(r, f)| f.iter().map(|(i, u)| (r.key.to_string(), i.id.0, *u)))
+                .collect();
+            (t.id.0, fills)
+        })
+        .collect()
+}
+
+#[test]
+fn a_count_is_filled_from_one_stock_and_leaves_the_rest() {
+    let items = [stock(1, "aa_cell", 10, 0)];
+    assert_eq!(units_taken(&[counted(1, "cells", "aa_cell", 4)], &items), [(1, vec![("cells".to_owned(), 1, 4)])]);
+    // Two projects of 4 and 5 both fit in 10 (the one putting more units to use first); one of 4 and one of 8
+    // do not: the 8 is complete, the 4 partial with the 2 left (too few complete ones, so partial ones come too).
+    let both = [counted(1, "cells", "aa_cell", 4), counted(2, "cells", "aa_cell", 5)];
+    assert_eq!(
+        units_taken(&both, &items),
+        [(2, vec![("cells".to_owned(), 1, 5)]), (1, vec![("cells".to_owned(), 1, 4)])]
+    );
+    let too_many = [counted(1, "cells", "aa_cell", 4), counted(2, "cells", "aa_cell", 8)];
+    assert_eq!(
+        units_taken(&too_many, &items),
+        [(2, vec![("cells".to_owned(), 1, 8)]), (1, vec![("cells".to_owned(), 1, 2)])]
+    );
+    // Units held by accepted projects are not free: 10 with 7 held leaves 3, half of 6 (a partial proposal).
+    assert_eq!(
+        units_taken(&[counted(1, "cells", "aa_cell", 6)], &[stock(1, "aa_cell", 10, 7)]),
+        [(1, vec![("cells".to_owned(), 1, 3)])]
+    );
+}
+
+#[test]
+fn a_count_takes_units_of_several_items_and_single_things_once() {
+    let items = [stock(1, "aa_cell", 3, 1), stock(2, "aa_cell", 4, 0), item(3, "aa_cell", Condition::Good)];
+    // 2 free of the first, 4 of the second, the single cell: 5 asked takes the lower ids first.
+    assert_eq!(
+        units_taken(&[counted(1, "cells", "aa_cell", 5)], &items),
+        [(1, vec![("cells".to_owned(), 1, 2), ("cells".to_owned(), 2, 3)])]
+    );
+    assert_eq!(
+        units_taken(&[counted(1, "cells", "aa_cell", 7)], &items),
+        [(1, vec![("cells".to_owned(), 1, 2), ("cells".to_owned(), 2, 4), ("cells".to_owned(), 3, 1)])]
+    );
+}
+
+#[test]
+fn units_move_between_requirements_to_cover_everything() {
+    // "big" needs 3 and only the stock of 3 is big enough; "any" takes whatever: it must not keep the stock's units.
+    let big = requirement("big", "big", &["aa_cell"], Some(Condition::New), false, vec![]).unwrap().with_count(3);
+    let any = requirement("any", "any", &["aa_cell"], None, false, vec![]).unwrap().with_count(2);
+    let t = NewTemplate::new("t", "a goal.", "an hour", &[], vec![any.unwrap(), big.unwrap()]).unwrap();
+    let items = [
+        with(stock(1, "aa_cell", 3, 0), |i| i.condition = Condition::New),
+        with(stock(2, "aa_cell", 2, 0), |i| i.condition = Condition::Fair),
+    ];
+    assert_eq!(
+        units_taken(&[t.with_id(TemplateId(1))], &items),
+        [(1, vec![("any".to_owned(), 2, 2), ("big".to_owned(), 1, 3)])]
+    );
+}
+
 #[test]
 fn nothing_spare_or_nothing_fitting_allocates_nothing() {
     let t = template(1, &[("board", "single_board_computer", false)]);
@@ -272,10 +357,15 @@ mod same_as_every_item {
             prop::collection::vec(severity(), 0..3),
             prop::collection::vec(measurement, 0..4),
             prop::sample::select(&[Intent::Keep, Intent::Keep, Intent::Keep, Intent::Sell][..]),
+            prop_oneof![3 => Just(1u32), 1 => 0..12u32],
+            0..12u32,
         )
-            .prop_map(|(id, t, condition, faults, measurements, intent)| {
+            .prop_map(|(id, t, condition, faults, measurements, intent, quantity, held)| {
                 with(item(id, TYPES[t], condition), |i| {
                     i.intent = intent;
+                    // A stock now and then, some of its units held by projects (never more than it has).
+                    i.quantity = quantity;
+                    i.units_held = if quantity > 1 { held.min(quantity) } else { 0 };
                     i.faults = faults.into_iter().map(|s| Fault::new("a fault", s).unwrap()).collect();
                     for (k, value, minutes, wrong_unit) in measurements {
                         let (key, unit) = KEYS[k];
@@ -297,11 +387,14 @@ mod same_as_every_item {
             any::<bool>(),
             prop::collection::vec(severity(), 0..3),
             prop::collection::vec(bound, 0..3),
+            prop_oneof![3 => Just(1u32), 1 => 1..7u32],
         )
-            .prop_map(move |(types, min_condition, optional, faults, bounds)| {
+            .prop_map(move |(types, min_condition, optional, faults, bounds, count)| {
                 let types: Vec<&str> = types.iter().map(|&t| TYPES.get(t).copied().unwrap_or("sensor")).collect();
-                let mut r =
-                    requirement(&format!("r_{key}"), "a part", &types, min_condition, optional, vec![]).unwrap();
+                let mut r = requirement(&format!("r_{key}"), "a part", &types, min_condition, optional, vec![])
+                    .unwrap()
+                    .with_count(count)
+                    .unwrap();
                 r.disqualifying_faults = faults;
                 for (k, min, max) in bounds {
                     let (key, unit) = KEYS.get(k).copied().unwrap_or(("weight", "g"));
@@ -349,6 +442,48 @@ mod same_as_every_item {
             let indexed = allocate(&templates, &stock, &wished);
             let exhaustive = allocate_over(&templates, &stock, &wished, &|r| every_item(&stock, r));
             prop_assert_eq!(indexed, exhaustive);
+        }
+
+        #[test]
+        fn no_item_gives_more_units_than_are_free_and_no_requirement_more_than_its_count(
+            templates in templates(),
+            items in prop::collection::vec(an_item(), 0..40),
+            wished in prop::collection::vec(0..3u32, 0..6),
+        ) {
+            let stock = Stock::new(&items);
+            let mut given: HashMap<ItemId, u32> = HashMap::default();
+            for a in allocate(&templates, &stock, &wished) {
+                for (r, fill) in templates[a.template].requirements.iter().zip(&a.filled) {
+                    prop_assert!(fill.iter().map(|(_, u)| u).sum::<u32>() <= r.count, "{:?} over {}", fill, r.count);
+                    for (i, u) in fill {
+                        prop_assert!(*u > 0);
+                        prop_assert!(r.item_types.contains(i.item_type), "{} for {:?}", i.item_type, r.item_types);
+                        *given.entry(i.id).or_default() += u;
+                    }
+                }
+            }
+            for (id, units) in given {
+                // The first spare item of an id is the one the stock keeps.
+                let item = items.iter().find(|i| i.id == id && i.units().available > 0).unwrap();
+                prop_assert!(units <= item.quantity - item.units_held, "{} units of {:?}", units, item);
+                prop_assert!(item.is_buildable());
+            }
+        }
+
+        #[test]
+        fn one_requirement_alone_gets_every_free_unit_it_can_up_to_its_count(
+            template in a_template(1),
+            items in prop::collection::vec(an_item(), 0..40),
+        ) {
+            let stock = Stock::new(&items);
+            let r = &template.requirements[0];
+            let free: u32 = every_item(&stock, r).iter().map(|&n| stock.items()[n].units).sum();
+            let one = NewTemplate::new("one", "a goal.", "an hour", &[], vec![r.clone()]).unwrap().with_id(TemplateId(1));
+            let chosen = allocate(std::slice::from_ref(&one), &stock, &[]);
+            let got: u32 = chosen.iter().flat_map(|a| a.filled[0].iter().map(|(_, u)| *u)).sum();
+            // A partial proposal needs half its units covered to be made at all.
+            let want = if free.min(r.count) * 2 >= r.count { free.min(r.count) } else { 0 };
+            prop_assert_eq!(got, want);
         }
 
         #[test]

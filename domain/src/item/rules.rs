@@ -39,6 +39,9 @@ pub struct Item {
     pub quantity: u32,
     /// At or under this many units the item is low on stock ([`super::low_stock`]).
     pub min_quantity: Option<u32>,
+    /// Units of a stock held by accepted projects ([`Hold::Units`]). Read-only: the store keeps it as projects
+    /// are accepted, built and dropped; [`Item::units`] is what to read.
+    pub units_held: u32,
     pub tags: Tags,
     /// Notes, serial, purchase, warranty and a hand-set asking price.
     pub details: Details,
@@ -77,6 +80,53 @@ fn buildable(
     }
 }
 
+/// An item's units as projects see them ([`Item::units`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Units {
+    /// Held by projects: every unit of an item a project holds whole (`reserved` or `in_use`), else the units
+    /// of a stock that accepted projects hold.
+    pub held: u32,
+    /// What a new project may take: none of an item that is not buildable, else the quantity less what is held.
+    pub available: u32,
+}
+
+/// **The** units rule over the state it reads (see [`Item::units`]).
+fn units(quantity: u32, units_held: u32, buildable: bool, availability: Availability) -> Units {
+    let held = match availability {
+        Availability::Reserved | Availability::InUse => quantity,
+        Availability::Available | Availability::Lent => units_held.min(quantity),
+    };
+    Units { held, available: if buildable { quantity - held } else { 0 } }
+}
+
+/// How a project holds an item it was accepted with: a single thing whole (it becomes `reserved`, then `in_use`
+/// when built, as it always has), or units of a stock (the stock stays `available` for the units left; building
+/// consumes the units held, so its quantity goes down).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hold {
+    /// The item, taken only if its stored version is still this one.
+    Whole { item: ItemId, version: i64 },
+    /// Units of a stock, taken only if that many are still available.
+    Units { item: ItemId, units: u32 },
+}
+
+impl Hold {
+    pub fn item(&self) -> ItemId {
+        match *self {
+            Hold::Whole { item, .. } | Hold::Units { item, .. } => item,
+        }
+    }
+
+    /// The hold a project takes of `units` of `item`: whole for an item of quantity 1, units of a stock else.
+    pub fn of(item: &Item, units: u32) -> Self {
+        if item.quantity == 1 && units == 1 {
+            Hold::Whole { item: item.id, version: item.version }
+        } else {
+            Hold::Units { item: item.id, units }
+        }
+    }
+}
+
 /// The current-field rule over a list of measurements (see [`Item::current_measurements`]).
 fn current_of(measurements: &[Measurement]) -> Vec<&Measurement> {
     let mut out: Vec<&Measurement> = Vec::with_capacity(measurements.len());
@@ -107,12 +157,19 @@ pub struct ItemLine {
     pub measurements: Vec<Measurement>,
     /// How many like units the item is.
     pub quantity: u32,
+    /// As on the item.
+    pub units_held: u32,
 }
 
 impl ItemLine {
     /// [`Item::buildable`]'s answer for this item.
     pub fn is_buildable(&self) -> bool {
         buildable(self.gone, self.intent, self.availability, None).is_ok()
+    }
+
+    /// [`Item::units`] of this item.
+    pub fn units(&self) -> Units {
+        units(self.quantity, self.units_held, self.is_buildable(), self.availability)
     }
 
     /// [`Item::current_measurements`] of this item.
@@ -134,6 +191,7 @@ impl From<&Item> for ItemLine {
             gone: item.gone.is_some(),
             measurements: item.measurements.clone(),
             quantity: item.quantity,
+            units_held: item.units_held,
         }
     }
 }
@@ -171,6 +229,13 @@ impl Item {
 
     pub fn is_buildable(&self) -> bool {
         self.buildable().is_ok()
+    }
+
+    /// **The** units rule, over every kind of hold: units held by projects (a whole item `reserved` or `in_use`,
+    /// or units of a stock held by accepted projects) and units a new project may take (none unless buildable;
+    /// else the quantity less what is held). An item of quantity 1 has 1 available exactly when it is buildable.
+    pub fn units(&self) -> Units {
+        units(self.quantity, self.units_held, self.is_buildable(), self.availability)
     }
 
     /// **The** current-field rule: the latest measurement per key (by time; on a tie, the later recorded), in
@@ -284,6 +349,7 @@ impl NewItem {
             components: self.components,
             quantity: self.quantity,
             min_quantity: self.min_quantity,
+            units_held: 0,
             tags: self.tags,
             details: self.details,
             place_id: self.place_id,
@@ -431,6 +497,8 @@ pub enum GoneRefused {
     Reserved { item: ItemId, name: String, project: ProjectIdOrUnknown },
     #[error("item {0} is already gone")]
     AlreadyGone(ItemId),
+    #[error("{name:?} has {held} units held by projects; drop or build those projects first")]
+    UnitsHeld { item: ItemId, name: String, held: u32 },
 }
 
 /// A project id in a message, or "an accepted project" when unknown.
@@ -454,6 +522,9 @@ impl Item {
     pub fn mark_gone(&mut self, gone: Gone) -> Result<(), GoneRefused> {
         if self.gone.is_some() {
             return Err(GoneRefused::AlreadyGone(self.id));
+        }
+        if self.units_held > 0 {
+            return Err(GoneRefused::UnitsHeld { item: self.id, name: self.name.to_string(), held: self.units_held });
         }
         if self.availability == Availability::Reserved {
             return Err(GoneRefused::Reserved {
@@ -510,6 +581,9 @@ pub enum ChangeRefused {
     Held { item: ItemId, name: String, project: ProjectIdOrUnknown, availability: Availability },
     #[error("item {0} cannot be a component of itself")]
     SelfComponent(ItemId),
+    /// A stock whose units projects hold keeps at least those units, and stays for the projects.
+    #[error("{name:?} has {held} units held by projects; {what}")]
+    UnitsHeld { item: ItemId, name: String, held: u32, what: &'static str },
 }
 
 fn held_word(a: Availability) -> &'static str {
@@ -560,6 +634,20 @@ impl Item {
                 project: ProjectIdOrUnknown(self.project),
                 availability: self.availability,
             });
+        }
+        if self.units_held > 0 {
+            let refuse = |what| ChangeRefused::UnitsHeld {
+                item: self.id,
+                name: self.name.to_string(),
+                held: self.units_held,
+                what,
+            };
+            if changes.quantity.is_some_and(|q| q < self.units_held) {
+                return Err(refuse("its quantity cannot go under that"));
+            }
+            if changes.availability == Some(Availability::Lent) || changes.intent.is_some_and(|i| i != Intent::Keep) {
+                return Err(refuse("drop or build those projects first"));
+            }
         }
         if changes.components.as_ref().is_some_and(|c| c.contains(&self.id)) {
             return Err(ChangeRefused::SelfComponent(self.id));
@@ -832,5 +920,34 @@ mod tests {
             reading("k7", now + TimeDelta::days(2)),
             Err("at must be from 1970-01-01 to a day from now, not 2026-01-12T12:00:00+00:00"),
         );
+    }
+
+    #[test]
+    fn units_are_one_rule_over_every_kind_of_hold() {
+        let mut stock = item(4, "aa_cell", Condition::Good);
+        assert_eq!(stock.units(), Units { held: 0, available: 1 });
+        stock.availability = Availability::Reserved;
+        assert_eq!(stock.units(), Units { held: 1, available: 0 }, "a single thing held whole");
+        stock.availability = Availability::Available;
+        stock.quantity = 10;
+        stock.units_held = 4;
+        assert_eq!(stock.units(), Units { held: 4, available: 6 });
+        assert_eq!(Hold::of(&stock, 1), Hold::Units { item: ItemId(4), units: 1 });
+        stock.intent = Intent::Sell;
+        assert_eq!(stock.units(), Units { held: 4, available: 0 }, "not buildable: nothing to take");
+        stock.intent = Intent::Keep;
+        // What projects hold stays theirs: the quantity keeps them, the stock keeps its intent and stays here.
+        let err = |changes: ItemChanges| stock.clone().apply(&changes).unwrap_err().to_string();
+        assert_eq!(
+            err(ItemChanges { quantity: Some(3), ..ItemChanges::default() }),
+            "\"item 4\" has 4 units held by projects; its quantity cannot go under that"
+        );
+        assert_eq!(
+            err(ItemChanges { intent: Some(Intent::Sell), ..ItemChanges::default() }),
+            "\"item 4\" has 4 units held by projects; drop or build those projects first"
+        );
+        assert!(stock.clone().apply(&ItemChanges { quantity: Some(4), ..ItemChanges::default() }).is_ok());
+        let gone = Gone { reason: GoneReason::Sold, at: at(2), note: None };
+        assert!(matches!(stock.mark_gone(gone), Err(GoneRefused::UnitsHeld { held: 4, .. })));
     }
 }

@@ -46,6 +46,8 @@ pub struct Model {
     pub tags: String,
     /// A JSON document of `ItemDetails`.
     pub details: String,
+    /// Units of a stock held by accepted projects; kept by the project lifecycle's writes only.
+    pub units_held: i64,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -18,6 +18,7 @@ mod m0013_sign_in_failures;
 mod m0014_invitation_revocations;
 mod m0015_history_field_names;
 mod m0016_item_record;
+mod m0017_units_held;
 
 /// Every migration, in order.
 #[derive(Debug)]
@@ -43,6 +44,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0014_invitation_revocations::Migration),
             Box::new(m0015_history_field_names::Migration),
             Box::new(m0016_item_record::Migration),
+            Box::new(m0017_units_held::Migration),
         ]
     }
 }

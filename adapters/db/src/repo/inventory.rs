@@ -1183,6 +1183,7 @@ impl InventoryRepo for Store {
                     C::Availability,
                     C::Measurements,
                     C::Quantity,
+                    C::UnitsHeld,
                 ])
                 .filter(C::HouseholdId.eq(household.0))
                 .filter(C::GoneReason.is_null());

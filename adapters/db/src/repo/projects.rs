@@ -14,7 +14,7 @@ use sea_orm::{
 };
 use trove_application::ports::ProjectRepo;
 use trove_application::{Conflict, RepoError};
-use trove_domain::item::Availability;
+use trove_domain::item::{Availability, Hold, Intent};
 use trove_domain::project::{NewProject, Project, ProjectStatus};
 use trove_domain::{HouseholdId, ItemId, ProjectId, Timestamp};
 
@@ -87,6 +87,45 @@ async fn move_held_items(
     Ok(())
 }
 
+/// Gives back the units of stocks an accepted project holds (every allocated item it does not hold whole), and
+/// when `consume`, takes them out of the stock's quantity too (the project is built with them).
+async fn move_held_units(
+    txn: &DatabaseTransaction,
+    household: HouseholdId,
+    project: &Project,
+    consume: bool,
+    at: Timestamp,
+) -> anyhow::Result<()> {
+    let mut units: Vec<(ItemId, u32)> = Vec::new();
+    for a in &project.allocations {
+        match units.iter_mut().find(|(i, _)| *i == a.item_id) {
+            Some((_, u)) => *u += a.units,
+            None => units.push((a.item_id, a.units)),
+        }
+    }
+    units.sort_unstable();
+    for (item, units) in units {
+        let units = i64::from(units);
+        let mut update = items::Entity::update_many()
+            .col_expr(items::Column::UnitsHeld, Expr::col(items::Column::UnitsHeld).sub(units))
+            .col_expr(items::Column::Version, Expr::col(items::Column::Version).add(1))
+            .col_expr(items::Column::UpdatedAt, Expr::val(at))
+            .filter(items::Column::Id.eq(item.0))
+            .filter(items::Column::HouseholdId.eq(household.0))
+            // An item the project holds whole was moved by `move_held_items`.
+            .filter(Expr::col(items::Column::ProjectId).if_null(0).ne(project.id.0))
+            .filter(items::Column::UnitsHeld.gte(units));
+        if consume {
+            update = update.col_expr(items::Column::Quantity, Expr::col(items::Column::Quantity).sub(units));
+        }
+        update
+            .exec(txn)
+            .await
+            .with_context(|| format!("give back the units of item {item} held by project {}", project.id))?;
+    }
+    Ok(())
+}
+
 /// Reads the project back inside the transaction and commits.
 async fn finish(txn: DatabaseTransaction, household: HouseholdId, id: ProjectId) -> Result<Project, RepoError> {
     let project =
@@ -147,27 +186,40 @@ impl ProjectRepo for Store {
         &self,
         household: HouseholdId,
         id: ProjectId,
-        items: &[(ItemId, i64)],
+        holds: &[Hold],
         at: Timestamp,
     ) -> Result<Project, RepoError> {
         let txn = self.begin_write().await.context("begin the accept")?;
         let txn = move_project(txn, household, id, &[ProjectStatus::Proposed], ProjectStatus::Accepted, at).await?;
         // Items in id order, so that two accepts sharing items lock them in the same order and never deadlock.
-        let mut items = items.to_vec();
-        items.sort_unstable();
-        for (item, version) in items {
-            let written = items::Entity::update_many()
-                .col_expr(items::Column::Availability, Expr::val(Availability::Reserved.as_str()))
-                .col_expr(items::Column::ProjectId, Expr::val(id.0))
+        let mut holds = holds.to_vec();
+        holds.sort_unstable_by_key(Hold::item);
+        for hold in holds {
+            let item = hold.item();
+            let update = items::Entity::update_many()
                 .col_expr(items::Column::Version, Expr::col(items::Column::Version).add(1))
                 .col_expr(items::Column::UpdatedAt, Expr::val(at))
                 .filter(items::Column::Id.eq(item.0))
                 .filter(items::Column::HouseholdId.eq(household.0))
-                .filter(items::Column::Version.eq(version))
-                .filter(items::Column::Availability.eq(Availability::Available.as_str()))
-                .exec(&txn)
-                .await
-                .with_context(|| format!("reserve item {item} for project {id}"))?;
+                .filter(items::Column::Availability.eq(Availability::Available.as_str()));
+            let update = match hold {
+                Hold::Whole { version, .. } => update
+                    .col_expr(items::Column::Availability, Expr::val(Availability::Reserved.as_str()))
+                    .col_expr(items::Column::ProjectId, Expr::val(id.0))
+                    .filter(items::Column::Version.eq(version)),
+                // The rule of `Item::units`, in the statement: still buildable, and the units not held yet cover
+                // these. The row's lock (or SQLite's one writer) makes the check and the write one step.
+                Hold::Units { units, .. } => update
+                    .col_expr(items::Column::UnitsHeld, Expr::col(items::Column::UnitsHeld).add(i64::from(units)))
+                    .filter(items::Column::Intent.eq(Intent::Keep.as_str()))
+                    .filter(items::Column::GoneReason.is_null())
+                    .filter(
+                        Expr::col(items::Column::Quantity)
+                            .sub(Expr::col(items::Column::UnitsHeld))
+                            .gte(i64::from(units)),
+                    ),
+            };
+            let written = update.exec(&txn).await.with_context(|| format!("take item {item} for project {id}"))?;
             if written.rows_affected != 1 {
                 txn.rollback().await.context("roll back the accept")?;
                 return Err(RepoError::Stale(item));
@@ -180,13 +232,21 @@ impl ProjectRepo for Store {
         let txn = self.begin_write().await.context("begin the build")?;
         let txn = move_project(txn, household, id, &[ProjectStatus::Accepted], ProjectStatus::Built, at).await?;
         move_held_items(&txn, household, id, Availability::Reserved, Availability::InUse, false, at).await?;
+        let project = find_project(&txn, household, id).await?.ok_or_else(|| anyhow!("project {id} vanished"))?;
+        move_held_units(&txn, household, &project, true, at).await?;
         finish(txn, household, id).await
     }
 
     async fn drop_project(&self, household: HouseholdId, id: ProjectId, at: Timestamp) -> Result<Project, RepoError> {
         let txn = self.begin_write().await.context("begin the drop")?;
+        // Only an accepted project holds units; a proposed one gives nothing back.
+        let before = find_project(&txn, household, id).await?;
         let from = [ProjectStatus::Proposed, ProjectStatus::Accepted];
         let txn = move_project(txn, household, id, &from, ProjectStatus::Dropped, at).await?;
+        // Units first: an item held whole is told apart by its project, which releasing it clears.
+        if let Some(project) = before.filter(|p| p.status == ProjectStatus::Accepted) {
+            move_held_units(&txn, household, &project, false, at).await?;
+        }
         move_held_items(&txn, household, id, Availability::Reserved, Availability::Available, true, at).await?;
         finish(txn, household, id).await
     }

@@ -132,6 +132,12 @@ pub struct ItemDto {
     pub quantity: u32,
     /// Low on stock at or under this many units; null: no minimum.
     pub min_quantity: Option<u32>,
+    /// Units held by projects: the whole item while a project holds a single thing (`reserved`, `in_use`), else
+    /// the units of a stock that accepted projects hold.
+    pub units_held: u32,
+    /// Units a new project may take: 0 unless buildable (intent `keep`, `available`, not gone), else the
+    /// quantity less the units held.
+    pub units_available: u32,
     /// Whether a minimum is set and the quantity is at or under it.
     pub low_stock: bool,
     pub tags: Vec<String>,
@@ -195,6 +201,8 @@ impl ItemDto {
             updated_at: i.updated_at,
             quantity: i.quantity,
             min_quantity: i.min_quantity,
+            units_held: i.units().held,
+            units_available: i.units().available,
             low_stock: di::low_stock(i.quantity, i.min_quantity),
             tags: i.tags.as_slice().to_vec(),
             notes: i.details.notes.clone(),

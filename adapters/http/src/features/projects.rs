@@ -26,11 +26,13 @@ mirror_enum!(
     ProjectStatus <=> trove_domain::project::ProjectStatus { Proposed, Accepted, Built, Dropped }
 );
 
-/// An allocation: this item fills this requirement.
+/// An allocation: this item fills this requirement with this many of its units.
 #[derive(Debug, Clone, PartialEq, Object)]
 pub struct AllocationDto {
     pub requirement: String,
     pub item_id: i64,
+    /// Units of the item it takes: 1 for a single thing, more from a stock (`quantity`).
+    pub units: u32,
 }
 
 /// A project.
@@ -60,7 +62,7 @@ impl From<&Project> for ProjectDto {
             allocations: p
                 .allocations
                 .iter()
-                .map(|a| AllocationDto { requirement: a.requirement.clone(), item_id: a.item_id.0 })
+                .map(|a| AllocationDto { requirement: a.requirement.clone(), item_id: a.item_id.0, units: a.units })
                 .collect(),
             missing: p.missing.clone(),
             created_at: p.created_at,
@@ -145,6 +147,8 @@ pub struct PackAllocationDto {
     /// The machine check in words.
     pub check: String,
     pub item_id: i64,
+    /// Units of the item it takes.
+    pub units: u32,
     /// `null` when the item is no longer in the inventory.
     pub item: Option<PackItemDto>,
     /// Something that stands in the way of using the item: missing from the inventory, gone.
@@ -206,6 +210,7 @@ impl From<&PackAllocation> for PackAllocationDto {
             label: a.label.clone(),
             check: a.check.clone(),
             item_id: a.item_id.0,
+            units: a.units,
             item: a.item.as_ref().map(Into::into),
             problem: a.problem.clone(),
         }
@@ -407,6 +412,7 @@ mod tests {
                     label: "a single-board computer".into(),
                     check: "item_type is single_board_computer".into(),
                     item_id: ItemId(7),
+                    units: 1,
                     item: Some(PackItem { location: None, ..item.clone() }),
                     problem: None,
                 },
@@ -415,6 +421,7 @@ mod tests {
                     label: "a display".into(),
                     check: "item_type is monitor".into(),
                     item_id: ItemId(9),
+                    units: 1,
                     item: None,
                     problem: Some("item 9 is no longer in the inventory".into()),
                 },
@@ -423,6 +430,7 @@ mod tests {
                     label: "a spare".into(),
                     check: "any".into(),
                     item_id: ItemId(7),
+                    units: 1,
                     item: Some(item),
                     problem: None,
                 },

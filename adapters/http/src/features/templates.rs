@@ -37,6 +37,8 @@ pub struct RequirementDto {
     pub optional: bool,
     pub disqualifying_faults: Vec<Severity>,
     pub fields: Vec<FieldBoundDto>,
+    /// How many like units it takes ("4 x AA cell"), from one stock item or several; 1 for one thing.
+    pub count: u32,
 }
 
 /// A template.
@@ -79,6 +81,7 @@ impl From<&Template> for TemplateDto {
                             unit: b.unit.symbol().into(),
                         })
                         .collect(),
+                    count: r.count,
                 })
                 .collect(),
         }
@@ -97,6 +100,9 @@ pub struct NewRequirement {
     /// Default `["major", "blocking"]`.
     pub disqualifying_faults: Option<Vec<Severity>>,
     pub fields: Option<Vec<FieldBoundDto>>,
+    /// How many like units it takes, 1 to 10,000; default 1.
+    #[oai(validator(minimum(value = "1"), maximum(value = "10000")))]
+    pub count: Option<u32>,
 }
 
 /// A new template.
@@ -134,7 +140,10 @@ impl CreateTemplate {
                 if let Some(d) = r.disqualifying_faults {
                     req.disqualifying_faults = d.into_iter().map(Into::into).collect();
                 }
-                Ok(req)
+                Ok(match r.count {
+                    Some(n) => req.with_count(n)?,
+                    None => req,
+                })
             })
             .collect::<Result<Vec<_>, ApiError>>()?;
         Ok(NewTemplate::new(&self.label, &self.goal, &self.effort, &self.steps.unwrap_or_default(), requirements)?)
