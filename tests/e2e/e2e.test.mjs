@@ -1505,6 +1505,55 @@ test("without a Model API key the page knows before anyone types: readings and p
   });
 });
 
+test("a stock of 10 cells fills a requirement of 4, leaves 6, and a project needing 8 is refused by name", async () => {
+  await withSecondTrove({}, async (p, origin) => {
+    const post = (path, body) =>
+      p.evaluate(
+        ([path, body]) => fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.json()),
+        [path, body],
+      );
+    for (const [label, count] of [["Torch", 4], ["Lantern", 8]]) {
+      const t = await post("/api/templates", {
+        label,
+        goal: `A ${label} on AA cells.`,
+        effort: "an hour",
+        requirements: [{ key: "cells", label: "AA cells", item_types: ["AA cell"], count }],
+      });
+      assert.equal(t.requirements[0].count, count, JSON.stringify(t));
+    }
+    const stock = await post("/api/items", { name: "Eneloop AA cells", item_type: "AA cell", profile: "", condition: "good", intent: "keep", quantity: 10 });
+    const propose = async (wish, label) => {
+      await p.goto(`${origin}/#/projects`);
+      await p.getByLabel("Wish (optional)").fill(wish, { timeout: DEADLINE });
+      await p.getByRole("button", { name: "What can I build?" }).click();
+      const card = p.locator("section.run article.project", { hasText: label }).first();
+      await card.waitFor({ timeout: DEADLINE });
+      return card;
+    };
+    // Both proposed while all 10 are free: the torch takes 4, the lantern 8.
+    const torch = await propose("a torch", "Torch");
+    assert.match(await torch.locator("ul.allocations").textContent(), /4 × Eneloop AA cells/);
+    const torchHref = await torch.locator("h3 a").getAttribute("href");
+    const lantern = await propose("a lantern", "Lantern");
+    assert.match(await lantern.locator("ul.allocations").textContent(), /8 × Eneloop AA cells/);
+    const lanternHref = await lantern.locator("h3 a").getAttribute("href");
+
+    await p.goto(`${origin}/${torchHref}`);
+    await p.getByRole("button", { name: "Accept" }).click({ timeout: DEADLINE });
+    await p.locator("article.project.accepted").waitFor({ timeout: DEADLINE });
+    await p.goto(`${origin}/#/items/${stock.id}`);
+    assert.match(await p.locator(".quantity-line").textContent({ timeout: DEADLINE }), /10 · 4 held by projects, 6 free/);
+
+    await p.goto(`${origin}/${lanternHref}`);
+    await p.getByRole("button", { name: "Accept" }).click({ timeout: DEADLINE });
+    const err = p.locator(".message.error");
+    await err.waitFor({ timeout: DEADLINE });
+    assert.match(await err.textContent(), /"Eneloop AA cells" has 6 units free; the project needs 8/);
+    await p.goto(`${origin}/#/items/${stock.id}`);
+    assert.match(await p.locator(".quantity-line").textContent({ timeout: DEADLINE }), /4 held by projects, 6 free/);
+  });
+});
+
 test("a spent budget is explained, and nothing reaches the model", async () => {
   // A budget of nothing is spent from the start: every model call is refused before it is sent.
   const sent = fake.requests.length;

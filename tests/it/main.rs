@@ -24,5 +24,6 @@ mod projects;
 mod search;
 mod selling;
 mod sign_in;
+mod stock;
 mod storage;
 mod templates;

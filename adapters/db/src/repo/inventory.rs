@@ -990,12 +990,17 @@ impl InventoryRepo for Store {
         history: &ImportEvents,
     ) -> Result<ImportWritten, RepoError> {
         let backend = self.db.get_database_backend();
+        let rows = items.len();
         // The history is written last, in the import's transaction: the items and their events commit together.
+        // The sheet's items are dropped once their rows are written, before the events are made,
+        // so the two are never held at once (BENCHMARKS.md, "Import").
         let written = if backend == DbBackend::Postgres {
             let txn = PgBulk::begin(self.db.get_postgres_connection_pool()).await?;
             let plan = plan_import(&txn, household, &items, at).await?;
             let fresh_ids = copy_fresh(&txn, household, &items, &plan, at).await?;
+            drop(items);
             let written = plan.written(&fresh_ids);
+            drop(fresh_ids);
             copy_events(&txn, household, &history.events(&written)).await.context("write the import's history")?;
             txn.commit().await.context("commit the import")?;
             written
@@ -1013,6 +1018,7 @@ impl InventoryRepo for Store {
                     .collect::<anyhow::Result<Vec<_>>>()?;
                 fresh_ids.extend(insert_chunk(&txn, rows).await?);
             }
+            drop(items);
             let fresh = fresh_ids.len();
             let written = plan.written(&fresh_ids);
             drop(fresh_ids);
@@ -1023,7 +1029,7 @@ impl InventoryRepo for Store {
             }
             written
         };
-        if items.len() >= ANALYZE_FROM_ROWS && backend != DbBackend::Postgres {
+        if rows >= ANALYZE_FROM_ROWS && backend != DbBackend::Postgres {
             // Fresh statistics at once, rather than never: the planner's choices for the listing and the search
             // depend on them (BENCHMARKS.md, "Places and labels"). SQLite's are a write, done here; PostgreSQL's
             // are `upkeep_after_import`.

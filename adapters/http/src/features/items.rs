@@ -616,6 +616,7 @@ impl Serialize for ItemJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let (i, path) = (self.item, self.path);
         let d = &i.details;
+        let units = i.units();
         let location = match path {
             Some(p) => Some(std::borrow::Cow::Owned(p.joined())),
             None => i.location.as_deref().map(std::borrow::Cow::Borrowed),
@@ -649,6 +650,8 @@ impl Serialize for ItemJson<'_> {
             "serial": d.serial.as_deref(),
             "tags": i.tags.as_slice(),
             "tests_done": each(&i.tests_done, TestJson),
+            "units_available": units.available,
+            "units_held": units.held,
             "updated_at": Time(&i.updated_at),
             "warranty_until": d.warranty_until.map(|w| w.to_string()),
         })

@@ -90,7 +90,14 @@ function render(root, item) {
     h("dt", {}, "Place"),
     h("dd", {}, item.place ? breadcrumbs(item.place.path) : "—"),
     h("dt", {}, "Quantity"),
-    h("dd", {}, String(item.quantity), item.min_quantity != null ? ` (low at ${item.min_quantity})` : null, item.low_stock ? [" ", badge("low stock", "low")] : null),
+    h(
+      "dd",
+      { class: "quantity-line" },
+      String(item.quantity),
+      item.min_quantity != null ? ` (low at ${item.min_quantity})` : null,
+      item.quantity !== 1 ? ` · ${item.units_held} held by projects, ${item.units_available} free` : null,
+      item.low_stock ? [" ", badge("low stock", "low")] : null,
+    ),
     item.tags.length ? [h("dt", {}, "Tags"), h("dd", { class: "tags" }, item.tags.map((t) => h("a", { class: "tag", href: `#/items?tag=${encodeURIComponent(t)}` }, t)))] : null,
     item.serial ? [h("dt", {}, "Serial"), h("dd", {}, item.serial)] : null,
     item.purchase

@@ -178,7 +178,7 @@ function projectCard(p, tpl, { full = false } = {}) {
       "ul",
       { class: "allocations" },
       p.allocations.map((a) =>
-        h("li", {}, h("span", { class: "req", title: requirements.get(a.requirement)?.label || "" }, human(a.requirement)), " ", itemLink(a.item_id)),
+        h("li", {}, h("span", { class: "req", title: requirements.get(a.requirement)?.label || "" }, human(a.requirement)), " ", a.units > 1 ? h("span", { class: "units" }, `${a.units} × `) : null, itemLink(a.item_id)),
       ),
     ),
     p.missing.length
