@@ -3,7 +3,7 @@
 
 use crate::error::{Object, Refusal, named};
 use crate::places::resolve;
-use crate::ports::{Clock, InventoryRepo, ItemPage, ItemQuery, MediaRepo, PlaceRepo};
+use crate::ports::{Clock, InventoryRepo, ItemPage, ItemQuery, MediaRepo, PlaceRepo, ProjectRepo};
 use crate::recorder::{Actor, Recorder};
 use crate::{Error, RepoError};
 use std::sync::Arc;
@@ -114,6 +114,8 @@ pub struct Inventory {
     places: Arc<dyn PlaceRepo>,
     /// The pending media a new item takes (`media_ids`), read back once attached so that they are recorded.
     media: Arc<dyn MediaRepo>,
+    /// Read to name the project holding an item when a change is refused for it.
+    projects: Arc<dyn ProjectRepo>,
     clock: Arc<dyn Clock>,
     /// Where every change is recorded, with who made it.
     recorder: Recorder,
@@ -134,10 +136,28 @@ impl Inventory {
         items: Arc<dyn InventoryRepo>,
         places: Arc<dyn PlaceRepo>,
         media: Arc<dyn MediaRepo>,
+        projects: Arc<dyn ProjectRepo>,
         clock: Arc<dyn Clock>,
         recorder: Recorder,
     ) -> Self {
-        Self { items, places, media, clock, recorder }
+        Self { items, places, media, projects, clock, recorder }
+    }
+
+    /// A refusal that names the project holding an item, with the project's title ("\"Red drill\" is reserved
+    /// by \"Bench power supply\""); by its id still when the project cannot be read.
+    async fn name_holder(&self, household: HouseholdId, mut error: Error) -> Error {
+        let held = match &mut error {
+            Error::Refused(Refusal::Gone(g)) => g.held_by(),
+            Error::Refused(Refusal::Change(c)) => c.held_by(),
+            _ => None,
+        };
+        if let Some(held) = held
+            && let Some(id) = held.project
+            && let Ok(project) = self.projects.get(household, id).await
+        {
+            *held = held.clone().titled(&project.title);
+        }
+        error
     }
 
     /// Checks that `id` is a place of the household.
@@ -297,7 +317,9 @@ impl Inventory {
                 return Err(Refusal::VersionMismatch { item: id, expected, current: before.version }.into());
             }
             let mut item = before.clone();
-            change(&mut item)?;
+            if let Err(refused) = change(&mut item) {
+                return Err(self.name_holder(household, refused).await);
+            }
             if item == before {
                 return Ok(before);
             }
@@ -606,7 +628,11 @@ mod tests {
         let mut clock = MockClock::new();
         clock.expect_now().returning(now);
         let (recorder, events) = crate::recorder::capturing();
-        (Inventory::new(Arc::new(items), Arc::new(places), Arc::new(media), Arc::new(clock), recorder), events)
+        let projects = Arc::new(crate::ports::projects::MockProjectRepo::new());
+        (
+            Inventory::new(Arc::new(items), Arc::new(places), Arc::new(media), projects, Arc::new(clock), recorder),
+            events,
+        )
     }
 
     /// The events recorded: (kind, action, object, [(field, before, after)]).
@@ -673,7 +699,7 @@ mod tests {
         };
         let e = check(
             inv.bulk_update(H, &[ItemId(1), ItemId(3)], sell).await,
-            "\"item 3\" is reserved by project 8; drop the project first",
+            "\"item 3\" is reserved by project 8; drop that project first",
         );
         assert!(matches!(e, Error::Refused(_)));
         let e = check(inv.bulk_update(H, &[ItemId(1), ItemId(77)], sell).await, "no such item 77");

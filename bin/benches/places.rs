@@ -148,6 +148,7 @@ async fn bench_listing(name: &str, url: &str) {
         store.clone(),
         store.clone(),
         store.clone(),
+        store.clone(),
         Arc::new(SystemClock),
         trove_application::history::Recorder::new(store.clone(), Arc::new(SystemClock)),
     );

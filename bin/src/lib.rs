@@ -149,7 +149,8 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
     let pictures = Arc::new(trove_vision::pictures::PictureWork::new());
     let media = Media::new(store.clone(), blobs, pictures, items.clone(), clock.clone(), recorder.clone());
 
-    let inventory = Inventory::new(items.clone(), places.clone(), store.clone(), clock.clone(), recorder.clone());
+    let inventory =
+        Inventory::new(items.clone(), places.clone(), store.clone(), projects.clone(), clock.clone(), recorder.clone());
     let history = History::new(store.clone(), store.clone(), inventory.clone(), places.clone());
 
     // Passkeys: the relying party is TROVE_PUBLIC_URL's host; the key of the made-up credentials (for names

@@ -94,7 +94,7 @@ mod tests {
         let sell = BulkSet { intent: Some(Intent::Sell), ..BulkSet::default() };
         check(&[free.clone(), held.clone()], move_to(7), Ok(()));
         check(std::slice::from_ref(&free), sell, Ok(()));
-        check(&[free.clone(), held.clone()], sell, Err("\"item 2\" is reserved by project 4; drop the project first"));
+        check(&[free.clone(), held.clone()], sell, Err("\"item 2\" is reserved by project 4; drop that project first"));
         check(&[free.clone(), gone.clone()], move_to(7), Err("item 3 is gone; it is history and cannot change"));
         check(
             &[free.clone(), held.clone()],

@@ -261,8 +261,8 @@ pub fn named_items(set: &ProposalSet) -> Vec<ItemId> {
 pub enum LifecycleError {
     #[error("project {project} is {status}, not {expected}")]
     WrongStatus { project: ProjectId, status: ProjectStatus, expected: &'static str },
-    #[error("item {item} is no longer buildable ({reason})")]
-    NotBuildable { item: ItemId, reason: String },
+    #[error("{name:?} is no longer buildable ({reason})")]
+    NotBuildable { item: ItemId, name: String, reason: String },
     #[error("item {0} no longer exists")]
     ItemMissing(ItemId),
     #[error("{name:?} has {available} units free; the project needs {asked}")]
@@ -292,7 +292,11 @@ pub fn check_accept(project: &Project, items: &BTreeMap<ItemId, Item>) -> Result
         .into_iter()
         .map(|(id, units)| {
             let item = items.get(&id).ok_or(LifecycleError::ItemMissing(id))?;
-            item.buildable().map_err(|why| LifecycleError::NotBuildable { item: id, reason: why.to_string() })?;
+            item.buildable().map_err(|why| LifecycleError::NotBuildable {
+                item: id,
+                name: item.name.to_string(),
+                reason: why.to_string(),
+            })?;
             let available = item.units().available;
             if units > available {
                 return Err(LifecycleError::TooFewUnits {
@@ -493,7 +497,7 @@ mod tests {
         project.allocations.push(Allocation { requirement: "display".into(), item_id: ItemId(15), units: 1 });
         assert_eq!(
             check_accept(&project, &items).unwrap_err().to_string(),
-            "item 15 is no longer buildable (reserved by project 7)"
+            "\"item 15\" is no longer buildable (reserved by project 7)"
         );
         project.status = ProjectStatus::Accepted;
         assert_eq!(check_accept(&project, &items).unwrap_err().to_string(), "project 3 is accepted, not proposed");

@@ -51,7 +51,9 @@ async fn local_planner_proposes_and_the_lifecycle_moves_items(db: Db) {
     assert_error(status, &body, StatusCode::CONFLICT, "conflict");
     let (status, body) = app.post(&format!("/api/items/{}/gone", first_items[0]), json!({"reason": "sold"})).await;
     assert_error(status, &body, StatusCode::CONFLICT, "conflict");
-    assert!(body["error"]["message"].as_str().unwrap().contains(&format!("project {first}")), "{body}");
+    // The refusal names the project by its title, as a person knows it.
+    let title = projects[0]["title"].as_str().unwrap();
+    assert!(body["error"]["message"].as_str().unwrap().contains(&format!("is reserved by {title:?}")), "{body}");
 
     // A reserved item is no longer offered to the model.
     let (_, again) = app.post("/api/projects/propose", json!({"brief": "anything"})).await;
@@ -148,7 +150,10 @@ async fn accept_refuses_an_item_that_is_no_longer_buildable(db: Db) {
     assert_eq!(status, StatusCode::OK);
     let (status, body) = app.post(&format!("/api/projects/{id}/accept"), json!({})).await;
     assert_error(status, &body, StatusCode::CONFLICT, "conflict");
-    assert!(body["error"]["message"].as_str().unwrap().contains(&format!("item {item_id}")), "{body}");
+    // Named as the household calls it.
+    let (_, it) = app.get(&format!("/api/items/{item_id}")).await;
+    let name = it["name"].as_str().unwrap();
+    assert_eq!(body["error"]["message"], format!("{name:?} is no longer buildable (not buildable: intent sell)"));
     let (_, p) = app.get(&format!("/api/projects/{id}")).await;
     assert_eq!(p["status"], "proposed");
     for a in project["allocations"].as_array().unwrap() {

@@ -294,7 +294,7 @@ mod tests {
         );
     }
     use trove_application::Object;
-    use trove_domain::item::{Availability, GoneRefused, ProjectIdOrUnknown};
+    use trove_domain::item::{Availability, GoneRefused, HeldBy};
     use trove_domain::{ItemId, ProjectId};
 
     fn check(error: Error, status: StatusCode, code: &str, message: &str) {
@@ -305,7 +305,7 @@ mod tests {
     /// Every kind of use-case error gets its status and code here, with the message the use case wrote.
     #[test]
     fn use_case_errors_map_to_statuses_and_codes() {
-        let held = ProjectIdOrUnknown(Some(ProjectId(3)));
+        let held = HeldBy::id(Some(ProjectId(3))).titled("Bench power supply");
         let cases = [
             (
                 Error::Invalid("limit must be between 1 and 500".into()),
@@ -338,7 +338,7 @@ mod tests {
                     .into(),
                 409,
                 "conflict",
-                "\"Red drill\" is reserved by project 3; drop or build the project first",
+                "\"Red drill\" is reserved by \"Bench power supply\"; drop or build that project first",
             ),
             (
                 Refusal::ForeignComponent(ItemId(999)).into(),

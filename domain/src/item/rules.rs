@@ -493,23 +493,68 @@ impl ItemChanges {
 /// Why an item may not be marked gone. The item is named as its owner calls it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum GoneRefused {
-    #[error("{name:?} is reserved by project {project}; drop or build the project first")]
-    Reserved { item: ItemId, name: String, project: ProjectIdOrUnknown },
+    #[error("{name:?} is reserved by {project}; drop or build that project first")]
+    Reserved { item: ItemId, name: String, project: HeldBy },
     #[error("item {0} is already gone")]
     AlreadyGone(ItemId),
     #[error("{name:?} has {held} units held by projects; drop or build those projects first")]
     UnitsHeld { item: ItemId, name: String, held: u32 },
 }
 
-/// A project id in a message, or "an accepted project" when unknown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProjectIdOrUnknown(pub Option<ProjectId>);
+/// The project holding an item, as a message names it: by its title when the use case looked it up
+/// ([`HeldBy::titled`]), else by its id.
+///
+/// ```
+/// use trove_domain::item::HeldBy;
+/// use trove_domain::ProjectId;
+/// assert_eq!(HeldBy::id(Some(ProjectId(7))).to_string(), "project 7");
+/// assert_eq!(HeldBy::id(Some(ProjectId(7))).titled("Bench power supply").to_string(), "\"Bench power supply\"");
+/// assert_eq!(HeldBy::id(None).to_string(), "a project");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldBy {
+    pub project: Option<ProjectId>,
+    pub title: Option<String>,
+}
 
-impl fmt::Display for ProjectIdOrUnknown {
+impl HeldBy {
+    pub fn id(project: Option<ProjectId>) -> Self {
+        Self { project, title: None }
+    }
+
+    /// The same project, named by its title.
+    #[must_use]
+    pub fn titled(self, title: &str) -> Self {
+        Self { title: Some(title.to_owned()), ..self }
+    }
+}
+
+impl fmt::Display for HeldBy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            Some(p) => p.fmt(f),
-            None => f.write_str("(unknown)"),
+        match (&self.title, self.project) {
+            (Some(t), _) => write!(f, "{t:?}"),
+            (None, Some(p)) => write!(f, "project {p}"),
+            (None, None) => f.write_str("a project"),
+        }
+    }
+}
+
+impl GoneRefused {
+    /// The project the refusal names, to look its title up.
+    pub fn held_by(&mut self) -> Option<&mut HeldBy> {
+        match self {
+            GoneRefused::Reserved { project, .. } => Some(project),
+            _ => None,
+        }
+    }
+}
+
+impl ChangeRefused {
+    /// The project the refusal names, to look its title up.
+    pub fn held_by(&mut self) -> Option<&mut HeldBy> {
+        match self {
+            ChangeRefused::Held { project, .. } => Some(project),
+            _ => None,
         }
     }
 }
@@ -530,7 +575,7 @@ impl Item {
             return Err(GoneRefused::Reserved {
                 item: self.id,
                 name: self.name.to_string(),
-                project: ProjectIdOrUnknown(self.project),
+                project: HeldBy::id(self.project),
             });
         }
         self.gone = Some(gone);
@@ -577,8 +622,8 @@ pub enum ChangeRefused {
     #[error("item {0} is gone; it is history and cannot change")]
     Gone(ItemId),
     /// A reserved or in-use item cannot leave its project by a change of intent or availability.
-    #[error("{name:?} is {} by project {project}; drop the project first", held_word(*.availability))]
-    Held { item: ItemId, name: String, project: ProjectIdOrUnknown, availability: Availability },
+    #[error("{name:?} is {} by {project}; drop that project first", held_word(*.availability))]
+    Held { item: ItemId, name: String, project: HeldBy, availability: Availability },
     #[error("item {0} cannot be a component of itself")]
     SelfComponent(ItemId),
     /// A stock whose units projects hold keeps at least those units, and stays for the projects.
@@ -631,7 +676,7 @@ impl Item {
             return Err(ChangeRefused::Held {
                 item: self.id,
                 name: self.name.to_string(),
-                project: ProjectIdOrUnknown(self.project),
+                project: HeldBy::id(self.project),
                 availability: self.availability,
             });
         }
@@ -762,7 +807,7 @@ mod tests {
         i.project = Some(ProjectId(9));
         let gone = Gone { reason: GoneReason::Sold, at: at(3), note: None };
         let err = i.mark_gone(gone.clone()).unwrap_err();
-        assert_eq!(err.to_string(), "\"item 3\" is reserved by project 9; drop or build the project first");
+        assert_eq!(err.to_string(), "\"item 3\" is reserved by project 9; drop or build that project first");
         i.availability = Availability::Available;
         i.mark_gone(gone.clone()).unwrap();
         assert_eq!(i.mark_gone(gone), Err(GoneRefused::AlreadyGone(ItemId(3))));
@@ -787,12 +832,12 @@ mod tests {
         };
         let sell = ItemChanges { intent: Some(Intent::Sell), ..ItemChanges::default() };
         check(&|_| {}, sell.clone(), Ok(()));
-        check(&reserve, sell, Err("\"item 3\" is reserved by project 8; drop the project first"));
+        check(&reserve, sell, Err("\"item 3\" is reserved by project 8; drop that project first"));
         check(&reserve, ItemChanges { intent: Some(Intent::Keep), ..ItemChanges::default() }, Ok(()));
         check(
             &|i| i.availability = Availability::InUse,
             ItemChanges { availability: Some(Availability::Lent), ..ItemChanges::default() },
-            Err("\"item 3\" is in use by project (unknown); drop the project first"),
+            Err("\"item 3\" is in use by a project; drop that project first"),
         );
         check(
             &|_| {},
