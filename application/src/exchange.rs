@@ -15,6 +15,7 @@
 //! together or not at all.
 
 use crate::Error;
+use crate::ports::sheet::RowRead;
 use crate::ports::{Clock, ImportWritten, InventoryRepo, ItemQuery, ItemSheet};
 use crate::recorder::{Actor, Recorder};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -36,6 +37,49 @@ pub struct Imported {
     pub items: u64,
     /// Rows left out on purpose (items that were gone when exported).
     pub skipped: u64,
+}
+
+/// What an import would do with one row ([`Exchange::preview`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RowAction {
+    /// A new item.
+    New,
+    /// An update of the item that holds the row's reference (imported before, or an earlier row of the sheet).
+    Update,
+    /// A row of an item that was gone when exported: left out.
+    Gone,
+    /// A row that cannot be imported, and why: the import would be refused whole.
+    Refused(String),
+}
+
+/// One row of a preview: its line (the header is line 1), the item's name when the row has one, what the
+/// import would do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowPreview {
+    pub line: u64,
+    pub name: Option<String>,
+    pub action: RowAction,
+}
+
+/// What an import of a sheet would do, row by row; nothing written.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ImportPreview {
+    /// "trove" (our export) or "homebox".
+    pub format: &'static str,
+    pub rows: Vec<RowPreview>,
+}
+
+impl ImportPreview {
+    /// How many rows would be new items, updates, left out as gone, and refused.
+    pub fn counts(&self) -> (u64, u64, u64, u64) {
+        let count = |f: fn(&RowAction) -> bool| self.rows.iter().filter(|r| f(&r.action)).count() as u64;
+        (
+            count(|a| *a == RowAction::New),
+            count(|a| *a == RowAction::Update),
+            count(|a| *a == RowAction::Gone),
+            count(|a| matches!(a, RowAction::Refused(_))),
+        )
+    }
 }
 
 /// What an import did, and which item each row of our own export became.
@@ -201,6 +245,55 @@ impl Exchange {
         let mut done = self.import_items(actor, read.items).await?;
         done.skipped = read.skipped;
         Ok(done)
+    }
+
+    /// What an import of the sheet would do, row by row, without writing anything: each row new, an update of
+    /// the item holding its reference, a gone row left out, or refused with its reason (the same rules as the
+    /// import: the sheet's, then the domain's text check and bounds). An import writes all or nothing, so one
+    /// refused row refuses it whole.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when no row can be read (a header of neither format, a file that is not CSV);
+    /// `Unexpected` when the store fails.
+    pub async fn preview(&self, household: HouseholdId, bytes: &[u8]) -> Result<ImportPreview, Error> {
+        let now = self.clock.now();
+        let read = self.sheet.preview(bytes, now).map_err(|e| Error::Invalid(e.to_string()))?;
+        let mut refs: Vec<String> = read
+            .rows
+            .iter()
+            .filter_map(|r| match &r.read {
+                RowRead::Item(item) => item.import_ref.clone(),
+                _ => None,
+            })
+            .collect();
+        refs.sort_unstable();
+        refs.dedup();
+        let mut held: HashSet<String> = self.items.refs_held(household, &refs).await?.into_iter().collect();
+        let rows = read
+            .rows
+            .into_iter()
+            .map(|row| {
+                let (name, action) = match row.read {
+                    RowRead::Gone => (None, RowAction::Gone),
+                    RowRead::Refused(reason) => (None, RowAction::Refused(reason)),
+                    RowRead::Item(item) => {
+                        let checked = item
+                            .check_texts()
+                            .map_err(|e| e.to_string())
+                            .and_then(|()| item.check_bounds(now).map_err(|e| e.to_string()));
+                        let action = match (checked, &item.import_ref) {
+                            (Err(reason), _) => RowAction::Refused(reason),
+                            // A reference held, or given by an earlier row of the sheet: that item is updated.
+                            (Ok(()), Some(r)) if !held.insert(r.clone()) => RowAction::Update,
+                            (Ok(()), _) => RowAction::New,
+                        };
+                        (Some(item.name.to_string()), action)
+                    }
+                };
+                RowPreview { line: row.line, name, action }
+            })
+            .collect();
+        Ok(ImportPreview { format: read.format, rows })
     }
 
     /// Writes items already read (by the command line, which shows its own progress), all or nothing.

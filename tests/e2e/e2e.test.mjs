@@ -1522,21 +1522,23 @@ test("a stock of 10 cells fills a requirement of 4, leaves 6, and a project need
       assert.equal(t.requirements[0].count, count, JSON.stringify(t));
     }
     const stock = await post("/api/items", { name: "Eneloop AA cells", item_type: "AA cell", profile: "", condition: "good", intent: "keep", quantity: 10 });
-    const propose = async (wish, label) => {
+    // A run, then the proposed card of `label` taking `units` of the stock (a run may also propose the other
+    // template with what is left).
+    const propose = async (wish, label, units) => {
       await p.goto(`${origin}/#/projects`);
       await p.getByLabel("Wish (optional)").fill(wish, { timeout: DEADLINE });
       await p.getByRole("button", { name: "What can I build?" }).click();
-      const card = p.locator("section.run article.project", { hasText: label }).first();
-      await card.waitFor({ timeout: DEADLINE });
+      const run = p.locator("section.run");
+      await run.waitFor({ timeout: DEADLINE });
+      const card = p.locator("article.project.proposed", { hasText: label }).filter({ hasText: `${units} × Eneloop AA cells` }).first();
+      await card.waitFor({ timeout: DEADLINE }).catch(async (e) => {
+        throw new Error(`no ${label} of ${units} after the run: ${await p.locator("main").textContent()}`, { cause: e });
+      });
       return card;
     };
     // Both proposed while all 10 are free: the torch takes 4, the lantern 8.
-    const torch = await propose("a torch", "Torch");
-    assert.match(await torch.locator("ul.allocations").textContent(), /4 × Eneloop AA cells/);
-    const torchHref = await torch.locator("h3 a").getAttribute("href");
-    const lantern = await propose("a lantern", "Lantern");
-    assert.match(await lantern.locator("ul.allocations").textContent(), /8 × Eneloop AA cells/);
-    const lanternHref = await lantern.locator("h3 a").getAttribute("href");
+    const torchHref = await (await propose("a torch", "Torch", 4)).locator("h3 a").getAttribute("href");
+    const lanternHref = await (await propose("a lantern", "Lantern", 8)).locator("h3 a").getAttribute("href");
 
     await p.goto(`${origin}/${torchHref}`);
     await p.getByRole("button", { name: "Accept" }).click({ timeout: DEADLINE });

@@ -36,7 +36,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use trove_application::ports::sheet::{ItemSheet, SheetError, SheetItems};
+use trove_application::ports::sheet::{ItemSheet, RowRead, SheetError, SheetItems, SheetPreview, SheetRow};
 use trove_domain::Timestamp;
 use trove_domain::item::{
     self as di, Availability, Condition, Fault, FieldKey, Intent, Item, ItemName, ItemType, Measurement,
@@ -108,6 +108,10 @@ pub fn unescape_cell(cell: &str) -> &str {
 pub struct CsvSheet;
 
 impl ItemSheet for CsvSheet {
+    fn preview(&self, bytes: &[u8], at: Timestamp) -> Result<SheetPreview, SheetError> {
+        preview(bytes, at)
+    }
+
     fn read(&self, bytes: &[u8], at: Timestamp) -> Result<SheetItems, SheetError> {
         read(bytes, at, &mut |_| {})
     }
@@ -235,6 +239,52 @@ pub fn read_from(
     at: Timestamp,
     progress: &mut dyn FnMut(u64),
 ) -> Result<SheetItems, SheetError> {
+    let mut items = Vec::new();
+    let mut skipped = 0;
+    let format = scan(source, at, progress, &mut |line, read| match read {
+        Ok(Some(item)) => {
+            items.push(item);
+            Ok(())
+        }
+        Ok(None) => {
+            skipped += 1;
+            Ok(())
+        }
+        Err(message) => Err(SheetError { line, message }),
+    })?;
+    Ok(SheetItems { items, skipped, format })
+}
+
+/// What an import of `bytes` would read, row by row, without stopping at a bad row: each row's line and what it
+/// is (an item, a gone row left out, or refused with the reason).
+///
+/// # Errors
+/// A [`SheetError`] for a header of neither format or a file that is not CSV (bad UTF-8, a broken quote): no
+/// row can be told apart then.
+pub fn preview(bytes: &[u8], at: Timestamp) -> Result<SheetPreview, SheetError> {
+    let mut rows = Vec::new();
+    let format = scan(bytes, at, &mut |_| {}, &mut |line, read| {
+        rows.push(SheetRow {
+            line,
+            read: match read {
+                Ok(Some(item)) => RowRead::Item(Box::new(item)),
+                Ok(None) => RowRead::Gone,
+                Err(reason) => RowRead::Refused(reason),
+            },
+        });
+        Ok(())
+    })?;
+    Ok(SheetPreview { format, rows })
+}
+
+/// Reads a sheet of either format from `source`, a buffer at a time, giving each row that is not blank to
+/// `row` with its line; answers the format read.
+fn scan(
+    source: impl std::io::Read,
+    at: Timestamp,
+    progress: &mut dyn FnMut(u64),
+    row: &mut dyn FnMut(u64, Result<Option<NewItem>, String>) -> Result<(), SheetError>,
+) -> Result<&'static str, SheetError> {
     use std::io::BufRead as _;
     let mut source = std::io::BufReader::with_capacity(64 * 1024, source);
     let start =
@@ -260,8 +310,6 @@ pub fn read_from(
                 .into(),
         });
     };
-    let mut out =
-        SheetItems { items: Vec::new(), skipped: 0, format: if format == Format::Trove { "trove" } else { "homebox" } };
     let mut record = csv::StringRecord::new();
     let mut rows = 0u64;
     loop {
@@ -275,22 +323,18 @@ pub fn read_from(
         if record.iter().all(|c| c.trim().is_empty()) {
             continue;
         }
-        let row = Row { columns: &columns, record: &record };
+        let cells = Row { columns: &columns, record: &record };
         let read = match format {
-            Format::Trove => trove_row(&row, at),
-            Format::Homebox => homebox_row(&row, at),
+            Format::Trove => trove_row(&cells, at),
+            Format::Homebox => homebox_row(&cells, at),
         };
-        match read {
-            Ok(Some(item)) => out.items.push(item),
-            Ok(None) => out.skipped += 1,
-            Err(message) => return Err(SheetError { line, message }),
-        }
+        row(line, read)?;
         if rows.is_multiple_of(1000) {
             progress(rows);
         }
     }
     progress(rows);
-    Ok(out)
+    Ok(if format == Format::Trove { "trove" } else { "homebox" })
 }
 
 /// A CSV error as a sheet error at its line (or `fallback`).

@@ -176,6 +176,13 @@ pub trait InventoryRepo: Send + Sync {
     /// on an item); nothing is written then. `Unexpected` otherwise.
     async fn insert(&self, household: HouseholdId, item: NewItem, at: Timestamp) -> Result<Item, RepoError>;
 
+    /// Which of `refs` (import references) an item of the household already holds: an import of a row with one
+    /// updates that item. In any order.
+    ///
+    /// # Errors
+    /// `Unexpected` only.
+    async fn refs_held(&self, household: HouseholdId, refs: &[String]) -> Result<Vec<String>, RepoError>;
+
     /// Stores many new items in one transaction: all or nothing. Items whose `import_ref` is already held by
     /// an item of the household update that item instead (name, type, profile, condition, fields, faults,
     /// tests, accessories, place), so a re-import does not duplicate. `location` texts are found or created as

@@ -24,6 +24,33 @@ pub struct SheetItems {
     pub format: &'static str,
 }
 
+/// What one row of a sheet would be ([`ItemSheet::preview`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum RowRead {
+    /// An item to import.
+    Item(Box<NewItem>),
+    /// A row of an item that was gone when exported: left out.
+    Gone,
+    /// A row that cannot be an item, and why.
+    Refused(String),
+}
+
+/// One row of a sheet, by the line of the file it starts on (the header is line 1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SheetRow {
+    pub line: u64,
+    pub read: RowRead,
+}
+
+/// Every row of a sheet, read without stopping at a bad one.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SheetPreview {
+    /// Which format the sheet was read as ("trove" or "homebox").
+    pub format: &'static str,
+    /// Every row that is not blank, in file order.
+    pub rows: Vec<SheetRow>,
+}
+
 /// Reads and writes item sheets.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 pub trait ItemSheet: Send + Sync {
@@ -33,6 +60,14 @@ pub trait ItemSheet: Send + Sync {
     /// MUST return a [`SheetError`] naming the line of the first row that cannot be an item (or line 1 for a
     /// header it does not know), having read nothing into the store.
     fn read(&self, bytes: &[u8], at: Timestamp) -> Result<SheetItems, SheetError>;
+
+    /// Reads every row of `bytes` as [`ItemSheet::read`] does, without stopping at a bad row: what an import
+    /// would make of each.
+    ///
+    /// # Errors
+    /// MUST return a [`SheetError`] only for what stops every row from being read: a header of neither format,
+    /// a file that is not CSV.
+    fn preview(&self, bytes: &[u8], at: Timestamp) -> Result<SheetPreview, SheetError>;
 
     /// Writes `items` as a sheet that [`ItemSheet::read`] reads back to the same items.
     ///

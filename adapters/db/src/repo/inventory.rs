@@ -982,6 +982,23 @@ impl InventoryRepo for Store {
         Ok(items.remove(0))
     }
 
+    async fn refs_held(&self, household: HouseholdId, refs: &[String]) -> Result<Vec<String>, RepoError> {
+        let mut held = Vec::new();
+        for chunk in refs.chunks(CHUNK) {
+            let found: Vec<Option<String>> = items::Entity::find()
+                .select_only()
+                .column(items::Column::ImportRef)
+                .filter(items::Column::HouseholdId.eq(household.0))
+                .filter(items::Column::ImportRef.is_in(chunk.iter().map(String::as_str)))
+                .into_tuple()
+                .all(&self.db)
+                .await
+                .context("look up import references")?;
+            held.extend(found.into_iter().flatten());
+        }
+        Ok(held)
+    }
+
     async fn import(
         &self,
         household: HouseholdId,

@@ -12,7 +12,7 @@ use poem_openapi::payload::{Json, ParsePayload, Payload, PlainText};
 use poem_openapi::registry::MetaSchemaRef;
 use poem_openapi::types::Type;
 use poem_openapi::{ApiRequest, ApiResponse, Object, OpenApi, Tags};
-use trove_application::exchange::Imported;
+use trove_application::exchange::{ImportPreview, Imported, RowAction};
 
 #[derive(Tags)]
 enum Tag {
@@ -68,6 +68,63 @@ impl From<Imported> for ImportAnswer {
     }
 }
 
+/// What an import would do with one row.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(rename = "ImportRow")]
+pub struct ImportRowDto {
+    /// The line of the file the row starts on (the header is line 1).
+    pub line: u64,
+    /// The item's name, when the row is an item.
+    pub name: Option<String>,
+    /// `new`, `update` (of the item holding the row's reference), `gone` (left out) or `refused`.
+    pub action: String,
+    /// Why the row is refused; null otherwise.
+    pub reason: Option<String>,
+}
+
+/// What an import of a sheet would do, row by row; nothing is written.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct ImportPreviewAnswer {
+    /// `trove` (our export) or `homebox`.
+    pub format: String,
+    /// Rows that would be new items.
+    pub new: u64,
+    /// Rows that would update an item imported before (or an earlier row of the sheet).
+    pub updated: u64,
+    /// Rows of gone items, left out.
+    pub gone: u64,
+    /// Rows that cannot be imported: while there is one, the import is refused whole.
+    pub refused: u64,
+    /// Every row that is not blank, in file order.
+    pub rows: Vec<ImportRowDto>,
+}
+
+impl From<ImportPreview> for ImportPreviewAnswer {
+    fn from(p: ImportPreview) -> Self {
+        let (new, updated, gone, refused) = p.counts();
+        Self {
+            format: p.format.to_owned(),
+            new,
+            updated,
+            gone,
+            refused,
+            rows: p
+                .rows
+                .into_iter()
+                .map(|r| {
+                    let (action, reason) = match r.action {
+                        RowAction::New => ("new", None),
+                        RowAction::Update => ("update", None),
+                        RowAction::Gone => ("gone", None),
+                        RowAction::Refused(why) => ("refused", Some(why)),
+                    };
+                    ImportRowDto { line: r.line, name: r.name, action: action.to_owned(), reason }
+                })
+                .collect(),
+        }
+    }
+}
+
 /// The inventory as CSV.
 #[derive(ApiResponse)]
 pub enum CsvExport {
@@ -89,6 +146,17 @@ impl ExchangeApi {
         let text =
             String::from_utf8(bytes).map_err(|e| ApiError::unexpected(format!("the export is not UTF-8: {e}")))?;
         Ok(CsvExport::Csv(PlainText(text), "attachment; filename=\"trove-export.csv\"".into()))
+    }
+
+    /// What `POST /api/import` would do with this CSV, row by row, writing nothing: each row `new`, `update`
+    /// (the item holding its reference), `gone` (left out) or `refused` with its reason. Every bad row is
+    /// listed, not only the first; the import itself is all or nothing. 400 only when no row can be read (a
+    /// header of neither format, a file that is not CSV).
+    #[oai(path = "/import/preview", method = "post")]
+    async fn preview(&self, Person(c): Person, body: ImportBody) -> ApiResult<Json<ImportPreviewAnswer>> {
+        let ImportBody::Csv(CsvBody(bytes)) = body;
+        let preview = self.0.exchange.preview(c.household, &bytes).await.map_err(ApiError::from)?;
+        Ok(Json(preview.into()))
     }
 
     /// Import a CSV (`Content-Type: text/csv`): our own export or a Homebox export. All or nothing: a bad row is
