@@ -80,9 +80,13 @@ impl TestApp {
     }
 
     async fn post_csv(&self, token: &str, body: Vec<u8>) -> (StatusCode, Value) {
+        self.post_csv_to("/api/import", token, body).await
+    }
+
+    async fn post_csv_to(&self, path: &str, token: &str, body: Vec<u8>) -> (StatusCode, Value) {
         let resp = self
             .client
-            .post(self.url("/api/import"))
+            .post(self.url(path))
             .bearer_auth(token)
             .header("Content-Type", "text/csv; charset=utf-8")
             .body(body)
@@ -522,9 +526,24 @@ async fn csv_export_imports_into_a_fresh_household_as_the_same_items(db: Db) {
 async fn a_homebox_export_imports_and_reimports_without_duplicates(db: Db) {
     let app = TestApp::spawn(db, &[]).await;
     let sheet = include_bytes!("data/homebox.csv").to_vec();
+    // The preview says what the import will do, row by row, and writes nothing.
+    let (s, preview) = app.post_csv_to("/api/import/preview", &app.token, sheet.clone()).await;
+    assert_eq!(s, StatusCode::OK, "{preview}");
+    let counts = |p: &Value| {
+        (p["format"].clone(), p["new"].clone(), p["updated"].clone(), p["gone"].clone(), p["refused"].clone())
+    };
+    assert_eq!(counts(&preview), (json!("homebox"), json!(5), json!(0), json!(2), json!(0)), "{preview}");
+    let rows = preview["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 7);
+    assert!(rows.iter().all(|r| r["line"].as_u64().unwrap() >= 2 && r["reason"].is_null()), "{preview}");
+    assert!(rows.iter().any(|r| r["name"] == "Korad bench power supply" && r["action"] == "new"), "{preview}");
+    assert!(app.all_items().await.is_empty(), "a preview writes nothing");
     let (s, b) = app.post_csv(&app.token, sheet.clone()).await;
     assert_eq!(s, StatusCode::OK, "{b}");
     assert_eq!(b, json!({"imported": 5, "items": 5, "skipped": 2}));
+    // The same sheet again: every item row updates the item it made.
+    let (_, again) = app.post_csv_to("/api/import/preview", &app.token, sheet.clone()).await;
+    assert_eq!(counts(&again), (json!("homebox"), json!(0), json!(5), json!(2), json!(0)), "{again}");
     let items = app.all_items().await;
     let by_name = |n: &str| items.iter().find(|i| i["name"] == n).unwrap().clone();
     let korad = by_name("Korad bench power supply");
@@ -559,6 +578,28 @@ async fn a_homebox_export_imports_and_reimports_without_duplicates(db: Db) {
 
 async fn a_bad_row_refuses_the_whole_file(db: Db) {
     let app = TestApp::spawn(db, &[]).await;
+    // The preview lists every bad row with its line and reason, not only the first.
+    let sheet = "HB.name,HB.quantity\nGood box,2\nBad box,2.5\nWorse box,x\n,\nName\u{7}bell,1\n";
+    let (s, preview) = app.post_csv_to("/api/import/preview", &app.token, sheet.as_bytes().to_vec()).await;
+    assert_eq!(s, StatusCode::OK, "{preview}");
+    let rows: Vec<(u64, String, bool)> = preview["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["line"].as_u64().unwrap(), r["action"].as_str().unwrap().to_owned(), r["reason"].is_string()))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            (2, "new".into(), false),
+            (3, "refused".into(), true),
+            (4, "refused".into(), true),
+            (6, "refused".into(), true)
+        ],
+        "{preview}"
+    );
+    let (s, body) = app.post_csv_to("/api/import/preview", &app.token, b"what,ever\n1,2\n".to_vec()).await;
+    assert_error(s, &body, StatusCode::BAD_REQUEST, "invalid");
     let mut rows = String::from("id,name,item_type,condition,intent,field.capacity\n");
     for i in 1..=1200 {
         rows.push_str(&format!("{i},Cell {i},lithium_cell,good,keep,{} mAh\n", 2000 + i));

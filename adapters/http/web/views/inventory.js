@@ -281,18 +281,32 @@ function exchange() {
     },
     "Export CSV",
   );
-  file.addEventListener("change", () => {
+  file.addEventListener("change", async () => {
     const chosen = file.files?.[0];
     out.replaceChildren();
-    if (!chosen) {
-      confirm.hidden = true;
+    confirm.hidden = true;
+    if (!chosen) return;
+    // What the import would do, row by row, before anything is written.
+    let preview;
+    try {
+      preview = await api("/import/preview", { method: "POST", body: chosen });
+    } catch (e) {
+      showError(e, out);
       return;
     }
+    const plural = (n, one) => `${n} ${one}${n === 1 ? "" : "s"}`;
+    const summary = [
+      plural(preview.new, "new item"),
+      plural(preview.updated, "update"),
+      preview.gone ? `${plural(preview.gone, "gone row")} left out` : null,
+      preview.refused ? plural(preview.refused, "refused row") : null,
+    ].filter(Boolean);
     const go = h(
       "button",
       {
         type: "button",
         class: "primary",
+        disabled: preview.refused > 0,
         onclick: async () => {
           go.disabled = true;
           try {
@@ -310,13 +324,30 @@ function exchange() {
       },
       `Import ${chosen.name}`,
     );
+    const ACTIONS = { new: "new", update: "updates an item", gone: "gone: left out", refused: "refused" };
+    const shown = preview.rows.slice(0, 200);
     confirm.replaceChildren(
+      h("p", { class: "import-summary" }, `${chosen.name}: ${summary.join(", ")}.`),
+      preview.refused
+        ? h("p", { class: "message error" }, "Nothing can be imported while a row is refused: the import writes every row or none. Fix the rows below and choose the file again.")
+        : h("p", {}, "Every row is written, or none. A row whose reference was imported before (our id, Homebox's import reference) updates that item."),
       h(
-        "p",
-        {},
-        `${chosen.name} (${Math.max(1, Math.round(chosen.size / 1024))} KB): every row is written, or none if one is refused (its line is named). `,
-        "A row whose reference was imported before (our id, Homebox's import reference) updates that item; the others are new; gone rows are left out.",
+        "div",
+        { class: "table-wrap" },
+        h(
+          "table",
+          { class: "import-rows" },
+          h("thead", {}, h("tr", {}, h("th", {}, "Line"), h("th", {}, "Item"), h("th", {}, "Import"))),
+          h(
+            "tbody",
+            {},
+            shown.map((r) =>
+              h("tr", { class: r.action }, h("td", {}, String(r.line)), h("td", {}, r.name || ""), h("td", {}, r.reason ? `${ACTIONS[r.action]}: ${r.reason}` : ACTIONS[r.action])),
+            ),
+          ),
+        ),
       ),
+      preview.rows.length > shown.length ? h("p", { class: "sub" }, `and ${preview.rows.length - shown.length} more rows`) : null,
       go,
     );
     confirm.hidden = false;
