@@ -1546,13 +1546,13 @@ test("a stock of 10 cells fills a requirement of 4, leaves 6, and a project need
     const lanternHref = await (await propose("a lantern", "Lantern", 8)).locator("h3 a").getAttribute("href");
 
     await p.goto(`${origin}/${torchHref}`);
-    await p.getByRole("button", { name: "Accept" }).click({ timeout: DEADLINE });
+    await p.locator(".project-page").getByRole("button", { name: "Accept" }).click({ timeout: DEADLINE });
     await p.locator("article.project.accepted").waitFor({ timeout: DEADLINE });
     await p.goto(`${origin}/#/items/${stock.id}`);
     assert.match(await p.locator(".quantity-line").textContent({ timeout: DEADLINE }), /10 · 4 held by projects, 6 free/);
 
     await p.goto(`${origin}/${lanternHref}`);
-    await p.getByRole("button", { name: "Accept" }).click({ timeout: DEADLINE });
+    await p.locator(".project-page").getByRole("button", { name: "Accept" }).click({ timeout: DEADLINE });
     const err = p.locator(".message.error");
     await err.waitFor({ timeout: DEADLINE });
     assert.match(await err.textContent(), /"Eneloop AA cells" has 6 units free; the project needs 8/);
