@@ -112,7 +112,9 @@ impl History {
         caller.require(Permission::WriteInventory)?;
         let household = caller.household;
         let event = self.events.get(household, id).await.map_err(named(Object::Event, id.0))?;
-        if event.kind != ObjectKind::Item {
+        // A project's steps move items with the project (a stock's units consumed by a build): undone only by
+        // the project's own steps, never field by field.
+        if event.kind != ObjectKind::Item || matches!(event.action.as_str(), "accept" | "build" | "drop") {
             return Err(Refusal::Undo(UndoRefused::NotUndoable).into());
         }
         let item = ItemId(event.object);

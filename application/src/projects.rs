@@ -5,7 +5,7 @@ use crate::error::{Object, Refusal, named};
 use crate::ports::{Clock, InventoryRepo, ProjectRepo, TemplateRepo};
 use crate::recorder::{Actor, Recorder};
 use crate::{Error, RepoError};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use trove_domain::history::{diff, project_fields};
 use trove_domain::item::Item;
@@ -64,6 +64,24 @@ impl Projects {
     /// [`Error::NotFound`] naming it.
     pub async fn get(&self, household: HouseholdId, id: ProjectId) -> Result<Project, Error> {
         self.projects.get(household, id).await.map_err(no_project(id))
+    }
+
+    /// The names of the items `projects` allocate, in one read, so a client shows them without asking item by
+    /// item; an item no longer in the household has none.
+    ///
+    /// # Errors
+    /// `Unexpected` only.
+    pub async fn item_names(
+        &self,
+        household: HouseholdId,
+        projects: &[Project],
+    ) -> Result<HashMap<ItemId, String>, Error> {
+        let ids: Vec<ItemId> = projects.iter().flat_map(|p| p.allocations.iter().map(|a| a.item_id)).collect();
+        if ids.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let items = self.items.get_many(household, &ids).await?;
+        Ok(items.into_iter().map(|i| (i.id, i.name.to_string())).collect())
     }
 
     async fn allocated_items(&self, household: HouseholdId, project: &Project) -> Result<Vec<Item>, Error> {

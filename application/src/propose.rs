@@ -20,7 +20,7 @@ use std::sync::Arc;
 use trove_domain::history::project_fields;
 use trove_domain::item::Item;
 use trove_domain::people::ObjectKind;
-use trove_domain::project::{self, Dropped, Project, ProposalSet};
+use trove_domain::project::{self, Dropped, Project, ProjectStatus, ProposalSet};
 use trove_domain::spend::CallKind;
 use trove_domain::text::clip;
 use trove_domain::{HouseholdId, ItemId};
@@ -246,18 +246,48 @@ impl ProposeProjects {
         let items: HashMap<ItemId, Item> =
             self.items.get_many(household, &named).await?.into_iter().map(|i| (i.id, i)).collect();
         let decision = project::decide(set, &templates, &items);
-        let projects = if decision.projects.is_empty() {
+        let now = self.clock.now();
+        // A proposal equal to an open one (same template, same allocations) refreshes it instead of adding a copy;
+        // the answer keeps the planner's order.
+        let open: Vec<Project> = if decision.projects.is_empty() {
             Vec::new()
         } else {
-            self.projects.insert_many(household, decision.projects, self.clock.now()).await?
+            self.projects.list(household).await?.into_iter().filter(|p| p.status == ProjectStatus::Proposed).collect()
         };
-        let events: Vec<_> = projects
-            .iter()
-            .filter_map(|p| {
-                self.recorder.object_event(actor, "create", ObjectKind::Project, p.id.0, None, Some(project_fields(p)))
+        let mut slots: Vec<Result<Project, usize>> = Vec::with_capacity(decision.projects.len());
+        let mut fresh = Vec::new();
+        let mut events = Vec::new();
+        for new in decision.projects {
+            let Some(old) = open.iter().find(|o| new.repeats(o)) else {
+                slots.push(Err(fresh.len()));
+                fresh.push(new);
+                continue;
+            };
+            let refreshed = self.projects.refresh(household, old.id, &new.title, &new.reason, now).await?;
+            events.extend(self.recorder.object_event(
+                actor,
+                "refresh",
+                ObjectKind::Project,
+                old.id.0,
+                Some(project_fields(old)),
+                Some(project_fields(&refreshed)),
+            ));
+            slots.push(Ok(refreshed));
+        }
+        let mut inserted =
+            if fresh.is_empty() { Vec::new() } else { self.projects.insert_many(household, fresh, now).await? };
+        events.extend(inserted.iter().filter_map(|p| {
+            self.recorder.object_event(actor, "create", ObjectKind::Project, p.id.0, None, Some(project_fields(p)))
+        }));
+        self.recorder.record_all(household, &events).await?;
+        let mut inserted = inserted.drain(..).map(Some).collect::<Vec<_>>();
+        let projects = slots
+            .into_iter()
+            .filter_map(|slot| match slot {
+                Ok(p) => Some(p),
+                Err(n) => inserted.get_mut(n).and_then(Option::take),
             })
             .collect();
-        self.recorder.record_all(household, &events).await?;
         Ok(ProposeOutcome { projects, dropped: decision.dropped, steps, spend })
     }
 }

@@ -3,7 +3,7 @@
 //! list); `None` is absent.
 
 use crate::PlaceId;
-use crate::item::{Availability, Condition, Intent, Item, ItemChanges, ItemName, ItemType};
+use crate::item::{Availability, Condition, Intent, Item, ItemChanges, ItemName, ItemType, Tags};
 use crate::media::Medium;
 use crate::people::{FieldChange, UndoRefused};
 use crate::place::Place;
@@ -155,8 +155,10 @@ fn purchase_text(p: &crate::item::Purchase) -> String {
     parts.join(", ")
 }
 
-/// The change that puts back the `before` values of `changes`: only the item's own fields (name, type, profile,
-/// condition, intent, availability, place) can be put back.
+/// The change that puts back the `before` values of `changes`: the item's own fields (name, type, profile,
+/// condition, intent, availability, place) and what is recorded by hand (quantity, minimum, tags, notes, serial,
+/// warranty) can be put back; a purchase or an asking price (shown in words), a measurement, a fault or a test
+/// cannot.
 ///
 /// # Errors
 /// [`UndoRefused::NotUndoable`] when a change is of another field, or a value does not read back.
@@ -180,6 +182,19 @@ pub fn reverse(changes: &[FieldChange]) -> Result<ItemChanges, UndoRefused> {
             "place_id" => {
                 back.place_id =
                     Some(before.map(|p| p.parse().map(PlaceId).map_err(|_| UndoRefused::NotUndoable)).transpose()?);
+            }
+            "quantity" => back.quantity = Some(required()?.parse().map_err(|_| UndoRefused::NotUndoable)?),
+            "min_quantity" => {
+                back.min_quantity = Some(before.map(str::parse).transpose().map_err(|_| UndoRefused::NotUndoable)?);
+            }
+            "tags" => {
+                let tags: Vec<String> = before.map(|t| t.split(", ").map(str::to_owned).collect()).unwrap_or_default();
+                back.tags = Some(Tags::new(&tags).map_err(|_| UndoRefused::NotUndoable)?);
+            }
+            "notes" => back.notes = Some(before.unwrap_or_default().to_owned()),
+            "serial" => back.serial = Some(before.map(str::to_owned)),
+            "warranty_until" => {
+                back.warranty_until = Some(before.map(str::parse).transpose().map_err(|_| UndoRefused::NotUndoable)?);
             }
             _ => return Err(UndoRefused::NotUndoable),
         }
@@ -307,5 +322,29 @@ mod tests {
         let mut restored = after.clone();
         restored.apply(&reverse(&diff(&before, &after)).unwrap()).unwrap();
         assert!(diff(&before, &restored).is_empty());
+    }
+
+    #[test]
+    fn what_is_recorded_by_hand_is_put_back() {
+        let before = item();
+        let mut after = before.clone();
+        after.quantity = 7;
+        after.min_quantity = Some(2);
+        after.tags = Tags::new(&["garage".to_owned(), "power".to_owned()]).unwrap();
+        after.details.notes = "Keep dry".into();
+        after.details.serial = Some("SN-1".into());
+        after.details.warranty_until = chrono::NaiveDate::from_ymd_opt(2027, 5, 1);
+        let forth = diff(&before, &after);
+        let mut undone = after.clone();
+        undone.apply(&reverse(&forth).unwrap()).unwrap();
+        assert_eq!(undone, before);
+        // And back again: from nothing to something.
+        let mut redone = before.clone();
+        redone.apply(&reverse(&diff(&after, &before)).unwrap()).unwrap();
+        assert_eq!(redone, after);
+        // A purchase is shown in words: not put back.
+        let mut bought = before.clone();
+        bought.details.purchase = crate::item::Purchase::new(None, None, None, Some("Hornbach")).unwrap();
+        assert_eq!(reverse(&diff(&before, &bought)), Err(UndoRefused::NotUndoable));
     }
 }

@@ -106,6 +106,22 @@ pub struct NewProject {
     pub missing: Vec<String>,
 }
 
+impl NewProject {
+    /// True when `open` is this proposal again: still proposed, of the same template, with the same allocations
+    /// (in any order). A run that proposes it again refreshes that project instead of adding a copy.
+    pub fn repeats(&self, open: &Project) -> bool {
+        fn sorted(a: &[Allocation]) -> Vec<(&str, ItemId, u32)> {
+            let mut v: Vec<(&str, ItemId, u32)> =
+                a.iter().map(|a| (a.requirement.as_str(), a.item_id, a.units)).collect();
+            v.sort_unstable();
+            v
+        }
+        open.status == ProjectStatus::Proposed
+            && open.template_id == self.template_id
+            && sorted(&open.allocations) == sorted(&self.allocations)
+    }
+}
+
 /// An allocation (or a whole proposal) the rules refused, with the reason.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Dropped {
@@ -568,5 +584,37 @@ mod tests {
             check_accept(&project(7), &by_id).unwrap_err().to_string(),
             "\"item 20\" has 6 units free; the project needs 7"
         );
+    }
+
+    #[test]
+    fn a_proposal_repeats_an_open_project_of_its_template_and_allocations_in_any_order() {
+        let alloc = |r: &str, i: i64| Allocation { requirement: r.into(), item_id: ItemId(i), units: 1 };
+        let new = NewProject {
+            template_id: TemplateId(1),
+            title: "t".into(),
+            reason: "r".into(),
+            allocations: vec![alloc("a", 1), alloc("b", 2)],
+            missing: vec![],
+        };
+        let mut open = Project {
+            id: ProjectId(9),
+            template_id: TemplateId(1),
+            title: "other words".into(),
+            reason: "".into(),
+            status: ProjectStatus::Proposed,
+            allocations: vec![alloc("b", 2), alloc("a", 1)],
+            missing: vec![],
+            created_at: crate::item::fixtures::at(1),
+            updated_at: crate::item::fixtures::at(1),
+        };
+        assert!(new.repeats(&open));
+        open.allocations[0].units = 2;
+        assert!(!new.repeats(&open), "other units");
+        open.allocations[0].units = 1;
+        open.status = ProjectStatus::Accepted;
+        assert!(!new.repeats(&open), "an accepted project is not refreshed");
+        open.status = ProjectStatus::Proposed;
+        open.template_id = TemplateId(2);
+        assert!(!new.repeats(&open));
     }
 }

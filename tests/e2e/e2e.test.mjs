@@ -828,6 +828,21 @@ test("what can I build: a proposal with allocations and dropped reasons, accepte
   await page.locator(".message.ok", { hasText: "accepted" }).waitFor();
 });
 
+test("the projects page names every allocated item from its own answer, asking for no item one by one", async () => {
+  const asked = [];
+  const note = (r) => /\/api\/items\/\d+$/.test(new URL(r.url()).pathname) && asked.push(r.url());
+  page.on("request", note);
+  try {
+    await open("#/projects", "Projects");
+    await page.locator("article.project ul.allocations li a").first().waitFor();
+    const names = await page.locator("article.project ul.allocations li a").allTextContents();
+    assert.ok(names.length >= 3 && names.every((n) => !/^item \d+$/.test(n)), names.join(" | "));
+    assert.deepEqual(asked, [], "no request per item");
+  } finally {
+    page.off("request", note);
+  }
+});
+
 test("a model failure is explained and writes nothing", async () => {
   await open("#/projects", "Projects");
   const before = await page.locator("article.project").count();

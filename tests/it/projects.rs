@@ -15,7 +15,37 @@ on_both!(
     the_loop_against_a_fake_model_writes_only_what_the_rules_keep,
     a_model_failure_writes_nothing_but_the_spend,
     propose_streams_its_steps_as_server_sent_events,
+    a_repeated_run_refreshes_its_open_proposals_instead_of_copying_them,
 );
+
+async fn a_repeated_run_refreshes_its_open_proposals_instead_of_copying_them(db: Db) {
+    let app = TestApp::demo(db).await;
+    let ids = |run: &Value| -> Vec<i64> {
+        run["projects"].as_array().unwrap().iter().map(|p| p["id"].as_i64().unwrap()).collect()
+    };
+    let (status, first) = app.post("/api/projects/propose", json!({"brief": "a weather station"})).await;
+    assert_eq!(status, StatusCode::OK, "{first}");
+    let (_, again) = app.post("/api/projects/propose", json!({"brief": "a weather station"})).await;
+    // The same proposals, in the planner's order, refreshed: no copies.
+    assert_eq!(ids(&again), ids(&first), "{again}");
+    let (_, proposed) = app.get("/api/projects?status=proposed").await;
+    assert_eq!(proposed["projects"].as_array().unwrap().len(), ids(&first).len());
+    let (p0, a0) = (&first["projects"][0], &again["projects"][0]);
+    assert_ne!(a0["updated_at"], p0["updated_at"], "refreshed: {a0}");
+    assert_eq!(a0["created_at"], p0["created_at"]);
+    // Its history says so.
+    let (_, activity) = app.get("/api/activity").await;
+    assert!(activity["events"].as_array().unwrap().iter().any(|e| e["action"] == "refresh"), "{activity}");
+
+    // Once one is accepted, a new run proposes with what is left: the accepted one is never refreshed.
+    let accepted = ids(&first)[0];
+    let (status, _) = app.post(&format!("/api/projects/{accepted}/accept"), json!({})).await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, third) = app.post("/api/projects/propose", json!({"brief": "a weather station"})).await;
+    assert!(!ids(&third).contains(&accepted), "{third}");
+    let (_, still) = app.get(&format!("/api/projects/{accepted}")).await;
+    assert_eq!(still["status"], "accepted");
+}
 
 async fn local_planner_proposes_and_the_lifecycle_moves_items(db: Db) {
     let app = TestApp::demo(db).await;
@@ -32,6 +62,9 @@ async fn local_planner_proposes_and_the_lifecycle_moves_items(db: Db) {
         assert_eq!(p["status"], "proposed");
         for a in p["allocations"].as_array().unwrap() {
             assert!(seen.insert(a["item_id"].as_i64().unwrap()), "an item is used twice: {out}");
+            // Named in the answer, as the item is named now.
+            let (_, it) = app.get(&format!("/api/items/{}", a["item_id"])).await;
+            assert_eq!(a["item_name"], it["name"], "{out}");
         }
     }
 

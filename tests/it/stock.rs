@@ -67,7 +67,10 @@ async fn a_stock_fills_counts_and_never_gives_more_units_than_it_has(db: Db) {
     // Accepting the torch holds 4 units: 6 left, and the stock stays available.
     let (status, accepted) = app.post(&format!("/api/projects/{first}/accept"), json!({})).await;
     assert_eq!(status, StatusCode::OK, "{accepted}");
-    assert_eq!(accepted["allocations"], json!([{"requirement": "cells", "item_id": stock, "units": 4}]));
+    assert_eq!(
+        accepted["allocations"],
+        json!([{"requirement": "cells", "item_id": stock, "item_name": "AA cells", "units": 4}])
+    );
     assert_eq!(units(&app, stock).await, (10, 4, 6));
     let (_, it) = app.get(&format!("/api/items/{stock}")).await;
     assert_eq!((it["availability"].as_str(), it["project_id"].as_i64()), (Some("available"), None));
@@ -110,6 +113,10 @@ async fn a_stock_fills_counts_and_never_gives_more_units_than_it_has(db: Db) {
             .any(|c| c["field"] == "quantity" && c["before"] == "10" && c["after"] == "6"),
         "{history}"
     );
+    // The units a build consumed come back only by the project's steps, never by undoing the field.
+    let (status, body) = app.post(&format!("/api/events/{}/undo", build["id"]), json!(null)).await;
+    assert_error(status, &body, StatusCode::UNPROCESSABLE_ENTITY, "rule");
+    assert_eq!(units(&app, stock).await, (6, 0, 6));
 
     // Accept then drop the 2-unit lantern: the units come back.
     let (status, _) = app.post(&format!("/api/projects/{third}/accept"), json!({})).await;

@@ -22,6 +22,21 @@ pub trait ProjectRepo: Send + Sync {
         at: Timestamp,
     ) -> Result<Vec<Project>, RepoError>;
 
+    /// Gives a `proposed` project the title and reason of a run that proposed it again, and `at` as its
+    /// `updated_at`.
+    ///
+    /// # Errors
+    /// MUST return `Conflict(ProjectStatus)` when the project is no longer `proposed`, `NotFound` when it does not
+    /// exist; nothing is written then.
+    async fn refresh(
+        &self,
+        household: HouseholdId,
+        id: ProjectId,
+        title: &str,
+        reason: &str,
+        at: Timestamp,
+    ) -> Result<Project, RepoError>;
+
     /// One project.
     ///
     /// # Errors

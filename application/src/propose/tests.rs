@@ -287,6 +287,8 @@ impl Harness {
             },
         );
         self.templates.expect_list().withf(|h| *h == HOUSEHOLD).returning(|_| Ok(catalogue()));
+        // No open proposal to refresh, unless a test said otherwise first.
+        self.projects.expect_list().withf(|h| *h == HOUSEHOLD).returning(|_| Ok(Vec::new()));
         let mut clock = MockClock::new();
         clock.expect_now().return_const(now());
         let clock: Arc<dyn Clock> = Arc::new(clock);

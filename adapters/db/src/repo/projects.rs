@@ -167,6 +167,27 @@ impl ProjectRepo for Store {
         Ok(out)
     }
 
+    async fn refresh(
+        &self,
+        household: HouseholdId,
+        id: ProjectId,
+        title: &str,
+        reason: &str,
+        at: Timestamp,
+    ) -> Result<Project, RepoError> {
+        let txn = self.begin_write().await.context("begin the refresh")?;
+        let txn = move_project(txn, household, id, &[ProjectStatus::Proposed], ProjectStatus::Proposed, at).await?;
+        projects::Entity::update_many()
+            .col_expr(projects::Column::Title, Expr::val(title))
+            .col_expr(projects::Column::Reason, Expr::val(reason))
+            .filter(projects::Column::Id.eq(id.0))
+            .filter(projects::Column::HouseholdId.eq(household.0))
+            .exec(&txn)
+            .await
+            .with_context(|| format!("refresh project {id}"))?;
+        finish(txn, household, id).await
+    }
+
     async fn get(&self, household: HouseholdId, id: ProjectId) -> Result<Project, RepoError> {
         find_project(&self.db, household, id).await?.ok_or(RepoError::NotFound)
     }

@@ -11,9 +11,10 @@ use chrono::{DateTime, Utc};
 use poem_openapi::param::{Header, Path, Query};
 use poem_openapi::payload::{Json, PlainText};
 use poem_openapi::{ApiResponse, Object, OpenApi, Tags};
-use trove_domain::ProjectId;
+use std::collections::HashMap;
 use trove_domain::pack::{BuildPack, MissingPart, PackAllocation, PackItem};
 use trove_domain::project::{Dropped, Project};
+use trove_domain::{HouseholdId, ItemId, ProjectId};
 
 #[derive(Tags)]
 enum Tag {
@@ -31,6 +32,9 @@ mirror_enum!(
 pub struct AllocationDto {
     pub requirement: String,
     pub item_id: i64,
+    /// The item's name now, so a client shows it without asking item by item; null when the item is no longer
+    /// in the household.
+    pub item_name: Option<String>,
     /// Units of the item it takes: 1 for a single thing, more from a stock (`quantity`).
     pub units: u32,
 }
@@ -51,8 +55,9 @@ pub struct ProjectDto {
     pub updated_at: DateTime<Utc>,
 }
 
-impl From<&Project> for ProjectDto {
-    fn from(p: &Project) -> Self {
+impl ProjectDto {
+    /// The project, its allocations named from `names` (`Projects::item_names`).
+    pub fn new(p: &Project, names: &HashMap<ItemId, String>) -> Self {
         Self {
             id: p.id.0,
             template_id: p.template_id.0,
@@ -62,7 +67,12 @@ impl From<&Project> for ProjectDto {
             allocations: p
                 .allocations
                 .iter()
-                .map(|a| AllocationDto { requirement: a.requirement.clone(), item_id: a.item_id.0, units: a.units })
+                .map(|a| AllocationDto {
+                    requirement: a.requirement.clone(),
+                    item_id: a.item_id.0,
+                    item_name: names.get(&a.item_id).cloned(),
+                    units: a.units,
+                })
                 .collect(),
             missing: p.missing.clone(),
             created_at: p.created_at,
@@ -287,6 +297,15 @@ impl poem::IntoResponse for PackAnswer {
 /// The project routes.
 pub struct ProjectsApi(pub Services);
 
+impl ProjectsApi {
+    /// One project as answered, its allocations named.
+    async fn named(&self, household: HouseholdId, project: Project) -> ApiResult<Json<ProjectDto>> {
+        let names =
+            self.0.projects.item_names(household, std::slice::from_ref(&project)).await.map_err(ApiError::from)?;
+        Ok(Json(ProjectDto::new(&project, &names)))
+    }
+}
+
 #[OpenApi(tag = "Tag::Projects")]
 impl ProjectsApi {
     /// Run the proposal loop and write what the rules keep. The body (`{"brief"}`) may be left out. With
@@ -307,8 +326,9 @@ impl ProjectsApi {
             let run = || async {
                 let out =
                     services.propose.run_watched(actor, body.brief.as_deref(), &watch).await.map_err(ApiError::from)?;
+                let names = services.projects.item_names(h, &out.projects).await.map_err(ApiError::from)?;
                 Ok::<_, ApiError>(Kept(ProposeResult {
-                    projects: out.projects.iter().map(Into::into).collect(),
+                    projects: out.projects.iter().map(|p| ProjectDto::new(p, &names)).collect(),
                     dropped: out.dropped.iter().map(Into::into).collect(),
                     steps: out.steps,
                     spend: (&out.spend).into(),
@@ -325,31 +345,38 @@ impl ProjectsApi {
     #[oai(path = "/projects", method = "get")]
     async fn list(&self, Member(h): Member, status: Query<Option<ProjectStatus>>) -> ApiResult<Json<ProjectList>> {
         let projects = self.0.projects.list(h, status.0.map(Into::into)).await.map_err(ApiError::from)?;
-        Ok(Json(ProjectList { projects: projects.iter().map(Into::into).collect() }))
+        let names = self.0.projects.item_names(h, &projects).await.map_err(ApiError::from)?;
+        Ok(Json(ProjectList { projects: projects.iter().map(|p| ProjectDto::new(p, &names)).collect() }))
     }
 
     /// One project.
     #[oai(path = "/projects/:id", method = "get")]
     async fn get(&self, Member(h): Member, id: Path<i64>) -> ApiResult<Json<ProjectDto>> {
-        Ok(Json((&self.0.projects.get(h, ProjectId(id.0)).await.map_err(ApiError::from)?).into()))
+        let project = self.0.projects.get(h, ProjectId(id.0)).await.map_err(ApiError::from)?;
+        self.named(h, project).await
     }
 
-    /// Accept a proposed project: its items are reserved atomically (409 naming an item no longer buildable).
+    /// Accept a proposed project: its single things are reserved and the units it takes of a stock held,
+    /// atomically (409 naming an item no longer buildable, or a stock with too few units free).
     #[oai(path = "/projects/:id/accept", method = "post")]
     async fn accept(&self, Person(c): Person, id: Path<i64>) -> ApiResult<Json<ProjectDto>> {
-        Ok(Json((&self.0.projects.accept((&c).into(), ProjectId(id.0)).await.map_err(ApiError::from)?).into()))
+        let project = self.0.projects.accept((&c).into(), ProjectId(id.0)).await.map_err(ApiError::from)?;
+        self.named(c.household, project).await
     }
 
-    /// Mark an accepted project built: its items become in use.
+    /// Mark an accepted project built: its single things become in use, the units it holds of a stock are
+    /// consumed.
     #[oai(path = "/projects/:id/build", method = "post")]
     async fn build(&self, Person(c): Person, id: Path<i64>) -> ApiResult<Json<ProjectDto>> {
-        Ok(Json((&self.0.projects.build((&c).into(), ProjectId(id.0)).await.map_err(ApiError::from)?).into()))
+        let project = self.0.projects.build((&c).into(), ProjectId(id.0)).await.map_err(ApiError::from)?;
+        self.named(c.household, project).await
     }
 
-    /// Drop a project: reserved items become available again.
+    /// Drop a project: what it held becomes available again.
     #[oai(path = "/projects/:id/drop", method = "post")]
     async fn drop_project(&self, Person(c): Person, id: Path<i64>) -> ApiResult<Json<ProjectDto>> {
-        Ok(Json((&self.0.projects.drop_project((&c).into(), ProjectId(id.0)).await.map_err(ApiError::from)?).into()))
+        let project = self.0.projects.drop_project((&c).into(), ProjectId(id.0)).await.map_err(ApiError::from)?;
+        self.named(c.household, project).await
     }
 
     /// The build pack: JSON, or Markdown with `Accept: text/markdown`.

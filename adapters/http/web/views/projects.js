@@ -75,7 +75,10 @@ export async function projectsView() {
     }
   });
 
-  const byStatus = (s) => list.projects.filter((p) => p.status === s);
+  // This run's proposals first, in the order the planner ranked them; the rest newest first, as listed.
+  const ranked = new Map((lastRun?.projects || []).map((p, n) => [p.id, n]));
+  const rank = (p) => (ranked.has(p.id) ? ranked.get(p.id) : ranked.size);
+  const byStatus = (s) => list.projects.filter((p) => p.status === s).sort((a, b) => rank(a) - rank(b));
   const group = (title, status, empty) => {
     const ps = byStatus(status);
     return section(title, ps.length ? h("div", { class: "project-list" }, ps.map((p) => projectCard(p, tpl))) : h("p", { class: "empty" }, empty));
@@ -178,7 +181,7 @@ function projectCard(p, tpl, { full = false } = {}) {
       "ul",
       { class: "allocations" },
       p.allocations.map((a) =>
-        h("li", {}, h("span", { class: "req", title: requirements.get(a.requirement)?.label || "" }, human(a.requirement)), " ", a.units > 1 ? h("span", { class: "units" }, `${a.units} × `) : null, itemLink(a.item_id)),
+        h("li", {}, h("span", { class: "req", title: requirements.get(a.requirement)?.label || "" }, human(a.requirement)), " ", a.units > 1 ? h("span", { class: "units" }, `${a.units} × `) : null, itemLink(a.item_id, a.item_name || `item ${a.item_id} (no longer here)`)),
       ),
     ),
     p.missing.length
