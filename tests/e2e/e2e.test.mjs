@@ -603,6 +603,14 @@ test("an item page shows its fields and history, and records a fault", async () 
   await shot("item");
 });
 
+test("a screen's diagonal reads in inches, as people say it, on the item page and in the list", async () => {
+  await open("#/items?q=U2414H", "Inventory");
+  assert.match(await page.locator("main").textContent(), /screen size: 24 in/);
+  await page.getByRole("link", { name: 'Dell U2414H 24" monitor' }).click();
+  await page.getByRole("heading", { level: 1, name: 'Dell U2414H 24" monitor' }).waitFor();
+  assert.match(await page.locator("dl.fields").textContent(), /screen size\s*24 in/);
+});
+
 test("a new item by hand: the type typed as Power Bank, every field kept, errors beside their field, then an edit of name and type, and the low-stock filter", async () => {
   await open("#/items", "Inventory");
   await page.getByRole("link", { name: "New item", exact: true }).click();

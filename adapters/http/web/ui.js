@@ -242,10 +242,15 @@ export function day(iso) {
 }
 
 /** `value unit`, with a number trimmed of float noise. */
-export function quantity(v) {
+/** Field kinds read in another unit than the canonical one: a screen's diagonal in inches ("24 in"). */
+const DISPLAY_UNITS = [{ key: /(^|_)(screen_size|diagonal)$/, from: "mm", to: "in", per: 25.4 }];
+
+export function quantity(v, key) {
   if (!v) return "";
   let n = Number(v.value);
   let unit = v.unit;
+  const display = key && DISPLAY_UNITS.find((d) => d.key.test(key) && d.from === unit);
+  if (display) return `${Number((n / display.per).toFixed(1))} ${display.to}`;
   // As people write it (the API keeps canonical units): 0.512 GB is 512 MB, 2000 GB is 2 TB, 1500 g is 1.5 kg.
   const bigger = { GB: "TB", g: "kg", mm: "m", MHz: "GHz", ml: "l" };
   if (unit === "GB" && n !== 0 && Math.abs(n) < 1) [n, unit] = [n * 1000, "MB"];

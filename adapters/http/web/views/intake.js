@@ -418,7 +418,7 @@ function candidateCard(candidate, index, source, photo) {
       field(["Profile", hidden(` (candidate ${n})`)], profile),
       field(["Location", hidden(` (candidate ${n})`)], location),
     ),
-    fields.length ? h("p", {}, h("strong", {}, "Measurements: "), fields.map(([k, v]) => `${human(k)}: ${quantity(v)}`).join(", ")) : null,
+    fields.length ? h("p", {}, h("strong", {}, "Measurements: "), fields.map(([k, v]) => `${human(k)}: ${quantity(v, k)}`).join(", ")) : null,
     it.faults?.length ? h("p", {}, h("strong", {}, "Faults: "), it.faults.map((f) => `${f.text} (${f.severity})`).join("; ")) : null,
     it.accessories?.length ? h("p", {}, h("strong", {}, "Accessories: "), it.accessories.join(", ")) : null,
     candidate.notes?.length ? h("ul", { class: "notes" }, candidate.notes.map((t) => h("li", {}, t))) : null,

@@ -186,7 +186,7 @@ export async function inventoryView(params) {
         "td",
         { class: "hide-narrow" },
         Object.entries(it.fields)
-          .map(([k, v]) => `${human(k)}: ${quantity(v)}`)
+          .map(([k, v]) => `${human(k)}: ${quantity(v, k)}`)
           .join(", "),
       ),
     );

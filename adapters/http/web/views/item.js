@@ -124,7 +124,7 @@ function render(root, item) {
   const current = section(
     "Current fields",
     fields.length
-      ? h("dl", { class: "fields" }, fields.map(([k, v]) => [h("dt", {}, human(k)), h("dd", {}, quantity(v))]))
+      ? h("dl", { class: "fields" }, fields.map(([k, v]) => [h("dt", {}, human(k)), h("dd", {}, quantity(v, k))]))
       : h("p", { class: "empty" }, "No measurement yet."),
   );
 
@@ -143,7 +143,7 @@ function render(root, item) {
               {},
               [...item.measurements]
                 .reverse()
-                .map((m) => h("tr", {}, h("td", {}, human(m.key)), h("td", {}, quantity(m)), h("td", {}, m.source), h("td", {}, date(m.at)))),
+                .map((m) => h("tr", {}, h("td", {}, human(m.key)), h("td", {}, quantity(m, m.key)), h("td", {}, m.source), h("td", {}, date(m.at)))),
             ),
           ),
         )
