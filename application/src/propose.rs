@@ -254,40 +254,36 @@ impl ProposeProjects {
         } else {
             self.projects.list(household).await?.into_iter().filter(|p| p.status == ProjectStatus::Proposed).collect()
         };
-        let mut slots: Vec<Result<Project, usize>> = Vec::with_capacity(decision.projects.len());
+        // For each proposal, in order: the open project it refreshed, or `None` for one inserted below.
+        let mut refreshed: Vec<Option<Project>> = Vec::with_capacity(decision.projects.len());
         let mut fresh = Vec::new();
         let mut events = Vec::new();
         for new in decision.projects {
             let Some(old) = open.iter().find(|o| new.repeats(o)) else {
-                slots.push(Err(fresh.len()));
+                refreshed.push(None);
                 fresh.push(new);
                 continue;
             };
-            let refreshed = self.projects.refresh(household, old.id, &new.title, &new.reason, now).await?;
+            let again = self.projects.refresh(household, old.id, &new.title, &new.reason, now).await?;
             events.extend(self.recorder.object_event(
                 actor,
                 "refresh",
                 ObjectKind::Project,
                 old.id.0,
                 Some(project_fields(old)),
-                Some(project_fields(&refreshed)),
+                Some(project_fields(&again)),
             ));
-            slots.push(Ok(refreshed));
+            refreshed.push(Some(again));
         }
-        let mut inserted =
+        let inserted =
             if fresh.is_empty() { Vec::new() } else { self.projects.insert_many(household, fresh, now).await? };
         events.extend(inserted.iter().filter_map(|p| {
             self.recorder.object_event(actor, "create", ObjectKind::Project, p.id.0, None, Some(project_fields(p)))
         }));
         self.recorder.record_all(household, &events).await?;
-        let mut inserted = inserted.drain(..).map(Some).collect::<Vec<_>>();
-        let projects = slots
-            .into_iter()
-            .filter_map(|slot| match slot {
-                Ok(p) => Some(p),
-                Err(n) => inserted.get_mut(n).and_then(Option::take),
-            })
-            .collect();
+        // The store answers the inserted ones in the order given: they fill the gaps in order.
+        let mut inserted = inserted.into_iter();
+        let projects = refreshed.into_iter().filter_map(|p| p.or_else(|| inserted.next())).collect();
         Ok(ProposeOutcome { projects, dropped: decision.dropped, steps, spend })
     }
 }

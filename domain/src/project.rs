@@ -96,6 +96,21 @@ pub struct Project {
     pub updated_at: Timestamp,
 }
 
+impl Project {
+    /// The units the project takes of each item, summed over its allocations (two requirements may take units of
+    /// one stock), in the order each item is first allocated.
+    pub fn units_by_item(&self) -> Vec<(ItemId, u32)> {
+        let mut out: Vec<(ItemId, u32)> = Vec::new();
+        for a in &self.allocations {
+            match out.iter_mut().find(|(i, _)| *i == a.item_id) {
+                Some((_, u)) => *u += a.units,
+                None => out.push((a.item_id, a.units)),
+            }
+        }
+        out
+    }
+}
+
 /// A project the rules decided to write, before the store gives it an id.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewProject {
@@ -297,14 +312,8 @@ pub fn check_accept(project: &Project, items: &BTreeMap<ItemId, Item>) -> Result
     if project.status != ProjectStatus::Proposed {
         return Err(LifecycleError::WrongStatus { project: project.id, status: project.status, expected: "proposed" });
     }
-    let mut asked: Vec<(ItemId, u32)> = Vec::new();
-    for a in &project.allocations {
-        match asked.iter_mut().find(|(i, _)| *i == a.item_id) {
-            Some((_, u)) => *u += a.units,
-            None => asked.push((a.item_id, a.units)),
-        }
-    }
-    asked
+    project
+        .units_by_item()
         .into_iter()
         .map(|(id, units)| {
             let item = items.get(&id).ok_or(LifecycleError::ItemMissing(id))?;

@@ -16,7 +16,7 @@ use trove_application::ports::ProjectRepo;
 use trove_application::{Conflict, RepoError};
 use trove_domain::item::{Availability, Hold, Intent};
 use trove_domain::project::{NewProject, Project, ProjectStatus};
-use trove_domain::{HouseholdId, ItemId, ProjectId, Timestamp};
+use trove_domain::{HouseholdId, ProjectId, Timestamp};
 
 async fn find_project<C: ConnectionTrait>(
     db: &C,
@@ -96,13 +96,7 @@ async fn move_held_units(
     consume: bool,
     at: Timestamp,
 ) -> anyhow::Result<()> {
-    let mut units: Vec<(ItemId, u32)> = Vec::new();
-    for a in &project.allocations {
-        match units.iter_mut().find(|(i, _)| *i == a.item_id) {
-            Some((_, u)) => *u += a.units,
-            None => units.push((a.item_id, a.units)),
-        }
-    }
+    let mut units = project.units_by_item();
     units.sort_unstable();
     for (item, units) in units {
         let units = i64::from(units);
