@@ -28,6 +28,11 @@ pub const TOKEN_CACHE_TTL_PUSHED: chrono::Duration = chrono::Duration::seconds(3
 /// The most token checks kept; past it the cache starts again empty (a bound, not an eviction policy).
 const TOKEN_CACHE_MAX: usize = 10_000;
 
+/// How long a refused sign-in (throttled, or beyond the hashing queue) is held before its answer. A client that
+/// waits for each answer before its next sign-in, as every HTTP client does on one connection, sends at most one
+/// a second per connection however it treats `Retry-After`; the held answer costs a timer, nothing else.
+pub const REFUSAL_HOLD: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// A token check kept for [`TokenChecks::ttl`], by the token's hash.
 #[derive(Debug, Clone, Copy)]
 struct CachedToken {
@@ -388,9 +393,21 @@ impl Auth {
     /// the addresses that failed, so a stranger cannot lock a member out. The password is checked under the
     /// hashing limit.
     ///
+    /// A refusal (throttled, or too many sign-ins being checked) is held for [`REFUSAL_HOLD`] before it is
+    /// answered, holding no turn and no memory: a flood that ignores `Retry-After` is paced by its own waiting, so
+    /// it cannot take the cores from the other requests.
+    ///
     /// # Errors
     /// [`Error::Throttled`], [`Error::SignInFailed`], [`Error::Busy`] when too many sign-ins are being checked.
     pub async fn sign_in(&self, name: &str, password: &str, from: &ClientAddress) -> Result<SignedIn, Error> {
+        let answer = self.check_sign_in(name, password, from).await;
+        if matches!(answer, Err(Error::Busy { .. } | Error::Throttled { .. })) {
+            tokio::time::sleep(REFUSAL_HOLD).await;
+        }
+        answer
+    }
+
+    async fn check_sign_in(&self, name: &str, password: &str, from: &ClientAddress) -> Result<SignedIn, Error> {
         let now = self.clock.now();
         // The decoy is made once per process, before this sign-in holds a turn to hash.
         let decoy = self.decoy().await?;

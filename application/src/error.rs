@@ -62,6 +62,39 @@ pub enum StorageFault {
 /// Seconds a client waits before trying again a request that found a store unavailable.
 pub const STORAGE_RETRY_AFTER_S: u64 = 10;
 
+/// Tells a storage fault among the causes of an error a store did not classify itself (most of a database
+/// adapter's errors reach the use cases as `RepoError::Unexpected` through `?`): the adapter that knows its
+/// driver's errors registers one with [`recognise_faults`] when it opens, so a full disk or a database that
+/// cannot be reached is answered as unavailable (503, come back later), not as a bug (500).
+pub type FaultRecogniser = fn(&(dyn std::error::Error + 'static)) -> Option<StorageFault>;
+
+static RECOGNISERS: std::sync::RwLock<Vec<FaultRecogniser>> = std::sync::RwLock::new(Vec::new());
+
+/// Registers `recognise` (once: registering the same function again does nothing).
+pub fn recognise_faults(recognise: FaultRecogniser) {
+    let mut all = RECOGNISERS.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !all.iter().any(|r| std::ptr::fn_addr_eq(*r, recognise)) {
+        all.push(recognise);
+    }
+}
+
+/// The storage fault among `cause`'s chain: an I/O error of a full or read-only file system, or one a
+/// registered recogniser tells.
+#[must_use]
+pub fn fault_in(cause: &anyhow::Error) -> Option<StorageFault> {
+    let all = RECOGNISERS.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+    cause.chain().find_map(|e| {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            match io.kind() {
+                std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded => return Some(StorageFault::Full),
+                std::io::ErrorKind::ReadOnlyFilesystem => return Some(StorageFault::NotWritable),
+                _ => {}
+            }
+        }
+        all.iter().find_map(|r| r(e))
+    })
+}
+
 /// The state a store's conditional write found instead of the one it needed. The store says which; the use
 /// cases match on it (a use case that has no better answer passes it on as [`Refusal::StateChanged`], whose
 /// message is this one).
@@ -338,7 +371,10 @@ impl From<RepoError> for Error {
             RepoError::Unavailable { fault, cause } => {
                 Error::StorageUnavailable { fault, retry_after_s: STORAGE_RETRY_AFTER_S, cause }
             }
-            RepoError::Unexpected(e) => Error::Unexpected(e),
+            RepoError::Unexpected(cause) => match fault_in(&cause) {
+                Some(fault) => Error::StorageUnavailable { fault, retry_after_s: STORAGE_RETRY_AFTER_S, cause },
+                None => Error::Unexpected(cause),
+            },
         }
     }
 }
@@ -354,6 +390,34 @@ pub(crate) fn named(what: Object, id: i64) -> impl Fn(RepoError) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An error a store did not classify is unavailable when its causes hold a full disk (an I/O error) or
+    /// what a registered recogniser tells; anything else stays unexpected.
+    #[test]
+    fn storage_faults_among_the_causes_are_unavailable_not_unexpected() {
+        let full = anyhow::Error::new(std::io::Error::from(std::io::ErrorKind::StorageFull)).context("write a blob");
+        let err = Error::from(RepoError::Unexpected(full));
+        assert!(matches!(err, Error::StorageUnavailable { fault: StorageFault::Full, .. }), "{err:?}");
+
+        #[derive(Debug, thiserror::Error)]
+        #[error("driver says: no more pages")]
+        struct DriverFull;
+        fn driver(e: &(dyn std::error::Error + 'static)) -> Option<StorageFault> {
+            e.downcast_ref::<DriverFull>().map(|_| StorageFault::Full)
+        }
+        let unregistered = Error::from(RepoError::Unexpected(anyhow::Error::new(DriverFull).context("insert")));
+        assert!(matches!(unregistered, Error::Unexpected(_)), "{unregistered:?}");
+        recognise_faults(driver);
+        recognise_faults(driver);
+        assert_eq!(
+            RECOGNISERS.read().unwrap().iter().filter(|r| std::ptr::fn_addr_eq(**r, driver as FaultRecogniser)).count(),
+            1
+        );
+        let recognised = Error::from(RepoError::Unexpected(anyhow::Error::new(DriverFull).context("insert")));
+        assert!(matches!(recognised, Error::StorageUnavailable { fault: StorageFault::Full, .. }), "{recognised:?}");
+        let other = Error::from(RepoError::Unexpected(anyhow::anyhow!("a row does not map")));
+        assert!(matches!(other, Error::Unexpected(_)), "{other:?}");
+    }
     use trove_domain::people::{InvitationGone, MemberId};
     use trove_domain::project::ProjectStatus;
     use trove_domain::{PlaceId, ProjectId};

@@ -1,6 +1,7 @@
 //! The `trove` binary as a library: configuration, the composition root and the command line, so that tests
 //! can start the whole app.
 
+pub mod arenas;
 pub mod check;
 pub mod cli;
 pub mod config;

@@ -2,12 +2,12 @@
 //! fields is reversed. The values are the texts the API shows (`"good"`, `"12"` for a place id, `"a, b"` for a
 //! list); `None` is absent.
 
-use crate::PlaceId;
 use crate::item::{Availability, Condition, Intent, Item, ItemChanges, ItemName, ItemType, Tags};
 use crate::media::Medium;
-use crate::people::{FieldChange, UndoRefused};
+use crate::people::{Event, FieldChange, MemberId, ObjectKind, UndoRefused};
 use crate::place::Place;
 use crate::project::Project;
+use crate::{PlaceId, Timestamp};
 
 fn change(out: &mut Vec<FieldChange>, field: &str, before: Option<String>, after: Option<String>) {
     if before != after {
@@ -43,6 +43,70 @@ pub fn between(before: Option<Fields>, after: Option<Fields>) -> Vec<FieldChange
         change(&mut out, name, value(&before, i), value(&after, i));
     }
     out
+}
+
+/// Who made a write, when, and as which action: what a store needs to write the events of a write in the write's
+/// own transaction, from the rows as it wrote them (a created row's id, the items a project step changed), so
+/// the history holds every write or none and lists them in the order they were made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recording {
+    pub at: Timestamp,
+    /// `None`: the command line.
+    pub member: Option<MemberId>,
+    /// `create`, `patch`, `delete`, `accept`, `role`, ...
+    pub action: String,
+}
+
+impl Recording {
+    pub fn new(at: Timestamp, member: Option<MemberId>, action: &str) -> Self {
+        Self { at, member, action: action.to_owned() }
+    }
+
+    /// The same writer and time under another action (the `create` of a place made for an item's location).
+    #[must_use]
+    pub fn as_action(&self, action: &str) -> Self {
+        Self { action: action.to_owned(), ..self.clone() }
+    }
+
+    /// The event of this write on one object.
+    pub fn event(&self, kind: ObjectKind, object: i64, changes: Vec<FieldChange>, version_after: Option<i64>) -> Event {
+        Event { at: self.at, member: self.member, action: self.action.clone(), kind, object, changes, version_after }
+    }
+
+    /// The event of a change of an object that is not an item (a place, a medium, a project, a member) by its
+    /// fields before and after (`None` before: created; `None` after: deleted); `None` for a `patch` that changed
+    /// no field.
+    pub fn object(
+        &self,
+        kind: ObjectKind,
+        object: i64,
+        before: Option<Fields>,
+        after: Option<Fields>,
+    ) -> Option<Event> {
+        let changes = between(before, after);
+        if changes.is_empty() && self.action == "patch" {
+            return None;
+        }
+        Some(self.event(kind, object, changes, None))
+    }
+
+    /// The event of a new item: its name.
+    pub fn item_created(&self, item: &Item) -> Event {
+        let changes = vec![FieldChange::new("name", None, Some(item.name.to_string()))];
+        self.event(ObjectKind::Item, item.id.0, changes, Some(item.version))
+    }
+
+    /// The event of what this write did to an item, from `before` to `after`; `None` when it changed no field.
+    pub fn item_changed(&self, before: &Item, after: &Item) -> Option<Event> {
+        let changes = diff(before, after);
+        (!changes.is_empty()).then(|| self.event(ObjectKind::Item, after.id.0, changes, Some(after.version)))
+    }
+
+    /// The `create` event of a place (made by hand, or for an item's location).
+    pub fn place_created(&self, place: &Place) -> Event {
+        let changes = between(None, Some(place_fields(place)));
+        self.as_action("create").event(ObjectKind::Place, place.id.0, changes, None)
+    }
 }
 
 /// A place's fields: name, parent_id, note.

@@ -244,3 +244,18 @@ async fn two_processes_accepting_projects_that_share_an_item_never_both_win() {
     drop(app);
     trove_db::testing::discard(&database_url).await.expect("the test database is dropped");
 }
+
+/// `trove serve` runs with glibc's arenas bounded (`MALLOC_ARENA_MAX=2`, set by the server itself when it starts),
+/// so what a long-lived server keeps of freed memory stays bounded; an operator's own setting wins.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[tokio::test]
+async fn the_server_bounds_its_allocator_arenas() {
+    let database_url = trove_db::testing::fresh_sqlite_url();
+    let process = ServeProcess::start(&database_url).await;
+    let environ = std::fs::read(format!("/proc/{}/environ", process.child.id())).unwrap();
+    let vars: Vec<&[u8]> = environ.split(|b| *b == 0).collect();
+    assert!(vars.contains(&&b"MALLOC_ARENA_MAX=2"[..]), "the server's environment has no MALLOC_ARENA_MAX=2");
+    // The same process answers (it replaced itself; it did not start another).
+    let health = reqwest::get(format!("{}/health", process.base)).await.unwrap();
+    assert_eq!(health.status(), 200);
+}

@@ -9,6 +9,7 @@ mod access;
 mod bulk;
 mod counts;
 mod entity;
+mod faults;
 mod mapping;
 mod migration;
 mod repo;
@@ -72,24 +73,44 @@ impl Store {
     /// # Errors
     /// When the directory cannot be created or the database cannot be reached.
     pub async fn connect(url: &str) -> anyhow::Result<Store> {
+        Self::open(url, None).await
+    }
+
+    /// As [`Store::connect`], for tests: a SQLite database that may not grow past `pages` pages
+    /// (`PRAGMA max_page_count`), so a test fills it as a full disk would.
+    ///
+    /// # Errors
+    /// As [`Store::connect`].
+    #[cfg(feature = "testing")]
+    pub async fn connect_with_page_limit(url: &str, pages: u64) -> anyhow::Result<Store> {
+        Self::open(url, Some(pages)).await
+    }
+
+    async fn open(url: &str, sqlite_max_pages: Option<u64>) -> anyhow::Result<Store> {
         let mut options = ConnectOptions::new(url.to_owned());
         options.sqlx_logging(false).acquire_timeout(Duration::from_secs(30));
         if url.starts_with("sqlite:") {
             if let Some(file) = sqlite_file(url) {
                 create_owner_only(file)?;
             }
-            options.max_connections(SQLITE_POOL).map_sqlx_sqlite_opts(|o| {
-                o.create_if_missing(true)
+            options.max_connections(SQLITE_POOL).map_sqlx_sqlite_opts(move |o| {
+                let o = o
+                    .create_if_missing(true)
                     .journal_mode(SqliteJournalMode::Wal)
                     .synchronous(SqliteSynchronous::Normal)
                     .foreign_keys(true)
-                    .busy_timeout(SQLITE_BUSY_TIMEOUT)
+                    .busy_timeout(SQLITE_BUSY_TIMEOUT);
+                match sqlite_max_pages {
+                    Some(pages) => o.pragma("max_page_count", pages.to_string()),
+                    None => o,
+                }
             });
         } else {
             options.max_connections(POSTGRES_POOL);
         }
         let db =
             Database::connect(options).await.with_context(|| format!("connect to the database {}", redact(url)))?;
+        trove_application::error::recognise_faults(faults::recognise);
         Ok(Store { db, counts: std::sync::Arc::default(), revisions: std::sync::Arc::default() })
     }
 
@@ -146,6 +167,11 @@ impl Store {
 
     /// Begins a transaction that will write. On SQLite it takes the write lock at once (`BEGIN IMMEDIATE`), so
     /// that two writers queue on the busy timeout instead of one failing when it upgrades a read lock.
+    ///
+    /// Every write whose statement has `RETURNING` (sea-orm's `insert`/`update` of a model on both backends) runs
+    /// in one of these, committed explicitly: on SQLite a write that fails as it commits (a full disk) is reported
+    /// at the end of an autocommitted statement, which a read of its first returned row never reaches, so the
+    /// write would be lost while the caller is told it succeeded. An explicit `COMMIT` reports it.
     async fn begin_write(&self) -> Result<DatabaseTransaction, sea_orm::DbErr> {
         let mode = (self.db.get_database_backend() == DbBackend::Sqlite).then_some(SqliteTransactionMode::Immediate);
         self.db.begin_with_options(TransactionOptions { sqlite_transaction_mode: mode, ..Default::default() }).await

@@ -2629,3 +2629,56 @@ async fn an_item_change_and_its_event_commit_together(ctx: Ctx) {
     assert_eq!(s.of_object(h, ObjectKind::Item, item.id.0).await.unwrap(), vec![(id, event)]);
     db.close().await.unwrap();
 }
+
+/// A SQLite database that cannot grow (a full disk, made here by `PRAGMA max_page_count`) refuses writes as the
+/// storage's fault, "the storage is full" (503, come back later), not as a bug; reads go on working.
+#[tokio::test]
+async fn sqlite_full_is_unavailable_and_reads_go_on() {
+    let url = testing::fresh_sqlite_url();
+    let ctx = open(url.clone()).await;
+    let h = household(&ctx.store, "home").await;
+    add(&ctx.store, h, "kept before").await;
+    let pages: i64 = {
+        // The pages freed by the migrations are given back first, so the next rows need new pages.
+        let db = Database::connect(url.as_str()).await.unwrap();
+        db.execute_unprepared("VACUUM").await.unwrap();
+        let row = db
+            .query_one_raw(sea_orm::Statement::from_string(sea_orm::DbBackend::Sqlite, "PRAGMA page_count"))
+            .await
+            .unwrap()
+            .unwrap();
+        row.try_get_by_index(0).unwrap()
+    };
+    let full = Store::connect_with_page_limit(&url, u64::try_from(pages).unwrap()).await.unwrap();
+    let (mut refused, mut answered) = (None, 0u32);
+    for n in 0..2_000 {
+        let name = format!("item {n} with a long name to fill the pages of the database sooner");
+        if let Err(e) =
+            InventoryRepo::insert(&full, h, new_item(&name, "single_board_computer", "", Intent::Keep), day(2)).await
+        {
+            refused = Some(e);
+            break;
+        }
+        answered += 1;
+    }
+    // Every insert the store answered is stored: none was lost while the store said it succeeded.
+    let db = Database::connect(url.as_str()).await.unwrap();
+    let row = db
+        .query_one_raw(sea_orm::Statement::from_string(sea_orm::DbBackend::Sqlite, "SELECT count(*) FROM items"))
+        .await
+        .unwrap()
+        .unwrap();
+    let stored: i64 = row.try_get_by_index(0).unwrap();
+    assert_eq!(stored, i64::from(answered) + 1, "items the store said it stored, and the one before");
+    let refused = refused.expect("a database that cannot grow refuses a write");
+    let answer = trove_application::Error::from(refused);
+    assert!(
+        matches!(
+            answer,
+            trove_application::Error::StorageUnavailable { fault: trove_application::StorageFault::Full, .. }
+        ),
+        "{answer:?}"
+    );
+    let page = InventoryRepo::list(&full, h, &ItemQuery { limit: 50, ..Default::default() }).await;
+    assert!(page.is_ok(), "reads go on while the disk is full: {page:?}");
+}

@@ -2,7 +2,9 @@
 //! object appears whole or not at all (S3's PUT is atomic), so no temporary name is needed.
 //!
 //! A bucket that cannot be reached fails a request within [`UNREACHABLE_WITHIN`] (bounded connections and
-//! retries), as [`RepoError::Unavailable`], so a client is told to come back instead of waiting.
+//! retries), and one that takes connections but never answers (hung) within [`FIRST_BYTE`] for a read and within
+//! [`put_deadline`] for a write (its bytes at 10 Mbit/s on top), as [`RepoError::Unavailable`], so a client is
+//! told to come back instead of waiting.
 
 use anyhow::Context as _;
 use async_trait::async_trait;
@@ -21,6 +23,12 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_millis(CONNECT_MS);
 /// How long one request may take whole, its body included: a photo of the largest size taken
 /// (`trove_domain::media::MAX_BYTES`, 25 MB) at 10 Mbit/s.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(25);
+/// How long a read (get, list, delete) may wait for the bucket's answer to begin, from the request's start, and
+/// then between two parts of its body: a bucket that takes the connection but never answers is given up after
+/// this, not after [`REQUEST_TIMEOUT`].
+pub const FIRST_BYTE: Duration = Duration::from_millis(1_200);
+/// The slowest upload a write is given time for, in bytes a second (10 Mbit/s).
+pub const UPLOAD_FLOOR_BYTES_PER_S: u64 = 1_250_000;
 /// How long after a request's first attempt a retry may still start (object_store's `retry_timeout`).
 pub const RETRY_WINDOW: Duration = Duration::from_millis(RETRY_WINDOW_MS);
 /// The longest wait before a retry.
@@ -98,7 +106,10 @@ impl S3Settings {
 /// Blobs as objects of an S3-compatible bucket.
 #[derive(Debug)]
 pub struct S3Store {
+    /// Reads: given up when the answer does not begin within [`FIRST_BYTE`].
     store: AmazonS3,
+    /// Writes: a whole request may take [`REQUEST_TIMEOUT`]; each write is bounded by [`put_deadline`] too.
+    writes: AmazonS3,
     /// The key prefix every blob's name is under.
     prefix: Path,
 }
@@ -115,6 +126,12 @@ impl S3Store {
             retry_timeout: RETRY_WINDOW,
         };
         let client = ClientOptions::new().with_connect_timeout(CONNECT_TIMEOUT).with_timeout(REQUEST_TIMEOUT);
+        let reads = Self::client(settings, client.clone().with_read_timeout(FIRST_BYTE), retry.clone())?;
+        let writes = Self::client(settings, client, retry)?;
+        Ok(S3Store { store: reads, writes, prefix: Path::from(settings.prefix.as_str()) })
+    }
+
+    fn client(settings: &S3Settings, client: ClientOptions, retry: RetryConfig) -> anyhow::Result<AmazonS3> {
         // The client options first: `with_allow_http` below sets one of them.
         let mut builder = AmazonS3Builder::new()
             .with_client_options(client)
@@ -130,13 +147,22 @@ impl S3Store {
         if let Some(secret) = &settings.secret_access_key {
             builder = builder.with_secret_access_key(secret);
         }
-        let store = builder.build().with_context(|| format!("make a client of the bucket {}", settings.bucket))?;
-        Ok(S3Store { store, prefix: Path::from(settings.prefix.as_str()) })
+        builder.build().with_context(|| format!("make a client of the bucket {}", settings.bucket))
     }
 
     fn path(&self, hash: &ContentHash) -> Path {
         self.prefix.clone().join(hash.as_str())
     }
+}
+
+/// How long a write of `len` bytes may take before the bucket is given up: [`FIRST_BYTE`] for the answer and
+/// the bytes at [`UPLOAD_FLOOR_BYTES_PER_S`] (a few kilobytes: 1.2 s; a 3 MB photo: 3.6 s; the largest, 25 MB:
+/// 21.2 s), never more than [`REQUEST_TIMEOUT`].
+#[must_use]
+pub fn put_deadline(len: usize) -> Duration {
+    let sending =
+        Duration::from_millis(u64::try_from(len).unwrap_or(u64::MAX).saturating_mul(1_000) / UPLOAD_FLOOR_BYTES_PER_S);
+    (FIRST_BYTE + sending).min(REQUEST_TIMEOUT)
 }
 
 /// What a failed request to the bucket tells a client. A transport failure (refused, unanswered, timed out) or
@@ -173,9 +199,16 @@ fn transport_fault(e: &(dyn std::error::Error + 'static)) -> Option<StorageFault
 #[async_trait]
 impl MediaStore for S3Store {
     async fn put(&self, hash: &ContentHash, bytes: &[u8]) -> Result<(), RepoError> {
-        match self.store.put(&self.path(hash), PutPayload::from(bytes.to_vec())).await {
-            Ok(_) => Ok(()),
-            Err(e) => Err(failure(e, format!("store blob {hash}"))),
+        let deadline = put_deadline(bytes.len());
+        let path = self.path(hash);
+        let put = self.writes.put(&path, PutPayload::from(bytes.to_vec()));
+        match tokio::time::timeout(deadline, put).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(failure(e, format!("store blob {hash}"))),
+            Err(_) => Err(RepoError::Unavailable {
+                fault: StorageFault::TimedOut,
+                cause: anyhow::anyhow!("store blob {hash}: the bucket did not answer within {deadline:?}"),
+            }),
         }
     }
 
@@ -221,5 +254,16 @@ mod tests {
     fn an_unreachable_bucket_fails_within_two_seconds() {
         assert!(UNREACHABLE_WITHIN <= Duration::from_secs(2), "{UNREACHABLE_WITHIN:?}");
         assert!(RETRY_WINDOW + MAX_BACKOFF + CONNECT_TIMEOUT == UNREACHABLE_WITHIN);
+    }
+
+    /// A hung bucket is given up within 2 s for a read and a small write; a write is given the time its bytes
+    /// take at 10 Mbit/s on top, up to the whole request's bound.
+    #[test]
+    fn a_hung_bucket_is_given_up_by_the_size_of_the_request() {
+        assert!(FIRST_BYTE < Duration::from_secs(2));
+        assert_eq!(put_deadline(4), FIRST_BYTE);
+        assert_eq!(put_deadline(3_000_000), Duration::from_millis(3_600));
+        assert_eq!(put_deadline(25_000_000), Duration::from_millis(21_200));
+        assert_eq!(put_deadline(usize::MAX), REQUEST_TIMEOUT);
     }
 }

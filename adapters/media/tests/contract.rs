@@ -160,6 +160,46 @@ async fn an_unreachable_bucket_is_unavailable() {
     assert!(matches!(err, RepoError::Unavailable { fault: StorageFault::Unreachable, .. }), "{err:?}");
 }
 
+/// A bucket that takes connections and never answers (hung) is unavailable within 2 s for a read and a small
+/// write (`s3::FIRST_BYTE`, `s3::put_deadline`), not after the whole request's 25 s bound; times are printed.
+#[tokio::test]
+async fn a_hung_bucket_is_unavailable_within_two_seconds() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // Accepts every connection and keeps it open, reading nothing and answering nothing.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    let settings = S3Settings::from_url(
+        "s3://trove-test/media",
+        Some(format!("http://127.0.0.1:{port}")),
+        Some("us-east-1".into()),
+        Some("test".into()),
+        Some("test".into()),
+    )
+    .unwrap();
+    let store = S3Store::open(&settings).unwrap();
+    let hash = hash_of(b"kept");
+    let started = Instant::now();
+    let err = store.put(&hash, b"kept").await.unwrap_err();
+    let put = started.elapsed();
+    assert!(matches!(err, RepoError::Unavailable { fault: StorageFault::TimedOut, .. }), "{err:?}");
+    let started = Instant::now();
+    let err = store.get(&hash).await.unwrap_err();
+    let get = started.elapsed();
+    assert!(matches!(err, RepoError::Unavailable { fault: StorageFault::TimedOut, .. }), "{err:?}");
+    eprintln!("a hung bucket failed a put in {put:?} and a get in {get:?}");
+    // Given up by the short bounds, not by the whole request's 25 s one (the margin is wide: a loaded machine
+    // cannot make 1.2 s look like 10 s).
+    assert!(put < Duration::from_secs(10) && get < Duration::from_secs(10), "{put:?} {get:?}");
+    // The short bounds themselves, by construction.
+    assert!(trove_media::s3::put_deadline(4) < Duration::from_secs(2));
+    assert!(trove_media::s3::FIRST_BYTE < Duration::from_secs(2));
+}
+
 /// A `moto_server` process on a free port, stopped when dropped.
 struct Moto {
     child: Child,

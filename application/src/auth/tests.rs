@@ -465,13 +465,27 @@ async fn a_flood_of_sign_ins_waits_in_a_short_queue_and_the_rest_are_refused_at_
     while hashing.waiting() < 1 {
         tokio::task::yield_now().await;
     }
-    // The next ones find the worker busy and the queue full: refused at once, with a wait.
+    // The next ones find the worker busy and the queue full: refused without a turn, with a wait, and the
+    // refusal is held before it is answered (so a client that ignores the wait is paced by its own waiting).
+    let mut refused = Vec::new();
     for i in 2..6 {
-        match auth.sign_in(&format!("flood{i}"), "x", &home()).await {
+        let auth = auth.clone();
+        refused.push(tokio::spawn(async move {
+            let asked = std::time::Instant::now();
+            let answer = auth.sign_in(&format!("flood{i}"), "x", &home()).await;
+            (answer, asked.elapsed())
+        }));
+    }
+    for r in refused {
+        let (answer, took) = r.await.unwrap();
+        match answer {
             Err(Error::Busy { work: "sign-ins", retry_after_s }) => assert!(retry_after_s >= 1),
             other => panic!("expected busy, got {other:?}"),
         }
+        assert!(took >= REFUSAL_HOLD, "a refusal answered after {took:?}, before the hold");
     }
+    // Held refusals hold no turn: the queue still has the one waiting sign-in only.
+    assert_eq!(hashing.waiting(), 1);
     {
         let (open, opened) = &*gate;
         *open.lock().unwrap() = true;

@@ -127,7 +127,13 @@ fn events(rows: Vec<events::Model>) -> Result<Vec<(EventId, Event)>, RepoError> 
 #[async_trait]
 impl EventRepo for Store {
     async fn append(&self, household: HouseholdId, e: &Event) -> Result<EventId, RepoError> {
-        Ok(insert_event(&self.db, household, e).await?)
+        // In a transaction of its own: SQLite reports a write that fails as it commits (a full disk) at the end
+        // of the statement, which a statement with `RETURNING` read for its first row never reaches; an explicit
+        // commit reports it (see `Store::begin_write`).
+        let txn = self.begin_write().await.context("begin an event")?;
+        let id = insert_event(&txn, household, e).await?;
+        txn.commit().await.context("commit an event")?;
+        Ok(id)
     }
 
     async fn append_all(&self, household: HouseholdId, all: &[Event]) -> Result<(), RepoError> {

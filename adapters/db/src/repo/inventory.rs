@@ -956,10 +956,7 @@ impl Store {
 #[async_trait]
 impl InventoryRepo for Store {
     async fn insert(&self, household: HouseholdId, item: NewItem, at: Timestamp) -> Result<Item, RepoError> {
-        if item.place_id.is_none() && item.location.is_none() && item.media_ids.is_empty() {
-            let row = new_row(household, &item, None, "", at)?.insert(&self.db).await.context("insert item")?;
-            return Ok(mapping::item(row)?);
-        }
+        // Always in a transaction, committed explicitly: see `Store::begin_write` on `RETURNING`.
         let txn = self.begin_write().await.context("begin the item insert")?;
         lock_places(&txn, household).await?;
         let mut placing = Placing::default();

@@ -162,7 +162,10 @@ impl PasskeyRepo for Store {
     }
 
     async fn add_passkey(&self, member: MemberId, passkey: NewPasskey) -> Result<Passkey, RepoError> {
-        insert_passkey(&self.db, member, passkey).await
+        let txn = self.begin_write().await.context("begin adding a passkey")?;
+        let added = insert_passkey(&txn, member, passkey).await?;
+        txn.commit().await.context("commit adding a passkey")?;
+        Ok(added)
     }
 
     async fn passkeys(&self, member: MemberId) -> Result<Vec<StoredPasskey>, RepoError> {

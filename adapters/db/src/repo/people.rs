@@ -114,7 +114,10 @@ impl MemberRepo for Store {
     }
 
     async fn add_member(&self, new: NewMember) -> Result<Member, RepoError> {
-        insert_member(&self.db, new).await
+        let txn = self.begin_write().await.context("begin adding a member")?;
+        let added = insert_member(&txn, new).await?;
+        txn.commit().await.context("commit adding a member")?;
+        Ok(added)
     }
 
     async fn member_by_name(&self, name: &MemberName) -> Result<Option<(Member, Option<String>)>, RepoError> {
@@ -396,6 +399,7 @@ pub(crate) async fn used_by(txn: &DatabaseTransaction, id: InvitationId, member:
 #[async_trait]
 impl SessionRepo for Store {
     async fn add_session(&self, member: MemberId, hash: &str, at: Timestamp) -> Result<SessionId, RepoError> {
+        let txn = self.begin_write().await.context("begin a session")?;
         let row = sessions::ActiveModel {
             member_id: Set(member.0),
             hash: Set(hash.to_owned()),
@@ -403,9 +407,10 @@ impl SessionRepo for Store {
             last_seen_at: Set(at),
             ..Default::default()
         }
-        .insert(&self.db)
+        .insert(&txn)
         .await
         .context("store a session")?;
+        txn.commit().await.context("commit a session")?;
         Ok(SessionId(row.id))
     }
 

@@ -5,7 +5,7 @@ use crate::entity::price_reports;
 use crate::mapping::to_json;
 use anyhow::Context as _;
 use async_trait::async_trait;
-use sea_orm::{ActiveModelTrait, ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
+use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
 use trove_application::RepoError;
 use trove_application::ports::PriceRepo;
 use trove_domain::pricing::PriceReport;
@@ -14,14 +14,14 @@ use trove_domain::{HouseholdId, ItemId};
 #[async_trait]
 impl PriceRepo for Store {
     async fn add(&self, household: HouseholdId, report: &PriceReport) -> Result<(), RepoError> {
-        price_reports::ActiveModel {
+        price_reports::Entity::insert(price_reports::ActiveModel {
             household_id: Set(household.0),
             item_id: Set(report.item_id.0),
             at: Set(report.at),
             report: Set(to_json(report, "price report")?),
             ..Default::default()
-        }
-        .insert(&self.db)
+        })
+        .exec_without_returning(&self.db)
         .await
         .with_context(|| format!("store a price report of item {}", report.item_id))?;
         Ok(())

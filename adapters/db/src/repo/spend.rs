@@ -5,7 +5,7 @@ use crate::entity::spend_entries;
 use anyhow::{Context as _, anyhow};
 use async_trait::async_trait;
 use sea_orm::sea_query::Expr;
-use sea_orm::{ActiveModelTrait, ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use trove_application::RepoError;
 use trove_application::ports::SpendLedger;
 use trove_domain::money::MicroUsd;
@@ -41,7 +41,7 @@ fn entry(m: spend_entries::Model) -> anyhow::Result<SpendEntry> {
 #[async_trait]
 impl SpendLedger for Store {
     async fn record(&self, household: HouseholdId, e: &SpendEntry) -> Result<(), RepoError> {
-        spend_entries::ActiveModel {
+        spend_entries::Entity::insert(spend_entries::ActiveModel {
             household_id: Set(household.0),
             at: Set(e.at),
             kind: Set(e.kind.as_str().to_owned()),
@@ -54,8 +54,8 @@ impl SpendLedger for Store {
             outcome: Set(e.outcome.as_str().to_owned()),
             member_id: Set(e.member.map(|m| m.0)),
             ..Default::default()
-        }
-        .insert(&self.db)
+        })
+        .exec_without_returning(&self.db)
         .await
         .context("record spend entry")?;
         Ok(())

@@ -62,7 +62,9 @@ impl TemplateRepo for Store {
     }
 
     async fn insert(&self, household: HouseholdId, template: NewTemplate) -> Result<Template, RepoError> {
-        let stored = row(Some(household), &template)?.insert(&self.db).await.context("insert template")?;
+        let txn = self.begin_write().await.context("begin a template")?;
+        let stored = row(Some(household), &template)?.insert(&txn).await.context("insert template")?;
+        txn.commit().await.context("commit a template")?;
         Ok(mapping::template(stored)?)
     }
 
