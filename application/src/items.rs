@@ -3,12 +3,11 @@
 
 use crate::error::{Object, Refusal, named};
 use crate::places::resolve;
-use crate::ports::{Clock, InventoryRepo, ItemPage, ItemQuery, MediaRepo, PlaceRepo, ProjectRepo};
+use crate::ports::{Clock, InventoryRepo, ItemPage, ItemQuery, PlaceRepo, ProjectRepo};
 use crate::recorder::{Actor, Recorder};
 use crate::{Error, RepoError};
 use std::sync::Arc;
 use trove_domain::bulk::{self, BULK_MAX, BulkSet};
-use trove_domain::history::medium_fields;
 use trove_domain::item::{
     self, ChangeRefused, Fault, Gone, GoneReason, Item, ItemChanges, ItemError, Measurement, NewItem, TestDone,
 };
@@ -113,7 +112,6 @@ pub struct Inventory {
     /// Where items are put: a `place_id` is checked and a `location` text found or created here.
     places: Arc<dyn PlaceRepo>,
     /// The pending media a new item takes (`media_ids`), read back once attached so that they are recorded.
-    media: Arc<dyn MediaRepo>,
     /// Read to name the project holding an item when a change is refused for it.
     projects: Arc<dyn ProjectRepo>,
     clock: Arc<dyn Clock>,
@@ -135,12 +133,11 @@ impl Inventory {
     pub fn new(
         items: Arc<dyn InventoryRepo>,
         places: Arc<dyn PlaceRepo>,
-        media: Arc<dyn MediaRepo>,
         projects: Arc<dyn ProjectRepo>,
         clock: Arc<dyn Clock>,
         recorder: Recorder,
     ) -> Self {
-        Self { items, places, media, projects, clock, recorder }
+        Self { items, places, projects, clock, recorder }
     }
 
     /// A refusal that names the project holding an item, with the project's title ("\"Red drill\" is reserved
@@ -187,7 +184,7 @@ impl Inventory {
             }
             (Some(None), None) | (None, Some(None)) => Ok(Some(None)),
             (None, Some(Some(text))) => {
-                let path = resolve(self.places.as_ref(), &self.recorder, actor, text, self.clock.now()).await?;
+                let path = resolve(self.places.as_ref(), &self.recorder, actor, text).await?;
                 Ok(Some(path.map(|p| p.id())))
             }
             (None, None) => Ok(None),
@@ -225,23 +222,10 @@ impl Inventory {
         if let Some(place) = self.placement(actor, item.place_id.map(Some), location.as_deref().map(Some)).await? {
             item.place_id = place;
         }
-        let attached = item.media_ids.clone();
-        let item = self.items.insert(household, item, self.clock.now()).await?;
-        self.recorder.item(actor, "create", None, &item).await?;
-        if !attached.is_empty() {
-            // The media were pending, recorded by no one: they show in the history once they are on the item.
-            let media = self.media.of_item(household, item.id).await?;
-            let events: Vec<Event> = media
-                .iter()
-                .filter(|m| attached.contains(&m.id))
-                .filter_map(|m| {
-                    let fields = Some(medium_fields(m));
-                    self.recorder.object_event(actor, "create", ObjectKind::Media, m.id.0, None, fields)
-                })
-                .collect();
-            self.recorder.record_all(household, &events).await?;
-        }
-        Ok(item)
+        // Recorded by the store in the insert's transaction, with the pending media it takes (recorded by no one
+        // until now: they show in the history once they are on the item).
+        let rec = self.recorder.recording(actor, "create");
+        Ok(self.items.insert(household, item, &rec).await?)
     }
 
     /// One item.
@@ -564,7 +548,6 @@ mod tests {
     use crate::ports::FoundPath;
     use crate::ports::clock::MockClock;
     use crate::ports::inventory::MockInventoryRepo;
-    use crate::ports::media::MockMediaRepo;
     use crate::ports::places::MockPlaceRepo;
     use chrono::{TimeZone, Utc};
     use std::sync::Mutex;
@@ -616,23 +599,16 @@ mod tests {
     }
 
     fn inventory(items: MockInventoryRepo, places: MockPlaceRepo) -> Inventory {
-        recorded(items, places, MockMediaRepo::new()).0
+        recorded(items, places).0
     }
 
     /// The use cases over the mocks given, and the events they record.
-    fn recorded(
-        items: MockInventoryRepo,
-        places: MockPlaceRepo,
-        media: MockMediaRepo,
-    ) -> (Inventory, crate::recorder::Captured) {
+    fn recorded(items: MockInventoryRepo, places: MockPlaceRepo) -> (Inventory, crate::recorder::Captured) {
         let mut clock = MockClock::new();
         clock.expect_now().returning(now);
-        let (recorder, events) = crate::recorder::capturing();
+        let (recorder, events) = crate::recorder::capturing_at(now());
         let projects = Arc::new(crate::ports::projects::MockProjectRepo::new());
-        (
-            Inventory::new(Arc::new(items), Arc::new(places), Arc::new(media), projects, Arc::new(clock), recorder),
-            events,
-        )
+        (Inventory::new(Arc::new(items), Arc::new(places), projects, Arc::new(clock), recorder), events)
     }
 
     /// The events recorded: (kind, action, object, [(field, before, after)]).
@@ -722,7 +698,11 @@ mod tests {
         let mut places = places();
         places
             .expect_find_or_create()
-            .withf(|_, names, _| names.iter().map(PlaceName::as_str).collect::<Vec<_>>() == ["Garage", "Shelf B2"])
+            // The shelf made for the text is recorded by the store, as a `create` of the same actor.
+            .withf(|_, names, rec| {
+                names.iter().map(PlaceName::as_str).collect::<Vec<_>>() == ["Garage", "Shelf B2"]
+                    && (rec.action.as_str(), rec.member, rec.at) == ("create", H.member, now())
+            })
             .times(1)
             .returning(|_, _, _| {
                 let path = PlacePath::new(vec![
@@ -752,23 +732,15 @@ mod tests {
         });
         items
             .expect_insert()
-            .withf(|_, i, _| i.place_id == Some(PlaceId(2)) && i.location.is_none())
+            .withf(|_, i, rec| i.place_id == Some(PlaceId(2)) && i.location.is_none() && rec.action == "create")
             .times(1)
-            .returning(|_, i, at| Ok(i.stored(ItemId(9), at)));
-        let (inv, events) = recorded(items, places, MockMediaRepo::new());
+            .returning(|_, i, rec| Ok(i.stored(ItemId(9), rec.at)));
+        let (inv, events) = recorded(items, places);
 
         let patch = ItemPatch { location: Some(Some("Garage / Shelf B2".into())), ..ItemPatch::default() };
         inv.patch(H, ItemId(1), patch, None).await.unwrap();
-        // The shelf made for the text is recorded before the item's move into it, by the same actor.
-        assert_eq!(
-            shown(&events),
-            [(
-                ObjectKind::Place,
-                "create".into(),
-                5,
-                vec![change("name", None, Some("Shelf B2")), change("parent_id", None, Some("1"))]
-            )]
-        );
+        // Every event is the store's, in its writes' transactions: none is appended apart.
+        assert!(shown(&events).is_empty());
         let moved: Vec<Shown> = updates
             .lock()
             .unwrap()
@@ -803,36 +775,21 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn pending_media_a_new_item_takes_are_recorded_on_it() {
+    async fn a_new_item_is_inserted_with_its_pending_media_and_the_recording_of_its_maker() {
         use trove_domain::MediaId;
-        use trove_domain::media::{ContentHash, MediaKind, MediaType, Medium};
-        let medium = |id: i64, item: Option<ItemId>| Medium {
-            id: MediaId(id),
-            item_id: item,
-            kind: MediaKind::Photo,
-            media_type: MediaType::Jpeg,
-            bytes: 10,
-            size: None,
-            sha256: ContentHash::parse(&"ab".repeat(32)).unwrap(),
-            thumb: None,
-            caption: None,
-            created_at: now(),
-        };
         let mut items = MockInventoryRepo::new();
         items.expect_get_many().returning(|_, _| Ok(Vec::new()));
+        // The store writes the item's `create` and one for each medium it takes, in its transaction.
         items
             .expect_insert()
-            .withf(|_, i, _| i.media_ids == [MediaId(4), MediaId(6)])
+            .withf(|h, i, rec| {
+                *h == H.household
+                    && i.media_ids == [MediaId(4), MediaId(6)]
+                    && (rec.action.as_str(), rec.member, rec.at) == ("create", H.member, now())
+            })
             .times(1)
-            .returning(|_, i, at| Ok(i.stored(ItemId(9), at)));
-        let mut media = MockMediaRepo::new();
-        // Read back once attached: the two taken (and one the item cannot have had before, left out).
-        media
-            .expect_of_item()
-            .withf(|h, i| *h == H.household && *i == ItemId(9))
-            .times(1)
-            .returning(move |_, i| Ok(vec![medium(4, Some(i)), medium(6, Some(i)), medium(8, Some(i))]));
-        let (inv, events) = recorded(items, places(), media);
+            .returning(|_, i, rec| Ok(i.stored(ItemId(9), rec.at)));
+        let (inv, events) = recorded(items, places());
         let mut new = NewItem::new(
             ItemName::new("Pi").unwrap(),
             ItemType::new("sbc").unwrap(),
@@ -841,23 +798,8 @@ mod tests {
             Intent::Keep,
         );
         new.media_ids = vec![MediaId(4), MediaId(6)];
-        inv.create(H, new).await.unwrap();
-        let photo = |id| {
-            (
-                ObjectKind::Media,
-                "create".to_owned(),
-                id,
-                vec![
-                    change("item_id", None, Some("9")),
-                    change("kind", None, Some("photo")),
-                    change("media_type", None, Some("image/jpeg")),
-                ],
-            )
-        };
-        assert_eq!(
-            shown(&events),
-            [(ObjectKind::Item, "create".into(), 9, vec![change("name", None, Some("Pi"))]), photo(4), photo(6)]
-        );
+        assert_eq!(inv.create(H, new).await.unwrap().id, ItemId(9));
+        assert!(shown(&events).is_empty(), "nothing is appended apart from the insert");
     }
 
     #[test]

@@ -10,10 +10,8 @@ use crate::{Error, RepoError};
 use anyhow::Context as _;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
-use trove_domain::history::medium_fields;
 use trove_domain::measure::Region;
 use trove_domain::media::{self, Caption, ContentHash, MediaKind, MediaRefused, MediaType, Medium, NewMedium};
-use trove_domain::people::ObjectKind;
 use trove_domain::{HouseholdId, ItemId, MediaId, Timestamp};
 
 /// How old a blob no row names must be before the sweep removes it: an upload writes its blob a moment before
@@ -149,14 +147,9 @@ impl Media {
             sha256: sha256.clone(),
             caption: upload.caption,
         };
-        match self.media.insert(household, new, self.clock.now()).await {
-            Ok(stored) => {
-                if stored.item_id.is_some() {
-                    let fields = Some(medium_fields(&stored));
-                    self.recorder.object(actor, "create", ObjectKind::Media, stored.id.0, None, fields).await?;
-                }
-                Ok(stored)
-            }
+        let rec = self.recorder.recording(actor, "create");
+        match self.media.insert(household, new, &rec).await {
+            Ok(stored) => Ok(stored),
             Err(e) => {
                 self.forget_unnamed(&sha256).await;
                 Err(match (e, item) {
@@ -254,11 +247,8 @@ impl Media {
     /// # Errors
     /// [`Error::NotFound`] naming the medium (another household's included); nothing is written then.
     pub async fn caption(&self, actor: Actor, id: MediaId, caption: Option<Caption>) -> Result<Medium, MediaError> {
-        let before = self.media.get(actor.household, id).await.map_err(no_media(id))?;
-        let after = self.media.set_caption(actor.household, id, caption).await.map_err(no_media(id))?;
-        let (fields_before, fields_after) = (Some(medium_fields(&before)), Some(medium_fields(&after)));
-        self.recorder.object(actor, "patch", ObjectKind::Media, id.0, fields_before, fields_after).await?;
-        Ok(after)
+        let rec = self.recorder.recording(actor, "patch");
+        Ok(self.media.set_caption(actor.household, id, caption, &rec).await.map_err(no_media(id))?)
     }
 
     /// Deletes a medium: the row first, then its blob and thumbnail once no row names them. Recorded as the event
@@ -267,9 +257,8 @@ impl Media {
     /// # Errors
     /// [`Error::NotFound`] naming the medium. A blob that cannot be removed now is left to the sweep.
     pub async fn delete(&self, actor: Actor, id: MediaId) -> Result<(), MediaError> {
-        let gone = self.media.delete(actor.household, id).await.map_err(no_media(id))?;
-        let fields = Some(medium_fields(&gone));
-        self.recorder.object(actor, "delete", ObjectKind::Media, id.0, fields, None).await?;
+        let rec = self.recorder.recording(actor, "delete");
+        let gone = self.media.delete(actor.household, id, &rec).await.map_err(no_media(id))?;
         self.forget_unnamed(&gone.sha256).await;
         if let Some(thumb) = &gone.thumb {
             self.forget_unnamed(thumb).await;

@@ -10,11 +10,11 @@ use crate::ports::people::{ApiToken, Household, Invitation, Member, NewMember, N
 use crate::ports::{
     Clock, HouseholdRepo, InvitationRepo, MemberRepo, PasswordHasher, SecretSource, SessionRepo, TokenRepo,
 };
-use crate::recorder::{Actor, Recorder, member_fields};
+use crate::recorder::Recorder;
 use crate::{Conflict, Error, Object, Refusal, RepoError};
 use anyhow::Context as _;
 use std::sync::Arc;
-use trove_domain::people::{self, InvitationId, MemberId, MemberName, ObjectKind, Permission, Role, Scope, TokenId};
+use trove_domain::people::{self, InvitationId, MemberId, MemberName, Permission, Role, Scope, TokenId};
 use trove_domain::{HouseholdId, Timestamp};
 
 /// A new invitation: the code (shown once) and when it expires.
@@ -116,10 +116,10 @@ impl People {
         if member.role == role {
             return Ok(member);
         }
-        let changed = self.members.set_role(caller.household, id, role).await.map_err(|e| last_owner(e, &member))?;
+        let rec = self.recorder.recording(caller.into(), "role");
+        let changed =
+            self.members.set_role(caller.household, id, role, &rec).await.map_err(|e| last_owner(e, &member))?;
         self.token_checks.end(AccessChange::Member(id)).await;
-        let (before, after) = (Some(member_fields(&member)), Some(member_fields(&changed)));
-        self.recorder.object(caller.into(), "role", ObjectKind::Member, id.0, before, after).await?;
         Ok(changed)
     }
 
@@ -130,21 +130,9 @@ impl People {
     pub async fn remove(&self, caller: &Caller, id: MemberId) -> Result<(), Error> {
         caller.require(Permission::ManageHousehold)?;
         let member = self.members.member(caller.household, id).await.map_err(named(Object::Member, id.0))?;
-        self.members.remove_member(caller.household, id).await.map_err(|e| last_owner(e, &member))?;
+        let rec = self.recorder.recording(caller.into(), "remove");
+        self.members.remove_member(caller.household, id, &rec).await.map_err(|e| last_owner(e, &member))?;
         self.token_checks.end(AccessChange::Member(id)).await;
-        let before = Some(member_fields(&member));
-        self.recorder.object(caller.into(), "remove", ObjectKind::Member, id.0, before, None).await?;
-        Ok(())
-    }
-
-    /// Records that `member` joined their household (by an invitation), as an event of their own.
-    ///
-    /// # Errors
-    /// [`Error::Unexpected`] when the store fails (the member is stored already).
-    pub async fn record_joined(&self, member: &Member) -> Result<(), Error> {
-        let actor = Actor { household: member.household, member: Some(member.id) };
-        let after = Some(member_fields(member));
-        self.recorder.object(actor, "join", ObjectKind::Member, member.id.0, None, after).await?;
         Ok(())
     }
 
@@ -275,7 +263,6 @@ impl People {
             RepoError::Conflict(Conflict::NameTaken) => Error::from(Refusal::NameTaken(name.to_string())),
             other => other.into(),
         })?;
-        self.record_joined(&member).await?;
         open_session(&*self.sessions, &*self.secrets, member, now).await
     }
 

@@ -2,13 +2,11 @@
 //! `location` text names.
 
 use crate::error::{Object, Refusal, named};
-use crate::ports::{Clock, PlaceRepo};
+use crate::ports::PlaceRepo;
 use crate::recorder::{Actor, Recorder};
 use crate::{Conflict, Error, RepoError};
 use std::collections::HashMap;
 use std::sync::Arc;
-use trove_domain::history::place_fields;
-use trove_domain::people::ObjectKind;
 use trove_domain::place::{self, NewPlace, Place, PlaceChanges, PlacePath, PlaceRefused, PlaceTree};
 use trove_domain::{HouseholdId, PlaceId};
 
@@ -46,7 +44,6 @@ pub(crate) fn no_place(id: PlaceId) -> impl Fn(RepoError) -> Error {
 #[derive(Clone)]
 pub struct Places {
     places: Arc<dyn PlaceRepo>,
-    clock: Arc<dyn Clock>,
     /// Where every change of a place is recorded, with who made it.
     recorder: Recorder,
 }
@@ -78,8 +75,8 @@ fn views(
 }
 
 impl Places {
-    pub fn new(places: Arc<dyn PlaceRepo>, clock: Arc<dyn Clock>, recorder: Recorder) -> Self {
-        Self { places, clock, recorder }
+    pub fn new(places: Arc<dyn PlaceRepo>, recorder: Recorder) -> Self {
+        Self { places, recorder }
     }
 
     /// The whole tree and the counts of items directly in each place: two queries.
@@ -105,13 +102,11 @@ impl Places {
         let all = self.places.all(household).await?;
         PlaceTree::new(&all).check_name(&new.name, new.parent_id, None).map_err(refused)?;
         let parent = new.parent_id;
-        let stored = self.places.insert(household, new, self.clock.now()).await.map_err(|e| match e {
+        let rec = self.recorder.recording(actor, "create");
+        let stored = self.places.insert(household, new, &rec).await.map_err(|e| match e {
             RepoError::NotFound => refused(PlaceRefused::NoSuchParent(parent.unwrap_or(PlaceId(0)))),
             other => other.into(),
         })?;
-        self.recorder
-            .object(actor, "create", ObjectKind::Place, stored.id.0, None, Some(place_fields(&stored)))
-            .await?;
         self.view(household, stored.id).await
     }
 
@@ -150,9 +145,8 @@ impl Places {
         let tree = PlaceTree::new(&all);
         let place = tree.get(id).ok_or_else(|| Error::NotFound { what: Object::Place, id: id.0 })?;
         let changed = tree.apply(place, &changes).map_err(refused)?;
-        let stored = self.places.update(household, &changed).await.map_err(no_place(id))?;
-        let (before, after) = (Some(place_fields(place)), Some(place_fields(&stored)));
-        self.recorder.object(actor, "patch", ObjectKind::Place, id.0, before, after).await?;
+        let rec = self.recorder.recording(actor, "patch");
+        self.places.update(household, &changed, &rec).await.map_err(no_place(id))?;
         self.view(household, id).await
     }
 
@@ -163,14 +157,14 @@ impl Places {
     pub async fn delete(&self, actor: Actor, id: PlaceId) -> Result<(), Error> {
         let household = actor.household;
         let place = self.places.get(household, id).await.map_err(no_place(id))?;
-        self.places.delete(household, id).await.map_err(|e| match e {
+        let rec = self.recorder.recording(actor, "delete");
+        self.places.delete(household, id, &rec).await.map_err(|e| match e {
             // Named as its owner calls it, not by its id.
             RepoError::Conflict(Conflict::StillHolds { items, places, .. }) => {
                 Refusal::PlaceStillHolds { name: place.name.to_string(), items, places }.into()
             }
             other => no_place(id)(other),
         })?;
-        self.recorder.object(actor, "delete", ObjectKind::Place, id.0, Some(place_fields(&place)), None).await?;
         Ok(())
     }
 
@@ -200,7 +194,7 @@ impl Places {
     /// # Errors
     /// [`Error::Invalid`] when a part of the text is not a place name (nothing is written then).
     pub async fn find_or_create(&self, actor: Actor, location: &str) -> Result<Option<PlacePath>, Error> {
-        resolve(self.places.as_ref(), &self.recorder, actor, location, self.clock.now()).await
+        resolve(self.places.as_ref(), &self.recorder, actor, location).await
     }
 }
 
@@ -211,11 +205,10 @@ pub(crate) async fn resolve(
     recorder: &Recorder,
     actor: Actor,
     location: &str,
-    at: trove_domain::Timestamp,
 ) -> Result<Option<PlacePath>, Error> {
     let names = place::parse_location(location).map_err(|e| Error::Invalid(format!("location: {e}")))?;
-    let Some(found) = places.find_or_create(actor.household, &names, at).await? else { return Ok(None) };
-    recorder.places_created(actor, &found.created).await?;
+    let rec = recorder.recording(actor, "create");
+    let Some(found) = places.find_or_create(actor.household, &names, &rec).await? else { return Ok(None) };
     Ok(Some(found.path))
 }
 
@@ -253,7 +246,7 @@ mod tests {
     fn places(repo: MockPlaceRepo) -> Places {
         let mut clock = MockClock::new();
         clock.expect_now().returning(|| Utc.with_ymd_and_hms(2026, 2, 1, 12, 0, 0).unwrap());
-        Places::new(Arc::new(repo), Arc::new(clock), crate::recorder::capturing().0)
+        Places::new(Arc::new(repo), crate::recorder::capturing().0)
     }
 
     fn reading(repo: &mut MockPlaceRepo) {
@@ -314,9 +307,9 @@ mod tests {
         let mut repo = MockPlaceRepo::new();
         reading(&mut repo);
         repo.expect_update()
-            .withf(|h, p| *h == H && p.id == PlaceId(3) && p.parent_id == Some(PlaceId(4)))
+            .withf(|h, p, _| *h == H && p.id == PlaceId(3) && p.parent_id == Some(PlaceId(4)))
             .times(1)
-            .returning(|_, p| Ok(p.clone()));
+            .returning(|_, p, _| Ok(p.clone()));
         let p = places(repo);
         let changes = PlaceChanges { parent_id: Some(Some(PlaceId(4))), ..PlaceChanges::default() };
         p.change(A, PlaceId(3), changes).await.unwrap();
@@ -326,45 +319,39 @@ mod tests {
     async fn changes_are_recorded_with_who_made_them_and_what_changed() {
         let mut repo = MockPlaceRepo::new();
         reading(&mut repo);
-        repo.expect_update().returning(|_, p| Ok(p.clone()));
-        repo.expect_insert().returning(|_, new, at| {
-            Ok(Place { id: PlaceId(5), name: new.name, parent_id: new.parent_id, note: new.note, created_at: at })
+        // The store writes each event in the write's transaction by the recording it is given: kept here.
+        type Recs = Arc<std::sync::Mutex<Vec<(String, Option<i64>, i64)>>>;
+        let recs: Recs = Arc::default();
+        let into = recs.clone();
+        repo.expect_update().returning(move |_, p, rec| {
+            into.lock().unwrap().push((rec.action.clone(), rec.member.map(|m| m.0), p.id.0));
+            Ok(p.clone())
+        });
+        let into = recs.clone();
+        repo.expect_insert().returning(move |_, new, rec| {
+            into.lock().unwrap().push((rec.action.clone(), rec.member.map(|m| m.0), 0));
+            Ok(Place { id: PlaceId(5), name: new.name, parent_id: new.parent_id, note: new.note, created_at: rec.at })
         });
         repo.expect_get().returning(|_, id| tree().into_iter().find(|p| p.id == id).ok_or(RepoError::NotFound));
-        repo.expect_delete().returning(|_, _| Ok(()));
-        let mut clock = MockClock::new();
-        clock.expect_now().returning(|| Utc.with_ymd_and_hms(2026, 2, 1, 12, 0, 0).unwrap());
+        let into = recs.clone();
+        repo.expect_delete().returning(move |_, id, rec| {
+            into.lock().unwrap().push((rec.action.clone(), rec.member.map(|m| m.0), id.0));
+            Ok(())
+        });
         let (recorder, events) = crate::recorder::capturing();
-        let p = Places::new(Arc::new(repo), Arc::new(clock), recorder);
+        let p = Places::new(Arc::new(repo), recorder);
 
         let changes = PlaceChanges { parent_id: Some(Some(PlaceId(1))), ..PlaceChanges::default() };
         p.change(A, PlaceId(4), changes).await.unwrap();
         let new = NewPlace { name: PlaceName::new("Loft").unwrap(), parent_id: Some(PlaceId(1)), note: None };
-        // The view of the new place is not in the mocked tree: the create is recorded before it is read.
+        // The view of the new place is not in the mocked tree: the create is written before it is read.
         let _ = p.create(A, new).await;
         p.delete(Actor::command_line(H), PlaceId(3)).await.unwrap();
-        // A change that changes nothing is no event.
-        p.change(A, PlaceId(4), PlaceChanges::default()).await.unwrap();
-
-        let events = events.lock().unwrap();
-        type Shown<'a> = (&'a str, i64, Option<i64>, Vec<(&'a str, Option<&'a str>, Option<&'a str>)>);
-        let got: Vec<Shown<'_>> = events
-            .iter()
-            .map(|(h, e)| {
-                assert_eq!((*h, e.kind), (H, ObjectKind::Place));
-                let changes =
-                    e.changes.iter().map(|c| (c.field.as_str(), c.before.as_deref(), c.after.as_deref())).collect();
-                (e.action.as_str(), e.object, e.member.map(|m| m.0), changes)
-            })
-            .collect();
         assert_eq!(
-            got,
-            vec![
-                ("patch", 4, Some(4), vec![("parent_id", None, Some("1"))]),
-                ("create", 5, Some(4), vec![("name", None, Some("Loft")), ("parent_id", None, Some("1"))]),
-                ("delete", 3, None, vec![("name", Some("Shelf B2"), None), ("parent_id", Some("2"), None)]),
-            ]
+            *recs.lock().unwrap(),
+            [("patch".to_owned(), Some(4), 4), ("create".to_owned(), Some(4), 0), ("delete".to_owned(), None, 3)]
         );
+        assert!(events.lock().unwrap().is_empty(), "no event is appended apart from its write");
     }
 
     #[tokio::test]
@@ -387,7 +374,11 @@ mod tests {
     async fn location_texts_are_read_strictly_and_the_places_made_are_recorded() {
         let mut repo = MockPlaceRepo::new();
         repo.expect_find_or_create()
-            .withf(|_, names, _| names.iter().map(PlaceName::as_str).collect::<Vec<_>>() == ["Garage", "Shelf B2"])
+            // The places it makes are recorded by the store as `create`s of the actor.
+            .withf(|_, names, rec| {
+                names.iter().map(PlaceName::as_str).collect::<Vec<_>>() == ["Garage", "Shelf B2"]
+                    && (rec.action.as_str(), rec.member) == ("create", A.member)
+            })
             .times(1)
             .returning(|_, _, _| {
                 let (garage, shelf) = (place(2, "Garage", None), place(7, "Shelf B2", Some(2)));
@@ -399,34 +390,13 @@ mod tests {
                 // The garage was there; the shelf is made.
                 Ok(Some(FoundPath { path, created: vec![shelf] }))
             });
-        let mut clock = MockClock::new();
-        clock.expect_now().returning(|| Utc.with_ymd_and_hms(2026, 2, 1, 12, 0, 0).unwrap());
         let (recorder, events) = crate::recorder::capturing();
-        let p = Places::new(Arc::new(repo), Arc::new(clock), recorder);
+        let p = Places::new(Arc::new(repo), recorder);
         let path = p.find_or_create(A, "Garage / Shelf B2").await.unwrap().unwrap();
         assert_eq!(path.joined(), "Garage / Shelf B2");
         let err = p.find_or_create(A, "Garage / a\u{1}").await.unwrap_err();
         assert!(matches!(&err, Error::Invalid(m) if m.starts_with("location: place name")), "{err:?}");
 
-        let events = events.lock().unwrap();
-        let got: Vec<_> = events
-            .iter()
-            .map(|(h, e)| {
-                let changes: Vec<_> =
-                    e.changes.iter().map(|c| (c.field.as_str(), c.before.as_deref(), c.after.as_deref())).collect();
-                (*h, e.kind, e.action.as_str(), e.object, e.member, changes)
-            })
-            .collect();
-        assert_eq!(
-            got,
-            [(
-                H,
-                ObjectKind::Place,
-                "create",
-                7,
-                A.member,
-                vec![("name", None, Some("Shelf B2")), ("parent_id", None, Some("2"))]
-            )]
-        );
+        assert!(events.lock().unwrap().is_empty(), "no event is appended apart from its write");
     }
 }

@@ -2,15 +2,13 @@
 //! recorded: the project's event (its status, and the items it holds) and one event per item it changed.
 
 use crate::error::{Object, Refusal, named};
-use crate::ports::{Clock, InventoryRepo, ProjectRepo, TemplateRepo};
+use crate::ports::{InventoryRepo, ProjectRepo, TemplateRepo};
 use crate::recorder::{Actor, Recorder};
 use crate::{Error, RepoError};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
-use trove_domain::history::{diff, project_fields};
 use trove_domain::item::Item;
 use trove_domain::pack::{self, BuildPack};
-use trove_domain::people::{Event, ObjectKind};
 use trove_domain::project::{self, Project, ProjectStatus};
 use trove_domain::{HouseholdId, ItemId, ProjectId};
 
@@ -20,7 +18,6 @@ pub struct Projects {
     projects: Arc<dyn ProjectRepo>,
     items: Arc<dyn InventoryRepo>,
     templates: Arc<dyn TemplateRepo>,
-    clock: Arc<dyn Clock>,
     /// Where every step of a project, and what it did to its items, is recorded with who asked.
     recorder: Recorder,
 }
@@ -40,10 +37,9 @@ impl Projects {
         projects: Arc<dyn ProjectRepo>,
         items: Arc<dyn InventoryRepo>,
         templates: Arc<dyn TemplateRepo>,
-        clock: Arc<dyn Clock>,
         recorder: Recorder,
     ) -> Self {
-        Self { projects, items, templates, clock, recorder }
+        Self { projects, items, templates, recorder }
     }
 
     /// The household's projects, newest first: every one, or those in `status`.
@@ -89,32 +85,6 @@ impl Projects {
         Ok(self.items.get_many(household, &ids).await?)
     }
 
-    /// Records a step of a project (`action`, from `before` to `after`) and what it did to each of its items
-    /// (`before_items`, read before the step, against the items now): one event per changed item.
-    async fn record(
-        &self,
-        actor: Actor,
-        action: &str,
-        before: &Project,
-        after: &Project,
-        before_items: &[Item],
-    ) -> Result<(), Error> {
-        let (fields_before, fields_after) = (Some(project_fields(before)), Some(project_fields(after)));
-        let now = self.allocated_items(actor.household, after).await?;
-        let project =
-            self.recorder.object_event(actor, action, ObjectKind::Project, after.id.0, fields_before, fields_after);
-        let items = now.iter().filter_map(|item| {
-            let old = before_items.iter().find(|i| i.id == item.id)?;
-            let changes = diff(old, item);
-            let version = Some(item.version);
-            (!changes.is_empty())
-                .then(|| self.recorder.event(actor, action, ObjectKind::Item, item.id.0, changes, version))
-        });
-        // The project's event first, then its items', in one write.
-        let events: Vec<Event> = project.into_iter().chain(items).collect();
-        self.recorder.record_all(actor.household, &events).await
-    }
-
     /// Accepts a proposed project: the rules check every item is still buildable with the units the project
     /// takes still available, then the store takes them all in one transaction (a single thing reserved if
     /// unchanged since the check, units of a stock if still available). Recorded (`accept`) with
@@ -129,7 +99,8 @@ impl Projects {
         let items: BTreeMap<ItemId, Item> =
             self.allocated_items(household, &project).await?.into_iter().map(|i| (i.id, i)).collect();
         let holds = project::check_accept(&project, &items).map_err(Refusal::from)?;
-        let accepted = match self.projects.accept(household, id, &holds, self.clock.now()).await {
+        let rec = self.recorder.recording(actor, "accept");
+        let accepted = match self.projects.accept(household, id, &holds, &rec).await {
             Ok(p) => p,
             Err(RepoError::Stale(item)) => {
                 // Another writer got there first: the rules over the items as they are now say what is wrong
@@ -141,8 +112,6 @@ impl Projects {
             }
             Err(e) => return Err(no_project(id)(e)),
         };
-        let before: Vec<Item> = items.into_values().collect();
-        self.record(actor, "accept", &project, &accepted, &before).await?;
         Ok(accepted)
     }
 
@@ -155,10 +124,8 @@ impl Projects {
         let household = actor.household;
         let project = self.get(household, id).await?;
         project::check_build(&project).map_err(Refusal::from)?;
-        let items = self.allocated_items(household, &project).await?;
-        let built = self.projects.build(household, id, self.clock.now()).await.map_err(no_project(id))?;
-        self.record(actor, "build", &project, &built, &items).await?;
-        Ok(built)
+        let rec = self.recorder.recording(actor, "build");
+        self.projects.build(household, id, &rec).await.map_err(no_project(id))
     }
 
     /// Drops a proposed or accepted project; what it held becomes available again. Recorded (`drop`) with what
@@ -170,10 +137,8 @@ impl Projects {
         let household = actor.household;
         let project = self.get(household, id).await?;
         project::check_drop(&project).map_err(Refusal::from)?;
-        let items = self.allocated_items(household, &project).await?;
-        let dropped = self.projects.drop_project(household, id, self.clock.now()).await.map_err(no_project(id))?;
-        self.record(actor, "drop", &project, &dropped, &items).await?;
-        Ok(dropped)
+        let rec = self.recorder.recording(actor, "drop");
+        self.projects.drop_project(household, id, &rec).await.map_err(no_project(id))
     }
 
     /// The build pack of a project.

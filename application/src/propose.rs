@@ -10,16 +10,14 @@ use crate::Error;
 use crate::contracts::proposal;
 use crate::metered::{Metered, RunSpend};
 use crate::ports::model::{InputItem, ModelRequest, ModelResponse, OutputView};
-use crate::ports::{Clock, InventoryRepo, ProjectRepo, TemplateRepo};
+use crate::ports::{InventoryRepo, ProjectRepo, TemplateRepo};
 use crate::progress::{Progress, ProgressSink, Unwatched};
 use crate::recorder::{Actor, Recorder};
 use crate::stamped::StampedCache;
 use crate::tools;
 use std::collections::HashMap;
 use std::sync::Arc;
-use trove_domain::history::project_fields;
 use trove_domain::item::Item;
-use trove_domain::people::ObjectKind;
 use trove_domain::project::{self, Dropped, Project, ProjectStatus, ProposalSet};
 use trove_domain::spend::CallKind;
 use trove_domain::text::clip;
@@ -67,7 +65,6 @@ pub struct ProposeProjects {
     items: Arc<dyn InventoryRepo>,
     templates: Arc<dyn TemplateRepo>,
     projects: Arc<dyn ProjectRepo>,
-    clock: Arc<dyn Clock>,
     /// The `list_inventory` output per household, rebuilt only when the inventory changed: reading and
     /// formatting every item is most of a step's cost, and owners ask again and again.
     listings: Arc<StampedCache<String>>,
@@ -93,10 +90,9 @@ impl ProposeProjects {
         items: Arc<dyn InventoryRepo>,
         templates: Arc<dyn TemplateRepo>,
         projects: Arc<dyn ProjectRepo>,
-        clock: Arc<dyn Clock>,
         recorder: Recorder,
     ) -> Self {
-        Self { model, items, templates, projects, clock, listings: Arc::default(), recorder }
+        Self { model, items, templates, projects, listings: Arc::default(), recorder }
     }
 
     /// Runs the loop for the household of `actor` with the owner's optional wish, then writes what the rules
@@ -246,7 +242,6 @@ impl ProposeProjects {
         let items: HashMap<ItemId, Item> =
             self.items.get_many(household, &named).await?.into_iter().map(|i| (i.id, i)).collect();
         let decision = project::decide(set, &templates, &items);
-        let now = self.clock.now();
         // A proposal equal to an open one (same template, same allocations) refreshes it instead of adding a copy;
         // the answer keeps the planner's order.
         let open: Vec<Project> = if decision.projects.is_empty() {
@@ -257,30 +252,21 @@ impl ProposeProjects {
         // For each proposal, in order: the open project it refreshed, or `None` for one inserted below.
         let mut refreshed: Vec<Option<Project>> = Vec::with_capacity(decision.projects.len());
         let mut fresh = Vec::new();
-        let mut events = Vec::new();
+        let refresh = self.recorder.recording(actor, "refresh");
         for new in decision.projects {
             let Some(old) = open.iter().find(|o| new.repeats(o)) else {
                 refreshed.push(None);
                 fresh.push(new);
                 continue;
             };
-            let again = self.projects.refresh(household, old.id, &new.title, &new.reason, now).await?;
-            events.extend(self.recorder.object_event(
-                actor,
-                "refresh",
-                ObjectKind::Project,
-                old.id.0,
-                Some(project_fields(old)),
-                Some(project_fields(&again)),
-            ));
+            let again = self.projects.refresh(household, old.id, &new.title, &new.reason, &refresh).await?;
             refreshed.push(Some(again));
         }
-        let inserted =
-            if fresh.is_empty() { Vec::new() } else { self.projects.insert_many(household, fresh, now).await? };
-        events.extend(inserted.iter().filter_map(|p| {
-            self.recorder.object_event(actor, "create", ObjectKind::Project, p.id.0, None, Some(project_fields(p)))
-        }));
-        self.recorder.record_all(household, &events).await?;
+        let inserted = if fresh.is_empty() {
+            Vec::new()
+        } else {
+            self.projects.insert_many(household, fresh, &self.recorder.recording(actor, "create")).await?
+        };
         // The store answers the inserted ones in the order given: they fill the gaps in order.
         let mut inserted = inserted.into_iter();
         let projects = refreshed.into_iter().filter_map(|p| p.or_else(|| inserted.next())).collect();

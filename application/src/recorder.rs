@@ -7,7 +7,7 @@ use crate::ports::people::Member;
 use crate::ports::{Clock, EventRepo};
 use std::sync::Arc;
 use trove_domain::HouseholdId;
-use trove_domain::history::{Fields, between, diff, place_fields};
+use trove_domain::history::{Fields, Recording, between, diff, place_fields};
 use trove_domain::item::Item;
 use trove_domain::people::{Event, EventId, FieldChange, MemberId, ObjectKind};
 use trove_domain::place::Place;
@@ -31,6 +31,13 @@ pub fn member_fields(m: &Member) -> Fields {
     vec![("name", Some(m.name.to_string())), ("role", Some(m.role.to_string()))]
 }
 
+/// The `join` event of a member who joined their household by an invitation: by themself, when they were added.
+/// Written by the store in the transaction that adds them ([`crate::ports::InvitationRepo::redeem`]).
+pub fn joined(member: &Member) -> Event {
+    let changes = between(None, Some(member_fields(member)));
+    Recording::new(member.created_at, Some(member.id), "join").event(ObjectKind::Member, member.id.0, changes, None)
+}
+
 /// Appends the events of the changes the use cases make.
 #[derive(Clone)]
 pub struct Recorder {
@@ -47,6 +54,11 @@ impl std::fmt::Debug for Recorder {
 impl Recorder {
     pub fn new(events: Arc<dyn EventRepo>, clock: Arc<dyn Clock>) -> Self {
         Self { events, clock }
+    }
+
+    /// Who (`actor`), now, and as which `action`: for a store that writes a write's events in its transaction.
+    pub fn recording(&self, actor: Actor, action: &str) -> Recording {
+        Recording::new(self.clock.now(), actor.member, action)
     }
 
     /// The event of one change of `actor` on an object, made now and not yet appended (for
@@ -180,6 +192,12 @@ pub(crate) type Captured = Arc<std::sync::Mutex<Vec<(HouseholdId, Event)>>>;
 /// A recorder for use-case tests: every event appended is kept, with its household, in the list answered.
 #[cfg(test)]
 pub(crate) fn capturing() -> (Recorder, Captured) {
+    capturing_at(chrono::DateTime::UNIX_EPOCH)
+}
+
+/// As [`capturing`], with a clock that reads `at`.
+#[cfg(test)]
+pub(crate) fn capturing_at(at: trove_domain::Timestamp) -> (Recorder, Captured) {
     use crate::ports::clock::MockClock;
     use crate::ports::history::MockEventRepo;
     let kept: Captured = Arc::default();
@@ -196,6 +214,6 @@ pub(crate) fn capturing() -> (Recorder, Captured) {
         Ok(())
     });
     let mut clock = MockClock::new();
-    clock.expect_now().returning(|| chrono::DateTime::UNIX_EPOCH);
+    clock.expect_now().returning(move || at);
     (Recorder::new(Arc::new(events), Arc::new(clock)), kept)
 }

@@ -44,7 +44,7 @@ fn median(mut times: Vec<Duration>) -> Duration {
 
 /// Builds the tree; answers (rooms, shelves, boxes) by level.
 async fn tree(places: &dyn PlaceRepo, h: HouseholdId) -> (Vec<PlaceId>, Vec<PlaceId>, Vec<PlaceId>) {
-    let at = chrono::Utc::now();
+    let at = &trove_domain::history::Recording::new(chrono::Utc::now(), None, "create");
     let new = |name: String, parent| NewPlace { name: PlaceName::new(&name).unwrap(), parent_id: parent, note: None };
     let (mut rooms, mut shelves, mut boxes) = (Vec::new(), Vec::new(), Vec::new());
     for r in 0..ROOMS {
@@ -145,7 +145,6 @@ async fn bench_listing(name: &str, url: &str) {
     println!("{name}: {ITEMS} items in {} places, written in {:.1?}", all.len(), started.elapsed());
 
     let inventory = Inventory::new(
-        store.clone(),
         store.clone(),
         store.clone(),
         store.clone(),

@@ -188,10 +188,10 @@ async fn setup(n: usize) -> Bench {
     let projects: Arc<dyn ProjectRepo> = store.clone();
     let metered = Metered::new(model.clone(), ledger, clock.clone(), SpendPolicy::default());
     let recorder = Recorder::new(store.clone(), clock.clone());
-    let parts = (metered, items.clone(), templates, projects, clock, recorder);
+    let parts = (metered, items.clone(), templates, projects, recorder);
     let fresh = Box::new(move || {
-        let (m, i, t, p, c, r) = parts.clone();
-        ProposeProjects::new(m, i, t, p, c, r)
+        let (m, i, t, p, r) = parts.clone();
+        ProposeProjects::new(m, i, t, p, r)
     });
     Bench { propose: fresh(), household, model, items, fresh }
 }

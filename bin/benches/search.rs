@@ -63,13 +63,13 @@ where
 }
 
 async fn places(places: &dyn PlaceRepo, h: HouseholdId) -> Vec<PlaceId> {
-    let at = chrono::Utc::now();
+    let rec = trove_domain::history::Recording::new(chrono::Utc::now(), None, "create");
     let new = |name: String, parent| NewPlace { name: PlaceName::new(&name).unwrap(), parent_id: parent, note: None };
     let mut out = Vec::new();
     for r in 0..10 {
-        let room = places.insert(h, new(format!("Room {r}"), None), at).await.unwrap().id;
+        let room = places.insert(h, new(format!("Room {r}"), None), &rec).await.unwrap().id;
         for s in 0..10 {
-            out.push(places.insert(h, new(format!("Shelf {s}"), Some(room)), at).await.unwrap().id);
+            out.push(places.insert(h, new(format!("Shelf {s}"), Some(room)), &rec).await.unwrap().id);
         }
     }
     out
@@ -151,8 +151,7 @@ async fn bench(name: &str, url: &str) {
     println!("{name}: {ITEMS} items written (and indexed) in {:.1?}", started.elapsed());
 
     let recorder = trove_application::history::Recorder::new(store.clone(), Arc::new(SystemClock));
-    let inventory =
-        Inventory::new(store.clone(), store.clone(), store.clone(), store.clone(), Arc::new(SystemClock), recorder);
+    let inventory = Inventory::new(store.clone(), store.clone(), store.clone(), Arc::new(SystemClock), recorder);
     let raw: DatabaseConnection = Database::connect(url).await.unwrap();
     let backend = raw.get_database_backend();
     // Fresh statistics of every table on PostgreSQL, as autovacuum would have (the import refreshes those of

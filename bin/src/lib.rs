@@ -150,8 +150,7 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
     let pictures = Arc::new(trove_vision::pictures::PictureWork::new());
     let media = Media::new(store.clone(), blobs, pictures, items.clone(), clock.clone(), recorder.clone());
 
-    let inventory =
-        Inventory::new(items.clone(), places.clone(), store.clone(), projects.clone(), clock.clone(), recorder.clone());
+    let inventory = Inventory::new(items.clone(), places.clone(), projects.clone(), clock.clone(), recorder.clone());
     let history = History::new(store.clone(), store.clone(), inventory.clone(), places.clone());
 
     // Passkeys: the relying party is TROVE_PUBLIC_URL's host; the key of the made-up credentials (for names
@@ -171,19 +170,12 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
     let services = Services {
         inventory,
         history,
-        places: Places::new(places, clock.clone(), recorder.clone()),
+        places: Places::new(places, recorder.clone()),
         labels,
         catalogue,
         item_types: trove_application::catalogue::ItemTypes::new(items.clone(), templates.clone()),
-        projects: Projects::new(projects.clone(), items.clone(), templates.clone(), clock.clone(), recorder.clone()),
-        propose: ProposeProjects::new(
-            metered.clone(),
-            items.clone(),
-            templates,
-            projects,
-            clock.clone(),
-            recorder.clone(),
-        ),
+        projects: Projects::new(projects.clone(), items.clone(), templates.clone(), recorder.clone()),
+        propose: ProposeProjects::new(metered.clone(), items.clone(), templates, projects, recorder.clone()),
         backend: metered.clone(),
         intake: Intake::new(metered.clone(), items.clone(), clock.clone(), model_images, jobs.clone()),
         exchange: Exchange::new(items.clone(), sheet, clock.clone(), recorder.clone()),

@@ -14,18 +14,20 @@ use trove_application::ports::passkeys::{
 use trove_application::ports::people::{Member, NewMember, NewToken};
 use trove_application::ports::{
     EventRepo, HouseholdRepo, IdempotencyStore, ImportWritten, InventoryRepo, InventoryStamp, InvitationRepo,
-    ItemQuery, MemberRepo, PasskeyRepo, PlaceFilter, PlaceRepo, PriceRepo, ProjectRepo, SessionRepo, SpendLedger,
-    TemplateRepo, TokenRepo,
+    ItemQuery, MediaRepo, MemberRepo, PasskeyRepo, PlaceFilter, PlaceRepo, PriceRepo, ProjectRepo, SessionRepo,
+    SpendLedger, TemplateRepo, TokenRepo,
 };
 use trove_application::{Conflict, RepoError};
 use trove_db::{Store, testing};
+use trove_domain::history::Recording;
 use trove_domain::item::{
     Availability, Condition, Fault, Gone, GoneReason, Hold, Intent, Item, ItemLine, ItemName, ItemType, Measurement,
     MeasurementSource, NewItem, Severity, TestDone, TestResult,
 };
+use trove_domain::media::{Caption, ContentHash, MediaKind, MediaType, NewMedium};
 use trove_domain::money::{Currency, MicroUsd, Money};
 use trove_domain::people::{
-    Event, EventId, FieldChange, InvitationGone, InvitationId, MemberName, ObjectKind, Role, Scope,
+    Event, EventId, FieldChange, InvitationGone, InvitationId, MemberId, MemberName, ObjectKind, Role, Scope,
 };
 use trove_domain::place::{NewPlace, PlaceName};
 use trove_domain::pricing::{Comparable, DroppedComparable, Estimate, PriceReport};
@@ -149,7 +151,13 @@ on_both_backends!(
     imports_answer_the_places_they_made_and_what_they_changed,
     an_import_and_its_history_commit_together,
     an_item_change_and_its_event_commit_together,
+    every_write_commits_with_its_events,
 );
+
+/// Who writes in these tests, and when: the command line, as `test` (the history tests name their own).
+fn rec(at: Timestamp) -> Recording {
+    Recording::new(at, None, "test")
+}
 
 fn day(d: u32) -> Timestamp {
     Utc.with_ymd_and_hms(2026, 3, d, 12, 0, 0).unwrap()
@@ -170,7 +178,9 @@ async fn household(store: &Store, name: &str) -> HouseholdId {
 }
 
 async fn add(store: &Store, h: HouseholdId, name: &str) -> Item {
-    InventoryRepo::insert(store, h, new_item(name, "single_board_computer", "", Intent::Keep), day(1)).await.unwrap()
+    InventoryRepo::insert(store, h, new_item(name, "single_board_computer", "", Intent::Keep), &rec(day(1)))
+        .await
+        .unwrap()
 }
 
 fn ids(items: &[Item]) -> Vec<ItemId> {
@@ -216,7 +226,7 @@ async fn propose(store: &Store, h: HouseholdId, template: TemplateId, items: &[&
             .collect(),
         missing: vec!["display".into()],
     };
-    store.insert_many(h, vec![project], day(2)).await.unwrap().remove(0)
+    store.insert_many(h, vec![project], &rec(day(2))).await.unwrap().remove(0)
 }
 
 /// The holds of single things, each at the version read.
@@ -242,7 +252,7 @@ async fn items_round_trip_every_field(ctx: Ctx) {
     new.components = vec![ItemId(77)];
     new.location = Some("shelf B2".into());
     new.import_ref = Some("HB-1".into());
-    let stored = InventoryRepo::insert(s, h, new.clone(), day(1)).await.unwrap();
+    let stored = InventoryRepo::insert(s, h, new.clone(), &rec(day(1))).await.unwrap();
     // Every field as given, not gone, held by no project, version 1, created and updated at the insert.
     // The location text became a place whose path reads the same.
     assert!(stored.place_id.is_some());
@@ -283,7 +293,7 @@ async fn listing_filters_pages_and_counts(ctx: Ctx) {
     ];
     let mut items = Vec::new();
     for (name, t, intent) in specs {
-        items.push(InventoryRepo::insert(s, h, new_item(name, t, "", intent), day(1)).await.unwrap());
+        items.push(InventoryRepo::insert(s, h, new_item(name, t, "", intent), &rec(day(1))).await.unwrap());
     }
     // Item 4 (Pi 3) is lent, item 5 (Monitor) is gone.
     let mut reserved = items[4].clone();
@@ -364,7 +374,7 @@ async fn search_words_match_word_starts_ignoring_case(ctx: Ctx) {
         ("Über-Kabel", "Stecker für Geräte"),
     ];
     for (name, profile) in specs {
-        InventoryRepo::insert(s, h, new_item(name, "part", profile, Intent::Keep), day(1)).await.unwrap();
+        InventoryRepo::insert(s, h, new_item(name, "part", profile, Intent::Keep), &rec(day(1))).await.unwrap();
     }
     let search = |q: &str| {
         let q = q.to_owned();
@@ -422,9 +432,9 @@ async fn households_never_see_each_other(ctx: Ctx) {
 
     assert!(matches!(ProjectRepo::get(s, theirs, project.id).await, Err(RepoError::NotFound)));
     assert!(ProjectRepo::list(s, theirs).await.unwrap().is_empty());
-    assert!(matches!(s.accept(theirs, project.id, &versions(&[&item]), day(3)).await, Err(RepoError::NotFound)));
-    assert!(matches!(s.build(theirs, project.id, day(3)).await, Err(RepoError::NotFound)));
-    assert!(matches!(s.drop_project(theirs, project.id, day(3)).await, Err(RepoError::NotFound)));
+    assert!(matches!(s.accept(theirs, project.id, &versions(&[&item]), &rec(day(3))).await, Err(RepoError::NotFound)));
+    assert!(matches!(s.build(theirs, project.id, &rec(day(3))).await, Err(RepoError::NotFound)));
+    assert!(matches!(s.drop_project(theirs, project.id, &rec(day(3))).await, Err(RepoError::NotFound)));
     assert_eq!(ProjectRepo::get(s, mine, project.id).await.unwrap().status, ProjectStatus::Proposed);
     assert_eq!(ProjectRepo::list(s, mine).await.unwrap(), vec![project.clone()]);
 
@@ -441,7 +451,7 @@ async fn update_is_conditional_on_the_version(ctx: Ctx) {
     let mut first = item.clone();
     first.name = ItemName::new("Pi 4 (4GB)").unwrap();
     first.intent = Intent::Sell;
-    let drawer = s.find_or_create(h, &[PlaceName::new("drawer").unwrap()], day(1)).await.unwrap().unwrap().path;
+    let drawer = s.find_or_create(h, &[PlaceName::new("drawer").unwrap()], &rec(day(1))).await.unwrap().unwrap().path;
     first.place_id = Some(drawer.id());
     first.location = Some("drawer".into());
     first.updated_at = day(5);
@@ -481,7 +491,7 @@ async fn the_stamp_changes_with_every_write(ctx: Ctx) {
     assert_eq!(updated, InventoryStamp { items: 2, versions: 3 });
     let t = a_template(s, h).await;
     let project = propose(s, h, t, &[&b]).await;
-    s.accept(h, project.id, &versions(&[&b]), day(3)).await.unwrap();
+    s.accept(h, project.id, &versions(&[&b]), &rec(day(3))).await.unwrap();
     assert_eq!(s.stamp(h).await.unwrap(), InventoryStamp { items: 2, versions: 4 });
     assert_eq!(s.stamp(other).await.unwrap(), InventoryStamp { items: 1, versions: 1 });
 }
@@ -496,7 +506,7 @@ async fn accept_reserves_every_item_or_none(ctx: Ctx) {
     assert_eq!(project.status, ProjectStatus::Proposed);
     assert_eq!((project.created_at, project.updated_at), (day(2), day(2)));
 
-    let accepted = s.accept(h, project.id, &versions(&[&b, &a]), day(3)).await.unwrap();
+    let accepted = s.accept(h, project.id, &versions(&[&b, &a]), &rec(day(3))).await.unwrap();
     assert_eq!(accepted, Project { status: ProjectStatus::Accepted, updated_at: day(3), ..project.clone() });
     for item in [&a, &b] {
         let now = InventoryRepo::get(s, h, item.id).await.unwrap();
@@ -515,14 +525,16 @@ async fn accept_reserves_every_item_or_none(ctx: Ctx) {
     d_changed.profile = "measured again".into();
     update(s, h, &d_changed).await.unwrap();
     let second = propose(s, h, t, &[&c, &d]).await;
-    assert!(matches!(s.accept(h, second.id, &stale, day(4)).await, Err(RepoError::Stale(id)) if id == d.id));
+    assert!(matches!(s.accept(h, second.id, &stale, &rec(day(4))).await, Err(RepoError::Stale(id)) if id == d.id));
     assert_eq!(ProjectRepo::get(s, h, second.id).await.unwrap(), second);
     assert_eq!(InventoryRepo::get(s, h, c.id).await.unwrap(), c);
     assert_eq!(InventoryRepo::get(s, h, d.id).await.unwrap().version, 2);
 
     // An item already reserved by the first project is stale for anyone holding its old version.
     let third = propose(s, h, t, &[&a]).await;
-    assert!(matches!(s.accept(h, third.id, &versions(&[&a]), day(4)).await, Err(RepoError::Stale(id)) if id == a.id));
+    assert!(
+        matches!(s.accept(h, third.id, &versions(&[&a]), &rec(day(4))).await, Err(RepoError::Stale(id)) if id == a.id)
+    );
     assert_eq!(ProjectRepo::get(s, h, third.id).await.unwrap().status, ProjectStatus::Proposed);
 }
 
@@ -533,25 +545,25 @@ async fn accept_needs_a_proposed_project(ctx: Ctx) {
     let a = add(s, h, "a").await;
     let project = propose(s, h, t, &[&a]).await;
     assert!(
-        matches!(s.build(h, project.id, day(3)).await, Err(RepoError::Conflict(c)) if c.to_string() == format!("project {} is proposed, not accepted", project.id))
+        matches!(s.build(h, project.id, &rec(day(3))).await, Err(RepoError::Conflict(c)) if c.to_string() == format!("project {} is proposed, not accepted", project.id))
     );
-    s.accept(h, project.id, &versions(&[&a]), day(3)).await.unwrap();
+    s.accept(h, project.id, &versions(&[&a]), &rec(day(3))).await.unwrap();
     let reserved = InventoryRepo::get(s, h, a.id).await.unwrap();
-    let again = s.accept(h, project.id, &versions(&[&reserved]), day(4)).await;
+    let again = s.accept(h, project.id, &versions(&[&reserved]), &rec(day(4))).await;
     assert!(
         matches!(again, Err(RepoError::Conflict(c)) if c.to_string() == format!("project {} is accepted, not proposed", project.id))
     );
     assert_eq!(InventoryRepo::get(s, h, a.id).await.unwrap(), reserved);
-    assert!(matches!(s.accept(h, ProjectId(424_242), &[], day(4)).await, Err(RepoError::NotFound)));
-    assert!(matches!(s.build(h, ProjectId(424_242), day(4)).await, Err(RepoError::NotFound)));
-    assert!(matches!(s.drop_project(h, ProjectId(424_242), day(4)).await, Err(RepoError::NotFound)));
+    assert!(matches!(s.accept(h, ProjectId(424_242), &[], &rec(day(4))).await, Err(RepoError::NotFound)));
+    assert!(matches!(s.build(h, ProjectId(424_242), &rec(day(4))).await, Err(RepoError::NotFound)));
+    assert!(matches!(s.drop_project(h, ProjectId(424_242), &rec(day(4))).await, Err(RepoError::NotFound)));
 
-    s.build(h, project.id, day(5)).await.unwrap();
+    s.build(h, project.id, &rec(day(5))).await.unwrap();
     let built = format!("project {} is built, not proposed or accepted", project.id);
     assert!(
-        matches!(s.drop_project(h, project.id, day(6)).await, Err(RepoError::Conflict(c)) if c.to_string() == built)
+        matches!(s.drop_project(h, project.id, &rec(day(6))).await, Err(RepoError::Conflict(c)) if c.to_string() == built)
     );
-    assert!(matches!(s.build(h, project.id, day(6)).await, Err(RepoError::Conflict(_))));
+    assert!(matches!(s.build(h, project.id, &rec(day(6))).await, Err(RepoError::Conflict(_))));
     assert_eq!(ProjectRepo::get(s, h, project.id).await.unwrap().updated_at, day(5));
 }
 
@@ -563,8 +575,8 @@ async fn build_and_drop_move_the_held_items(ctx: Ctx) {
         (add(s, h, "a").await, add(s, h, "b").await, add(s, h, "c").await, add(s, h, "d").await, add(s, h, "e").await);
 
     let built = propose(s, h, t, &[&a, &b]).await;
-    s.accept(h, built.id, &versions(&[&a, &b]), day(3)).await.unwrap();
-    let done = s.build(h, built.id, day(4)).await.unwrap();
+    s.accept(h, built.id, &versions(&[&a, &b]), &rec(day(3))).await.unwrap();
+    let done = s.build(h, built.id, &rec(day(4))).await.unwrap();
     assert_eq!((done.status, done.updated_at), (ProjectStatus::Built, day(4)));
     for item in [&a, &b] {
         let now = InventoryRepo::get(s, h, item.id).await.unwrap();
@@ -572,8 +584,8 @@ async fn build_and_drop_move_the_held_items(ctx: Ctx) {
     }
 
     let dropped = propose(s, h, t, &[&c, &d]).await;
-    s.accept(h, dropped.id, &versions(&[&c, &d]), day(3)).await.unwrap();
-    let gone = s.drop_project(h, dropped.id, day(5)).await.unwrap();
+    s.accept(h, dropped.id, &versions(&[&c, &d]), &rec(day(3))).await.unwrap();
+    let gone = s.drop_project(h, dropped.id, &rec(day(5))).await.unwrap();
     assert_eq!((gone.status, gone.updated_at), (ProjectStatus::Dropped, day(5)));
     for item in [&c, &d] {
         let now = InventoryRepo::get(s, h, item.id).await.unwrap();
@@ -585,7 +597,7 @@ async fn build_and_drop_move_the_held_items(ctx: Ctx) {
 
     // Dropping a proposed project touches no item.
     let idle = propose(s, h, t, &[&e]).await;
-    assert_eq!(s.drop_project(h, idle.id, day(6)).await.unwrap().status, ProjectStatus::Dropped);
+    assert_eq!(s.drop_project(h, idle.id, &rec(day(6))).await.unwrap().status, ProjectStatus::Dropped);
     assert_eq!(InventoryRepo::get(s, h, e.id).await.unwrap(), e);
     // The built project's items stayed in use throughout.
     assert_eq!(InventoryRepo::get(s, h, a.id).await.unwrap().availability, Availability::InUse);
@@ -603,8 +615,8 @@ async fn concurrent_accepts_sharing_an_item_have_one_winner(ctx: Ctx) {
         let q = propose(s, h, t, &[&right, &shared]).await;
         let (sp, sq) = (s.clone(), s.clone());
         let (vp, vq) = (versions(&[&shared, &left]), versions(&[&right, &shared]));
-        let first = tokio::spawn(async move { sp.accept(h, p.id, &vp, day(3)).await });
-        let second = tokio::spawn(async move { sq.accept(h, q.id, &vq, day(3)).await });
+        let first = tokio::spawn(async move { sp.accept(h, p.id, &vp, &rec(day(3))).await });
+        let second = tokio::spawn(async move { sq.accept(h, q.id, &vq, &rec(day(3))).await });
         let (first, second) = (first.await.unwrap(), second.await.unwrap());
         let (winner, loser, loser_own) = match (&first, &second) {
             (Ok(_), Err(RepoError::Stale(id))) if *id == shared.id => (&p, &q, &right),
@@ -628,7 +640,7 @@ async fn propose_units(store: &Store, h: HouseholdId, template: TemplateId, stoc
         allocations: vec![Allocation { requirement: "cells".into(), item_id: stock.id, units }],
         missing: vec![],
     };
-    store.insert_many(h, vec![project], day(2)).await.unwrap().remove(0)
+    store.insert_many(h, vec![project], &rec(day(2))).await.unwrap().remove(0)
 }
 
 async fn concurrent_accepts_never_hold_more_units_than_a_stock_has(ctx: Ctx) {
@@ -638,7 +650,7 @@ async fn concurrent_accepts_never_hold_more_units_than_a_stock_has(ctx: Ctx) {
     for round in 0..10u32 {
         let mut cells = new_item(&format!("AA cells {round}"), "aa_cell", "", Intent::Keep);
         cells.quantity = 10;
-        let stock = InventoryRepo::insert(s, h, cells, day(1)).await.unwrap();
+        let stock = InventoryRepo::insert(s, h, cells, &rec(day(1))).await.unwrap();
         // Four projects race for 4, 4, 3 and 2 of 10 units: whatever the order, those accepted fit in 10.
         let wants = [4u32, 4, 3, 2];
         let mut projects = Vec::new();
@@ -651,7 +663,7 @@ async fn concurrent_accepts_never_hold_more_units_than_a_stock_has(ctx: Ctx) {
             .map(|(p, units)| {
                 let (store, id) = (s.clone(), p.id);
                 let holds = [Hold::Units { item: stock.id, units }];
-                tokio::spawn(async move { (units, store.accept(h, id, &holds, day(3)).await) })
+                tokio::spawn(async move { (units, store.accept(h, id, &holds, &rec(day(3))).await) })
             })
             .collect();
         let mut held = 0;
@@ -683,12 +695,12 @@ async fn concurrent_accepts_never_hold_more_units_than_a_stock_has(ctx: Ctx) {
         assert_eq!(accepted.iter().map(|p| p.allocations[0].units).sum::<u32>(), held);
         // Building one consumes its units; dropping another gives its units back.
         let built = &accepted[0];
-        s.build(h, built.id, day(4)).await.unwrap();
+        s.build(h, built.id, &rec(day(4))).await.unwrap();
         let after_build = InventoryRepo::get(s, h, stock.id).await.unwrap();
         let used = built.allocations[0].units;
         assert_eq!((after_build.quantity, after_build.units_held), (10 - used, held - used));
         if let Some(dropped) = accepted.get(1) {
-            s.drop_project(h, dropped.id, day(5)).await.unwrap();
+            s.drop_project(h, dropped.id, &rec(day(5))).await.unwrap();
             let after_drop = InventoryRepo::get(s, h, stock.id).await.unwrap();
             assert_eq!(
                 (after_drop.quantity, after_drop.units_held),
@@ -698,7 +710,7 @@ async fn concurrent_accepts_never_hold_more_units_than_a_stock_has(ctx: Ctx) {
         // Dropping a project that was only proposed gives nothing back.
         if let Some(idle) = projects.iter().find(|p| !accepted.iter().any(|a| a.id == p.id)) {
             let before = InventoryRepo::get(s, h, stock.id).await.unwrap();
-            s.drop_project(h, idle.id, day(6)).await.unwrap();
+            s.drop_project(h, idle.id, &rec(day(6))).await.unwrap();
             assert_eq!(InventoryRepo::get(s, h, stock.id).await.unwrap(), before);
         }
     }
@@ -770,7 +782,7 @@ async fn spend_ledger_ranges_and_totals(ctx: Ctx) {
     let other = household(s, "other").await;
     // Entries name the member who asked (m0009_spend_member), or none for the command line.
     let entries = [
-        SpendEntry { member: Some(trove_domain::people::MemberId(42)), ..spend(day(3), CallKind::Price, 3_000) },
+        SpendEntry { member: Some(MemberId(42)), ..spend(day(3), CallKind::Price, 3_000) },
         spend(day(1), CallKind::Propose, 1_000),
         spend(day(2), CallKind::ReadVoice, 2_000),
         SpendEntry { outcome: CallOutcome::Failed, ..spend(day(4), CallKind::Transcribe, 4_000) },
@@ -1100,7 +1112,7 @@ fn name(n: &str) -> PlaceName {
 }
 
 async fn new_place(s: &Store, h: HouseholdId, n: &str, parent: Option<PlaceId>) -> Result<PlaceId, RepoError> {
-    PlaceRepo::insert(s, h, NewPlace { name: name(n), parent_id: parent, note: None }, day(1)).await.map(|p| p.id)
+    PlaceRepo::insert(s, h, NewPlace { name: name(n), parent_id: parent, note: None }, &rec(day(1))).await.map(|p| p.id)
 }
 
 async fn places_form_a_tree_per_household(ctx: Ctx) {
@@ -1133,49 +1145,49 @@ async fn places_form_a_tree_per_household(ctx: Ctx) {
 
     // find_or_create finds ignoring case and creates only what is missing.
     let found =
-        s.find_or_create(h, &[name("house"), name("garage"), name("Box 4")], day(2)).await.unwrap().unwrap().path;
+        s.find_or_create(h, &[name("house"), name("garage"), name("Box 4")], &rec(day(2))).await.unwrap().unwrap().path;
     assert_eq!(found.joined(), "House / Garage / Box 4");
     assert_eq!(found.steps()[1].id, garage);
     let again =
-        s.find_or_create(h, &[name("HOUSE"), name("Garage"), name("box 4")], day(2)).await.unwrap().unwrap().path;
+        s.find_or_create(h, &[name("HOUSE"), name("Garage"), name("box 4")], &rec(day(2))).await.unwrap().unwrap().path;
     assert_eq!(again, found);
-    assert_eq!(s.find_or_create(h, &[], day(2)).await.unwrap(), None);
+    assert_eq!(s.find_or_create(h, &[], &rec(day(2))).await.unwrap(), None);
 
     // Moves are checked again by the store: never under a descendant, never onto a taken name.
     let mut looped = PlaceRepo::get(s, h, house).await.unwrap();
     looped.parent_id = Some(shelf);
-    assert!(matches!(PlaceRepo::update(s, h, &looped).await, Err(RepoError::Conflict(_))));
+    assert!(matches!(PlaceRepo::update(s, h, &looped, &rec(day(1))).await, Err(RepoError::Conflict(_))));
     let mut moved = PlaceRepo::get(s, h, shelf).await.unwrap();
     moved.parent_id = Some(shed);
     assert!(
-        matches!(PlaceRepo::update(s, h, &moved).await, Err(RepoError::Conflict(c)) if c.to_string().contains("Shelf B2"))
+        matches!(PlaceRepo::update(s, h, &moved, &rec(day(1))).await, Err(RepoError::Conflict(c)) if c.to_string().contains("Shelf B2"))
     );
     moved.name = name("Shelf C");
     moved.note = Some("left wall".into());
-    assert_eq!(PlaceRepo::update(s, h, &moved).await.unwrap(), moved);
+    assert_eq!(PlaceRepo::update(s, h, &moved, &rec(day(1))).await.unwrap(), moved);
     assert_eq!(s.paths(h, &[shelf]).await.unwrap()[&shelf].joined(), "Shed / Shelf C");
-    assert!(matches!(PlaceRepo::update(s, other, &moved).await, Err(RepoError::NotFound)));
+    assert!(matches!(PlaceRepo::update(s, other, &moved, &rec(day(1))).await, Err(RepoError::NotFound)));
 
     // Delete: refused while it holds places or present items; gone items lose their place.
     assert!(
-        matches!(s.delete(h, house).await, Err(RepoError::Conflict(c)) if c.to_string() == format!("place {house} still holds 1 place; move them out first"))
+        matches!(PlaceRepo::delete(s, h, house, &rec(day(1))).await, Err(RepoError::Conflict(c)) if c.to_string() == format!("place {house} still holds 1 place; move them out first"))
     );
     let mut item = InventoryRepo::insert(
         s,
         h,
         NewItem { place_id: Some(shelf), ..new_item("Pi", "sbc", "", Intent::Keep) },
-        day(1),
+        &rec(day(1)),
     )
     .await
     .unwrap();
     assert!(matches!(
-        s.delete(h, shelf).await,
+        PlaceRepo::delete(s, h, shelf, &rec(day(1))).await,
         Err(RepoError::Conflict(Conflict::StillHolds { items: 1, places: 0, .. }))
     ));
     item.gone = Some(Gone { reason: GoneReason::Sold, at: day(3), note: None });
     let item = update(s, h, &item).await.unwrap();
-    assert!(matches!(s.delete(other, shelf).await, Err(RepoError::NotFound)));
-    s.delete(h, shelf).await.unwrap();
+    assert!(matches!(PlaceRepo::delete(s, other, shelf, &rec(day(1))).await, Err(RepoError::NotFound)));
+    PlaceRepo::delete(s, h, shelf, &rec(day(1))).await.unwrap();
     assert!(matches!(PlaceRepo::get(s, h, shelf).await, Err(RepoError::NotFound)));
     let after = InventoryRepo::get(s, h, item.id).await.unwrap();
     assert_eq!((after.place_id, after.location, after.version), (None, None, item.version + 1));
@@ -1186,12 +1198,12 @@ async fn items_are_found_within_places(ctx: Ctx) {
     let h = household(s, "home").await;
     let other = household(s, "away").await;
     let path = |text: &str| text.split(" / ").map(name).collect::<Vec<_>>();
-    let shelf = s.find_or_create(h, &path("Garage / Shelf B2"), day(1)).await.unwrap().unwrap().path;
+    let shelf = s.find_or_create(h, &path("Garage / Shelf B2"), &rec(day(1))).await.unwrap().unwrap().path;
     let garage = shelf.steps()[0].id;
-    let boxed = s.find_or_create(h, &path("Garage / Shelf B2 / Box 4"), day(1)).await.unwrap().unwrap().path.id();
-    let attic = s.find_or_create(h, &path("Attic"), day(1)).await.unwrap().unwrap().path.id();
+    let boxed = s.find_or_create(h, &path("Garage / Shelf B2 / Box 4"), &rec(day(1))).await.unwrap().unwrap().path.id();
+    let attic = s.find_or_create(h, &path("Attic"), &rec(day(1))).await.unwrap().unwrap().path.id();
     let put = |n: &'static str, place: Option<PlaceId>| async move {
-        InventoryRepo::insert(s, h, NewItem { place_id: place, ..new_item(n, "part", "", Intent::Keep) }, day(1))
+        InventoryRepo::insert(s, h, NewItem { place_id: place, ..new_item(n, "part", "", Intent::Keep) }, &rec(day(1)))
             .await
             .unwrap()
     };
@@ -1209,7 +1221,7 @@ async fn items_are_found_within_places(ctx: Ctx) {
             s,
             other,
             NewItem { place_id: Some(garage), ..new_item("x", "part", "", Intent::Keep) },
-            day(1)
+            &rec(day(1))
         )
         .await,
         Err(RepoError::Conflict(_))
@@ -1238,7 +1250,7 @@ async fn items_are_found_within_places(ctx: Ctx) {
     assert_eq!(InventoryRepo::get(s, h, c.id).await.unwrap().location.as_deref(), Some("Garage / Shelf B2 / Box 4"));
     let mut renamed = PlaceRepo::get(s, h, garage).await.unwrap();
     renamed.name = name("Workshop");
-    PlaceRepo::update(s, h, &renamed).await.unwrap();
+    PlaceRepo::update(s, h, &renamed, &rec(day(1))).await.unwrap();
     let got = s.get_many(h, &[a.id, b.id, c.id]).await.unwrap();
     assert_eq!(
         got.iter().map(|i| i.location.clone().unwrap()).collect::<Vec<_>>(),
@@ -1350,8 +1362,8 @@ async fn a_search_of_the_most_words_is_one_bounded_query(ctx: Ctx) {
     let words: Vec<String> = (0..SEARCH_WORDS_MAX).map(|i| format!("ü{i}é")).collect();
     let (name_words, profile_words) = words.split_at(SEARCH_WORDS_MAX / 2);
     let all = new_item(&name_words.join(" "), "part", &profile_words.join(" "), Intent::Keep);
-    let id = InventoryRepo::insert(s, h, all, day(1)).await.unwrap().id;
-    InventoryRepo::insert(s, h, new_item(&name_words.join(" "), "part", "", Intent::Keep), day(1)).await.unwrap();
+    let id = InventoryRepo::insert(s, h, all, &rec(day(1))).await.unwrap().id;
+    InventoryRepo::insert(s, h, new_item(&name_words.join(" "), "part", "", Intent::Keep), &rec(day(1))).await.unwrap();
     let search = |q: String| async move {
         let page = InventoryRepo::list(s, h, &ItemQuery { q: Some(q), limit: 50, ..Default::default() }).await.unwrap();
         (page.items.iter().map(|i| i.id).collect::<Vec<_>>(), page.total)
@@ -1530,14 +1542,14 @@ async fn the_last_owner_stays(ctx: Ctx) {
     let bob = s.add_member(person(home, "Bob", Role::Member)).await.unwrap();
     let last_owner =
         |r: Result<(), RepoError>| matches!(r, Err(RepoError::Conflict(Conflict::LastOwner(id))) if id == ada.id);
-    assert!(last_owner(s.set_role(home, ada.id, Role::Member).await.map(|_| ())));
-    assert!(last_owner(s.remove_member(home, ada.id).await));
-    assert_eq!(s.set_role(home, bob.id, Role::Owner).await.unwrap().role, Role::Owner);
+    assert!(last_owner(s.set_role(home, ada.id, Role::Member, &rec(day(1))).await.map(|_| ())));
+    assert!(last_owner(s.remove_member(home, ada.id, &rec(day(1))).await));
+    assert_eq!(s.set_role(home, bob.id, Role::Owner, &rec(day(1))).await.unwrap().role, Role::Owner);
     // Two owners: demoting either at once leaves exactly one.
     let (s1, s2) = (s.clone(), s.clone());
     let (a, b) = tokio::join!(
-        tokio::spawn(async move { s1.set_role(home, ada.id, Role::Viewer).await }),
-        tokio::spawn(async move { s2.set_role(home, bob.id, Role::Viewer).await })
+        tokio::spawn(async move { s1.set_role(home, ada.id, Role::Viewer, &rec(day(1))).await }),
+        tokio::spawn(async move { s2.set_role(home, bob.id, Role::Viewer, &rec(day(1))).await })
     );
     assert_eq!(a.unwrap().is_ok() as u8 + b.unwrap().is_ok() as u8, 1);
     let roles: Vec<Role> = s.members(home).await.unwrap().iter().map(|m| m.role).collect();
@@ -1547,8 +1559,11 @@ async fn the_last_owner_stays(ctx: Ctx) {
     let cleo = s.add_member(person(home, "Cleo", Role::Member)).await.unwrap();
     s.add_session(cleo.id, "session-cleo", day(3)).await.unwrap();
     s.add_token(new_token(&cleo, "token-cleo", Scope::Write)).await.unwrap();
-    assert!(matches!(s.remove_member(HouseholdId(home.0 + 1000), cleo.id).await, Err(RepoError::NotFound)));
-    s.remove_member(home, cleo.id).await.unwrap();
+    assert!(matches!(
+        s.remove_member(HouseholdId(home.0 + 1000), cleo.id, &rec(day(1))).await,
+        Err(RepoError::NotFound)
+    ));
+    s.remove_member(home, cleo.id, &rec(day(1))).await.unwrap();
     assert_eq!(s.session("session-cleo").await.unwrap(), None);
     assert_eq!(s.token("token-cleo").await.unwrap(), None);
     assert_eq!(s.members(home).await.unwrap().len(), 2);
@@ -1632,7 +1647,7 @@ async fn invitations_are_listed_revoked_and_die_with_their_makers_rights(ctx: Ct
     assert_eq!(s.open_invitations(home, day(1)).await.unwrap().len(), 4);
 
     // Ada demoted to member: her owner link dies, her member and viewer links live.
-    s.set_role(home, ada.id, Role::Member).await.unwrap();
+    s.set_role(home, ada.id, Role::Member, &rec(day(1))).await.unwrap();
     let state = s.invitation("ada-owner").await.unwrap().unwrap().state();
     assert_eq!(state.maker, trove_domain::people::Maker::Member(Role::Member));
     assert_eq!(
@@ -1650,7 +1665,7 @@ async fn invitations_are_listed_revoked_and_die_with_their_makers_rights(ctx: Ct
     ));
 
     // Ada removed: every link she made dies; the command line's live on.
-    s.remove_member(home, ada.id).await.unwrap();
+    s.remove_member(home, ada.id, &rec(day(1))).await.unwrap();
     let gone = s.invitation("ada-viewer").await.unwrap().unwrap();
     assert_eq!((gone.created_by, gone.maker.clone()), (Some(ada.id), None));
     assert_eq!(refused(s.redeem("ada-viewer", person(home, "Eve", Role::Viewer)).await), InvitationGone::MakerRemoved);
@@ -1738,7 +1753,7 @@ async fn passkeys_belong_to_one_member_and_the_last_way_in_stays(ctx: Ctx) {
     s.remove_passkey(home, ada.id, key.id).await.unwrap();
     assert!(s.passkeys(ada.id).await.unwrap().is_empty());
     // Removing a member removes their passkeys, so the credential may be registered again.
-    s.remove_member(home, grace.id).await.unwrap();
+    s.remove_member(home, grace.id, &rec(day(1))).await.unwrap();
     assert!(s.passkeys(grace.id).await.unwrap().is_empty());
     s.add_passkey(ada.id, passkey("cred-phone", "phone")).await.unwrap();
 }
@@ -1778,7 +1793,7 @@ async fn a_passkey_sign_up_is_all_or_nothing(ctx: Ctx) {
     // A passkey sign-up judges the invitation's maker as a password one does.
     s.add_invitation(home, "code-2", Role::Owner, Some(ada.id), day(1)).await.unwrap();
     s.add_member(person(home, "Bob", Role::Owner)).await.unwrap();
-    s.set_role(home, ada.id, Role::Member).await.unwrap();
+    s.set_role(home, ada.id, Role::Member, &rec(day(1))).await.unwrap();
     let late = NewMember { password_hash: None, ..person(home, "Hedy", Role::Owner) };
     assert!(matches!(
         s.redeem_with_passkey("code-2", late, passkey("cred-3", "first")).await,
@@ -1915,14 +1930,14 @@ async fn search_finds_prefixes_typos_and_every_indexed_text(ctx: Ctx) {
     let h = household(s, "home").await;
     let other = household(s, "away").await;
     let path = |text: &str| text.split(" / ").map(name).collect::<Vec<_>>();
-    let shelf = s.find_or_create(h, &path("Garage / Shelf B2"), day(1)).await.unwrap().unwrap().path.id();
-    let insert = |item: NewItem| async move { InventoryRepo::insert(s, h, item, day(1)).await.unwrap().id };
+    let shelf = s.find_or_create(h, &path("Garage / Shelf B2"), &rec(day(1))).await.unwrap().unwrap().path.id();
+    let insert = |item: NewItem| async move { InventoryRepo::insert(s, h, item, &rec(day(1))).await.unwrap().id };
     let pi = insert(described("Raspberry Pi 4", "single_board_computer", "Broadcom BCM2711", "", "")).await;
     let kestrel = insert(described("Kestrel weather meter", "meter", "anemometer", "", "")).await;
     let shelved = insert(NewItem { place_id: Some(shelf), ..described("Drill", "tool", "cordless", "", "") }).await;
     let cracked = insert(described("Monitor", "monitor", "24 inch", "cracked bezel corner", "")).await;
     let tested = insert(described("Battery", "lithium_cell", "18650", "", "held 3350 mAh overnight")).await;
-    InventoryRepo::insert(s, other, described("Raspberry Pi 5", "single_board_computer", "", "", ""), day(1))
+    InventoryRepo::insert(s, other, described("Raspberry Pi 5", "single_board_computer", "", "", ""), &rec(day(1)))
         .await
         .unwrap();
 
@@ -1951,7 +1966,7 @@ async fn search_finds_prefixes_typos_and_every_indexed_text(ctx: Ctx) {
 async fn search_ranks_by_relevance_then_id(ctx: Ctx) {
     let s = &ctx.store;
     let h = household(s, "home").await;
-    let insert = |item: NewItem| async move { InventoryRepo::insert(s, h, item, day(1)).await.unwrap().id };
+    let insert = |item: NewItem| async move { InventoryRepo::insert(s, h, item, &rec(day(1))).await.unwrap().id };
     let in_notes = insert(described("Grey box one", "part", "plain metal", "servo horn missing", "")).await;
     let in_profile = insert(described("Grey box two", "part", "servo metal", "", "")).await;
     let in_name = insert(described("Servo box one", "part", "plain metal", "", "")).await;
@@ -1971,8 +1986,9 @@ async fn the_search_index_follows_every_write(ctx: Ctx) {
     let s = &ctx.store;
     let h = household(s, "home").await;
     let path = |text: &str| text.split(" / ").map(name).collect::<Vec<_>>();
-    let attic = s.find_or_create(h, &path("Attic"), day(1)).await.unwrap().unwrap().path.id();
-    let mut item = InventoryRepo::insert(s, h, described("Soldering iron", "tool", "", "", ""), day(1)).await.unwrap();
+    let attic = s.find_or_create(h, &path("Attic"), &rec(day(1))).await.unwrap().unwrap().path.id();
+    let mut item =
+        InventoryRepo::insert(s, h, described("Soldering iron", "tool", "", "", ""), &rec(day(1))).await.unwrap();
     assert_eq!(found(s, h, "solder", false).await, (vec![item.id], 1));
 
     // An edit: the old words go, the new ones come.
@@ -1988,12 +2004,12 @@ async fn the_search_index_follows_every_write(ctx: Ctx) {
     // A renamed place and a place moved under another: every item below is found by its new path.
     let mut place = PlaceRepo::get(s, h, attic).await.unwrap();
     place.name = name("Loft");
-    PlaceRepo::update(s, h, &place).await.unwrap();
+    PlaceRepo::update(s, h, &place, &rec(day(1))).await.unwrap();
     assert_eq!(found(s, h, "attic", false).await.1, 0);
     assert_eq!(found(s, h, "loft", false).await, (vec![item.id], 1));
     let house = new_place(s, h, "House", None).await.unwrap();
     place.parent_id = Some(house);
-    PlaceRepo::update(s, h, &place).await.unwrap();
+    PlaceRepo::update(s, h, &place, &rec(day(1))).await.unwrap();
     assert_eq!(found(s, h, "house loft", false).await, (vec![item.id], 1));
 
     // Gone: out of the search unless history is asked for, and the gone note is found.
@@ -2004,7 +2020,7 @@ async fn the_search_index_follows_every_write(ctx: Ctx) {
     assert_eq!(found(s, h, "hackerspace", true).await, (vec![item.id], 1));
 
     // A deleted place takes its path out of the index of the gone items it held.
-    PlaceRepo::delete(s, h, attic).await.unwrap();
+    PlaceRepo::delete(s, h, attic, &rec(day(1))).await.unwrap();
     assert_eq!(found(s, h, "loft", true).await.1, 0);
     assert_eq!(found(s, h, "hot", true).await.1, 1);
 
@@ -2066,7 +2082,8 @@ async fn search_finds_what_a_large_import_wrote(ctx: Ctx) {
     let s = &ctx.store;
     let h = household(s, "home").await;
     let other = household(s, "away").await;
-    let before = InventoryRepo::insert(s, h, described("Kestrel kite", "toy", "red", "", ""), day(1)).await.unwrap();
+    let before =
+        InventoryRepo::insert(s, h, described("Kestrel kite", "toy", "red", "", ""), &rec(day(1))).await.unwrap();
     let mut items: Vec<NewItem> = (0..2_050)
         .map(|n| {
             let mut item = described(&format!("Widget {n}"), "part", &format!("batch SN{n:06} blue"), "", "");
@@ -2175,7 +2192,8 @@ async fn search_finds_what_a_large_import_wrote(ctx: Ctx) {
 async fn typos_follow_writes_imports_and_gone_items(ctx: Ctx) {
     let s = &ctx.store;
     let h = household(s, "home").await;
-    let mut item = InventoryRepo::insert(s, h, described("Soldering iron", "tool", "", "", ""), day(1)).await.unwrap();
+    let mut item =
+        InventoryRepo::insert(s, h, described("Soldering iron", "tool", "", "", ""), &rec(day(1))).await.unwrap();
     assert_eq!(found(s, h, "soldring", false).await, (vec![item.id], 1));
     item.name = ItemName::new("Hot air station").unwrap();
     item = update(s, h, &item).await.unwrap();
@@ -2253,7 +2271,7 @@ async fn search_pages_walk_the_relevance_order_once(ctx: Ctx) {
 
     // A write between two pages moves nothing of the walk.
     let (first, _, _) = page(0, None).await;
-    InventoryRepo::insert(s, h, described("Unrelated", "part", "plain", "", ""), day(2)).await.unwrap();
+    InventoryRepo::insert(s, h, described("Unrelated", "part", "plain", "", ""), &rec(day(2))).await.unwrap();
     let (second, total, _) = page(0, first.last().copied()).await;
     assert_eq!(total, 21);
     assert_eq!(second, everything[4..8]);
@@ -2293,7 +2311,7 @@ async fn a_revision_read_after_a_write_sees_it_among_concurrent_reads(ctx: Ctx) 
                 for n in 0..10 {
                     let before = InventoryRepo::revision(&s, h).await.unwrap();
                     let item = new_item(&format!("Part {w}-{n}"), "part", "", Intent::Keep);
-                    InventoryRepo::insert(&s, h, item, day(1)).await.unwrap();
+                    InventoryRepo::insert(&s, h, item, &rec(day(1))).await.unwrap();
                     let after = InventoryRepo::revision(&s, h).await.unwrap();
                     assert!(after > before, "writer {w}, write {n}: {after} after, {before} before");
                 }
@@ -2325,8 +2343,8 @@ async fn totals_follow_every_write(ctx: Ctx) {
     assert_eq!((total(ItemQuery::default()).await, total(sell()).await, total(search()).await), (0, 0, 0));
 
     let mut a =
-        InventoryRepo::insert(s, h, new_item("Cell A", "lithium_cell", "", Intent::Sell), day(1)).await.unwrap();
-    InventoryRepo::insert(s, h, new_item("Cell B", "lithium_cell", "", Intent::Keep), day(1)).await.unwrap();
+        InventoryRepo::insert(s, h, new_item("Cell A", "lithium_cell", "", Intent::Sell), &rec(day(1))).await.unwrap();
+    InventoryRepo::insert(s, h, new_item("Cell B", "lithium_cell", "", Intent::Keep), &rec(day(1))).await.unwrap();
     assert_eq!((total(ItemQuery::default()).await, total(sell()).await, total(search()).await), (2, 1, 2));
     // Asked again, unchanged: the same totals (kept), and the pages still page.
     assert_eq!((total(ItemQuery::default()).await, total(sell()).await, total(search()).await), (2, 1, 2));
@@ -2344,7 +2362,7 @@ async fn totals_follow_every_write(ctx: Ctx) {
     import(s, h, (0..3).map(|n| imported(&format!("Cell {n}"), None)).collect(), day(3)).await.unwrap();
     assert_eq!((total(ItemQuery::default()).await, total(search()).await), (4, 4));
     // Another household's writes move nothing here.
-    InventoryRepo::insert(s, other, new_item("Cell X", "lithium_cell", "", Intent::Sell), day(3)).await.unwrap();
+    InventoryRepo::insert(s, other, new_item("Cell X", "lithium_cell", "", Intent::Sell), &rec(day(3))).await.unwrap();
     assert_eq!(total(ItemQuery::default()).await, 4);
 
     // A place moved into another changes what is within it, though no item was written.
@@ -2357,12 +2375,14 @@ async fn totals_follow_every_write(ctx: Ctx) {
     assert_eq!(total(within()).await, 0);
     let mut moved = PlaceRepo::get(s, h, shelf).await.unwrap();
     moved.parent_id = Some(garage);
-    PlaceRepo::update(s, h, &moved).await.unwrap();
+    PlaceRepo::update(s, h, &moved, &rec(day(1))).await.unwrap();
     assert_eq!(total(within()).await, 1);
 
     // Another process on the same database: its writes are seen at once.
     let elsewhere = Store::connect(&ctx.url).await.unwrap();
-    InventoryRepo::insert(&elsewhere, h, new_item("Cell far", "lithium_cell", "", Intent::Sell), day(4)).await.unwrap();
+    InventoryRepo::insert(&elsewhere, h, new_item("Cell far", "lithium_cell", "", Intent::Sell), &rec(day(4)))
+        .await
+        .unwrap();
     assert_eq!((total(ItemQuery::default()).await, total(search()).await, total(sell()).await), (5, 5, 1));
 }
 
@@ -2460,16 +2480,21 @@ async fn imports_answer_the_places_they_made_and_what_they_changed(ctx: Ctx) {
     let h = household(s, "home").await;
     let name = |n: &str| PlaceName::new(n).unwrap();
     // A path partly there: only the missing places are answered as made.
-    let garage = s.find_or_create(h, &[name("Garage")], day(1)).await.unwrap().unwrap();
+    let garage = s.find_or_create(h, &[name("Garage")], &rec(day(1))).await.unwrap().unwrap();
     assert_eq!(garage.created.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["Garage"]);
-    let shelf = s.find_or_create(h, &[name("garage"), name("Shelf B2")], day(1)).await.unwrap().unwrap();
+    let shelf = s.find_or_create(h, &[name("garage"), name("Shelf B2")], &rec(day(1))).await.unwrap().unwrap();
     assert_eq!(shelf.path.joined(), "Garage / Shelf B2");
     assert_eq!(
         shelf.created.iter().map(|p| (p.name.as_str(), p.parent_id)).collect::<Vec<_>>(),
         [("Shelf B2", Some(garage.path.id()))]
     );
     assert!(
-        s.find_or_create(h, &[name("GARAGE"), name("shelf b2")], day(1)).await.unwrap().unwrap().created.is_empty()
+        s.find_or_create(h, &[name("GARAGE"), name("shelf b2")], &rec(day(1)))
+            .await
+            .unwrap()
+            .unwrap()
+            .created
+            .is_empty()
     );
 
     // An import makes each place once, however many rows name it, and answers them.
@@ -2620,14 +2645,179 @@ async fn an_item_change_and_its_event_commit_together(ctx: Ctx) {
     assert!(matches!(many, Err(RepoError::Unexpected(_))));
     let kept = InventoryRepo::get(s, h, item.id).await.unwrap();
     assert_eq!((kept.condition, kept.version), (Condition::Good, 1));
-    assert!(s.of_object(h, ObjectKind::Item, item.id.0).await.unwrap().is_empty());
+    // Only the item's creation, written with it.
+    let created = s.of_object(h, ObjectKind::Item, item.id.0).await.unwrap();
+    assert_eq!(created.iter().map(|(_, e)| e.action.as_str()).collect::<Vec<_>>(), ["test"]);
 
     // Written, the event is answered and kept with it; a stale write appends none.
     let (stored, id) = InventoryRepo::update(s, h, &changed, &event).await.unwrap();
     assert_eq!((stored.condition, stored.version), (Condition::Fair, 2));
     assert!(matches!(InventoryRepo::update(s, h, &changed, &event).await, Err(RepoError::Stale(_))));
-    assert_eq!(s.of_object(h, ObjectKind::Item, item.id.0).await.unwrap(), vec![(id, event)]);
+    let all = s.of_object(h, ObjectKind::Item, item.id.0).await.unwrap();
+    assert!(all.contains(&(id, event)) && all.len() == created.len() + 1, "{all:?}");
     db.close().await.unwrap();
+}
+
+/// The events of `kind` `id` as (action, member, [(field, before, after)]), oldest first.
+async fn history_of(s: &Store, h: HouseholdId, kind: ObjectKind, id: i64) -> Vec<(String, Option<i64>, Vec<String>)> {
+    let mut events = s.of_object(h, kind, id).await.unwrap();
+    events.sort_by_key(|(id, _)| *id);
+    events
+        .into_iter()
+        .map(|(_, e)| {
+            let changes = e
+                .changes
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{}: {} -> {}",
+                        c.field,
+                        c.before.as_deref().unwrap_or("-"),
+                        c.after.as_deref().unwrap_or("-")
+                    )
+                })
+                .collect();
+            (e.action, e.member.map(|m| m.0), changes)
+        })
+        .collect()
+}
+
+/// Every write that changes an item, a place, a medium, a member or a project writes its events in its own
+/// transaction, from the rows as written (a new row's id, what a project step did to its items); when the
+/// history cannot be written, neither is the change.
+async fn every_write_commits_with_its_events(ctx: Ctx) {
+    let s = &ctx.store;
+    let h = household(s, "home").await;
+    let by = |action: &str, d: u32| Recording::new(day(d), Some(MemberId(7)), action);
+    let db = Database::connect(ctx.url.as_str()).await.unwrap();
+
+    // With the history refused, nothing of a write is kept.
+    refuse_events(&db, true).await;
+    let shed = NewPlace { name: PlaceName::new("Shed").unwrap(), parent_id: None, note: None };
+    assert!(matches!(PlaceRepo::insert(s, h, shed.clone(), &by("create", 1)).await, Err(RepoError::Unexpected(_))));
+    let refused = InventoryRepo::insert(s, h, new_item("Lost", "sbc", "", Intent::Keep), &by("create", 1)).await;
+    assert!(matches!(refused, Err(RepoError::Unexpected(_))));
+    refuse_events(&db, false).await;
+    assert!(PlaceRepo::all(s, h).await.unwrap().is_empty());
+    assert_eq!(InventoryRepo::list(s, h, &ItemQuery { limit: 50, ..Default::default() }).await.unwrap().total, 0);
+
+    // Places: made by hand, for a location text, changed and deleted.
+    let shed = PlaceRepo::insert(s, h, shed, &by("create", 1)).await.unwrap();
+    let names = [PlaceName::new("Shed").unwrap(), PlaceName::new("Box").unwrap()];
+    let boxed = s.find_or_create(h, &names, &by("create", 1)).await.unwrap().unwrap().path.id();
+    let mut renamed = PlaceRepo::get(s, h, boxed).await.unwrap();
+    renamed.name = PlaceName::new("Crate").unwrap();
+    PlaceRepo::update(s, h, &renamed, &by("patch", 2)).await.unwrap();
+    // A change that changes nothing is no event.
+    PlaceRepo::update(s, h, &renamed, &by("patch", 2)).await.unwrap();
+    let shed_id = shed.id.to_string();
+    assert_eq!(
+        history_of(s, h, ObjectKind::Place, boxed.0).await,
+        [
+            ("create".to_owned(), Some(7), vec!["name: - -> Box".to_owned(), format!("parent_id: - -> {shed_id}")]),
+            ("patch".to_owned(), Some(7), vec!["name: Box -> Crate".to_owned()]),
+        ]
+    );
+    PlaceRepo::delete(s, h, boxed, &by("delete", 3)).await.unwrap();
+    let deleted = history_of(s, h, ObjectKind::Place, boxed.0).await;
+    assert_eq!(
+        deleted.last().unwrap(),
+        &("delete".to_owned(), Some(7), vec!["name: Crate -> -".to_owned(), format!("parent_id: {shed_id} -> -")])
+    );
+    assert_eq!(history_of(s, h, ObjectKind::Place, shed.id.0).await[0].0, "create");
+
+    // An item with a pending medium and a location: the item, the medium it took, the place made for it.
+    let pending = MediaRepo::insert(s, h, media_photo(None), &by("create", 3)).await.unwrap();
+    assert!(history_of(s, h, ObjectKind::Media, pending.id.0).await.is_empty(), "pending media are not shown yet");
+    let new = NewItem {
+        media_ids: vec![pending.id],
+        location: Some("Shed / Drawer".into()),
+        ..new_item("Pi", "sbc", "", Intent::Keep)
+    };
+    let item = InventoryRepo::insert(s, h, new, &by("create", 4)).await.unwrap();
+    assert_eq!(
+        history_of(s, h, ObjectKind::Item, item.id.0).await,
+        [("create".to_owned(), Some(7), vec!["name: - -> Pi".to_owned()])]
+    );
+    let taken = history_of(s, h, ObjectKind::Media, pending.id.0).await;
+    assert_eq!((taken.len(), taken[0].0.as_str()), (1, "create"));
+    assert!(taken[0].2.contains(&format!("item_id: - -> {}", item.id)), "{taken:?}");
+    let drawer = item.place_id.unwrap();
+    assert_eq!(history_of(s, h, ObjectKind::Place, drawer.0).await[0].2[0], "name: - -> Drawer");
+
+    // A medium on an item: made, captioned (twice the same: one event), deleted.
+    let photo = MediaRepo::insert(s, h, media_photo(Some(item.id)), &by("create", 5)).await.unwrap();
+    s.set_caption(h, photo.id, Caption::new("front").unwrap(), &by("patch", 5)).await.unwrap();
+    s.set_caption(h, photo.id, Caption::new("front").unwrap(), &by("patch", 5)).await.unwrap();
+    MediaRepo::delete(s, h, photo.id, &by("delete", 6)).await.unwrap();
+    let actions: Vec<_> = history_of(s, h, ObjectKind::Media, photo.id.0).await.into_iter().map(|e| e.0).collect();
+    assert_eq!(actions, ["create", "patch", "delete"]);
+
+    // Members: a role changed, one removed, one joined by an invitation.
+    let ada = s.add_member(person(h, "Ada", Role::Owner)).await.unwrap();
+    let bob = s.add_member(person(h, "Bob", Role::Member)).await.unwrap();
+    s.set_role(h, bob.id, Role::Viewer, &by("role", 6)).await.unwrap();
+    s.remove_member(h, bob.id, &by("remove", 7)).await.unwrap();
+    assert_eq!(
+        history_of(s, h, ObjectKind::Member, bob.id.0).await,
+        [
+            ("role".to_owned(), Some(7), vec!["role: member -> viewer".to_owned()]),
+            ("remove".to_owned(), Some(7), vec!["name: Bob -> -".to_owned(), "role: viewer -> -".to_owned()]),
+        ]
+    );
+    s.add_invitation(h, "join-code", Role::Viewer, Some(ada.id), day(2)).await.unwrap();
+    let cleo = s.redeem("join-code", person(h, "Cleo", Role::Viewer)).await.unwrap();
+    assert_eq!(
+        history_of(s, h, ObjectKind::Member, cleo.id.0).await,
+        [("join".to_owned(), Some(cleo.id.0), vec!["name: - -> Cleo".to_owned(), "role: - -> viewer".to_owned()])]
+    );
+
+    // A project: proposed, refreshed, accepted (its item reserved), dropped (released).
+    let t = a_template(s, h).await;
+    let board = add(s, h, "board").await;
+    let new = NewProject {
+        template_id: t,
+        title: "Console".into(),
+        reason: "a board".into(),
+        allocations: vec![Allocation { requirement: "board".into(), item_id: board.id, units: 1 }],
+        missing: Vec::new(),
+    };
+    let project = s.insert_many(h, vec![new], &by("create", 8)).await.unwrap().remove(0);
+    s.refresh(h, project.id, "Console again", "a board", &by("refresh", 8)).await.unwrap();
+    s.accept(h, project.id, &versions(&[&board]), &by("accept", 9)).await.unwrap();
+    s.drop_project(h, project.id, &by("drop", 10)).await.unwrap();
+    let actions: Vec<_> = history_of(s, h, ObjectKind::Project, project.id.0).await.into_iter().map(|e| e.0).collect();
+    assert_eq!(actions, ["create", "refresh", "accept", "drop"]);
+    let board_history = history_of(s, h, ObjectKind::Item, board.id.0).await;
+    let steps: Vec<_> = board_history.iter().filter(|e| e.0 == "accept" || e.0 == "drop").cloned().collect();
+    assert_eq!(
+        steps,
+        [
+            (
+                "accept".to_owned(),
+                Some(7),
+                vec!["availability: available -> reserved".to_owned(), format!("project_id: - -> {}", project.id)]
+            ),
+            (
+                "drop".to_owned(),
+                Some(7),
+                vec!["availability: reserved -> available".to_owned(), format!("project_id: {} -> -", project.id)]
+            ),
+        ]
+    );
+    db.close().await.unwrap();
+}
+
+fn media_photo(item: Option<ItemId>) -> NewMedium {
+    NewMedium {
+        item_id: item,
+        kind: MediaKind::Photo,
+        media_type: MediaType::Jpeg,
+        bytes: 1000,
+        size: None,
+        sha256: ContentHash::parse(&"cd".repeat(32)).unwrap(),
+        caption: None,
+    }
 }
 
 /// A SQLite database that cannot grow (a full disk, made here by `PRAGMA max_page_count`) refuses writes as the
@@ -2654,7 +2844,8 @@ async fn sqlite_full_is_unavailable_and_reads_go_on() {
     for n in 0..2_000 {
         let name = format!("item {n} with a long name to fill the pages of the database sooner");
         if let Err(e) =
-            InventoryRepo::insert(&full, h, new_item(&name, "single_board_computer", "", Intent::Keep), day(2)).await
+            InventoryRepo::insert(&full, h, new_item(&name, "single_board_computer", "", Intent::Keep), &rec(day(2)))
+                .await
         {
             refused = Some(e);
             break;

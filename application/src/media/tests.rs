@@ -11,6 +11,7 @@ use mockall::predicate::eq;
 use std::collections::HashSet;
 use trove_domain::item::{Condition, Intent, Item, ItemName, ItemType, NewItem};
 use trove_domain::media::PixelSize;
+use trove_domain::people::ObjectKind;
 
 const H: HouseholdId = HouseholdId(2);
 const A: Actor = Actor { household: H, member: Some(trove_domain::people::MemberId(3)) };
@@ -90,7 +91,7 @@ type Shown = (String, i64, Option<i64>, Vec<(String, Option<String>, Option<Stri
 
 /// The use case, and the events it records.
 fn recorded(repo: MockMediaRepo, store: MockMediaStore, pictures: MockPictures) -> (Media, Recorded) {
-    let (recorder, events) = crate::recorder::capturing();
+    let (recorder, events) = crate::recorder::capturing_at(now());
     let media = Media::new(
         Arc::new(repo),
         Arc::new(store),
@@ -114,10 +115,6 @@ fn shown(events: &Recorded) -> Vec<Shown> {
             (e.action.clone(), e.object, e.member.map(|m| m.0), changes)
         })
         .collect()
-}
-
-fn change(field: &str, before: Option<&str>, after: Option<&str>) -> (String, Option<String>, Option<String>) {
-    (field.to_owned(), before.map(Into::into), after.map(Into::into))
 }
 
 fn upload(bytes: &[u8]) -> Upload {
@@ -147,7 +144,7 @@ async fn an_upload_keeps_the_cleaned_picture_blob_first_then_the_row() {
         .in_sequence(&mut seq)
         .returning(|_, _| Ok(()));
     repo.expect_insert()
-        .withf(|h, new, at| {
+        .withf(|h, new, rec| {
             *h == H
                 && new.item_id == Some(ITEM)
                 && new.kind == MediaKind::Photo
@@ -155,11 +152,11 @@ async fn an_upload_keeps_the_cleaned_picture_blob_first_then_the_row() {
                 && new.bytes == CLEAN.len() as u64
                 && new.size == Some(PixelSize { width: 4, height: 3 })
                 && new.sha256 == content_hash(CLEAN)
-                && *at == now()
+                && (rec.action.as_str(), rec.member, rec.at) == ("create", A.member, now())
         })
         .times(1)
         .in_sequence(&mut seq)
-        .returning(|_, new, at| Ok(stored(1, new, at)));
+        .returning(|_, new, rec| Ok(stored(1, new, rec.at)));
     let kept = use_case(repo, store, cleaning_pictures()).upload(A, Some(ITEM), upload(JPEG)).await.unwrap();
     assert_eq!(kept.sha256, content_hash(CLEAN));
     assert_ne!(kept.sha256, content_hash(JPEG), "the bytes with their GPS are never stored");
@@ -171,9 +168,9 @@ async fn a_pdf_is_kept_as_it_is_with_no_size_and_as_other() {
     store.expect_put().withf(|h, b| *h == content_hash(PDF) && b == PDF).times(1).returning(|_, _| Ok(()));
     let mut repo = MockMediaRepo::new();
     repo.expect_insert()
-        .withf(|_, new, _| new.kind == MediaKind::Other && new.size.is_none() && new.media_type == MediaType::Pdf)
+        .withf(|_, new, _rec| new.kind == MediaKind::Other && new.size.is_none() && new.media_type == MediaType::Pdf)
         .times(1)
-        .returning(|_, new, at| Ok(stored(2, new, at)));
+        .returning(|_, new, rec| Ok(stored(2, new, rec.at)));
     // No pixel work on a PDF: the mock of `Pictures` expects nothing.
     let kept = use_case(repo, store, MockPictures::new()).upload(A, Some(ITEM), upload(PDF)).await.unwrap();
     assert_eq!(kept.id, MediaId(2));
@@ -185,26 +182,16 @@ async fn a_kind_and_caption_given_are_kept() {
     store.expect_put().returning(|_, _| Ok(()));
     let mut repo = MockMediaRepo::new();
     repo.expect_insert()
-        .withf(|_, new, _| new.kind == MediaKind::Receipt && new.caption.as_ref().map(Caption::as_str) == Some("till"))
+        .withf(|_, new, _rec| {
+            new.kind == MediaKind::Receipt && new.caption.as_ref().map(Caption::as_str) == Some("till")
+        })
         .times(1)
-        .returning(|_, new, at| Ok(stored(3, new, at)));
+        .returning(|_, new, rec| Ok(stored(3, new, rec.at)));
     let up = Upload { bytes: PDF.to_vec(), kind: Some(MediaKind::Receipt), caption: Caption::new("till").unwrap() };
     let (media, events) = recorded(repo, store, MockPictures::new());
     media.upload(A, Some(ITEM), up).await.unwrap();
-    assert_eq!(
-        shown(&events),
-        [(
-            "create".to_owned(),
-            3,
-            Some(3),
-            vec![
-                change("item_id", None, Some("7")),
-                change("kind", None, Some("receipt")),
-                change("media_type", None, Some("application/pdf")),
-                change("caption", None, Some("till")),
-            ]
-        )]
-    );
+    // Its `create` is the store's, in the insert's transaction (the store suite checks its fields).
+    assert!(shown(&events).is_empty());
 }
 
 #[tokio::test]
@@ -323,25 +310,24 @@ async fn delete_removes_the_row_first_then_blobs_no_row_names() {
     let mut repo = MockMediaRepo::new();
     let mut store = MockMediaStore::new();
     repo.expect_delete()
-        .with(eq(H), eq(MediaId(9)))
+        .withf(|h, id, rec| (*h, *id, rec.action.as_str(), rec.member) == (H, MediaId(9), "delete", A.member))
         .times(1)
         .in_sequence(&mut seq)
-        .returning(move |_, _| Ok(gone.clone()));
+        .returning(move |_, _, _| Ok(gone.clone()));
     // Another row (of any household) still names the picture: its blob stays. Nothing names the thumbnail.
     repo.expect_names().with(eq(content_hash(CLEAN))).times(1).in_sequence(&mut seq).returning(|_| Ok(true));
     repo.expect_names().with(eq(thumb.clone())).times(1).in_sequence(&mut seq).returning(|_| Ok(false));
     store.expect_delete().with(eq(thumb)).times(1).in_sequence(&mut seq).returning(|_| Ok(()));
     let (media, events) = recorded(repo, store, MockPictures::new());
     media.delete(A, MediaId(9)).await.unwrap();
-    let events = shown(&events);
-    assert_eq!((events.len(), events[0].0.as_str(), events[0].1), (1, "delete", 9), "{events:?}");
-    assert!(events[0].3.contains(&change("kind", Some("photo"), None)), "{events:?}");
+    // Its `delete` is the store's, in the delete's transaction.
+    assert!(shown(&events).is_empty());
 }
 
 #[tokio::test]
 async fn deleting_a_missing_medium_is_404_and_touches_no_blob() {
     let mut repo = MockMediaRepo::new();
-    repo.expect_delete().returning(|_, _| Err(RepoError::NotFound));
+    repo.expect_delete().returning(|_, _, _| Err(RepoError::NotFound));
     let (media, events) = recorded(repo, MockMediaStore::new(), MockPictures::new());
     let err = media.delete(A, MediaId(10)).await.unwrap_err();
     assert!(matches!(err, MediaError::Failed(Error::NotFound { what: Object::Media, id: 10 })), "{err:?}");
@@ -380,19 +366,20 @@ fn content_hashes_are_sha256() {
 #[tokio::test]
 async fn a_caption_edited_is_recorded_with_its_change_and_a_missing_medium_is_404() {
     let mut repo = MockMediaRepo::new();
-    repo.expect_get().returning(|h, id| {
-        if h == H && id == MediaId(5) { Ok(medium(5, MediaType::Jpeg, CLEAN, None)) } else { Err(RepoError::NotFound) }
-    });
     repo.expect_set_caption()
-        .withf(|h, id, c| *h == H && *id == MediaId(5) && c.as_ref().map(Caption::as_str) == Some("front"))
+        .withf(|h, id, c, rec| {
+            *h == H && *id == MediaId(5) && c.as_ref().map(Caption::as_str) == Some("front") && rec.action == "patch"
+        })
         .times(1)
-        .returning(|_, _, caption| Ok(Medium { caption, ..medium(5, MediaType::Jpeg, CLEAN, None) }));
+        .returning(|_, _, caption, _| Ok(Medium { caption, ..medium(5, MediaType::Jpeg, CLEAN, None) }));
+    repo.expect_set_caption().withf(|_, id, _, _| *id != MediaId(5)).returning(|_, _, _, _| Err(RepoError::NotFound));
     let (media, events) = recorded(repo, MockMediaStore::new(), MockPictures::new());
     let kept = media.caption(A, MediaId(5), Caption::new("front").unwrap()).await.unwrap();
     assert_eq!(kept.caption.as_ref().map(Caption::as_str), Some("front"));
     let err = media.caption(A, MediaId(6), None).await.unwrap_err();
     assert!(matches!(err, MediaError::Failed(Error::NotFound { what: Object::Media, id: 6 })), "{err:?}");
-    assert_eq!(shown(&events), [("patch".to_owned(), 5, Some(3), vec![change("caption", None, Some("front"))])]);
+    // The `patch` is the store's, in the caption's transaction.
+    assert!(shown(&events).is_empty());
 }
 
 #[tokio::test]
@@ -401,9 +388,9 @@ async fn pending_media_are_not_recorded_until_an_item_takes_them() {
     store.expect_put().returning(|_, _| Ok(()));
     let mut repo = MockMediaRepo::new();
     repo.expect_insert()
-        .withf(|_, new, _| new.item_id.is_none())
+        .withf(|_, new, _rec| new.item_id.is_none())
         .times(1)
-        .returning(|_, new, at| Ok(stored(4, new, at)));
+        .returning(|_, new, rec| Ok(stored(4, new, rec.at)));
     let (media, events) = recorded(repo, store, MockPictures::new());
     let (kept, crops) = media.keep_intake(A, PDF.to_vec(), &[]).await.unwrap();
     assert_eq!((kept.id, kept.item_id, crops.len()), (MediaId(4), None, 0));

@@ -3,6 +3,7 @@
 use crate::RepoError;
 use async_trait::async_trait;
 use std::collections::HashMap;
+use trove_domain::history::Recording;
 use trove_domain::item::{Availability, Intent, Item, ItemLine, ItemType, NewItem};
 use trove_domain::people::{Event, EventId, FieldChange};
 use trove_domain::place::{Place, PlacePath};
@@ -170,11 +171,15 @@ pub trait InventoryRepo: Send + Sync {
     /// The pending media `media_ids` name (of `household`, on no item) are attached to the item in the same
     /// transaction.
     ///
+    /// Its events are written in the same transaction, made by `trove_domain::history::Recording` from the rows
+    /// as written: the item's (`rec.item_created`), then a `create` of each medium it took (`rec.object`)
+    /// and of each place made for its `location` (`rec.place_created`). `rec.at` is its `created_at`.
+    ///
     /// # Errors
     /// MUST return `Conflict(NoSuchPlace)` when `place_id` is not a place of `household`; MUST return `NotPending` naming the
     /// first of `media_ids` that is not pending media of `household` (unknown, another household's, or already
     /// on an item); nothing is written then. `Unexpected` otherwise.
-    async fn insert(&self, household: HouseholdId, item: NewItem, at: Timestamp) -> Result<Item, RepoError>;
+    async fn insert(&self, household: HouseholdId, item: NewItem, rec: &Recording) -> Result<Item, RepoError>;
 
     /// Which of `refs` (import references) an item of the household already holds: an import of a row with one
     /// updates that item. In any order.

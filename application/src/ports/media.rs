@@ -7,6 +7,7 @@
 use crate::RepoError;
 use async_trait::async_trait;
 use std::collections::HashSet;
+use trove_domain::history::Recording;
 use trove_domain::measure::Region;
 use trove_domain::media::{Caption, ContentHash, MediaType, Medium, NewMedium, PixelSize};
 use trove_domain::{HouseholdId, ItemId, MediaId, Timestamp};
@@ -55,11 +56,15 @@ pub trait MediaStore: Send + Sync {
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait MediaRepo: Send + Sync {
-    /// Stores a new medium with `created_at = at`.
+    /// Stores a new medium with `created_at = rec.at`.
+    ///
+    /// Its events are written in the same transaction, made by `trove_domain::history::Recording` from the rows
+    /// as written: its `create` (`rec.object`) when it is on an item; pending media (intake's) are
+    /// recorded once an item takes them.
     ///
     /// # Errors
     /// MUST return `NotFound` when `medium.item_id` is not an item of `household`; nothing is written then.
-    async fn insert(&self, household: HouseholdId, medium: NewMedium, at: Timestamp) -> Result<Medium, RepoError>;
+    async fn insert(&self, household: HouseholdId, medium: NewMedium, rec: &Recording) -> Result<Medium, RepoError>;
 
     /// One medium.
     ///
@@ -82,6 +87,9 @@ pub trait MediaRepo: Send + Sync {
 
     /// Sets (or, with `None`, removes) a medium's caption and answers the medium as stored.
     ///
+    /// Its events are written in the same transaction, made by `trove_domain::history::Recording` from the rows
+    /// as written: its fields before and after (`rec.object`; none when unchanged).
+    ///
     /// # Errors
     /// MUST return `NotFound` when no medium `id` exists in `household`; nothing is written then.
     async fn set_caption(
@@ -89,13 +97,17 @@ pub trait MediaRepo: Send + Sync {
         household: HouseholdId,
         id: MediaId,
         caption: Option<Caption>,
+        rec: &Recording,
     ) -> Result<Medium, RepoError>;
 
     /// Deletes a medium's row and answers it.
     ///
+    /// Its events are written in the same transaction, made by `trove_domain::history::Recording` from the rows
+    /// as written: its fields before (`rec.object`).
+    ///
     /// # Errors
     /// MUST return `NotFound` when no medium `id` exists in `household`.
-    async fn delete(&self, household: HouseholdId, id: MediaId) -> Result<Medium, RepoError>;
+    async fn delete(&self, household: HouseholdId, id: MediaId, rec: &Recording) -> Result<Medium, RepoError>;
 
     /// Whether any row of any household names `hash`, as its blob or its thumbnail.
     ///

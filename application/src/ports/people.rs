@@ -4,6 +4,7 @@
 
 use crate::RepoError;
 use async_trait::async_trait;
+use trove_domain::history::Recording;
 use trove_domain::people::{
     InvitationId, InvitationState, Maker, MemberId, MemberName, Role, Scope, SessionId, TokenId,
 };
@@ -75,17 +76,30 @@ pub trait MemberRepo: Send + Sync {
 
     /// Gives the member `id` the role `role`, in one transaction that keeps at least one owner.
     ///
+    /// Its events are written in the same transaction, made by `trove_domain::history::Recording` from the rows
+    /// as written: the member's fields before and after (`rec.object` of
+    /// `crate::recorder::member_fields`).
+    ///
     /// # Errors
     /// MUST return `NotFound` when there is no such member in this household, `Conflict(LastOwner)` when the
     /// change would leave the household without an owner (nothing is written); `Unexpected` otherwise.
-    async fn set_role(&self, household: HouseholdId, id: MemberId, role: Role) -> Result<Member, RepoError>;
+    async fn set_role(
+        &self,
+        household: HouseholdId,
+        id: MemberId,
+        role: Role,
+        rec: &Recording,
+    ) -> Result<Member, RepoError>;
 
     /// Removes the member `id` with their sessions and tokens, in one transaction that keeps at least one owner.
+    ///
+    /// Its events are written in the same transaction, made by `trove_domain::history::Recording` from the rows
+    /// as written: the member's fields before.
     ///
     /// # Errors
     /// MUST return `NotFound` when there is no such member in this household, `Conflict(LastOwner)` when they
     /// are the last owner (nothing is written); `Unexpected` otherwise.
-    async fn remove_member(&self, household: HouseholdId, id: MemberId) -> Result<(), RepoError>;
+    async fn remove_member(&self, household: HouseholdId, id: MemberId, rec: &Recording) -> Result<(), RepoError>;
 
     /// The household's first owner (the oldest), if it has one.
     ///
@@ -176,7 +190,8 @@ pub trait InvitationRepo: Send + Sync {
     /// Accepts the invitation: in one transaction, judges it by
     /// [`check_invitation`](trove_domain::people::check_invitation) at `new.created_at` with the facts as they
     /// are in that transaction (its maker's row read there, and locked against a concurrent change of role or
-    /// removal where the database allows it), marks it used, and adds the member it invited: all or nothing.
+    /// removal where the database allows it), marks it used, and adds the member it invited: all or nothing,
+    /// with the new member's `join` event (by themself, at `new.created_at`: [`crate::recorder::joined`]).
     ///
     /// # Errors
     /// MUST return `Conflict(Invitation(reason))` when the rule refuses it (used meanwhile, revoked, expired,

@@ -2,16 +2,21 @@
 
 use crate::RepoError;
 use async_trait::async_trait;
+use trove_domain::history::Recording;
 use trove_domain::item::Hold;
 use trove_domain::project::{NewProject, Project};
-use trove_domain::{HouseholdId, ProjectId, Timestamp};
+use trove_domain::{HouseholdId, ProjectId};
 
 /// The projects of each household. Lifecycle writes are one transaction each, conditional on the state they
-/// expect, so that concurrent writers (also in other processes) never both win.
+/// expect, so that concurrent writers (also in other processes) never both win. Each writes its events in its
+/// transaction (`rec`): the project's fields before and after (`rec.object` of
+/// `trove_domain::history::project_fields`), then what it did to each of its items (`rec.item_changed`, read in
+/// the transaction before and after the write).
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait ProjectRepo: Send + Sync {
-    /// Stores projects written by the rules (status `proposed`), all in one transaction.
+    /// Stores projects written by the rules (status `proposed`), all in one transaction, with a `create` event of
+    /// each (`rec.object` of `trove_domain::history::project_fields`) in that transaction, in the order given.
     ///
     /// # Errors
     /// `Unexpected` only; nothing is written then.
@@ -19,11 +24,12 @@ pub trait ProjectRepo: Send + Sync {
         &self,
         household: HouseholdId,
         projects: Vec<NewProject>,
-        at: Timestamp,
+        rec: &Recording,
     ) -> Result<Vec<Project>, RepoError>;
 
-    /// Gives a `proposed` project the title and reason of a run that proposed it again, and `at` as its
-    /// `updated_at`.
+    /// Gives a `proposed` project the title and reason of a run that proposed it again, and `rec.at` as its
+    /// `updated_at`, with its event (`rec.object`, the project's fields before and after) in the same
+    /// transaction.
     ///
     /// # Errors
     /// MUST return `Conflict(ProjectStatus)` when the project is no longer `proposed`, `NotFound` when it does not
@@ -34,7 +40,7 @@ pub trait ProjectRepo: Send + Sync {
         id: ProjectId,
         title: &str,
         reason: &str,
-        at: Timestamp,
+        rec: &Recording,
     ) -> Result<Project, RepoError>;
 
     /// One project.
@@ -65,7 +71,7 @@ pub trait ProjectRepo: Send + Sync {
         household: HouseholdId,
         id: ProjectId,
         holds: &[Hold],
-        at: Timestamp,
+        rec: &Recording,
     ) -> Result<Project, RepoError>;
 
     /// Marks an `accepted` project built, in one transaction: the items it holds whole become `in_use`; the
@@ -73,12 +79,12 @@ pub trait ProjectRepo: Send + Sync {
     ///
     /// # Errors
     /// MUST return `Conflict(ProjectStatus)` when the project is not `accepted`, `NotFound` when it does not exist.
-    async fn build(&self, household: HouseholdId, id: ProjectId, at: Timestamp) -> Result<Project, RepoError>;
+    async fn build(&self, household: HouseholdId, id: ProjectId, rec: &Recording) -> Result<Project, RepoError>;
 
     /// Drops a `proposed` or `accepted` project, in one transaction: the items it held whole become `available`
     /// again; the units it held of a stock are given back (out of `units_held`).
     ///
     /// # Errors
     /// MUST return `Conflict(ProjectStatus)` when the project is built or dropped, `NotFound` when it does not exist.
-    async fn drop_project(&self, household: HouseholdId, id: ProjectId, at: Timestamp) -> Result<Project, RepoError>;
+    async fn drop_project(&self, household: HouseholdId, id: ProjectId, rec: &Recording) -> Result<Project, RepoError>;
 }

@@ -7,7 +7,7 @@ use crate::entity::{households, items};
 use crate::mapping::{self, to_json};
 use crate::repo::CHUNK;
 use crate::repo::history::{copy_events, insert_event, insert_events};
-use crate::repo::media::attach_pending;
+use crate::repo::media::{attach_pending, media_by_id};
 use crate::repo::places::{find_or_create_path, load_paths, lock_places};
 use crate::search::{self, Search};
 use anyhow::{Context as _, anyhow};
@@ -22,9 +22,10 @@ use trove_application::ports::{
     ImportEvents, ImportWritten, InventoryRepo, InventoryStamp, ItemPage, ItemQuery, ItemSort, Reimported, SortKey,
 };
 use trove_application::{Conflict, RepoError};
+use trove_domain::history::{Recording, medium_fields};
 use trove_domain::item::{Item, ItemLine, ItemType, NewItem};
 use trove_domain::media::MediaKind;
-use trove_domain::people::{Event, EventId};
+use trove_domain::people::{Event, EventId, ObjectKind};
 use trove_domain::place::{self, Place, PlacePath};
 use trove_domain::{HouseholdId, ItemId, PlaceId, Timestamp};
 
@@ -953,9 +954,39 @@ impl Store {
     }
 }
 
+/// The items of `ids` in the household with their locations, by id; missing ids are left out. With `lock`, on
+/// PostgreSQL, their rows are locked until the caller's transaction ends, in id order (as every writer of
+/// several items takes them, so none deadlocks); SQLite has one writer anyway.
+pub(crate) async fn items_by_id<C: ConnectionTrait>(
+    db: &C,
+    household: HouseholdId,
+    ids: &[ItemId],
+    lock: bool,
+) -> anyhow::Result<Vec<Item>> {
+    let lock = lock && db.get_database_backend() == DbBackend::Postgres;
+    let mut wanted: Vec<i64> = ids.iter().map(|i| i.0).collect();
+    wanted.sort_unstable();
+    wanted.dedup();
+    let mut out = Vec::with_capacity(wanted.len());
+    for chunk in wanted.chunks(CHUNK) {
+        let mut query = items::Entity::find()
+            .filter(items::Column::HouseholdId.eq(household.0))
+            .filter(items::Column::Id.is_in(chunk.iter().copied()))
+            .order_by_asc(items::Column::Id);
+        if lock {
+            query = query.lock_exclusive();
+        }
+        let rows = query.all(db).await.context("read items by id")?;
+        out.extend(mapping::item_list(rows)?);
+    }
+    with_locations(db, household, &mut out).await?;
+    Ok(out)
+}
+
 #[async_trait]
 impl InventoryRepo for Store {
-    async fn insert(&self, household: HouseholdId, item: NewItem, at: Timestamp) -> Result<Item, RepoError> {
+    async fn insert(&self, household: HouseholdId, item: NewItem, rec: &Recording) -> Result<Item, RepoError> {
+        let at = rec.at;
         // Always in a transaction, committed explicitly: see `Store::begin_write` on `RETURNING`.
         let txn = self.begin_write().await.context("begin the item insert")?;
         lock_places(&txn, household).await?;
@@ -975,6 +1006,14 @@ impl InventoryRepo for Store {
         }
         let mut items = vec![mapping::item(row)?];
         with_locations(&txn, household, &mut items).await?;
+        // The item's event, then the media it took (pending, recorded by no one until now), then the places made
+        // for its location.
+        let mut events = vec![rec.item_created(&items[0])];
+        for m in media_by_id(&txn, household, &item.media_ids).await? {
+            events.extend(rec.object(ObjectKind::Media, m.id.0, None, Some(medium_fields(&m))));
+        }
+        events.extend(placing.created.iter().map(|p| rec.place_created(p)));
+        insert_events(&txn, household, &events).await?;
         txn.commit().await.context("commit the item insert")?;
         Ok(items.remove(0))
     }
@@ -1071,22 +1110,7 @@ impl InventoryRepo for Store {
     }
 
     async fn get_many(&self, household: HouseholdId, ids: &[ItemId]) -> Result<Vec<Item>, RepoError> {
-        let mut wanted: Vec<i64> = ids.iter().map(|i| i.0).collect();
-        wanted.sort_unstable();
-        wanted.dedup();
-        let mut out = Vec::with_capacity(wanted.len());
-        for chunk in wanted.chunks(CHUNK) {
-            let rows = items::Entity::find()
-                .filter(items::Column::HouseholdId.eq(household.0))
-                .filter(items::Column::Id.is_in(chunk.iter().copied()))
-                .order_by_asc(items::Column::Id)
-                .all(&self.db)
-                .await
-                .context("read items by id")?;
-            out.extend(mapping::item_list(rows)?);
-        }
-        with_locations(&self.db, household, &mut out).await?;
-        Ok(out)
+        Ok(items_by_id(&self.db, household, ids, false).await?)
     }
 
     async fn list(&self, household: HouseholdId, query: &ItemQuery) -> Result<ItemPage, RepoError> {

@@ -4,6 +4,7 @@
 use crate::Store;
 use crate::entity::{items, media};
 use crate::repo::CHUNK;
+use crate::repo::history::insert_events;
 use anyhow::{Context as _, anyhow};
 use async_trait::async_trait;
 use sea_orm::sea_query::Expr;
@@ -14,8 +15,10 @@ use sea_orm::{
 use std::collections::{HashMap, HashSet};
 use trove_application::RepoError;
 use trove_application::ports::MediaRepo;
+use trove_domain::history::{Recording, medium_fields};
 use trove_domain::item::Item;
 use trove_domain::media::{Caption, ContentHash, MediaKind, MediaType, Medium, NewMedium, PixelSize};
+use trove_domain::people::ObjectKind;
 use trove_domain::{HouseholdId, ItemId, MediaId, Timestamp};
 
 /// A row as the domain's medium.
@@ -96,6 +99,30 @@ pub(crate) async fn fill_covers<C: ConnectionTrait>(
 
 /// Attaches the pending media `ids` (of `household`, on no item) to `item`, inside the caller's transaction.
 /// Answers the first id that is not pending media of the household; the caller rolls back then.
+/// The media of `ids` in the household, by id (for the events of the media an item took).
+pub(crate) async fn media_by_id<C: ConnectionTrait>(
+    db: &C,
+    household: HouseholdId,
+    ids: &[MediaId],
+) -> anyhow::Result<Vec<Medium>> {
+    let mut out = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(CHUNK) {
+        let rows = media::Entity::find()
+            .filter(media::Column::HouseholdId.eq(household.0))
+            .filter(media::Column::Id.is_in(chunk.iter().map(|m| m.0)))
+            .order_by_asc(media::Column::Id)
+            .all(db)
+            .await
+            .context("read media")?;
+        for row in rows {
+            out.push(medium(row)?);
+        }
+    }
+    out.sort_by_key(|m| m.id.0);
+    out.dedup_by_key(|m| m.id.0);
+    Ok(out)
+}
+
 pub(crate) async fn attach_pending<C: ConnectionTrait>(
     db: &C,
     household: HouseholdId,
@@ -135,7 +162,7 @@ pub(crate) async fn attach_pending<C: ConnectionTrait>(
 
 #[async_trait]
 impl MediaRepo for Store {
-    async fn insert(&self, household: HouseholdId, new: NewMedium, at: Timestamp) -> Result<Medium, RepoError> {
+    async fn insert(&self, household: HouseholdId, new: NewMedium, rec: &Recording) -> Result<Medium, RepoError> {
         let txn = self.begin_write().await.context("begin the media insert")?;
         if let Some(item) = new.item_id {
             let found = items::Entity::find_by_id(item.0)
@@ -160,14 +187,19 @@ impl MediaRepo for Store {
             sha256: Set(new.sha256.as_str().to_owned()),
             thumb_sha256: Set(None),
             caption: Set(new.caption.as_ref().map(|c| c.as_str().to_owned())),
-            created_at: Set(at),
+            created_at: Set(rec.at),
             ..Default::default()
         }
         .insert(&txn)
         .await
         .context("insert the media row")?;
+        let stored = medium(row)?;
+        if stored.item_id.is_some() {
+            let event = rec.object(ObjectKind::Media, stored.id.0, None, Some(medium_fields(&stored)));
+            insert_events(&txn, household, event.as_slice()).await?;
+        }
         txn.commit().await.context("commit the media insert")?;
-        Ok(medium(row)?)
+        Ok(stored)
     }
 
     async fn get(&self, household: HouseholdId, id: MediaId) -> Result<Medium, RepoError> {
@@ -205,22 +237,29 @@ impl MediaRepo for Store {
         household: HouseholdId,
         id: MediaId,
         caption: Option<Caption>,
+        rec: &Recording,
     ) -> Result<Medium, RepoError> {
-        let written = media::Entity::update_many()
+        let txn = self.begin_write().await.context("begin a caption")?;
+        let Some(before) = find(&txn, household, id).await? else {
+            txn.rollback().await.context("roll back a caption")?;
+            return Err(RepoError::NotFound);
+        };
+        let before = medium(before)?;
+        media::Entity::update_many()
             .col_expr(media::Column::Caption, Expr::val(caption.as_ref().map(|c| c.as_str().to_owned())))
             .filter(media::Column::Id.eq(id.0))
             .filter(media::Column::HouseholdId.eq(household.0))
-            .exec(&self.db)
+            .exec(&txn)
             .await
             .with_context(|| format!("write the caption of media {id}"))?;
-        if written.rows_affected == 0 {
-            return Err(RepoError::NotFound);
-        }
-        let row = find(&self.db, household, id).await?.ok_or(RepoError::NotFound)?;
-        Ok(medium(row)?)
+        let after = medium(find(&txn, household, id).await?.ok_or(RepoError::NotFound)?)?;
+        let event = rec.object(ObjectKind::Media, id.0, Some(medium_fields(&before)), Some(medium_fields(&after)));
+        insert_events(&txn, household, event.as_slice()).await?;
+        txn.commit().await.context("commit a caption")?;
+        Ok(after)
     }
 
-    async fn delete(&self, household: HouseholdId, id: MediaId) -> Result<Medium, RepoError> {
+    async fn delete(&self, household: HouseholdId, id: MediaId, rec: &Recording) -> Result<Medium, RepoError> {
         let txn = self.begin_write().await.context("begin the media delete")?;
         let Some(row) = find(&txn, household, id).await? else {
             txn.rollback().await.context("roll back the media delete")?;
@@ -232,8 +271,11 @@ impl MediaRepo for Store {
             .exec(&txn)
             .await
             .with_context(|| format!("delete media {id}"))?;
+        let gone = medium(row)?;
+        let event = rec.object(ObjectKind::Media, id.0, Some(medium_fields(&gone)), None);
+        insert_events(&txn, household, event.as_slice()).await?;
         txn.commit().await.context("commit the media delete")?;
-        Ok(medium(row)?)
+        Ok(gone)
     }
 
     async fn names(&self, hash: &ContentHash) -> Result<bool, RepoError> {

@@ -157,6 +157,8 @@ impl PasskeyRepo for Store {
         let added = insert_member(&txn, member).await?;
         insert_passkey(&txn, added.id, passkey).await?;
         used_by(&txn, invitation, added.id).await?;
+        crate::repo::history::insert_events(&txn, added.household, &[trove_application::recorder::joined(&added)])
+            .await?;
         txn.commit().await.context("commit signing up with a passkey")?;
         Ok(added)
     }

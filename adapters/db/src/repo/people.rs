@@ -6,6 +6,7 @@
 
 use crate::Store;
 use crate::entity::{households, invitations, members, sessions, tokens};
+use crate::repo::history::insert_events;
 use anyhow::{Context as _, anyhow};
 use async_trait::async_trait;
 use sea_orm::sea_query::{Expr, OnConflict};
@@ -16,9 +17,11 @@ use sea_orm::{
 use std::collections::HashMap;
 use trove_application::ports::people::{ApiToken, Household, Invitation, Member, NewMember, NewToken, Session};
 use trove_application::ports::{InvitationRepo, MemberRepo, SessionRepo, TokenRepo};
+use trove_application::recorder::{joined, member_fields};
 use trove_application::{Conflict, RepoError};
+use trove_domain::history::Recording;
 use trove_domain::people::{
-    InvitationGone, InvitationId, MemberId, MemberName, Role, Scope, SessionId, TokenId, check_invitation,
+    InvitationGone, InvitationId, MemberId, MemberName, ObjectKind, Role, Scope, SessionId, TokenId, check_invitation,
 };
 use trove_domain::{HouseholdId, Timestamp};
 
@@ -149,7 +152,13 @@ impl MemberRepo for Store {
         Ok(rows.into_iter().map(member).collect::<anyhow::Result<_>>()?)
     }
 
-    async fn set_role(&self, household: HouseholdId, id: MemberId, role: Role) -> Result<Member, RepoError> {
+    async fn set_role(
+        &self,
+        household: HouseholdId,
+        id: MemberId,
+        role: Role,
+        rec: &Recording,
+    ) -> Result<Member, RepoError> {
         let txn = self.begin_write().await.context("begin a role change")?;
         let current = member_in(&txn, household, id).await?;
         if current.role == Role::Owner && role != Role::Owner {
@@ -161,11 +170,14 @@ impl MemberRepo for Store {
             .exec(&txn)
             .await
             .context("change a role")?;
+        let changed = Member { role, ..current.clone() };
+        let event = rec.object(ObjectKind::Member, id.0, Some(member_fields(&current)), Some(member_fields(&changed)));
+        insert_events(&txn, household, event.as_slice()).await?;
         txn.commit().await.context("commit a role change")?;
-        Ok(Member { role, ..current })
+        Ok(changed)
     }
 
-    async fn remove_member(&self, household: HouseholdId, id: MemberId) -> Result<(), RepoError> {
+    async fn remove_member(&self, household: HouseholdId, id: MemberId, rec: &Recording) -> Result<(), RepoError> {
         let txn = self.begin_write().await.context("begin removing a member")?;
         let current = member_in(&txn, household, id).await?;
         if current.role == Role::Owner {
@@ -187,6 +199,8 @@ impl MemberRepo for Store {
             .await
             .context("remove the member's passkeys")?;
         members::Entity::delete_by_id(id.0).exec(&txn).await.context("remove a member")?;
+        let event = rec.object(ObjectKind::Member, id.0, Some(member_fields(&current)), None);
+        insert_events(&txn, household, event.as_slice()).await?;
         txn.commit().await.context("commit removing a member")?;
         Ok(())
     }
@@ -306,6 +320,7 @@ impl InvitationRepo for Store {
         // A taken name returns early: the transaction is dropped, so the invitation stays unused.
         let added = insert_member(&txn, new).await?;
         used_by(&txn, id, added.id).await?;
+        insert_events(&txn, added.household, &[joined(&added)]).await?;
         txn.commit().await.context("commit accepting an invitation")?;
         Ok(added)
     }

@@ -6,6 +6,7 @@ use crate::Store;
 use crate::entity::{items, places};
 use crate::mapping;
 use crate::repo::CHUNK;
+use crate::repo::history::insert_events;
 use anyhow::Context as _;
 use async_trait::async_trait;
 use sea_orm::sea_query::{Expr, ExprTrait};
@@ -16,6 +17,8 @@ use sea_orm::{
 use std::collections::HashMap;
 use trove_application::ports::{FoundPath, PlaceRepo};
 use trove_application::{Conflict, RepoError};
+use trove_domain::history::{Recording, place_fields};
+use trove_domain::people::ObjectKind;
 use trove_domain::place::{NewPlace, Place, PlaceChanges, PlaceName, PlacePath, PlaceStep, PlaceTree};
 use trove_domain::{HouseholdId, PlaceId, Timestamp};
 
@@ -225,7 +228,7 @@ async fn find_place<C: ConnectionTrait>(db: &C, household: HouseholdId, id: Plac
 
 #[async_trait]
 impl PlaceRepo for Store {
-    async fn insert(&self, household: HouseholdId, place: NewPlace, at: Timestamp) -> Result<Place, RepoError> {
+    async fn insert(&self, household: HouseholdId, place: NewPlace, rec: &Recording) -> Result<Place, RepoError> {
         let txn = self.begin_write().await.context("begin the place insert")?;
         lock_places(&txn, household).await?;
         let all = all_places(&txn, household).await?;
@@ -240,7 +243,8 @@ impl PlaceRepo for Store {
             txn.rollback().await.context("roll back the place insert")?;
             return Err(RepoError::Conflict(Conflict::Place(e)));
         }
-        let stored = insert_row(&txn, household, &place, at).await?;
+        let stored = insert_row(&txn, household, &place, rec.at).await?;
+        insert_events(&txn, household, &[rec.place_created(&stored)]).await?;
         txn.commit().await.context("commit the place insert")?;
         Ok(stored)
     }
@@ -269,7 +273,7 @@ impl PlaceRepo for Store {
         Ok(rows.into_iter().filter_map(|(p, n)| Some((PlaceId(p?), u64::try_from(n).unwrap_or(0)))).collect())
     }
 
-    async fn update(&self, household: HouseholdId, place: &Place) -> Result<Place, RepoError> {
+    async fn update(&self, household: HouseholdId, place: &Place, rec: &Recording) -> Result<Place, RepoError> {
         let txn = self.begin_write().await.context("begin the place update")?;
         lock_places(&txn, household).await?;
         let all = all_places(&txn, household).await?;
@@ -306,17 +310,19 @@ impl PlaceRepo for Store {
             let within = places_within(&txn, household, place.id).await?;
             refresh_places(&txn, household, &within).await?;
         }
+        let event = rec.object(ObjectKind::Place, place.id.0, Some(place_fields(stored)), Some(place_fields(&changed)));
+        insert_events(&txn, household, event.as_slice()).await?;
         txn.commit().await.context("commit the place update")?;
         Ok(changed)
     }
 
-    async fn delete(&self, household: HouseholdId, id: PlaceId) -> Result<(), RepoError> {
+    async fn delete(&self, household: HouseholdId, id: PlaceId, rec: &Recording) -> Result<(), RepoError> {
         let txn = self.begin_write().await.context("begin the place delete")?;
         lock_places(&txn, household).await?;
-        if find_place(&txn, household, id).await?.is_none() {
+        let Some(found) = find_place(&txn, household, id).await? else {
             txn.rollback().await.context("roll back the place delete")?;
             return Err(RepoError::NotFound);
-        }
+        };
         let children = places::Entity::find()
             .filter(places::Column::HouseholdId.eq(household.0))
             .filter(places::Column::ParentId.eq(id.0))
@@ -350,6 +356,8 @@ impl PlaceRepo for Store {
             .exec(&txn)
             .await
             .with_context(|| format!("delete place {id}"))?;
+        let event = rec.object(ObjectKind::Place, id.0, Some(place_fields(&found)), None);
+        insert_events(&txn, household, event.as_slice()).await?;
         txn.commit().await.context("commit the place delete")?;
         Ok(())
     }
@@ -358,7 +366,7 @@ impl PlaceRepo for Store {
         &self,
         household: HouseholdId,
         names: &[PlaceName],
-        at: Timestamp,
+        rec: &Recording,
     ) -> Result<Option<FoundPath>, RepoError> {
         if names.is_empty() {
             return Ok(None);
@@ -366,7 +374,9 @@ impl PlaceRepo for Store {
         let txn = self.begin_write().await.context("begin finding a path of places")?;
         lock_places(&txn, household).await?;
         let mut created = Vec::new();
-        let path = find_or_create_path(&txn, household, names, at, &mut created).await?;
+        let path = find_or_create_path(&txn, household, names, rec.at, &mut created).await?;
+        let events: Vec<_> = created.iter().map(|p| rec.place_created(p)).collect();
+        insert_events(&txn, household, &events).await?;
         txn.commit().await.context("commit finding a path of places")?;
         Ok(path.map(|path| FoundPath { path, created }))
     }

@@ -5,6 +5,8 @@
 use crate::Store;
 use crate::entity::{items, projects};
 use crate::mapping::{self, to_json};
+use crate::repo::history::insert_events;
+use crate::repo::inventory::items_by_id;
 use anyhow::{Context as _, anyhow};
 use async_trait::async_trait;
 use sea_orm::sea_query::{Expr, ExprTrait};
@@ -14,7 +16,9 @@ use sea_orm::{
 };
 use trove_application::ports::ProjectRepo;
 use trove_application::{Conflict, RepoError};
-use trove_domain::item::{Availability, Hold, Intent};
+use trove_domain::history::{Recording, project_fields};
+use trove_domain::item::{Availability, Hold, Intent, Item};
+use trove_domain::people::ObjectKind;
 use trove_domain::project::{NewProject, Project, ProjectStatus};
 use trove_domain::{HouseholdId, ProjectId, Timestamp};
 
@@ -120,10 +124,43 @@ async fn move_held_units(
     Ok(())
 }
 
-/// Reads the project back inside the transaction and commits.
-async fn finish(txn: DatabaseTransaction, household: HouseholdId, id: ProjectId) -> Result<Project, RepoError> {
+/// A project and its allocated items as a step found them, read in its transaction before it writes.
+struct Before {
+    project: Project,
+    items: Vec<Item>,
+}
+
+/// Reads the project and its allocated items in the transaction, before a step; `None` when it does not exist
+/// (the step's conditional write then says so).
+async fn before(txn: &DatabaseTransaction, household: HouseholdId, id: ProjectId) -> anyhow::Result<Option<Before>> {
+    let Some(project) = find_project(txn, household, id).await? else { return Ok(None) };
+    let ids: Vec<_> = project.allocations.iter().map(|a| a.item_id).collect();
+    // Locked, so what the step's events say it changed is what it changed (no other writer in between).
+    let items = items_by_id(txn, household, &ids, true).await?;
+    Ok(Some(Before { project, items }))
+}
+
+/// Reads the project back inside the transaction, writes the step's events (the project's, then each changed
+/// item's, against `before`) and commits.
+async fn finish(
+    txn: DatabaseTransaction,
+    household: HouseholdId,
+    id: ProjectId,
+    before: Option<Before>,
+    rec: &Recording,
+) -> Result<Project, RepoError> {
     let project =
         find_project(&txn, household, id).await?.ok_or_else(|| anyhow!("project {id} vanished during its change"))?;
+    let before = before.ok_or_else(|| anyhow!("project {id} appeared during its change"))?;
+    let fields = (Some(project_fields(&before.project)), Some(project_fields(&project)));
+    let mut events: Vec<_> = rec.object(ObjectKind::Project, id.0, fields.0, fields.1).into_iter().collect();
+    let ids: Vec<_> = before.items.iter().map(|i| i.id).collect();
+    for after in items_by_id(&txn, household, &ids, false).await? {
+        if let Some(old) = before.items.iter().find(|i| i.id == after.id) {
+            events.extend(rec.item_changed(old, &after));
+        }
+    }
+    insert_events(&txn, household, &events).await?;
     txn.commit().await.with_context(|| format!("commit the change of project {id}"))?;
     Ok(project)
 }
@@ -134,8 +171,9 @@ impl ProjectRepo for Store {
         &self,
         household: HouseholdId,
         projects: Vec<NewProject>,
-        at: Timestamp,
+        rec: &Recording,
     ) -> Result<Vec<Project>, RepoError> {
+        let at = rec.at;
         if projects.is_empty() {
             return Ok(Vec::new());
         }
@@ -157,6 +195,9 @@ impl ProjectRepo for Store {
             let model = row.insert(&txn).await.context("insert project")?;
             out.push(mapping::project(model)?);
         }
+        let events: Vec<_> =
+            out.iter().filter_map(|p| rec.object(ObjectKind::Project, p.id.0, None, Some(project_fields(p)))).collect();
+        insert_events(&txn, household, &events).await?;
         txn.commit().await.context("commit the project insert")?;
         Ok(out)
     }
@@ -167,10 +208,12 @@ impl ProjectRepo for Store {
         id: ProjectId,
         title: &str,
         reason: &str,
-        at: Timestamp,
+        rec: &Recording,
     ) -> Result<Project, RepoError> {
         let txn = self.begin_write().await.context("begin the refresh")?;
-        let txn = move_project(txn, household, id, &[ProjectStatus::Proposed], ProjectStatus::Proposed, at).await?;
+        let before = before(&txn, household, id).await?;
+        let proposed = [ProjectStatus::Proposed];
+        let txn = move_project(txn, household, id, &proposed, ProjectStatus::Proposed, rec.at).await?;
         projects::Entity::update_many()
             .col_expr(projects::Column::Title, Expr::val(title))
             .col_expr(projects::Column::Reason, Expr::val(reason))
@@ -179,7 +222,7 @@ impl ProjectRepo for Store {
             .exec(&txn)
             .await
             .with_context(|| format!("refresh project {id}"))?;
-        finish(txn, household, id).await
+        finish(txn, household, id, before, rec).await
     }
 
     async fn get(&self, household: HouseholdId, id: ProjectId) -> Result<Project, RepoError> {
@@ -202,9 +245,11 @@ impl ProjectRepo for Store {
         household: HouseholdId,
         id: ProjectId,
         holds: &[Hold],
-        at: Timestamp,
+        rec: &Recording,
     ) -> Result<Project, RepoError> {
+        let at = rec.at;
         let txn = self.begin_write().await.context("begin the accept")?;
+        let before = before(&txn, household, id).await?;
         let txn = move_project(txn, household, id, &[ProjectStatus::Proposed], ProjectStatus::Accepted, at).await?;
         // Items in id order, so that two accepts sharing items lock them in the same order and never deadlock.
         let mut holds = holds.to_vec();
@@ -240,29 +285,33 @@ impl ProjectRepo for Store {
                 return Err(RepoError::Stale(item));
             }
         }
-        finish(txn, household, id).await
+        finish(txn, household, id, before, rec).await
     }
 
-    async fn build(&self, household: HouseholdId, id: ProjectId, at: Timestamp) -> Result<Project, RepoError> {
+    async fn build(&self, household: HouseholdId, id: ProjectId, rec: &Recording) -> Result<Project, RepoError> {
+        let at = rec.at;
         let txn = self.begin_write().await.context("begin the build")?;
+        let before = before(&txn, household, id).await?;
         let txn = move_project(txn, household, id, &[ProjectStatus::Accepted], ProjectStatus::Built, at).await?;
         move_held_items(&txn, household, id, Availability::Reserved, Availability::InUse, false, at).await?;
         let project = find_project(&txn, household, id).await?.ok_or_else(|| anyhow!("project {id} vanished"))?;
         move_held_units(&txn, household, &project, true, at).await?;
-        finish(txn, household, id).await
+        finish(txn, household, id, before, rec).await
     }
 
-    async fn drop_project(&self, household: HouseholdId, id: ProjectId, at: Timestamp) -> Result<Project, RepoError> {
+    async fn drop_project(&self, household: HouseholdId, id: ProjectId, rec: &Recording) -> Result<Project, RepoError> {
+        let at = rec.at;
         let txn = self.begin_write().await.context("begin the drop")?;
-        // Only an accepted project holds units; a proposed one gives nothing back.
-        let before = find_project(&txn, household, id).await?;
+        let before = before(&txn, household, id).await?;
         let from = [ProjectStatus::Proposed, ProjectStatus::Accepted];
+        // Only an accepted project holds units; a proposed one gives nothing back.
+        let accepted = before.as_ref().map(|b| b.project.clone()).filter(|p| p.status == ProjectStatus::Accepted);
         let txn = move_project(txn, household, id, &from, ProjectStatus::Dropped, at).await?;
         // Units first: an item held whole is told apart by its project, which releasing it clears.
-        if let Some(project) = before.filter(|p| p.status == ProjectStatus::Accepted) {
+        if let Some(project) = accepted {
             move_held_units(&txn, household, &project, false, at).await?;
         }
         move_held_items(&txn, household, id, Availability::Reserved, Availability::Available, true, at).await?;
-        finish(txn, household, id).await
+        finish(txn, household, id, before, rec).await
     }
 }

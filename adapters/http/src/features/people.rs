@@ -502,8 +502,7 @@ impl PeopleApi {
         let b = body.0;
         let signed =
             self.0.passkeys.finish_sign_up(&b.ceremony, &b.credential.to_string()).await.map_err(ApiError::from)?;
-        // The join is in the household's history, as with a password.
-        self.0.people.record_joined(&signed.member).await.map_err(ApiError::from)?;
+        // The join is in the household's history, as with a password: written by the store with the member.
         let (json, cookie) = self.signed_in(&signed);
         Ok(SignedInAnswer::Created(json, cookie))
     }
