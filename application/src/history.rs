@@ -11,7 +11,8 @@ use crate::{Error, Refusal};
 use std::collections::HashMap;
 use std::sync::Arc;
 use trove_domain::history::reverse;
-use trove_domain::people::{Event, EventId, MemberId, ObjectKind, Permission, UndoRefused, check_undo};
+use trove_domain::history::{check_undo, undoable};
+use trove_domain::people::{Event, EventId, MemberId, ObjectKind, Permission, UndoRefused};
 use trove_domain::{HouseholdId, ItemId, PlaceId};
 
 /// Largest page of the activity feed.
@@ -112,9 +113,9 @@ impl History {
         caller.require(Permission::WriteInventory)?;
         let household = caller.household;
         let event = self.events.get(household, id).await.map_err(named(Object::Event, id.0))?;
-        // A project's steps move items with the project (a stock's units consumed by a build): undone only by
-        // the project's own steps, never field by field.
-        if event.kind != ObjectKind::Item || matches!(event.action.as_str(), "accept" | "build" | "drop") {
+        // The rule by kind first (`history::undoable`): a project's steps, for one, move items with the project
+        // and are undone only by the project's own steps; then whether the item changed since.
+        if !undoable(&event) {
             return Err(Refusal::Undo(UndoRefused::NotUndoable).into());
         }
         let item = ItemId(event.object);

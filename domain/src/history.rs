@@ -4,7 +4,7 @@
 
 use crate::item::{Availability, Condition, Intent, Item, ItemChanges, ItemName, ItemType, Tags};
 use crate::media::Medium;
-use crate::people::{Event, FieldChange, MemberId, ObjectKind, UndoRefused};
+use crate::people::{Event, EventId, FieldChange, MemberId, ObjectKind, UndoRefused};
 use crate::place::Place;
 use crate::project::Project;
 use crate::{PlaceId, Timestamp};
@@ -219,6 +219,37 @@ fn purchase_text(p: &crate::item::Purchase) -> String {
     parts.join(", ")
 }
 
+/// **The** undo rule, by the kind of change: a change of an item's fields by hand (`patch`), whose every field
+/// [`reverse`] can put back. An import, a bulk change, a project's step (which moves items with the project), a
+/// record added (a measurement, a fault, a test), gone, or an undo are not undone field by field. The API says it
+/// of every event (`undoable`), so no client keeps its own list.
+pub fn undoable(event: &Event) -> bool {
+    event.kind == ObjectKind::Item
+        && event.action == "patch"
+        && !event.changes.is_empty()
+        && event.version_after.is_some()
+        && reverse(&event.changes).is_ok()
+}
+
+/// Whether the event `id` may be undone now: an [`undoable`] change, while the item is still at the version the
+/// change left it at; `later` is the newest event of the object, named when it is not this one.
+///
+/// # Errors
+/// [`UndoRefused`] when the event is not an undoable change, or the object changed since.
+pub fn check_undo(id: EventId, event: &Event, current_version: i64, later: Option<EventId>) -> Result<(), UndoRefused> {
+    if !undoable(event) {
+        return Err(UndoRefused::NotUndoable);
+    }
+    match event.version_after {
+        Some(v) if v == current_version => Ok(()),
+        _ => Err(UndoRefused::ChangedSince {
+            kind: event.kind.as_str(),
+            object: event.object,
+            later: later.filter(|l| *l != id).unwrap_or(id),
+        }),
+    }
+}
+
 /// The change that puts back the `before` values of `changes`: the item's own fields (name, type, profile,
 /// condition, intent, availability, place) and what is recorded by hand (quantity, minimum, tags, notes, serial,
 /// warranty) can be put back; a purchase or an asking price (shown in words), a measurement, a fault or a test
@@ -269,6 +300,65 @@ pub fn reverse(changes: &[FieldChange]) -> Result<ItemChanges, UndoRefused> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn patch_event(version_after: Option<i64>) -> Event {
+        Event {
+            at: DateTime::UNIX_EPOCH,
+            member: Some(MemberId(1)),
+            action: "patch".into(),
+            kind: ObjectKind::Item,
+            object: 7,
+            changes: vec![FieldChange::new("name", Some("a".into()), Some("b".into()))],
+            version_after,
+        }
+    }
+
+    #[test]
+    fn a_change_is_undone_only_while_the_item_is_unchanged_since() {
+        let e = patch_event(Some(3));
+        assert!(undoable(&e));
+        assert_eq!(check_undo(EventId(1), &e, 3, Some(EventId(1))), Ok(()));
+        assert_eq!(
+            check_undo(EventId(1), &e, 4, Some(EventId(2))),
+            Err(UndoRefused::ChangedSince { kind: "item", object: 7, later: EventId(2) })
+        );
+        assert_eq!(check_undo(EventId(1), &patch_event(None), 3, None), Err(UndoRefused::NotUndoable));
+        assert_eq!(
+            UndoRefused::ChangedSince { kind: "item", object: 7, later: EventId(2) }.to_string(),
+            "item 7 changed since (event 2); undo that first"
+        );
+    }
+
+    /// The rule by kind of change, as the API says it of each event: only a hand change of fields an undo can put
+    /// back.
+    #[test]
+    fn which_changes_are_undoable() {
+        let with = |action: &str, kind: ObjectKind, field: &str| Event {
+            action: action.into(),
+            kind,
+            changes: vec![FieldChange::new(field, Some("1".into()), Some("2".into()))],
+            ..patch_event(Some(2))
+        };
+        let cases = [
+            ("patch", ObjectKind::Item, "quantity", true),
+            ("patch", ObjectKind::Item, "tags", true),
+            ("patch", ObjectKind::Item, "place_id", true),
+            ("patch", ObjectKind::Item, "purchase", false),
+            ("patch", ObjectKind::Item, "asking_price", false),
+            ("patch", ObjectKind::Place, "name", false),
+            ("create", ObjectKind::Item, "name", false),
+            ("bulk", ObjectKind::Item, "intent", false),
+            ("accept", ObjectKind::Item, "availability", false),
+            ("import", ObjectKind::Item, "name", false),
+            ("undo", ObjectKind::Item, "name", false),
+        ];
+        for (action, kind, field, expected) in cases {
+            assert_eq!(undoable(&with(action, kind, field)), expected, "{action} {kind:?} {field}");
+        }
+        assert!(!undoable(&Event { changes: Vec::new(), ..patch_event(Some(2)) }));
+        let created = Event { action: "create".into(), ..patch_event(Some(1)) };
+        assert_eq!(check_undo(EventId(1), &created, 1, None), Err(UndoRefused::NotUndoable));
+    }
     use crate::ItemId;
     use crate::item::{Fault, NewItem, Severity};
     use chrono::DateTime;

@@ -1716,6 +1716,12 @@ test("the owner changes an item: its history shows who changed what, and Undo pu
   assert.match(await entry.textContent(), new RegExp(`you\\s*changed[\\s\\S]*condition: ${historyItem.condition.replace("_", " ")} → poor`));
   changeEvent = +(await entry.getAttribute("data-event"));
   assert.equal((await apiGet(`/items/${historyItem.id}`)).condition, "poor");
+  // The API says which changes can be undone; the page shows Undo on those only (it keeps no list of its own).
+  const { events: told } = await apiGet(`/items/${historyItem.id}/history`);
+  assert.equal(told.find((e) => e.id === changeEvent).undoable, true);
+  for (const e of told.filter((e) => !e.undoable)) {
+    assert.equal(await history.locator(`li.event[data-event="${e.id}"]`).getByRole("button", { name: /^Undo/ }).count(), 0, e.action);
+  }
   await checkAccessible("an item page with its history");
 
   await entry.getByRole("button", { name: /^Undo/ }).click();

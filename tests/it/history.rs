@@ -86,6 +86,9 @@ async fn a_change_is_in_the_history_with_who_made_it_and_is_undone_once(db: Db) 
     let events = history["events"].as_array().unwrap();
     let actions: Vec<&str> = events.iter().map(|e| e["action"].as_str().unwrap()).collect();
     assert_eq!(actions, ["create", "patch"], "oldest first: {history}");
+    // The API says which kinds of change can be undone (the one rule, `history::undoable`).
+    let undoable: Vec<bool> = events.iter().map(|e| e["undoable"].as_bool().unwrap()).collect();
+    assert_eq!(undoable, [false, true], "{history}");
     let change = &events[1];
     assert_eq!((change["member"]["id"].as_i64(), change["member"]["name"].as_str()), (Some(ada.id), Some("Ada")));
     assert_eq!((change["object"]["kind"].as_str(), change["object"]["id"].as_i64()), (Some("item"), Some(id)));

@@ -58,6 +58,9 @@ pub struct EventDto {
     pub action: String,
     pub object: EventObject,
     pub changes: Vec<FieldChangeDto>,
+    /// Whether this kind of change can be undone (`POST /api/events/{id}/undo`): a change of an item's fields by
+    /// hand that the undo can put back. The undo is still refused (409) when the item changed since.
+    pub undoable: bool,
 }
 
 impl From<&ShownEvent> for EventDto {
@@ -80,6 +83,7 @@ impl From<&ShownEvent> for EventDto {
                     after_name: c.after_name().map(str::to_owned),
                 })
                 .collect(),
+            undoable: trove_domain::history::undoable(&s.event),
         }
     }
 }

@@ -27,9 +27,6 @@ const ACTIONS = {
 /** What a project's step did to one of its items. */
 const PROJECT_STEPS = { accept: "reserved for a project", build: "built into a project", drop: "released from a project" };
 
-/** The fields an undo puts back (`history::reverse`): a change of only these shows an Undo button. */
-const UNDOABLE = new Set(["name", "item_type", "profile", "condition", "intent", "availability", "place_id"]);
-
 /** Whether the page's reader may write (a viewer sees no Undo: the API would refuse it, 403). */
 function mayWrite() {
   return document.body.dataset.role !== "viewer";
@@ -79,8 +76,9 @@ function changesList(event) {
   );
 }
 
+/** The API says which changes can be undone (the one rule, `history::undoable`): the page keeps no list. */
 function undoable(event) {
-  return event.object.kind === "item" && event.action === "patch" && event.changes.length > 0 && event.changes.every((c) => UNDOABLE.has(c.field));
+  return event.undoable === true;
 }
 
 /** One event as a list entry; `withObject` names its object (the feed), `undo` adds the Undo button. */
