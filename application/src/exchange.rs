@@ -22,6 +22,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use trove_domain::item::{Item, NewItem};
 use trove_domain::media::MediaType;
+use trove_domain::people::Action;
 use trove_domain::people::{Event, FieldChange, ObjectKind};
 use trove_domain::{HouseholdId, ItemId, MediaId};
 
@@ -180,13 +181,12 @@ fn import_events(recorder: &Recorder, actor: Actor, written: &ImportWritten, nam
     let places = written.places.iter().map(|p| recorder.place_created(actor, p));
     let created = order.into_iter().map(|id| {
         let name = FieldChange::new("name", None, Some(names[last_row[&id]].clone()));
-        recorder.event(actor, "import", ObjectKind::Item, id.0, vec![name], Some(1))
+        recorder.event(actor, Action::Import, ObjectKind::Item, id.0, vec![name], Some(1))
     });
-    let changed = written
-        .updated
-        .iter()
-        .filter(|u| !u.changes.is_empty())
-        .map(|u| recorder.event(actor, "import", ObjectKind::Item, u.id.0, u.changes.clone(), Some(u.version)));
+    let changed =
+        written.updated.iter().filter(|u| !u.changes.is_empty()).map(|u| {
+            recorder.event(actor, Action::Import, ObjectKind::Item, u.id.0, u.changes.clone(), Some(u.version))
+        });
     places.chain(created).chain(changed).collect()
 }
 
@@ -329,10 +329,6 @@ impl Exchange {
         let recorder = self.recorder.clone();
         let history = move |written: &ImportWritten| import_events(&recorder, actor, written, &names);
         let written = self.items.import(actor.household, items, self.clock.now(), &history).await?;
-        if let Err(e) = self.items.upkeep_after_import(rows as usize).await {
-            // The import and its history are written: answering an error would invite a second import.
-            tracing::warn!(error = %e, "the store's upkeep after an import failed");
-        }
         let ids = written.ids;
         let distinct: BTreeSet<i64> = ids.iter().map(|i| i.0).collect();
         // The store answers one id per item given, in order.
@@ -437,12 +433,6 @@ mod tests {
             assert_eq!(given.len(), 5);
             Ok(ImportWritten { ids: [100, 101, 102, 103, 100].map(ItemId).to_vec(), ..ImportWritten::default() })
         });
-        // The store's upkeep is told how many rows were written, and its failure does not undo the answer.
-        items
-            .expect_upkeep_after_import()
-            .withf(|rows| *rows == 5)
-            .times(1)
-            .returning(|_| Err(crate::RepoError::Unexpected(anyhow::anyhow!("statistics refused"))));
         let recorder = crate::recorder::capturing().0;
         let exchange = Exchange::new(Arc::new(items), Arc::new(MockItemSheet::new()), Arc::new(clock), recorder);
         let sheet = vec![
@@ -503,7 +493,6 @@ mod tests {
             into.lock().unwrap().extend(history.events(&written));
             Ok(written)
         });
-        items.expect_upkeep_after_import().times(1).returning(|_| Ok(()));
         let (recorder, recorded) = crate::recorder::capturing();
         let exchange = Exchange::new(Arc::new(items), Arc::new(MockItemSheet::new()), Arc::new(clock), recorder);
         let ada = Actor { household: HouseholdId(1), member: Some(MemberId(8)) };

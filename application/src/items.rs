@@ -11,6 +11,7 @@ use trove_domain::bulk::{self, BULK_MAX, BulkSet};
 use trove_domain::item::{
     self, ChangeRefused, Fault, Gone, GoneReason, Item, ItemChanges, ItemError, Measurement, NewItem, TestDone,
 };
+use trove_domain::people::Action;
 use trove_domain::people::{Event, EventId, ObjectKind};
 use trove_domain::place::{PlacePath, PlaceRefused};
 use trove_domain::text::{self, ControlCharacter, Lines};
@@ -224,7 +225,7 @@ impl Inventory {
         }
         // Recorded by the store in the insert's transaction, with the pending media it takes (recorded by no one
         // until now: they show in the history once they are on the item).
-        let rec = self.recorder.recording(actor, "create");
+        let rec = self.recorder.recording(actor, Action::Create);
         Ok(self.items.insert(household, item, &rec).await?)
     }
 
@@ -285,7 +286,7 @@ impl Inventory {
     async fn modify(
         &self,
         actor: Actor,
-        action: &str,
+        action: Action,
         id: ItemId,
         expected: Option<i64>,
         change: impl Fn(&mut Item) -> Result<(), Error>,
@@ -367,7 +368,7 @@ impl Inventory {
         self.name_place(household, &before, &mut item).await?;
         item.updated_at = self.clock.now();
         let changes = trove_domain::history::diff(&before, &item);
-        let event = self.recorder.event(actor, "undo", ObjectKind::Item, id.0, changes, Some(before.version + 1));
+        let event = self.recorder.event(actor, Action::Undo, ObjectKind::Item, id.0, changes, Some(before.version + 1));
         let (_, event_id) = self.items.update(household, &item, &event).await.map_err(no_item(id))?;
         Ok((event_id, event))
     }
@@ -405,7 +406,7 @@ impl Inventory {
         if let Some(place) = self.placement(actor, patch.place_id, location).await? {
             patch.place_id = Some(place);
         }
-        self.modify(actor, "patch", id, expected, |item| item.apply(&patch).map_err(refused)).await
+        self.modify(actor, Action::Patch, id, expected, |item| item.apply(&patch).map_err(refused)).await
     }
 
     /// Applies one set of changes (a place, an intent, a condition) to many items at once: all or nothing, in
@@ -460,7 +461,7 @@ impl Inventory {
                 .map(|(before, after)| {
                     let changes = trove_domain::history::diff(before, after);
                     let version = Some(after.version + 1);
-                    self.recorder.event(actor, "bulk", ObjectKind::Item, after.id.0, changes, version)
+                    self.recorder.event(actor, Action::Bulk, ObjectKind::Item, after.id.0, changes, version)
                 })
                 .collect();
             match self.items.update_many(household, &changed, &events).await {
@@ -478,7 +479,7 @@ impl Inventory {
     /// window (`item::check_recorded_at`) or a key past `item::FIELD_KEYS_MAX`.
     pub async fn add_measurement(&self, actor: Actor, id: ItemId, m: Measurement) -> Result<Item, Error> {
         let now = self.clock.now();
-        self.modify(actor, "measurement", id, None, |item| {
+        self.modify(actor, Action::Measurement, id, None, |item| {
             refuse_gone(item)?;
             item.check_measurement(&m, now).map_err(out_of_bounds)?;
             item.measurements.push(m.clone());
@@ -493,7 +494,7 @@ impl Inventory {
     /// [`Error::NotFound`]; [`Refusal::Change`] for a gone item.
     pub async fn add_fault(&self, actor: Actor, id: ItemId, fault: Fault) -> Result<Item, Error> {
         text::check("text", &fault.text, Lines::One).map_err(invalid)?;
-        self.modify(actor, "fault", id, None, |item| {
+        self.modify(actor, Action::Fault, id, None, |item| {
             refuse_gone(item)?;
             item.faults.push(fault.clone());
             Ok(())
@@ -510,7 +511,7 @@ impl Inventory {
         text::check("name", &test.name, Lines::One).map_err(invalid)?;
         text::check("note", test.note.as_deref().unwrap_or_default(), Lines::Many).map_err(invalid)?;
         item::check_recorded_at("at", test.at, self.clock.now()).map_err(out_of_bounds)?;
-        self.modify(actor, "test", id, None, |item| {
+        self.modify(actor, Action::Test, id, None, |item| {
             refuse_gone(item)?;
             item.tests_done.push(test.clone());
             Ok(())
@@ -531,7 +532,7 @@ impl Inventory {
     ) -> Result<Item, Error> {
         text::check("note", note.as_deref().unwrap_or_default(), Lines::Many).map_err(invalid)?;
         let at = self.clock.now();
-        self.modify(actor, "gone", id, None, |item| {
+        self.modify(actor, Action::Gone, id, None, |item| {
             item.mark_gone(Gone { reason, at, note: note.clone() }).map_err(|e| Refusal::Gone(e).into())
         })
         .await
@@ -622,7 +623,7 @@ mod tests {
             .map(|(h, e)| {
                 assert_eq!((*h, e.member), (H.household, H.member));
                 let changes = e.changes.iter().map(|c| (c.field.clone(), c.before.clone(), c.after.clone())).collect();
-                (e.kind, e.action.clone(), e.object, changes)
+                (e.kind, e.action.to_string(), e.object, changes)
             })
             .collect()
     }
@@ -732,7 +733,7 @@ mod tests {
         });
         items
             .expect_insert()
-            .withf(|_, i, rec| i.place_id == Some(PlaceId(2)) && i.location.is_none() && rec.action == "create")
+            .withf(|_, i, rec| i.place_id == Some(PlaceId(2)) && i.location.is_none() && rec.action == Action::Create)
             .times(1)
             .returning(|_, i, rec| Ok(i.stored(ItemId(9), rec.at)));
         let (inv, events) = recorded(items, places);
@@ -748,7 +749,7 @@ mod tests {
             .map(|e| {
                 assert_eq!((e.member, e.version_after), (H.member, Some(2)));
                 let changes = e.changes.iter().map(|c| (c.field.clone(), c.before.clone(), c.after.clone())).collect();
-                (e.kind, e.action.clone(), e.object, changes)
+                (e.kind, e.action.to_string(), e.object, changes)
             })
             .collect();
         assert_eq!(moved, [(ObjectKind::Item, "patch".into(), 1, vec![change("place_id", None, Some("5"))])]);

@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use trove_domain::measure::Region;
 use trove_domain::media::{self, Caption, ContentHash, MediaKind, MediaRefused, MediaType, Medium, NewMedium};
+use trove_domain::people::Action;
 use trove_domain::{HouseholdId, ItemId, MediaId, Timestamp};
 
 /// How old a blob no row names must be before the sweep removes it: an upload writes its blob a moment before
@@ -147,7 +148,7 @@ impl Media {
             sha256: sha256.clone(),
             caption: upload.caption,
         };
-        let rec = self.recorder.recording(actor, "create");
+        let rec = self.recorder.recording(actor, Action::Create);
         match self.media.insert(household, new, &rec).await {
             Ok(stored) => Ok(stored),
             Err(e) => {
@@ -247,7 +248,7 @@ impl Media {
     /// # Errors
     /// [`Error::NotFound`] naming the medium (another household's included); nothing is written then.
     pub async fn caption(&self, actor: Actor, id: MediaId, caption: Option<Caption>) -> Result<Medium, MediaError> {
-        let rec = self.recorder.recording(actor, "patch");
+        let rec = self.recorder.recording(actor, Action::Patch);
         Ok(self.media.set_caption(actor.household, id, caption, &rec).await.map_err(no_media(id))?)
     }
 
@@ -257,7 +258,7 @@ impl Media {
     /// # Errors
     /// [`Error::NotFound`] naming the medium. A blob that cannot be removed now is left to the sweep.
     pub async fn delete(&self, actor: Actor, id: MediaId) -> Result<(), MediaError> {
-        let rec = self.recorder.recording(actor, "delete");
+        let rec = self.recorder.recording(actor, Action::Delete);
         let gone = self.media.delete(actor.household, id, &rec).await.map_err(no_media(id))?;
         self.forget_unnamed(&gone.sha256).await;
         if let Some(thumb) = &gone.thumb {

@@ -14,6 +14,7 @@ use crate::recorder::Recorder;
 use crate::{Conflict, Error, Object, Refusal, RepoError};
 use anyhow::Context as _;
 use std::sync::Arc;
+use trove_domain::people::Action;
 use trove_domain::people::{self, InvitationId, MemberId, MemberName, Permission, Role, Scope, TokenId};
 use trove_domain::{HouseholdId, Timestamp};
 
@@ -116,7 +117,7 @@ impl People {
         if member.role == role {
             return Ok(member);
         }
-        let rec = self.recorder.recording(caller.into(), "role");
+        let rec = self.recorder.recording(caller.into(), Action::Role);
         let changed =
             self.members.set_role(caller.household, id, role, &rec).await.map_err(|e| last_owner(e, &member))?;
         self.token_checks.end(AccessChange::Member(id)).await;
@@ -130,7 +131,7 @@ impl People {
     pub async fn remove(&self, caller: &Caller, id: MemberId) -> Result<(), Error> {
         caller.require(Permission::ManageHousehold)?;
         let member = self.members.member(caller.household, id).await.map_err(named(Object::Member, id.0))?;
-        let rec = self.recorder.recording(caller.into(), "remove");
+        let rec = self.recorder.recording(caller.into(), Action::Remove);
         self.members.remove_member(caller.household, id, &rec).await.map_err(|e| last_owner(e, &member))?;
         self.token_checks.end(AccessChange::Member(id)).await;
         Ok(())

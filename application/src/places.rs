@@ -7,6 +7,7 @@ use crate::recorder::{Actor, Recorder};
 use crate::{Conflict, Error, RepoError};
 use std::collections::HashMap;
 use std::sync::Arc;
+use trove_domain::people::Action;
 use trove_domain::place::{self, NewPlace, Place, PlaceChanges, PlacePath, PlaceRefused, PlaceTree};
 use trove_domain::{HouseholdId, PlaceId};
 
@@ -102,7 +103,7 @@ impl Places {
         let all = self.places.all(household).await?;
         PlaceTree::new(&all).check_name(&new.name, new.parent_id, None).map_err(refused)?;
         let parent = new.parent_id;
-        let rec = self.recorder.recording(actor, "create");
+        let rec = self.recorder.recording(actor, Action::Create);
         let stored = self.places.insert(household, new, &rec).await.map_err(|e| match e {
             RepoError::NotFound => refused(PlaceRefused::NoSuchParent(parent.unwrap_or(PlaceId(0)))),
             other => other.into(),
@@ -145,7 +146,7 @@ impl Places {
         let tree = PlaceTree::new(&all);
         let place = tree.get(id).ok_or_else(|| Error::NotFound { what: Object::Place, id: id.0 })?;
         let changed = tree.apply(place, &changes).map_err(refused)?;
-        let rec = self.recorder.recording(actor, "patch");
+        let rec = self.recorder.recording(actor, Action::Patch);
         self.places.update(household, &changed, &rec).await.map_err(no_place(id))?;
         self.view(household, id).await
     }
@@ -157,7 +158,7 @@ impl Places {
     pub async fn delete(&self, actor: Actor, id: PlaceId) -> Result<(), Error> {
         let household = actor.household;
         let place = self.places.get(household, id).await.map_err(no_place(id))?;
-        let rec = self.recorder.recording(actor, "delete");
+        let rec = self.recorder.recording(actor, Action::Delete);
         self.places.delete(household, id, &rec).await.map_err(|e| match e {
             // Named as its owner calls it, not by its id.
             RepoError::Conflict(Conflict::StillHolds { items, places, .. }) => {
@@ -207,7 +208,7 @@ pub(crate) async fn resolve(
     location: &str,
 ) -> Result<Option<PlacePath>, Error> {
     let names = place::parse_location(location).map_err(|e| Error::Invalid(format!("location: {e}")))?;
-    let rec = recorder.recording(actor, "create");
+    let rec = recorder.recording(actor, Action::Create);
     let Some(found) = places.find_or_create(actor.household, &names, &rec).await? else { return Ok(None) };
     Ok(Some(found.path))
 }
@@ -324,18 +325,18 @@ mod tests {
         let recs: Recs = Arc::default();
         let into = recs.clone();
         repo.expect_update().returning(move |_, p, rec| {
-            into.lock().unwrap().push((rec.action.clone(), rec.member.map(|m| m.0), p.id.0));
+            into.lock().unwrap().push((rec.action.to_string(), rec.member.map(|m| m.0), p.id.0));
             Ok(p.clone())
         });
         let into = recs.clone();
         repo.expect_insert().returning(move |_, new, rec| {
-            into.lock().unwrap().push((rec.action.clone(), rec.member.map(|m| m.0), 0));
+            into.lock().unwrap().push((rec.action.to_string(), rec.member.map(|m| m.0), 0));
             Ok(Place { id: PlaceId(5), name: new.name, parent_id: new.parent_id, note: new.note, created_at: rec.at })
         });
         repo.expect_get().returning(|_, id| tree().into_iter().find(|p| p.id == id).ok_or(RepoError::NotFound));
         let into = recs.clone();
         repo.expect_delete().returning(move |_, id, rec| {
-            into.lock().unwrap().push((rec.action.clone(), rec.member.map(|m| m.0), id.0));
+            into.lock().unwrap().push((rec.action.to_string(), rec.member.map(|m| m.0), id.0));
             Ok(())
         });
         let (recorder, events) = crate::recorder::capturing();

@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use trove_domain::item::Item;
 use trove_domain::pack::{self, BuildPack};
+use trove_domain::people::Action;
 use trove_domain::project::{self, Project, ProjectStatus};
 use trove_domain::{HouseholdId, ItemId, ProjectId};
 
@@ -99,7 +100,7 @@ impl Projects {
         let items: BTreeMap<ItemId, Item> =
             self.allocated_items(household, &project).await?.into_iter().map(|i| (i.id, i)).collect();
         let holds = project::check_accept(&project, &items).map_err(Refusal::from)?;
-        let rec = self.recorder.recording(actor, "accept");
+        let rec = self.recorder.recording(actor, Action::Accept);
         let accepted = match self.projects.accept(household, id, &holds, &rec).await {
             Ok(p) => p,
             Err(RepoError::Stale(item)) => {
@@ -124,7 +125,7 @@ impl Projects {
         let household = actor.household;
         let project = self.get(household, id).await?;
         project::check_build(&project).map_err(Refusal::from)?;
-        let rec = self.recorder.recording(actor, "build");
+        let rec = self.recorder.recording(actor, Action::Build);
         self.projects.build(household, id, &rec).await.map_err(no_project(id))
     }
 
@@ -137,7 +138,7 @@ impl Projects {
         let household = actor.household;
         let project = self.get(household, id).await?;
         project::check_drop(&project).map_err(Refusal::from)?;
-        let rec = self.recorder.recording(actor, "drop");
+        let rec = self.recorder.recording(actor, Action::Drop);
         self.projects.drop_project(household, id, &rec).await.map_err(no_project(id))
     }
 

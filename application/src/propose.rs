@@ -18,6 +18,7 @@ use crate::tools;
 use std::collections::HashMap;
 use std::sync::Arc;
 use trove_domain::item::Item;
+use trove_domain::people::Action;
 use trove_domain::project::{self, Dropped, Project, ProjectStatus, ProposalSet};
 use trove_domain::spend::CallKind;
 use trove_domain::text::clip;
@@ -252,7 +253,7 @@ impl ProposeProjects {
         // For each proposal, in order: the open project it refreshed, or `None` for one inserted below.
         let mut refreshed: Vec<Option<Project>> = Vec::with_capacity(decision.projects.len());
         let mut fresh = Vec::new();
-        let refresh = self.recorder.recording(actor, "refresh");
+        let refresh = self.recorder.recording(actor, Action::Refresh);
         for new in decision.projects {
             let Some(old) = open.iter().find(|o| new.repeats(o)) else {
                 refreshed.push(None);
@@ -265,7 +266,7 @@ impl ProposeProjects {
         let inserted = if fresh.is_empty() {
             Vec::new()
         } else {
-            self.projects.insert_many(household, fresh, &self.recorder.recording(actor, "create")).await?
+            self.projects.insert_many(household, fresh, &self.recorder.recording(actor, Action::Create)).await?
         };
         // The store answers the inserted ones in the order given: they fill the gaps in order.
         let mut inserted = inserted.into_iter();

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use trove_domain::HouseholdId;
 use trove_domain::history::{Fields, Recording, between, diff, place_fields};
 use trove_domain::item::Item;
-use trove_domain::people::{Event, EventId, FieldChange, MemberId, ObjectKind};
+use trove_domain::people::{Action, Event, EventId, FieldChange, MemberId, ObjectKind};
 use trove_domain::place::Place;
 
 /// Who asks for a change: the household it is made in and the member who asked (`None`: the command line).
@@ -35,7 +35,12 @@ pub fn member_fields(m: &Member) -> Fields {
 /// Written by the store in the transaction that adds them ([`crate::ports::InvitationRepo::redeem`]).
 pub fn joined(member: &Member) -> Event {
     let changes = between(None, Some(member_fields(member)));
-    Recording::new(member.created_at, Some(member.id), "join").event(ObjectKind::Member, member.id.0, changes, None)
+    Recording::new(member.created_at, Some(member.id), Action::Join).event(
+        ObjectKind::Member,
+        member.id.0,
+        changes,
+        None,
+    )
 }
 
 /// Appends the events of the changes the use cases make.
@@ -57,7 +62,7 @@ impl Recorder {
     }
 
     /// Who (`actor`), now, and as which `action`: for a store that writes a write's events in its transaction.
-    pub fn recording(&self, actor: Actor, action: &str) -> Recording {
+    pub fn recording(&self, actor: Actor, action: Action) -> Recording {
         Recording::new(self.clock.now(), actor.member, action)
     }
 
@@ -66,21 +71,13 @@ impl Recorder {
     pub fn event(
         &self,
         actor: Actor,
-        action: &str,
+        action: Action,
         kind: ObjectKind,
         object: i64,
         changes: Vec<FieldChange>,
         version_after: Option<i64>,
     ) -> Event {
-        Event {
-            at: self.clock.now(),
-            member: actor.member,
-            action: action.to_owned(),
-            kind,
-            object,
-            changes,
-            version_after,
-        }
+        Event { at: self.clock.now(), member: actor.member, action, kind, object, changes, version_after }
     }
 
     /// Records one event of `actor` on an object.
@@ -90,7 +87,7 @@ impl Recorder {
     pub async fn record(
         &self,
         actor: Actor,
-        action: &str,
+        action: Action,
         kind: ObjectKind,
         object: i64,
         changes: Vec<FieldChange>,
@@ -125,7 +122,7 @@ impl Recorder {
     /// The `create` event of a place made for a `location` text.
     pub fn place_created(&self, actor: Actor, place: &Place) -> Event {
         let changes = between(None, Some(place_fields(place)));
-        self.event(actor, "create", ObjectKind::Place, place.id.0, changes, None)
+        self.event(actor, Action::Create, ObjectKind::Place, place.id.0, changes, None)
     }
 
     /// Records a change of an item from `before` to `after`.
@@ -135,7 +132,7 @@ impl Recorder {
     pub async fn item(
         &self,
         actor: Actor,
-        action: &str,
+        action: Action,
         before: Option<&Item>,
         after: &Item,
     ) -> Result<EventId, Error> {
@@ -155,7 +152,7 @@ impl Recorder {
     pub async fn object(
         &self,
         actor: Actor,
-        action: &str,
+        action: Action,
         kind: ObjectKind,
         object: i64,
         before: Option<Fields>,
@@ -171,14 +168,14 @@ impl Recorder {
     pub fn object_event(
         &self,
         actor: Actor,
-        action: &str,
+        action: Action,
         kind: ObjectKind,
         object: i64,
         before: Option<Fields>,
         after: Option<Fields>,
     ) -> Option<Event> {
         let changes = between(before, after);
-        if changes.is_empty() && action == "patch" {
+        if changes.is_empty() && action == Action::Patch {
             return None;
         }
         Some(self.event(actor, action, kind, object, changes, None))

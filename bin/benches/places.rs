@@ -44,7 +44,7 @@ fn median(mut times: Vec<Duration>) -> Duration {
 
 /// Builds the tree; answers (rooms, shelves, boxes) by level.
 async fn tree(places: &dyn PlaceRepo, h: HouseholdId) -> (Vec<PlaceId>, Vec<PlaceId>, Vec<PlaceId>) {
-    let at = &trove_domain::history::Recording::new(chrono::Utc::now(), None, "create");
+    let at = &trove_domain::history::Recording::new(chrono::Utc::now(), None, trove_domain::people::Action::Create);
     let new = |name: String, parent| NewPlace { name: PlaceName::new(&name).unwrap(), parent_id: parent, note: None };
     let (mut rooms, mut shelves, mut boxes) = (Vec::new(), Vec::new(), Vec::new());
     for r in 0..ROOMS {

@@ -63,7 +63,7 @@ where
 }
 
 async fn places(places: &dyn PlaceRepo, h: HouseholdId) -> Vec<PlaceId> {
-    let rec = trove_domain::history::Recording::new(chrono::Utc::now(), None, "create");
+    let rec = trove_domain::history::Recording::new(chrono::Utc::now(), None, trove_domain::people::Action::Create);
     let new = |name: String, parent| NewPlace { name: PlaceName::new(&name).unwrap(), parent_id: parent, note: None };
     let mut out = Vec::new();
     for r in 0..10 {

@@ -4,7 +4,7 @@
 
 use crate::item::{Availability, Condition, Intent, Item, ItemChanges, ItemName, ItemType, Tags};
 use crate::media::Medium;
-use crate::people::{Event, EventId, FieldChange, MemberId, ObjectKind, UndoRefused};
+use crate::people::{Action, Event, EventId, FieldChange, MemberId, ObjectKind, UndoRefused};
 use crate::place::Place;
 use crate::project::Project;
 use crate::{PlaceId, Timestamp};
@@ -53,24 +53,23 @@ pub struct Recording {
     pub at: Timestamp,
     /// `None`: the command line.
     pub member: Option<MemberId>,
-    /// `create`, `patch`, `delete`, `accept`, `role`, ...
-    pub action: String,
+    pub action: Action,
 }
 
 impl Recording {
-    pub fn new(at: Timestamp, member: Option<MemberId>, action: &str) -> Self {
-        Self { at, member, action: action.to_owned() }
+    pub fn new(at: Timestamp, member: Option<MemberId>, action: Action) -> Self {
+        Self { at, member, action }
     }
 
     /// The same writer and time under another action (the `create` of a place made for an item's location).
     #[must_use]
-    pub fn as_action(&self, action: &str) -> Self {
-        Self { action: action.to_owned(), ..self.clone() }
+    pub fn as_action(&self, action: Action) -> Self {
+        Self { action, ..self.clone() }
     }
 
     /// The event of this write on one object.
     pub fn event(&self, kind: ObjectKind, object: i64, changes: Vec<FieldChange>, version_after: Option<i64>) -> Event {
-        Event { at: self.at, member: self.member, action: self.action.clone(), kind, object, changes, version_after }
+        Event { at: self.at, member: self.member, action: self.action, kind, object, changes, version_after }
     }
 
     /// The event of a change of an object that is not an item (a place, a medium, a project, a member) by its
@@ -84,7 +83,7 @@ impl Recording {
         after: Option<Fields>,
     ) -> Option<Event> {
         let changes = between(before, after);
-        if changes.is_empty() && self.action == "patch" {
+        if changes.is_empty() && self.action == Action::Patch {
             return None;
         }
         Some(self.event(kind, object, changes, None))
@@ -105,7 +104,7 @@ impl Recording {
     /// The `create` event of a place (made by hand, or for an item's location).
     pub fn place_created(&self, place: &Place) -> Event {
         let changes = between(None, Some(place_fields(place)));
-        self.as_action("create").event(ObjectKind::Place, place.id.0, changes, None)
+        self.as_action(Action::Create).event(ObjectKind::Place, place.id.0, changes, None)
     }
 }
 
@@ -225,7 +224,7 @@ fn purchase_text(p: &crate::item::Purchase) -> String {
 /// of every event (`undoable`), so no client keeps its own list.
 pub fn undoable(event: &Event) -> bool {
     event.kind == ObjectKind::Item
-        && event.action == "patch"
+        && event.action == Action::Patch
         && !event.changes.is_empty()
         && event.version_after.is_some()
         && reverse(&event.changes).is_ok()
@@ -305,7 +304,7 @@ mod tests {
         Event {
             at: DateTime::UNIX_EPOCH,
             member: Some(MemberId(1)),
-            action: "patch".into(),
+            action: Action::Patch,
             kind: ObjectKind::Item,
             object: 7,
             changes: vec![FieldChange::new("name", Some("a".into()), Some("b".into()))],
@@ -334,7 +333,7 @@ mod tests {
     #[test]
     fn which_changes_are_undoable() {
         let with = |action: &str, kind: ObjectKind, field: &str| Event {
-            action: action.into(),
+            action: Action::parse(action).unwrap(),
             kind,
             changes: vec![FieldChange::new(field, Some("1".into()), Some("2".into()))],
             ..patch_event(Some(2))
@@ -356,7 +355,7 @@ mod tests {
             assert_eq!(undoable(&with(action, kind, field)), expected, "{action} {kind:?} {field}");
         }
         assert!(!undoable(&Event { changes: Vec::new(), ..patch_event(Some(2)) }));
-        let created = Event { action: "create".into(), ..patch_event(Some(1)) };
+        let created = Event { action: Action::Create, ..patch_event(Some(1)) };
         assert_eq!(check_undo(EventId(1), &created, 1, None), Err(UndoRefused::NotUndoable));
     }
     use crate::ItemId;

@@ -459,13 +459,99 @@ impl FieldChange {
     }
 }
 
+/// What a change did: the verb of an event, as the API and the history name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Action {
+    /// An object made (an item, a place, a medium on an item, a project).
+    Create,
+    /// A change of an object's fields by hand.
+    Patch,
+    /// An object deleted (a place, a medium).
+    Delete,
+    /// One change of many items at once.
+    Bulk,
+    /// A measurement, a fault or a test recorded on an item.
+    Measurement,
+    Fault,
+    Test,
+    /// An item marked gone.
+    Gone,
+    /// A change of an item's fields undone.
+    Undo,
+    /// An item written by a CSV import.
+    Import,
+    /// A project's steps, on the project and on the items it holds.
+    Accept,
+    Build,
+    Drop,
+    /// A proposal made again by a later run.
+    Refresh,
+    /// A member joined, got another role, was removed.
+    Join,
+    Role,
+    Remove,
+}
+
+impl Action {
+    pub const ALL: [Action; 17] = [
+        Action::Create,
+        Action::Patch,
+        Action::Delete,
+        Action::Bulk,
+        Action::Measurement,
+        Action::Fault,
+        Action::Test,
+        Action::Gone,
+        Action::Undo,
+        Action::Import,
+        Action::Accept,
+        Action::Build,
+        Action::Drop,
+        Action::Refresh,
+        Action::Join,
+        Action::Role,
+        Action::Remove,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Create => "create",
+            Action::Patch => "patch",
+            Action::Delete => "delete",
+            Action::Bulk => "bulk",
+            Action::Measurement => "measurement",
+            Action::Fault => "fault",
+            Action::Test => "test",
+            Action::Gone => "gone",
+            Action::Undo => "undo",
+            Action::Import => "import",
+            Action::Accept => "accept",
+            Action::Build => "build",
+            Action::Drop => "drop",
+            Action::Refresh => "refresh",
+            Action::Join => "join",
+            Action::Role => "role",
+            Action::Remove => "remove",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|a| a.as_str() == s)
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// An event of the history: who (`None`: the command line) did what to which object, and what changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Event {
     pub at: Timestamp,
     pub member: Option<MemberId>,
-    /// `create`, `patch`, `gone`, `undo`, `role`, `remove`, ...
-    pub action: String,
+    pub action: Action,
     pub kind: ObjectKind,
     pub object: i64,
     pub changes: Vec<FieldChange>,
@@ -620,6 +706,10 @@ mod tests {
 
     #[test]
     fn object_kinds_read_back() {
+        for action in Action::ALL {
+            assert_eq!(Action::parse(action.as_str()), Some(action));
+        }
+        assert_eq!(Action::parse("Patch"), None);
         for kind in [ObjectKind::Item, ObjectKind::Place, ObjectKind::Media, ObjectKind::Project, ObjectKind::Member] {
             assert_eq!(ObjectKind::parse(kind.as_str()), Some(kind));
         }

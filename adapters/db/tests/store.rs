@@ -27,7 +27,7 @@ use trove_domain::item::{
 use trove_domain::media::{Caption, ContentHash, MediaKind, MediaType, NewMedium};
 use trove_domain::money::{Currency, MicroUsd, Money};
 use trove_domain::people::{
-    Event, EventId, FieldChange, InvitationGone, InvitationId, MemberId, MemberName, ObjectKind, Role, Scope,
+    Action, Event, EventId, FieldChange, InvitationGone, InvitationId, MemberId, MemberName, ObjectKind, Role, Scope,
 };
 use trove_domain::place::{NewPlace, PlaceName};
 use trove_domain::pricing::{Comparable, DroppedComparable, Estimate, PriceReport};
@@ -156,7 +156,7 @@ on_both_backends!(
 
 /// Who writes in these tests, and when: the command line, as `test` (the history tests name their own).
 fn rec(at: Timestamp) -> Recording {
-    Recording::new(at, None, "test")
+    Recording::new(at, None, Action::Test)
 }
 
 fn day(d: u32) -> Timestamp {
@@ -985,7 +985,7 @@ fn change_event(item: &Item) -> Event {
     Event {
         at: day(1),
         member: None,
-        action: "patch".into(),
+        action: Action::Patch,
         kind: ObjectKind::Item,
         object: item.id.0,
         changes: Vec::new(),
@@ -2108,7 +2108,6 @@ async fn search_finds_what_a_large_import_wrote(ctx: Ctx) {
     };
     let ids = import(s, h, items, day(2)).await.unwrap().ids;
     assert_eq!(ids.len(), 2_050);
-    InventoryRepo::upkeep_after_import(s, ids.len()).await.unwrap();
     assert!(InventoryRepo::revision(s, h).await.unwrap() > revision);
     let mut distinct: Vec<ItemId> = ids.clone();
     distinct.sort();
@@ -2390,7 +2389,7 @@ fn event(object: i64, action: &str, at: u32, member: Option<Member>) -> Event {
     Event {
         at: day(at),
         member: member.map(|m| m.id),
-        action: action.into(),
+        action: Action::parse(action).unwrap(),
         kind: ObjectKind::Item,
         object,
         changes: vec![FieldChange::new("name", Some("a".into()), None)],
@@ -2584,7 +2583,7 @@ fn import_history(written: &ImportWritten) -> Vec<Event> {
         .map(|id| Event {
             at: day(2),
             member: None,
-            action: "import".into(),
+            action: Action::Import,
             kind: ObjectKind::Item,
             object: id.0,
             changes: vec![FieldChange::new("name", None, Some(format!("item {id}")))],
@@ -2677,7 +2676,7 @@ async fn history_of(s: &Store, h: HouseholdId, kind: ObjectKind, id: i64) -> Vec
                     )
                 })
                 .collect();
-            (e.action, e.member.map(|m| m.0), changes)
+            (e.action.to_string(), e.member.map(|m| m.0), changes)
         })
         .collect()
 }
@@ -2688,7 +2687,7 @@ async fn history_of(s: &Store, h: HouseholdId, kind: ObjectKind, id: i64) -> Vec
 async fn every_write_commits_with_its_events(ctx: Ctx) {
     let s = &ctx.store;
     let h = household(s, "home").await;
-    let by = |action: &str, d: u32| Recording::new(day(d), Some(MemberId(7)), action);
+    let by = |action: &str, d: u32| Recording::new(day(d), Some(MemberId(7)), Action::parse(action).unwrap());
     let db = Database::connect(ctx.url.as_str()).await.unwrap();
 
     // With the history refused, nothing of a write is kept.

@@ -112,7 +112,7 @@ fn shown(events: &Recorded) -> Vec<Shown> {
         .map(|(h, e)| {
             assert_eq!((*h, e.kind), (H, ObjectKind::Media));
             let changes = e.changes.iter().map(|c| (c.field.clone(), c.before.clone(), c.after.clone())).collect();
-            (e.action.clone(), e.object, e.member.map(|m| m.0), changes)
+            (e.action.to_string(), e.object, e.member.map(|m| m.0), changes)
         })
         .collect()
 }
@@ -368,7 +368,10 @@ async fn a_caption_edited_is_recorded_with_its_change_and_a_missing_medium_is_40
     let mut repo = MockMediaRepo::new();
     repo.expect_set_caption()
         .withf(|h, id, c, rec| {
-            *h == H && *id == MediaId(5) && c.as_ref().map(Caption::as_str) == Some("front") && rec.action == "patch"
+            *h == H
+                && *id == MediaId(5)
+                && c.as_ref().map(Caption::as_str) == Some("front")
+                && rec.action == Action::Patch
         })
         .times(1)
         .returning(|_, _, caption, _| Ok(Medium { caption, ..medium(5, MediaType::Jpeg, CLEAN, None) }));

@@ -206,14 +206,6 @@ pub trait InventoryRepo: Send + Sync {
         history: &ImportEvents,
     ) -> Result<ImportWritten, RepoError>;
 
-    /// The store's own upkeep once an import of `rows` rows has committed: work that no answer waits for,
-    /// every read being right without it (on PostgreSQL the planner's statistics of the items, `ANALYZE`,
-    /// after an import of at least 1,000 rows; SQLite's are refreshed by `import` itself).
-    ///
-    /// # Errors
-    /// `Unexpected` only; the import stays written.
-    async fn upkeep_after_import(&self, rows: usize) -> Result<(), RepoError>;
-
     /// One item.
     ///
     /// # Errors

@@ -12,18 +12,20 @@ use sea_orm::{
 use trove_application::RepoError;
 use trove_application::ports::EventRepo;
 use trove_domain::HouseholdId;
-use trove_domain::people::{Event, EventId, MemberId, ObjectKind};
+use trove_domain::people::{Action, Event, EventId, MemberId, ObjectKind};
 
 fn event(row: events::Model) -> anyhow::Result<(EventId, Event)> {
     let kind = ObjectKind::parse(&row.object_kind)
         .ok_or_else(|| anyhow!("event {} has an unknown kind {:?}", row.id, row.object_kind))?;
+    let action =
+        Action::parse(&row.action).ok_or_else(|| anyhow!("event {} has an unknown action {:?}", row.id, row.action))?;
     let changes = serde_json::from_str(&row.changes).with_context(|| format!("event {} has bad changes", row.id))?;
     Ok((
         EventId(row.id),
         Event {
             at: row.at,
             member: row.member_id.map(MemberId),
-            action: row.action,
+            action,
             kind,
             object: row.object_id,
             changes,
@@ -61,7 +63,7 @@ pub(crate) async fn copy_events(bulk: &PgBulk, household: HouseholdId, all: &[Ev
             out.push(b'\t');
             copy_opt(out, e.member.map(|m| m.0.to_string()).as_deref());
             out.push(b'\t');
-            copy_text(out, &e.action);
+            copy_text(out, e.action.as_str());
             out.push(b'\t');
             copy_text(out, e.kind.as_str());
             out.push(b'\t');
@@ -111,7 +113,7 @@ fn row(household: HouseholdId, e: &Event) -> anyhow::Result<events::ActiveModel>
         household_id: Set(household.0),
         at: Set(e.at),
         member_id: Set(e.member.map(|m| m.0)),
-        action: Set(e.action.clone()),
+        action: Set(e.action.as_str().to_owned()),
         object_kind: Set(e.kind.as_str().to_owned()),
         object_id: Set(e.object),
         changes: Set(serde_json::to_string(&e.changes).context("encode changes")?),

@@ -32,8 +32,9 @@ use trove_domain::{HouseholdId, ItemId, PlaceId, Timestamp};
 /// Lines read per query by `InventoryRepo::lines`.
 const LINES_PAGE: usize = 5_000;
 
-/// Imports of at least this many rows refresh the statistics of `items` once they commit (PostgreSQL:
-/// `ANALYZE` in `InventoryRepo::upkeep_after_import`; SQLite: [`Store::analyze_sqlite`] in the import), and a SQLite store of at least this many items with no statistics gets
+/// Imports of at least this many rows refresh the statistics of `items` once they commit, inside the import
+/// (PostgreSQL: `ANALYZE items`; SQLite: [`Store::analyze_sqlite`]), and a SQLite store of at least this many
+/// items with no statistics gets
 /// them when it starts ([`Store::migrate`]).
 pub(crate) const ANALYZE_FROM_ROWS: usize = 1_000;
 
@@ -1082,23 +1083,22 @@ impl InventoryRepo for Store {
             }
             written
         };
-        if rows >= ANALYZE_FROM_ROWS && backend != DbBackend::Postgres {
-            // Fresh statistics at once, rather than never: the planner's choices for the listing and the search
-            // depend on them (BENCHMARKS.md, "Places and labels"). SQLite's are a write, done here; PostgreSQL's
-            // are `upkeep_after_import`.
-            self.analyze_sqlite().await?;
+        if rows >= ANALYZE_FROM_ROWS {
+            // Fresh statistics at once, rather than never (SQLite) or when autovacuum comes by (PostgreSQL): the
+            // planner's choices for the listing and the search depend on them (BENCHMARKS.md, "Import"). On
+            // PostgreSQL `ANALYZE` reads a sample of the committed rows and takes no lock other writes wait for.
+            // Best effort: the import and its history are committed, and an error would invite a second import.
+            let analyzed = if backend == DbBackend::Postgres {
+                let analyzed = self.db.execute_unprepared("ANALYZE items").await;
+                analyzed.map(|_| ()).context("refresh the statistics of items").map_err(RepoError::from)
+            } else {
+                self.analyze_sqlite().await
+            };
+            if let Err(e) = analyzed {
+                tracing::warn!(error = %e, "the statistics after an import could not be refreshed");
+            }
         }
         Ok(written)
-    }
-
-    async fn upkeep_after_import(&self, rows: usize) -> Result<(), RepoError> {
-        if rows >= ANALYZE_FROM_ROWS && self.db.get_database_backend() == DbBackend::Postgres {
-            // Fresh statistics at once, rather than when autovacuum comes by: the planner's choices for the
-            // listing and the search depend on them. `ANALYZE` reads a sample of the committed rows and takes
-            // no lock that other writes wait for (BENCHMARKS.md, "Import").
-            self.db.execute_unprepared("ANALYZE items").await.context("refresh the statistics of items")?;
-        }
-        Ok(())
     }
 
     async fn get(&self, household: HouseholdId, id: ItemId) -> Result<Item, RepoError> {

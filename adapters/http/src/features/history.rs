@@ -69,7 +69,7 @@ impl From<&ShownEvent> for EventDto {
             id: s.id.0,
             at: s.event.at,
             member: s.member.as_ref().map(|(id, name)| EventMember { id: id.0, name: name.clone() }),
-            action: s.event.action.clone(),
+            action: s.event.action.as_str().to_owned(),
             object: EventObject { kind: s.event.kind.as_str().to_owned(), id: s.event.object },
             changes: s
                 .event
