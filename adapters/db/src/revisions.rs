@@ -129,7 +129,9 @@ mod tests {
         Refused(why.to_owned())
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    // Paused time: every sleep below ends when the runtime has nothing else to do, in the order of the clock, so
+    // the steps happen in the order written however loaded the machine is.
+    #[tokio::test(start_paused = true)]
     async fn requests_arriving_during_a_read_share_the_next_one_and_never_the_running_one() {
         let shared = Arc::new(SharedReads::default());
         let stored = Arc::new(AtomicI64::new(1));
@@ -171,7 +173,7 @@ mod tests {
         assert_eq!(reads.load(Ordering::SeqCst), 3);
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[tokio::test(start_paused = true)]
     async fn requests_that_shared_a_failed_read_fail_with_it_and_later_ones_read_again() {
         let shared = Arc::new(SharedReads::default());
         let slow = |value| {
@@ -204,7 +206,7 @@ mod tests {
         assert_eq!(shared.read(1, slow(2)).await, Ok(Some(2)));
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_failed_or_abandoned_read_leaves_the_next_request_to_read_again() {
         let shared = SharedReads::default();
         assert_eq!(shared.read(1, || async { Err::<Option<i64>, _>(refused("gone")) }).await, Err(refused("gone")));
