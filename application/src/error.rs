@@ -348,7 +348,7 @@ pub enum Refusal {
     KeyUsedElsewhere,
     /// An undo the rule refuses: not a change of an item's fields, or the item changed since.
     #[error(transparent)]
-    Undo(#[from] trove_domain::people::UndoRefused),
+    Undo(#[from] trove_domain::history::UndoRefused),
     /// An `Idempotency-Key` held by a request that is still running.
     #[error("a request with this Idempotency-Key is still running")]
     KeyRunning,

@@ -20,10 +20,10 @@ use crate::ports::{Clock, ImportWritten, InventoryRepo, ItemQuery, ItemSheet};
 use crate::recorder::{Actor, Recorder};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
+use trove_domain::history::Action;
+use trove_domain::history::{Event, FieldChange, ObjectKind};
 use trove_domain::item::{Item, NewItem};
 use trove_domain::media::MediaType;
-use trove_domain::people::Action;
-use trove_domain::people::{Event, FieldChange, ObjectKind};
 use trove_domain::{HouseholdId, ItemId, MediaId};
 
 /// Items read per page when exporting.

@@ -11,8 +11,9 @@ use crate::{Error, Refusal};
 use std::collections::HashMap;
 use std::sync::Arc;
 use trove_domain::history::reverse;
+use trove_domain::history::{Event, ObjectKind, UndoRefused};
 use trove_domain::history::{check_undo, undoable};
-use trove_domain::people::{Event, EventId, MemberId, ObjectKind, Permission, UndoRefused};
+use trove_domain::people::{EventId, MemberId, Permission};
 use trove_domain::{HouseholdId, ItemId, PlaceId};
 
 /// Largest page of the activity feed.

@@ -8,11 +8,12 @@ use crate::recorder::{Actor, Recorder};
 use crate::{Error, RepoError};
 use std::sync::Arc;
 use trove_domain::bulk::{self, BULK_MAX, BulkSet};
+use trove_domain::history::Action;
+use trove_domain::history::{Event, ObjectKind};
 use trove_domain::item::{
     self, ChangeRefused, Fault, Gone, GoneReason, Item, ItemChanges, ItemError, Measurement, NewItem, TestDone,
 };
-use trove_domain::people::Action;
-use trove_domain::people::{Event, EventId, ObjectKind};
+use trove_domain::people::EventId;
 use trove_domain::place::{PlacePath, PlaceRefused};
 use trove_domain::text::{self, ControlCharacter, Lines};
 use trove_domain::{HouseholdId, ItemId, PlaceId};

@@ -10,9 +10,9 @@ use crate::{Error, RepoError};
 use anyhow::Context as _;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
+use trove_domain::history::Action;
 use trove_domain::measure::Region;
 use trove_domain::media::{self, Caption, ContentHash, MediaKind, MediaRefused, MediaType, Medium, NewMedium};
-use trove_domain::people::Action;
 use trove_domain::{HouseholdId, ItemId, MediaId, Timestamp};
 
 /// How old a blob no row names must be before the sweep removes it: an upload writes its blob a moment before

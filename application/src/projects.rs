@@ -7,9 +7,9 @@ use crate::recorder::{Actor, Recorder};
 use crate::{Error, RepoError};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
+use trove_domain::history::Action;
 use trove_domain::item::Item;
 use trove_domain::pack::{self, BuildPack};
-use trove_domain::people::Action;
 use trove_domain::project::{self, Project, ProjectStatus};
 use trove_domain::{HouseholdId, ItemId, ProjectId};
 

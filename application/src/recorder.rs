@@ -7,9 +7,10 @@ use crate::ports::people::Member;
 use crate::ports::{Clock, EventRepo};
 use std::sync::Arc;
 use trove_domain::HouseholdId;
+use trove_domain::history::{Action, Event, FieldChange, ObjectKind};
 use trove_domain::history::{Fields, Recording, between, diff, place_fields};
 use trove_domain::item::Item;
-use trove_domain::people::{Action, Event, EventId, FieldChange, MemberId, ObjectKind};
+use trove_domain::people::{EventId, MemberId};
 use trove_domain::place::Place;
 
 /// Who asks for a change: the household it is made in and the member who asked (`None`: the command line).

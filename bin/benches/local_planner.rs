@@ -61,7 +61,7 @@ async fn prepare(database_url: &str, n: usize) {
     let items: &dyn InventoryRepo = app.store.as_ref();
     items
         .import(household, new, generated_inventory::labelled_at(), &|_: &trove_application::ports::ImportWritten| {
-            Vec::<trove_domain::people::Event>::new()
+            Vec::<trove_domain::history::Event>::new()
         })
         .await
         .expect("items imported");

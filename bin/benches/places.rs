@@ -44,7 +44,7 @@ fn median(mut times: Vec<Duration>) -> Duration {
 
 /// Builds the tree; answers (rooms, shelves, boxes) by level.
 async fn tree(places: &dyn PlaceRepo, h: HouseholdId) -> (Vec<PlaceId>, Vec<PlaceId>, Vec<PlaceId>) {
-    let at = &trove_domain::history::Recording::new(chrono::Utc::now(), None, trove_domain::people::Action::Create);
+    let at = &trove_domain::history::Recording::new(chrono::Utc::now(), None, trove_domain::history::Action::Create);
     let new = |name: String, parent| NewPlace { name: PlaceName::new(&name).unwrap(), parent_id: parent, note: None };
     let (mut rooms, mut shelves, mut boxes) = (Vec::new(), Vec::new(), Vec::new());
     for r in 0..ROOMS {
@@ -136,7 +136,7 @@ async fn bench_listing(name: &str, url: &str) {
                 h,
                 std::mem::take(&mut batch),
                 at,
-                &|_: &trove_application::ports::ImportWritten| Vec::<trove_domain::people::Event>::new(),
+                &|_: &trove_application::ports::ImportWritten| Vec::<trove_domain::history::Event>::new(),
             )
             .await
             .unwrap();
@@ -217,7 +217,7 @@ async fn bench_labels() {
         h,
         generated_inventory::new_items(240),
         chrono::Utc::now(),
-        &|_: &trove_application::ports::ImportWritten| Vec::<trove_domain::people::Event>::new(),
+        &|_: &trove_application::ports::ImportWritten| Vec::<trove_domain::history::Event>::new(),
     )
     .await
     .unwrap()

@@ -176,7 +176,7 @@ async fn setup(n: usize) -> Bench {
     }
     items
         .import(household, new, generated_inventory::labelled_at(), &|_: &trove_application::ports::ImportWritten| {
-            Vec::<trove_domain::people::Event>::new()
+            Vec::<trove_domain::history::Event>::new()
         })
         .await
         .expect("items imported");

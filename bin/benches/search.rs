@@ -63,7 +63,7 @@ where
 }
 
 async fn places(places: &dyn PlaceRepo, h: HouseholdId) -> Vec<PlaceId> {
-    let rec = trove_domain::history::Recording::new(chrono::Utc::now(), None, trove_domain::people::Action::Create);
+    let rec = trove_domain::history::Recording::new(chrono::Utc::now(), None, trove_domain::history::Action::Create);
     let new = |name: String, parent| NewPlace { name: PlaceName::new(&name).unwrap(), parent_id: parent, note: None };
     let mut out = Vec::new();
     for r in 0..10 {
@@ -143,7 +143,7 @@ async fn bench(name: &str, url: &str) {
     let at = generated_inventory::labelled_at();
     for batch in items.chunks(10_000) {
         InventoryRepo::import(store.as_ref(), h, batch.to_vec(), at, &|_: &trove_application::ports::ImportWritten| {
-            Vec::<trove_domain::people::Event>::new()
+            Vec::<trove_domain::history::Event>::new()
         })
         .await
         .unwrap();

@@ -1,10 +1,9 @@
 //! People in a household: members and their roles, what each role may do, member names, the password policy,
-//! invitations, sessions and API tokens (how long each lives), the sign-in throttle and the history of changes
-//! (events and when one may be undone). Pure rules: time is passed in.
+//! invitations, sessions and API tokens (how long each lives) and the sign-in throttle. Pure rules: time is passed
+//! in. The history of changes is `crate::history`.
 
 use crate::Timestamp;
 use chrono::Duration;
-use serde::{Deserialize, Serialize};
 use std::fmt;
 
 pub use crate::ids::{EventId, InvitationId, MemberId, SessionId, TokenId};
@@ -370,204 +369,6 @@ pub fn throttled(failures: &[Timestamp], now: Timestamp) -> Option<Duration> {
     Some(deciding + THROTTLE_WINDOW - now)
 }
 
-/// The kind of object an event is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ObjectKind {
-    Item,
-    Place,
-    Media,
-    Project,
-    Member,
-}
-
-impl ObjectKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ObjectKind::Item => "item",
-            ObjectKind::Place => "place",
-            ObjectKind::Media => "media",
-            ObjectKind::Project => "project",
-            ObjectKind::Member => "member",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        [Self::Item, Self::Place, Self::Media, Self::Project, Self::Member].into_iter().find(|k| k.as_str() == s)
-    }
-}
-
-/// One field's change: its value before and after, as the API shows them (`None`: absent), and, for a value that
-/// is an id (a place, a project), the names it had when the change was made: history reads as it was, whatever is
-/// renamed later. Events written before names were kept have none.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(from = "StoredChange")]
-pub struct FieldChange {
-    pub field: String,
-    pub before: Option<String>,
-    pub after: Option<String>,
-    /// The names, kept out of line: most changes name nothing, and an import holds one change per item.
-    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
-    pub names: Option<Box<ChangeNames>>,
-}
-
-/// A [`FieldChange`] as written: the names beside the values, absent when there are none.
-#[derive(Deserialize)]
-struct StoredChange {
-    field: String,
-    before: Option<String>,
-    after: Option<String>,
-    #[serde(default)]
-    before_name: Option<String>,
-    #[serde(default)]
-    after_name: Option<String>,
-}
-
-impl From<StoredChange> for FieldChange {
-    fn from(c: StoredChange) -> Self {
-        FieldChange::new(&c.field, c.before, c.after).named(c.before_name, c.after_name)
-    }
-}
-
-/// What the values of a change that are ids were called when it was made.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChangeNames {
-    #[serde(rename = "before_name", default, skip_serializing_if = "Option::is_none")]
-    pub before: Option<String>,
-    #[serde(rename = "after_name", default, skip_serializing_if = "Option::is_none")]
-    pub after: Option<String>,
-}
-
-impl FieldChange {
-    /// A change of a value that names nothing else.
-    pub fn new(field: &str, before: Option<String>, after: Option<String>) -> Self {
-        Self { field: field.to_owned(), before, after, names: None }
-    }
-
-    /// The change with the names its values had (none when both are `None`).
-    #[must_use]
-    pub fn named(self, before: Option<String>, after: Option<String>) -> Self {
-        let names = (before.is_some() || after.is_some()).then(|| Box::new(ChangeNames { before, after }));
-        Self { names, ..self }
-    }
-
-    pub fn before_name(&self) -> Option<&str> {
-        self.names.as_ref().and_then(|n| n.before.as_deref())
-    }
-
-    pub fn after_name(&self) -> Option<&str> {
-        self.names.as_ref().and_then(|n| n.after.as_deref())
-    }
-}
-
-/// What a change did: the verb of an event, as the API and the history name it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Action {
-    /// An object made (an item, a place, a medium on an item, a project).
-    Create,
-    /// A change of an object's fields by hand.
-    Patch,
-    /// An object deleted (a place, a medium).
-    Delete,
-    /// One change of many items at once.
-    Bulk,
-    /// A measurement, a fault or a test recorded on an item.
-    Measurement,
-    Fault,
-    Test,
-    /// An item marked gone.
-    Gone,
-    /// A change of an item's fields undone.
-    Undo,
-    /// An item written by a CSV import.
-    Import,
-    /// A project's steps, on the project and on the items it holds.
-    Accept,
-    Build,
-    Drop,
-    /// A proposal made again by a later run.
-    Refresh,
-    /// A member joined, got another role, was removed.
-    Join,
-    Role,
-    Remove,
-}
-
-impl Action {
-    pub const ALL: [Action; 17] = [
-        Action::Create,
-        Action::Patch,
-        Action::Delete,
-        Action::Bulk,
-        Action::Measurement,
-        Action::Fault,
-        Action::Test,
-        Action::Gone,
-        Action::Undo,
-        Action::Import,
-        Action::Accept,
-        Action::Build,
-        Action::Drop,
-        Action::Refresh,
-        Action::Join,
-        Action::Role,
-        Action::Remove,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Action::Create => "create",
-            Action::Patch => "patch",
-            Action::Delete => "delete",
-            Action::Bulk => "bulk",
-            Action::Measurement => "measurement",
-            Action::Fault => "fault",
-            Action::Test => "test",
-            Action::Gone => "gone",
-            Action::Undo => "undo",
-            Action::Import => "import",
-            Action::Accept => "accept",
-            Action::Build => "build",
-            Action::Drop => "drop",
-            Action::Refresh => "refresh",
-            Action::Join => "join",
-            Action::Role => "role",
-            Action::Remove => "remove",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|a| a.as_str() == s)
-    }
-}
-
-impl fmt::Display for Action {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// An event of the history: who (`None`: the command line) did what to which object, and what changed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Event {
-    pub at: Timestamp,
-    pub member: Option<MemberId>,
-    pub action: Action,
-    pub kind: ObjectKind,
-    pub object: i64,
-    pub changes: Vec<FieldChange>,
-    /// The object's version after the change, for the undo rule (`None`: the object has no version).
-    pub version_after: Option<i64>,
-}
-
-/// Why an event cannot be undone.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum UndoRefused {
-    #[error("only a change of an item's fields can be undone")]
-    NotUndoable,
-    #[error("{kind} {object} changed since (event {later}); undo that first")]
-    ChangedSince { kind: &'static str, object: i64, later: EventId },
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -701,17 +502,6 @@ mod tests {
         for (failures, now, expected) in cases {
             let failures: Vec<Timestamp> = failures.iter().map(|m| at(*m)).collect();
             assert_eq!(throttled(&failures, at(now)), expected.map(Duration::minutes), "{failures:?} at {now}");
-        }
-    }
-
-    #[test]
-    fn object_kinds_read_back() {
-        for action in Action::ALL {
-            assert_eq!(Action::parse(action.as_str()), Some(action));
-        }
-        assert_eq!(Action::parse("Patch"), None);
-        for kind in [ObjectKind::Item, ObjectKind::Place, ObjectKind::Media, ObjectKind::Project, ObjectKind::Member] {
-            assert_eq!(ObjectKind::parse(kind.as_str()), Some(kind));
         }
     }
 }

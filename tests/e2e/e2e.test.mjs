@@ -1145,8 +1145,16 @@ test("places: a tree of places, three items moved into a box by selection, their
   await bar.waitFor();
   assert.equal(await page.locator("#selected-count").textContent(), "3 selected");
   await bar.getByLabel("Move the selected items to").selectOption({ label: "E2E House / Garage / Shelf B2 / Box 4" });
+  // The page is drawn again by the router's refresh(), never by a made-up hashchange event.
+  await page.evaluate(() => {
+    window.madeUpHashchanges = 0;
+    window.addEventListener("hashchange", (e) => {
+      if (!e.isTrusted) window.madeUpHashchanges += 1;
+    });
+  });
   await bar.getByRole("button", { name: "Move" }).click();
   await page.locator(".message.ok", { hasText: "Moved 3 items" }).waitFor();
+  assert.equal(await page.evaluate(() => window.madeUpHashchanges), 0);
   for (const id of movedItems) {
     const it = await apiGet(`/items/${id}`);
     assert.equal(it.location, "E2E House / Garage / Shelf B2 / Box 4");

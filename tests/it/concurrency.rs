@@ -118,7 +118,7 @@ async fn write_rounds(store: &Arc<Store>, household: HouseholdId) -> Vec<Round> 
     let templates: Arc<dyn TemplateRepo> = store.clone();
     let template = templates.list(household).await.unwrap().into_iter().next().expect("a seeded template");
     let key = template.requirements[0].key.to_string();
-    let at = &trove_domain::history::Recording::new(chrono::Utc::now(), None, trove_domain::people::Action::Create);
+    let at = &trove_domain::history::Recording::new(chrono::Utc::now(), None, trove_domain::history::Action::Create);
     let mut rounds = Vec::with_capacity(ROUNDS);
     for r in 0..ROUNDS {
         let shared = items.insert(household, board(&format!("Shared Pi {r}")), at).await.unwrap().id;

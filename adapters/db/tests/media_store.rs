@@ -77,7 +77,7 @@ on_both_backends!(
 
 /// Who writes in these tests, and when: the command line, as `test`.
 fn rec(at: Timestamp) -> trove_domain::history::Recording {
-    trove_domain::history::Recording::new(at, None, trove_domain::people::Action::Test)
+    trove_domain::history::Recording::new(at, None, trove_domain::history::Action::Test)
 }
 
 fn day(d: u32) -> Timestamp {

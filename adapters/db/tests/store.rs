@@ -20,15 +20,14 @@ use trove_application::ports::{
 use trove_application::{Conflict, RepoError};
 use trove_db::{Store, testing};
 use trove_domain::history::Recording;
+use trove_domain::history::{Action, Event, FieldChange, ObjectKind};
 use trove_domain::item::{
     Availability, Condition, Fault, Gone, GoneReason, Hold, Intent, Item, ItemLine, ItemName, ItemType, Measurement,
     MeasurementSource, NewItem, Severity, TestDone, TestResult,
 };
 use trove_domain::media::{Caption, ContentHash, MediaKind, MediaType, NewMedium};
 use trove_domain::money::{Currency, MicroUsd, Money};
-use trove_domain::people::{
-    Action, Event, EventId, FieldChange, InvitationGone, InvitationId, MemberId, MemberName, ObjectKind, Role, Scope,
-};
+use trove_domain::people::{EventId, InvitationGone, InvitationId, MemberId, MemberName, Role, Scope};
 use trove_domain::place::{NewPlace, PlaceName};
 use trove_domain::pricing::{Comparable, DroppedComparable, Estimate, PriceReport};
 use trove_domain::project::{Allocation, NewProject, Project, ProjectStatus};

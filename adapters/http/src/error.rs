@@ -11,8 +11,9 @@ use trove_application::media::MediaError;
 use trove_application::metered::RunSpend;
 use trove_application::photo::PhotoError;
 use trove_application::{Error, Refusal};
+use trove_domain::history::UndoRefused;
 use trove_domain::item::ChangeRefused;
-use trove_domain::people::{InvitationGone, UndoRefused};
+use trove_domain::people::InvitationGone;
 use trove_domain::place::PlaceRefused;
 
 /// What a route answers: its payload, or an error rendered in the API's shape.

@@ -1,6 +1,7 @@
 // The page's entry: sign-in, the router over `#/...` and the header.
 
 import { api, ApiError, capabilities, forgetCapabilities } from "./api.js";
+import { setRenderer } from "./router.js";
 import { h, field, clearMessages, showError, runGoing, date } from "./ui.js";
 import { inventoryView } from "./views/inventory.js";
 import { itemView } from "./views/item.js";
@@ -352,9 +353,5 @@ window.addEventListener("beforeunload", (e) => {
   e.returnValue = LEAVE_DURING_RUN;
 });
 
-/** Re-renders the current page (after a change made on it). */
-export function refresh() {
-  return route();
-}
-
+setRenderer(route);
 route();

@@ -9,9 +9,9 @@ use chrono::{TimeZone, Utc};
 use mockall::Sequence;
 use mockall::predicate::eq;
 use std::collections::HashSet;
+use trove_domain::history::ObjectKind;
 use trove_domain::item::{Condition, Intent, Item, ItemName, ItemType, NewItem};
 use trove_domain::media::PixelSize;
-use trove_domain::people::ObjectKind;
 
 const H: HouseholdId = HouseholdId(2);
 const A: Actor = Actor { household: H, member: Some(trove_domain::people::MemberId(3)) };

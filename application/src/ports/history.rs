@@ -3,7 +3,8 @@
 use crate::RepoError;
 use async_trait::async_trait;
 use trove_domain::HouseholdId;
-use trove_domain::people::{Event, EventId, ObjectKind};
+use trove_domain::history::{Event, ObjectKind};
+use trove_domain::people::EventId;
 
 /// The events of households' histories.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]

@@ -12,7 +12,8 @@ use sea_orm::{
 use trove_application::RepoError;
 use trove_application::ports::EventRepo;
 use trove_domain::HouseholdId;
-use trove_domain::people::{Action, Event, EventId, MemberId, ObjectKind};
+use trove_domain::history::{Action, Event, ObjectKind};
+use trove_domain::people::{EventId, MemberId};
 
 fn event(row: events::Model) -> anyhow::Result<(EventId, Event)> {
     let kind = ObjectKind::parse(&row.object_kind)

@@ -22,10 +22,11 @@ use trove_application::ports::{
     ImportEvents, ImportWritten, InventoryRepo, InventoryStamp, ItemPage, ItemQuery, ItemSort, Reimported, SortKey,
 };
 use trove_application::{Conflict, RepoError};
+use trove_domain::history::{Event, ObjectKind};
 use trove_domain::history::{Recording, medium_fields};
 use trove_domain::item::{Item, ItemLine, ItemType, NewItem};
 use trove_domain::media::MediaKind;
-use trove_domain::people::{Event, EventId, ObjectKind};
+use trove_domain::people::EventId;
 use trove_domain::place::{self, Place, PlacePath};
 use trove_domain::{HouseholdId, ItemId, PlaceId, Timestamp};
 

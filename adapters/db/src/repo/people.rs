@@ -19,9 +19,10 @@ use trove_application::ports::people::{ApiToken, Household, Invitation, Member, 
 use trove_application::ports::{InvitationRepo, MemberRepo, SessionRepo, TokenRepo};
 use trove_application::recorder::{joined, member_fields};
 use trove_application::{Conflict, RepoError};
+use trove_domain::history::ObjectKind;
 use trove_domain::history::Recording;
 use trove_domain::people::{
-    InvitationGone, InvitationId, MemberId, MemberName, ObjectKind, Role, Scope, SessionId, TokenId, check_invitation,
+    InvitationGone, InvitationId, MemberId, MemberName, Role, Scope, SessionId, TokenId, check_invitation,
 };
 use trove_domain::{HouseholdId, Timestamp};
 

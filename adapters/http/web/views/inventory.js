@@ -1,6 +1,7 @@
 // The inventory: a table with search, filters and paging; the filters live in the address so Back works.
 
 import { api, apiBlob, download, query, rememberName } from "../api.js";
+import { refresh as refreshPage } from "../router.js";
 import { h, field, select, human, badge, quantity, flashNext, showError, mayWrite, INTENTS, AVAILABILITIES } from "../ui.js";
 import { labelsButton, placeOptions } from "./places.js";
 import { coverThumb } from "./gallery.js";
@@ -127,7 +128,7 @@ export async function inventoryView(params) {
     try {
       const out = await api("/items/bulk", { method: "POST", body: { ids: [...chosen], set } });
       flashNext(`${what} ${out.updated} item${out.updated === 1 ? "" : "s"}.`, "ok");
-      window.dispatchEvent(new HashChangeEvent("hashchange"));
+      refreshPage();
     } catch (e) {
       showError(e, bulkOut);
     }
@@ -314,7 +315,7 @@ function exchange() {
             confirm.hidden = true;
             file.value = "";
             flashNext(`Imported ${done.imported} row${done.imported === 1 ? "" : "s"} as ${done.items} item${done.items === 1 ? "" : "s"}${done.skipped ? `; ${done.skipped} gone row${done.skipped === 1 ? "" : "s"} left out` : ""}.`, "ok");
-            window.dispatchEvent(new HashChangeEvent("hashchange"));
+            refreshPage();
           } catch (e) {
             // A refused sheet names its line; nothing was written.
             showError(e, out);

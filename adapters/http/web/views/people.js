@@ -2,6 +2,7 @@
 // invitations with Revoke, ending a member's sessions) and everyone's API tokens for scripts.
 
 import { api } from "../api.js";
+import { refresh } from "../router.js";
 import { h, field, select, date, section, copyButton, flashNext, showError, mayWrite } from "../ui.js";
 import { addPasskey, passkeysSupported } from "../passkeys.js";
 
@@ -14,7 +15,7 @@ const ROLES = [
 /** Re-renders the page after a change, with its result shown on the new page. */
 function done(text) {
   flashNext(text, "ok");
-  window.dispatchEvent(new HashChangeEvent("hashchange"));
+  refresh();
 }
 
 /** Runs `action`, showing a refusal inside `out`. */

@@ -2,6 +2,7 @@
 // breadcrumbs, the places below it and the items in it, and the label printer.
 
 import { api, query, printLabels, rememberName } from "../api.js";
+import { refresh } from "../router.js";
 import { h, field, select, badge, flash, flashNext, showError } from "../ui.js";
 import { coverThumb } from "./gallery.js";
 
@@ -145,7 +146,7 @@ export async function placeView(id, params) {
     placeOptions(),
   ]);
   list.items.forEach(rememberName);
-  const reload = () => window.dispatchEvent(new HashChangeEvent("hashchange"));
+  const reload = () => refresh();
 
   const children = place.children.length
     ? h("ul", { class: "place-children" }, place.children.map((c) => h("li", {}, h("a", { href: `#/places/${c.id}` }, c.name), h("span", { class: "sub" }, ` ${c.items_within} item${c.items_within === 1 ? "" : "s"}`))))
