@@ -1,9 +1,10 @@
 //! The template catalogue's use cases.
 
 use crate::Error;
-use crate::error::{Object, named};
+use crate::error::named;
 use crate::ports::{InventoryRepo, TemplateRepo};
 use std::sync::Arc;
+use trove_domain::history::ObjectKind;
 use trove_domain::item::{TypeCount, type_counts};
 use trove_domain::template::{NewTemplate, Template};
 use trove_domain::{HouseholdId, TemplateId};
@@ -77,7 +78,7 @@ impl Catalogue {
     /// # Errors
     /// [`Error::NotFound`] naming it.
     pub async fn get(&self, household: HouseholdId, id: TemplateId) -> Result<Template, Error> {
-        self.templates.get(household, id).await.map_err(named(Object::Template, id.0))
+        self.templates.get(household, id).await.map_err(named(ObjectKind::Template, id.0))
     }
 
     /// Adds one of the household's own.

@@ -1,5 +1,6 @@
 //! The errors ports and use cases report.
 
+use trove_domain::history::ObjectKind;
 use trove_domain::item::{ChangeRefused, GoneRefused};
 use trove_domain::listing::ListingError;
 use trove_domain::pricing::NotPriceable;
@@ -165,7 +166,7 @@ pub enum Error {
     Invalid(String),
     /// The object does not exist (or belongs to another household).
     #[error("no such {what} {id}")]
-    NotFound { what: Object, id: i64 },
+    NotFound { what: ObjectKind, id: i64 },
     /// A rule refused the request: the object is not in a state that allows it, or the request as a whole is
     /// not allowed. Nothing was written.
     #[error(transparent)]
@@ -228,38 +229,6 @@ pub fn wait_text(secs: u64) -> String {
         2..=59 => format!("{secs} seconds"),
         60 => "1 minute".to_owned(),
         _ => format!("{} minutes", secs.div_ceil(60)),
-    }
-}
-
-/// The kinds of objects a request names by id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Object {
-    Item,
-    Project,
-    Template,
-    Place,
-    Media,
-    Member,
-    Invitation,
-    Token,
-    Event,
-    Passkey,
-}
-
-impl std::fmt::Display for Object {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Object::Item => "item",
-            Object::Project => "project",
-            Object::Template => "template",
-            Object::Place => "place",
-            Object::Media => "media",
-            Object::Member => "member",
-            Object::Invitation => "invitation",
-            Object::Token => "token",
-            Object::Event => "event",
-            Object::Passkey => "passkey",
-        })
     }
 }
 
@@ -380,7 +349,7 @@ impl From<RepoError> for Error {
 }
 
 /// Turns a repository `NotFound` into a use-case `NotFound` naming the object.
-pub(crate) fn named(what: Object, id: i64) -> impl Fn(RepoError) -> Error {
+pub(crate) fn named(what: ObjectKind, id: i64) -> impl Fn(RepoError) -> Error {
     move |e| match e {
         RepoError::NotFound => Error::NotFound { what, id },
         other => other.into(),

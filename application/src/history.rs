@@ -3,7 +3,7 @@
 //! change of an item's fields.
 
 use crate::auth::Caller;
-use crate::error::{Object, named};
+use crate::error::named;
 use crate::items::Inventory;
 use crate::ports::{EventRepo, MemberRepo, PlaceRepo};
 pub use crate::recorder::{Actor, Recorder};
@@ -82,7 +82,7 @@ impl History {
     /// # Errors
     /// [`Error::NotFound`] naming the place when it is not one of the household.
     pub async fn of_place(&self, household: HouseholdId, id: PlaceId) -> Result<Vec<ShownEvent>, Error> {
-        self.places.get(household, id).await.map_err(named(Object::Place, id.0))?;
+        self.places.get(household, id).await.map_err(named(ObjectKind::Place, id.0))?;
         let events = self.events.of_object(household, ObjectKind::Place, id.0).await?;
         self.shown(household, events).await
     }
@@ -113,7 +113,7 @@ impl History {
     pub async fn undo(&self, caller: &Caller, id: EventId) -> Result<ShownEvent, Error> {
         caller.require(Permission::WriteInventory)?;
         let household = caller.household;
-        let event = self.events.get(household, id).await.map_err(named(Object::Event, id.0))?;
+        let event = self.events.get(household, id).await.map_err(named(ObjectKind::Event, id.0))?;
         // The rule by kind first (`history::undoable`): a project's steps, for one, move items with the project
         // and are undone only by the project's own steps; then whether the item changed since.
         if !undoable(&event) {

@@ -1,7 +1,7 @@
 //! The inventory's use cases: create, read, list, change (one item or many at once), measure, record faults
 //! and tests, mark gone.
 
-use crate::error::{Object, Refusal, named};
+use crate::error::{Refusal, named};
 use crate::places::resolve;
 use crate::ports::{Clock, InventoryRepo, ItemPage, ItemQuery, PlaceRepo, ProjectRepo};
 use crate::recorder::{Actor, Recorder};
@@ -128,7 +128,7 @@ impl std::fmt::Debug for Inventory {
 }
 
 fn no_item(id: ItemId) -> impl Fn(RepoError) -> Error {
-    named(Object::Item, id.0)
+    named(ObjectKind::Item, id.0)
 }
 
 impl Inventory {
@@ -441,7 +441,7 @@ impl Inventory {
             attempt += 1;
             let found = self.items.get_many(household, &ids).await?;
             if let Some(missing) = ids.iter().find(|id| !found.iter().any(|i| i.id == **id)) {
-                return Err(Error::NotFound { what: Object::Item, id: missing.0 });
+                return Err(Error::NotFound { what: ObjectKind::Item, id: missing.0 });
             }
             let mut changed = bulk::apply_all(&found, &set).map_err(Refusal::from)?;
             let now = self.clock.now();

@@ -2,11 +2,11 @@
 //! and a short code), and a photo of a label read back into the item or place it names.
 
 use crate::Error;
-use crate::error::Object;
 use crate::jobs::Jobs;
 use crate::photo::PhotoError;
 use crate::ports::{CodeReader, InventoryRepo, Label, LabelLayout, LabelPrinter, PlaceRepo};
 use std::sync::Arc;
+use trove_domain::history::ObjectKind;
 use trove_domain::label::{LabelTarget, PublicUrl};
 use trove_domain::place::{PlacePath, PlaceTree};
 use trove_domain::{HouseholdId, ItemId, PlaceId};
@@ -101,7 +101,7 @@ impl Labels {
             let found = self.items.get_many(household, items).await?;
             for id in items {
                 let item =
-                    found.iter().find(|i| i.id == *id).ok_or(Error::NotFound { what: Object::Item, id: id.0 })?;
+                    found.iter().find(|i| i.id == *id).ok_or(Error::NotFound { what: ObjectKind::Item, id: id.0 })?;
                 out.push(self.label(LabelTarget::Item(*id), item.name.to_string()));
             }
         }
@@ -109,7 +109,7 @@ impl Labels {
             let all = self.places.all(household).await?;
             let tree = PlaceTree::new(&all);
             for id in places {
-                let place = tree.get(*id).ok_or(Error::NotFound { what: Object::Place, id: id.0 })?;
+                let place = tree.get(*id).ok_or(Error::NotFound { what: ObjectKind::Place, id: id.0 })?;
                 out.push(self.label(LabelTarget::Place(*id), place.name.to_string()));
             }
         }
@@ -155,7 +155,7 @@ impl Labels {
     pub async fn scanned(&self, household: HouseholdId, target: LabelTarget) -> Result<Scanned, Error> {
         match target {
             LabelTarget::Item(id) => {
-                let item = self.items.get(household, id).await.map_err(crate::error::named(Object::Item, id.0))?;
+                let item = self.items.get(household, id).await.map_err(crate::error::named(ObjectKind::Item, id.0))?;
                 let path = match item.place_id {
                     Some(p) => self.places.paths(household, &[p]).await?.remove(&p),
                     None => None,
@@ -164,7 +164,7 @@ impl Labels {
             }
             LabelTarget::Place(id) => {
                 let path = self.places.paths(household, &[id]).await?.remove(&id);
-                let path = path.ok_or(Error::NotFound { what: Object::Place, id: id.0 })?;
+                let path = path.ok_or(Error::NotFound { what: ObjectKind::Place, id: id.0 })?;
                 Ok(Scanned { target, name: path.place().name.to_string(), path: Some(path) })
             }
         }

@@ -32,4 +32,4 @@ pub mod spend_report;
 pub mod stamped;
 pub mod tools;
 
-pub use error::{Conflict, Error, Forbidden, Object, Refusal, RepoError, StorageFault};
+pub use error::{Conflict, Error, Forbidden, Refusal, RepoError, StorageFault};

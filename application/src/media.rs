@@ -2,7 +2,7 @@
 //! thumbnail (made once, kept), delete (the row first, then the blob once no row names it) and the sweep
 //! (pending media older than a day, and blobs no row names).
 
-use crate::error::{Object, named};
+use crate::error::named;
 use crate::ports::media::{KeptPicture, MediaRepo, MediaStore, PictureError, Pictures};
 use crate::ports::{Clock, InventoryRepo};
 use crate::recorder::{Actor, Recorder};
@@ -11,6 +11,7 @@ use anyhow::Context as _;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use trove_domain::history::Action;
+use trove_domain::history::ObjectKind;
 use trove_domain::measure::Region;
 use trove_domain::media::{self, Caption, ContentHash, MediaKind, MediaRefused, MediaType, Medium, NewMedium};
 use trove_domain::{HouseholdId, ItemId, MediaId, Timestamp};
@@ -82,7 +83,7 @@ pub fn content_hash(bytes: &[u8]) -> ContentHash {
 }
 
 fn no_media(id: MediaId) -> impl Fn(RepoError) -> Error {
-    named(Object::Media, id.0)
+    named(ObjectKind::Media, id.0)
 }
 
 fn picture_refused(media_type: MediaType) -> impl Fn(PictureError) -> MediaError {
@@ -126,7 +127,7 @@ impl Media {
         let household = actor.household;
         let media_type = media::sniff(&upload.bytes)?;
         if let Some(item) = item {
-            self.inventory.get(household, item).await.map_err(named(Object::Item, item.0))?;
+            self.inventory.get(household, item).await.map_err(named(ObjectKind::Item, item.0))?;
         }
         let (bytes, size) = if media_type.is_image() {
             let pictures = Arc::clone(&self.pictures);
@@ -154,7 +155,7 @@ impl Media {
             Err(e) => {
                 self.forget_unnamed(&sha256).await;
                 Err(match (e, item) {
-                    (RepoError::NotFound, Some(item)) => Error::NotFound { what: Object::Item, id: item.0 }.into(),
+                    (RepoError::NotFound, Some(item)) => Error::NotFound { what: ObjectKind::Item, id: item.0 }.into(),
                     (e, _) => e.into(),
                 })
             }
@@ -199,7 +200,7 @@ impl Media {
     /// # Errors
     /// [`Error::NotFound`] naming the item.
     pub async fn of_item(&self, household: HouseholdId, item: ItemId) -> Result<Vec<Medium>, MediaError> {
-        self.inventory.get(household, item).await.map_err(named(Object::Item, item.0))?;
+        self.inventory.get(household, item).await.map_err(named(ObjectKind::Item, item.0))?;
         Ok(self.media.of_item(household, item).await?)
     }
 

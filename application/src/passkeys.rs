@@ -13,9 +13,10 @@ use crate::ports::passkeys::{
 };
 use crate::ports::people::NewMember;
 use crate::ports::{Clock, InvitationRepo, MemberRepo, SecretSource, SessionRepo};
-use crate::{Conflict, Error, Object, Refusal, RepoError};
+use crate::{Conflict, Error, Refusal, RepoError};
 use std::sync::Arc;
 use trove_domain::Timestamp;
+use trove_domain::history::ObjectKind;
 use trove_domain::ids::PasskeyId;
 use trove_domain::people::{self, MemberName, Permission};
 use trove_domain::throttle::ClientAddress;
@@ -216,7 +217,7 @@ impl Passkeys {
             .members
             .member(caller.household, caller.member)
             .await
-            .map_err(named(Object::Member, caller.member.0))?;
+            .map_err(named(ObjectKind::Member, caller.member.0))?;
         let existing = self.store.passkeys(caller.member).await?;
         let user = match existing.first() {
             Some(p) => p.user.clone(),
@@ -258,7 +259,7 @@ impl Passkeys {
         caller.require(Permission::OwnTokens)?;
         self.store.remove_passkey(caller.household, caller.member, id).await.map_err(|e| match e {
             RepoError::Conflict(Conflict::LastWayIn(_)) => Refusal::LastWayIn(id).into(),
-            other => named(Object::Passkey, id.0)(other),
+            other => named(ObjectKind::Passkey, id.0)(other),
         })
     }
 

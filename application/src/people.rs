@@ -11,10 +11,11 @@ use crate::ports::{
     Clock, HouseholdRepo, InvitationRepo, MemberRepo, PasswordHasher, SecretSource, SessionRepo, TokenRepo,
 };
 use crate::recorder::Recorder;
-use crate::{Conflict, Error, Object, Refusal, RepoError};
+use crate::{Conflict, Error, Refusal, RepoError};
 use anyhow::Context as _;
 use std::sync::Arc;
 use trove_domain::history::Action;
+use trove_domain::history::ObjectKind;
 use trove_domain::people::{self, InvitationId, MemberId, MemberName, Permission, Role, Scope, TokenId};
 use trove_domain::{HouseholdId, Timestamp};
 
@@ -93,7 +94,7 @@ impl People {
             .members
             .member(caller.household, caller.member)
             .await
-            .map_err(named(Object::Member, caller.member.0))?;
+            .map_err(named(ObjectKind::Member, caller.member.0))?;
         let household = self.members.household(caller.household).await.context("reading the caller's household")?;
         Ok((member, household))
     }
@@ -113,7 +114,7 @@ impl People {
     /// [`Error::Forbidden`], [`Error::NotFound`], [`Refusal::LastOwner`].
     pub async fn set_role(&self, caller: &Caller, id: MemberId, role: Role) -> Result<Member, Error> {
         caller.require(Permission::ManageHousehold)?;
-        let member = self.members.member(caller.household, id).await.map_err(named(Object::Member, id.0))?;
+        let member = self.members.member(caller.household, id).await.map_err(named(ObjectKind::Member, id.0))?;
         if member.role == role {
             return Ok(member);
         }
@@ -130,7 +131,7 @@ impl People {
     /// [`Error::Forbidden`], [`Error::NotFound`], [`Refusal::LastOwner`].
     pub async fn remove(&self, caller: &Caller, id: MemberId) -> Result<(), Error> {
         caller.require(Permission::ManageHousehold)?;
-        let member = self.members.member(caller.household, id).await.map_err(named(Object::Member, id.0))?;
+        let member = self.members.member(caller.household, id).await.map_err(named(ObjectKind::Member, id.0))?;
         let rec = self.recorder.recording(caller.into(), Action::Remove);
         self.members.remove_member(caller.household, id, &rec).await.map_err(|e| last_owner(e, &member))?;
         self.token_checks.end(AccessChange::Member(id)).await;
@@ -143,7 +144,7 @@ impl People {
     /// [`Error::Forbidden`], [`Error::NotFound`].
     pub async fn end_sessions(&self, caller: &Caller, id: MemberId) -> Result<u64, Error> {
         caller.require(if id == caller.member { Permission::OwnTokens } else { Permission::ManageHousehold })?;
-        self.members.member(caller.household, id).await.map_err(named(Object::Member, id.0))?;
+        self.members.member(caller.household, id).await.map_err(named(ObjectKind::Member, id.0))?;
         Ok(self.sessions.end_sessions(id).await?)
     }
 
@@ -199,7 +200,7 @@ impl People {
         let now = self.clock.now();
         self.invitations.revoke_invitation(caller.household, id, now).await.map_err(|e| match e {
             RepoError::Conflict(Conflict::Invitation(gone)) => Refusal::InvitationGone(gone).into(),
-            other => named(Object::Invitation, id.0)(other),
+            other => named(ObjectKind::Invitation, id.0)(other),
         })
     }
 
@@ -316,7 +317,7 @@ impl People {
         self.tokens
             .revoke_token(caller.household, id, self.only_own(caller))
             .await
-            .map_err(named(Object::Token, id.0))?;
+            .map_err(named(ObjectKind::Token, id.0))?;
         self.token_checks.end(AccessChange::Token(id)).await;
         Ok(())
     }
@@ -333,7 +334,7 @@ fn last_owner(e: RepoError, member: &Member) -> Error {
         RepoError::Conflict(Conflict::LastOwner(_)) => {
             Refusal::LastOwner { member: member.id, name: member.name.to_string() }.into()
         }
-        other => named(Object::Member, member.id.0)(other),
+        other => named(ObjectKind::Member, member.id.0)(other),
     }
 }
 

@@ -1,13 +1,14 @@
 //! The places' use cases: create, list, read, rename or move, delete, and find or create the path a
 //! `location` text names.
 
-use crate::error::{Object, Refusal, named};
+use crate::error::{Refusal, named};
 use crate::ports::PlaceRepo;
 use crate::recorder::{Actor, Recorder};
 use crate::{Conflict, Error, RepoError};
 use std::collections::HashMap;
 use std::sync::Arc;
 use trove_domain::history::Action;
+use trove_domain::history::ObjectKind;
 use trove_domain::place::{self, NewPlace, Place, PlaceChanges, PlacePath, PlaceRefused, PlaceTree};
 use trove_domain::{HouseholdId, PlaceId};
 
@@ -38,7 +39,7 @@ pub(crate) fn refused(e: PlaceRefused) -> Error {
 }
 
 pub(crate) fn no_place(id: PlaceId) -> impl Fn(RepoError) -> Error {
-    named(Object::Place, id.0)
+    named(ObjectKind::Place, id.0)
 }
 
 /// The places use cases.
@@ -90,7 +91,7 @@ impl Places {
         let (all, direct) = self.tree_and_counts(household).await?;
         views(&PlaceTree::new(&all), &direct, [id])
             .pop()
-            .ok_or_else(|| Error::NotFound { what: Object::Place, id: id.0 })
+            .ok_or_else(|| Error::NotFound { what: ObjectKind::Place, id: id.0 })
     }
 
     /// Stores a new place; recorded as the event `create` of `actor`.
@@ -129,7 +130,7 @@ impl Places {
         let (all, direct) = self.tree_and_counts(household).await?;
         let tree = PlaceTree::new(&all);
         let view =
-            views(&tree, &direct, [id]).pop().ok_or_else(|| Error::NotFound { what: Object::Place, id: id.0 })?;
+            views(&tree, &direct, [id]).pop().ok_or_else(|| Error::NotFound { what: ObjectKind::Place, id: id.0 })?;
         let children = views(&tree, &direct, tree.children(Some(id)).iter().map(|p| p.id));
         Ok(PlaceDetail { view, children })
     }
@@ -144,7 +145,7 @@ impl Places {
         let household = actor.household;
         let all = self.places.all(household).await?;
         let tree = PlaceTree::new(&all);
-        let place = tree.get(id).ok_or_else(|| Error::NotFound { what: Object::Place, id: id.0 })?;
+        let place = tree.get(id).ok_or_else(|| Error::NotFound { what: ObjectKind::Place, id: id.0 })?;
         let changed = tree.apply(place, &changes).map_err(refused)?;
         let rec = self.recorder.recording(actor, Action::Patch);
         self.places.update(household, &changed, &rec).await.map_err(no_place(id))?;
@@ -178,7 +179,7 @@ impl Places {
             .paths(household, &[id])
             .await?
             .remove(&id)
-            .ok_or_else(|| Error::NotFound { what: Object::Place, id: id.0 })
+            .ok_or_else(|| Error::NotFound { what: ObjectKind::Place, id: id.0 })
     }
 
     /// The paths of many places (those of a page of items) in one query; missing ids are left out.

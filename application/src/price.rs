@@ -3,7 +3,7 @@
 //! contract, [`crate::contracts::comparables`].
 
 use crate::contracts::comparables as contract;
-use crate::error::{Object, Refusal, named};
+use crate::error::{Refusal, named};
 use crate::metered::{Actor, Metered, RunSpend};
 use crate::ports::model::{
     ApproximateLocation, Capability, InputItem, ModelRequest, OutputView, SearchContextSize, Tool,
@@ -12,6 +12,7 @@ use crate::ports::{Clock, InventoryRepo, PriceRepo};
 use crate::progress::{Progress, ProgressSink, Unwatched};
 use crate::{Error, RepoError};
 use std::sync::Arc;
+use trove_domain::history::ObjectKind;
 use trove_domain::item::Item;
 use trove_domain::listing::{self, ListingDraft};
 use trove_domain::money::Currency;
@@ -67,7 +68,7 @@ pub struct Priced {
 }
 
 fn no_item(id: ItemId) -> impl Fn(RepoError) -> Error {
-    named(Object::Item, id.0)
+    named(ObjectKind::Item, id.0)
 }
 
 /// The item as the price call describes it: name, profile, condition, faults, accessories, current fields.

@@ -1,13 +1,14 @@
 //! The project lifecycle: accept (reserve the items atomically), build, drop; and the build pack. Each step is
 //! recorded: the project's event (its status, and the items it holds) and one event per item it changed.
 
-use crate::error::{Object, Refusal, named};
+use crate::error::{Refusal, named};
 use crate::ports::{InventoryRepo, ProjectRepo, TemplateRepo};
 use crate::recorder::{Actor, Recorder};
 use crate::{Error, RepoError};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use trove_domain::history::Action;
+use trove_domain::history::ObjectKind;
 use trove_domain::item::Item;
 use trove_domain::pack::{self, BuildPack};
 use trove_domain::project::{self, Project, ProjectStatus};
@@ -30,7 +31,7 @@ impl std::fmt::Debug for Projects {
 }
 
 fn no_project(id: ProjectId) -> impl Fn(RepoError) -> Error {
-    named(Object::Project, id.0)
+    named(ObjectKind::Project, id.0)
 }
 
 impl Projects {
@@ -152,7 +153,7 @@ impl Projects {
             .templates
             .get(household, project.template_id)
             .await
-            .map_err(named(Object::Template, project.template_id.0))?;
+            .map_err(named(ObjectKind::Template, project.template_id.0))?;
         let items = self.allocated_items(household, &project).await?;
         Ok(pack::build_pack(&project, &template, &items))
     }

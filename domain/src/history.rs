@@ -299,7 +299,8 @@ pub fn reverse(changes: &[FieldChange]) -> Result<ItemChanges, UndoRefused> {
     Ok(back)
 }
 
-/// The kind of object an event is about.
+/// The kind of an object: what an event is about (an item, a place, a medium, a project, a member) and what a
+/// request may find missing (those, and a template, an invitation, a token, an event, a passkey). One enum for both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ObjectKind {
     Item,
@@ -307,9 +308,27 @@ pub enum ObjectKind {
     Media,
     Project,
     Member,
+    Template,
+    Invitation,
+    Token,
+    Event,
+    Passkey,
 }
 
 impl ObjectKind {
+    pub const ALL: [ObjectKind; 10] = [
+        ObjectKind::Item,
+        ObjectKind::Place,
+        ObjectKind::Media,
+        ObjectKind::Project,
+        ObjectKind::Member,
+        ObjectKind::Template,
+        ObjectKind::Invitation,
+        ObjectKind::Token,
+        ObjectKind::Event,
+        ObjectKind::Passkey,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             ObjectKind::Item => "item",
@@ -317,11 +336,22 @@ impl ObjectKind {
             ObjectKind::Media => "media",
             ObjectKind::Project => "project",
             ObjectKind::Member => "member",
+            ObjectKind::Template => "template",
+            ObjectKind::Invitation => "invitation",
+            ObjectKind::Token => "token",
+            ObjectKind::Event => "event",
+            ObjectKind::Passkey => "passkey",
         }
     }
 
     pub fn parse(s: &str) -> Option<Self> {
-        [Self::Item, Self::Place, Self::Media, Self::Project, Self::Member].into_iter().find(|k| k.as_str() == s)
+        Self::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+impl fmt::Display for ObjectKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -507,7 +537,7 @@ mod tests {
             assert_eq!(Action::parse(action.as_str()), Some(action));
         }
         assert_eq!(Action::parse("Patch"), None);
-        for kind in [ObjectKind::Item, ObjectKind::Place, ObjectKind::Media, ObjectKind::Project, ObjectKind::Member] {
+        for kind in ObjectKind::ALL {
             assert_eq!(ObjectKind::parse(kind.as_str()), Some(kind));
         }
     }

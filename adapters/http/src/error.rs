@@ -294,7 +294,7 @@ mod tests {
             "the storage cannot be reached; try again in 10 s",
         );
     }
-    use trove_application::Object;
+    use trove_domain::history::ObjectKind;
     use trove_domain::item::{Availability, GoneRefused, HeldBy};
     use trove_domain::{ItemId, ProjectId};
 
@@ -314,8 +314,8 @@ mod tests {
                 "invalid",
                 "limit must be between 1 and 500",
             ),
-            (Error::NotFound { what: Object::Item, id: 42 }, 404, "not_found", "no such item 42"),
-            (Error::NotFound { what: Object::Template, id: 9 }, 404, "not_found", "no such template 9"),
+            (Error::NotFound { what: ObjectKind::Item, id: 42 }, 404, "not_found", "no such item 42"),
+            (Error::NotFound { what: ObjectKind::Template, id: 9 }, 404, "not_found", "no such template 9"),
             (
                 Refusal::Change(ChangeRefused::SetByProject(Availability::Reserved)).into(),
                 422,

@@ -231,7 +231,7 @@ async fn an_upload_to_a_missing_item_is_404_before_any_work() {
         .upload(A, Some(ItemId(8)), upload(JPEG))
         .await
         .unwrap_err();
-    assert!(matches!(err, MediaError::Failed(Error::NotFound { what: Object::Item, id: 8 })), "{err:?}");
+    assert!(matches!(err, MediaError::Failed(Error::NotFound { what: ObjectKind::Item, id: 8 })), "{err:?}");
 }
 
 #[tokio::test]
@@ -244,7 +244,7 @@ async fn an_item_gone_between_the_blob_and_the_row_leaves_no_blob() {
     repo.expect_names().with(eq(content_hash(CLEAN))).times(1).in_sequence(&mut seq).returning(|_| Ok(false));
     store.expect_delete().with(eq(content_hash(CLEAN))).times(1).in_sequence(&mut seq).returning(|_| Ok(()));
     let err = use_case(repo, store, cleaning_pictures()).upload(A, Some(ITEM), upload(JPEG)).await.unwrap_err();
-    assert!(matches!(err, MediaError::Failed(Error::NotFound { what: Object::Item, id: 7 })), "{err:?}");
+    assert!(matches!(err, MediaError::Failed(Error::NotFound { what: ObjectKind::Item, id: 7 })), "{err:?}");
 }
 
 #[tokio::test]
@@ -253,7 +253,7 @@ async fn listing_another_households_item_is_404() {
         .of_item(HouseholdId(3), ITEM)
         .await
         .unwrap_err();
-    assert!(matches!(err, MediaError::Failed(Error::NotFound { what: Object::Item, id: 7 })), "{err:?}");
+    assert!(matches!(err, MediaError::Failed(Error::NotFound { what: ObjectKind::Item, id: 7 })), "{err:?}");
 }
 
 #[tokio::test]
@@ -263,7 +263,7 @@ async fn a_medium_whose_blob_is_missing_is_404() {
     let mut store = MockMediaStore::new();
     store.expect_get().returning(|_| Err(RepoError::NotFound));
     let err = use_case(repo, store, MockPictures::new()).get(H, MediaId(4)).await.unwrap_err();
-    assert!(matches!(err, MediaError::Failed(Error::NotFound { what: Object::Media, id: 4 })), "{err:?}");
+    assert!(matches!(err, MediaError::Failed(Error::NotFound { what: ObjectKind::Media, id: 4 })), "{err:?}");
 }
 
 #[tokio::test]
@@ -330,7 +330,7 @@ async fn deleting_a_missing_medium_is_404_and_touches_no_blob() {
     repo.expect_delete().returning(|_, _, _| Err(RepoError::NotFound));
     let (media, events) = recorded(repo, MockMediaStore::new(), MockPictures::new());
     let err = media.delete(A, MediaId(10)).await.unwrap_err();
-    assert!(matches!(err, MediaError::Failed(Error::NotFound { what: Object::Media, id: 10 })), "{err:?}");
+    assert!(matches!(err, MediaError::Failed(Error::NotFound { what: ObjectKind::Media, id: 10 })), "{err:?}");
     assert!(shown(&events).is_empty(), "nothing deleted, nothing recorded");
 }
 
@@ -380,7 +380,7 @@ async fn a_caption_edited_is_recorded_with_its_change_and_a_missing_medium_is_40
     let kept = media.caption(A, MediaId(5), Caption::new("front").unwrap()).await.unwrap();
     assert_eq!(kept.caption.as_ref().map(Caption::as_str), Some("front"));
     let err = media.caption(A, MediaId(6), None).await.unwrap_err();
-    assert!(matches!(err, MediaError::Failed(Error::NotFound { what: Object::Media, id: 6 })), "{err:?}");
+    assert!(matches!(err, MediaError::Failed(Error::NotFound { what: ObjectKind::Media, id: 6 })), "{err:?}");
     // The `patch` is the store's, in the caption's transaction.
     assert!(shown(&events).is_empty());
 }

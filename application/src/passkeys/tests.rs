@@ -288,7 +288,10 @@ async fn the_last_way_in_is_kept_and_a_read_token_removes_nothing() {
     let p = use_cases(m, MockPasskeyCeremonies::new(), store);
     let me = caller(&ada(Role::Viewer));
     assert!(matches!(p.remove(&me, PasskeyId(1)).await.unwrap_err(), Error::Refused(Refusal::LastWayIn(PasskeyId(1)))));
-    assert!(matches!(p.remove(&me, PasskeyId(2)).await.unwrap_err(), Error::NotFound { what: Object::Passkey, id: 2 }));
+    assert!(matches!(
+        p.remove(&me, PasskeyId(2)).await.unwrap_err(),
+        Error::NotFound { what: ObjectKind::Passkey, id: 2 }
+    ));
     let read =
         Caller { access: crate::auth::Access::Token { id: people::TokenId(1), scope: people::Scope::Read }, ..me };
     assert!(matches!(p.remove(&read, PasskeyId(2)).await.unwrap_err(), Error::Forbidden(_)));

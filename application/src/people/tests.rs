@@ -41,7 +41,10 @@ async fn only_owners_manage_members_and_the_last_owner_stays() {
     let demoted = people.set_role(&owner, MemberId(7), Role::Member).await.unwrap_err();
     assert!(matches!(demoted, Error::Refused(Refusal::LastOwner { member: MemberId(7), .. })), "{demoted:?}");
     assert!(matches!(people.remove(&owner, MemberId(7)).await, Err(Error::Refused(Refusal::LastOwner { .. }))));
-    assert!(matches!(people.remove(&owner, MemberId(99)).await, Err(Error::NotFound { what: Object::Member, id: 99 })));
+    assert!(matches!(
+        people.remove(&owner, MemberId(99)).await,
+        Err(Error::NotFound { what: ObjectKind::Member, id: 99 })
+    ));
     // Giving a member the role they have writes nothing.
     assert_eq!(people.set_role(&owner, MemberId(7), Role::Owner).await.unwrap().role, Role::Owner);
 }
@@ -224,7 +227,7 @@ async fn members_see_their_own_tokens_and_owners_every_members() {
     people.tokens(&caller(Role::Owner)).await.unwrap();
     assert!(matches!(
         people.revoke_token(&caller(Role::Member), TokenId(4)).await,
-        Err(Error::NotFound { what: Object::Token, id: 4 })
+        Err(Error::NotFound { what: ObjectKind::Token, id: 4 })
     ));
     let made = people.create_token(&caller(Role::Viewer), " backup ", Scope::Read, Some(30)).await.unwrap();
     assert!(made.secret.starts_with("trove_"));
@@ -343,6 +346,6 @@ async fn owners_list_the_invitations_still_good_and_revoke_them() {
     ));
     assert!(matches!(
         people.revoke_invitation(&owner, InvitationId(9)).await,
-        Err(Error::NotFound { what: Object::Invitation, id: 9 })
+        Err(Error::NotFound { what: ObjectKind::Invitation, id: 9 })
     ));
 }
