@@ -6,7 +6,6 @@ use crate::auth::Caller;
 use crate::error::named;
 use crate::items::Inventory;
 use crate::ports::{EventRepo, MemberRepo, PlaceRepo};
-pub use crate::recorder::{Actor, Recorder};
 use crate::{Error, Refusal};
 use std::collections::HashMap;
 use std::sync::Arc;

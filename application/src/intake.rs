@@ -5,9 +5,10 @@
 
 use crate::contracts::reading as contract;
 use crate::jobs::Jobs;
-use crate::metered::{Actor, Metered, RunSpend};
+use crate::metered::{Metered, RunSpend};
 use crate::ports::model::{Capability, InputItem, ModelRequest};
 use crate::ports::{Clock, InventoryRepo, ModelImages, VisionError};
+use crate::recorder::Actor;
 use crate::stamped::StampedCache;
 use crate::{Error, Refusal};
 use base64::Engine as _;

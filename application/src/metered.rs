@@ -4,7 +4,7 @@
 use crate::Error;
 use crate::ports::model::{Capabilities, Capability, ModelError, ModelRequest, ModelResponse, Transcript};
 use crate::ports::{Clock, ModelPort, SpendLedger};
-pub use crate::recorder::Actor;
+use crate::recorder::Actor;
 use serde::Serialize;
 use std::sync::Arc;
 use trove_domain::HouseholdId;

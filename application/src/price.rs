@@ -4,12 +4,13 @@
 
 use crate::contracts::comparables as contract;
 use crate::error::{Refusal, named};
-use crate::metered::{Actor, Metered, RunSpend};
+use crate::metered::{Metered, RunSpend};
 use crate::ports::model::{
     ApproximateLocation, Capability, InputItem, ModelRequest, OutputView, SearchContextSize, Tool,
 };
 use crate::ports::{Clock, InventoryRepo, PriceRepo};
 use crate::progress::{Progress, ProgressSink, Unwatched};
+use crate::recorder::Actor;
 use crate::{Error, RepoError};
 use std::sync::Arc;
 use trove_domain::history::ObjectKind;

@@ -75,7 +75,7 @@ async fn propose(database_url: &str, n: usize) {
     let propose = &app.services.propose;
     let start = Instant::now();
     let first = propose
-        .run(trove_application::metered::Actor::command_line(household), None)
+        .run(trove_application::recorder::Actor::command_line(household), None)
         .await
         .expect("the first proposal");
     let first_time = start.elapsed();
@@ -83,7 +83,7 @@ async fn propose(database_url: &str, n: usize) {
     for _ in 0..WARM_RUNS {
         let start = Instant::now();
         let outcome = propose
-            .run(trove_application::metered::Actor::command_line(household), None)
+            .run(trove_application::recorder::Actor::command_line(household), None)
             .await
             .expect("a warm proposal");
         warm.push(start.elapsed());

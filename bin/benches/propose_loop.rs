@@ -17,8 +17,7 @@ use serde_json::json;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use trove_application::catalogue::Catalogue;
-use trove_application::history::Recorder;
-use trove_application::metered::{Actor, Metered, SpendPolicy};
+use trove_application::metered::{Metered, SpendPolicy};
 use trove_application::ports::model::{
     Capabilities, InputItem, ModelError, ModelRequest, ModelResponse, OutputItem, OutputView, RawJson, Transcript,
 };
@@ -26,6 +25,8 @@ use trove_application::ports::{
     Clock, HouseholdRepo, InventoryRepo, ModelPort, ProjectRepo, SpendLedger, TemplateRepo,
 };
 use trove_application::propose::ProposeProjects;
+use trove_application::recorder::Actor;
+use trove_application::recorder::Recorder;
 use trove_application::tools;
 use trove_db::Store;
 use trove_domain::item::{Intent, Item};

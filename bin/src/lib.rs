@@ -14,12 +14,13 @@ use std::sync::Arc;
 use trove_application::auth::{Auth, PeoplePorts, TokenChecks};
 use trove_application::catalogue::Catalogue;
 use trove_application::exchange::Exchange;
-use trove_application::history::{History, Recorder};
+use trove_application::history::History;
 use trove_application::idempotency::Idempotency;
 use trove_application::intake::Intake;
 use trove_application::items::Inventory;
 use trove_application::jobs::Jobs;
 use trove_application::labels::Labels;
+use trove_application::recorder::Recorder;
 
 use trove_application::media::Media;
 use trove_application::metered::Metered;

@@ -512,7 +512,7 @@ async fn an_import_whose_answer_was_lost_before_its_key_was_done_is_not_duplicat
     let csv = "name,item_type,location\nDesk lamp,lamp,Attic\nFan,fan,Attic\nCable,cable,\n";
     let (_, me) = app.get("/api/me").await;
     let household = trove_domain::HouseholdId(me["household"]["id"].as_i64().unwrap());
-    let actor = trove_application::history::Actor { household, member: None };
+    let actor = trove_application::recorder::Actor { household, member: None };
     // The first import, written by the use case alone: no idempotency record was completed for it.
     let first = app.app.services.exchange.import_keyed(actor, csv.as_bytes(), Some("sheet-9")).await.unwrap();
     assert_eq!(first.items, 3);

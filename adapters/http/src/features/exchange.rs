@@ -173,7 +173,7 @@ impl ExchangeApi {
         body: ImportBody,
     ) -> ApiResult<Json<ImportAnswer>> {
         let ImportBody::Csv(CsvBody(bytes)) = body;
-        let actor = trove_application::history::Actor::from(&c);
+        let actor = trove_application::recorder::Actor::from(&c);
         let given = key.0.as_deref();
         let run = || async {
             let done = self.0.exchange.import_keyed(actor, &bytes, given).await.map_err(ApiError::from)?;

@@ -319,7 +319,7 @@ impl ProjectsApi {
         #[oai(name = "Accept")] accept: Header<Option<String>>,
         body: Json<Option<ProposeRequest>>,
     ) -> ApiResult<Watched<ProposeResult>> {
-        let (h, actor) = (c.household, trove_application::history::Actor::from(&c));
+        let (h, actor) = (c.household, trove_application::recorder::Actor::from(&c));
         let body = body.0.unwrap_or_default();
         let services = self.0.clone();
         let work = move |watch: Watch| async move {

@@ -151,7 +151,7 @@ impl SellingApi {
         #[oai(name = "Idempotency-Key")] key: Header<Option<String>>,
         #[oai(name = "Accept")] accept: Header<Option<String>>,
     ) -> ApiResult<Watched<PriceReportDto>> {
-        let (h, actor) = (c.household, trove_application::history::Actor::from(&c));
+        let (h, actor) = (c.household, trove_application::recorder::Actor::from(&c));
         let services = self.0.clone();
         let id = id.0;
         let work = move |watch: Watch| async move {
