@@ -8,8 +8,7 @@ use crate::ports::{Clock, EventRepo};
 use std::sync::Arc;
 use trove_domain::HouseholdId;
 use trove_domain::history::{Action, Event, FieldChange, ObjectKind};
-use trove_domain::history::{Fields, Recording, between, diff, place_fields};
-use trove_domain::item::Item;
+use trove_domain::history::{Fields, Recording, between};
 use trove_domain::people::{EventId, MemberId};
 use trove_domain::place::Place;
 
@@ -78,7 +77,7 @@ impl Recorder {
         changes: Vec<FieldChange>,
         version_after: Option<i64>,
     ) -> Event {
-        Event { at: self.clock.now(), member: actor.member, action, kind, object, changes, version_after }
+        self.recording(actor, action).event(kind, object, changes, version_after)
     }
 
     /// Records one event of `actor` on an object.
@@ -110,76 +109,9 @@ impl Recorder {
         Ok(self.events.append_all(household, events).await?)
     }
 
-    /// Records the places created for a `location` text (by `PlaceRepo::find_or_create` or an import) as `create`
-    /// events of `actor`, as if each had been made by hand.
-    ///
-    /// # Errors
-    /// As [`Recorder::record`].
-    pub async fn places_created(&self, actor: Actor, places: &[Place]) -> Result<(), Error> {
-        let events: Vec<Event> = places.iter().map(|p| self.place_created(actor, p)).collect();
-        self.record_all(actor.household, &events).await
-    }
-
     /// The `create` event of a place made for a `location` text.
     pub fn place_created(&self, actor: Actor, place: &Place) -> Event {
-        let changes = between(None, Some(place_fields(place)));
-        self.event(actor, Action::Create, ObjectKind::Place, place.id.0, changes, None)
-    }
-
-    /// Records a change of an item from `before` to `after`.
-    ///
-    /// # Errors
-    /// As [`Recorder::record`].
-    pub async fn item(
-        &self,
-        actor: Actor,
-        action: Action,
-        before: Option<&Item>,
-        after: &Item,
-    ) -> Result<EventId, Error> {
-        let changes = match before {
-            Some(before) => diff(before, after),
-            None => vec![FieldChange::new("name", None, Some(after.name.to_string()))],
-        };
-        self.record(actor, action, ObjectKind::Item, after.id.0, changes, Some(after.version)).await
-    }
-
-    /// Records a change of an object that is not an item (a place, a medium, a project, a member) by its fields
-    /// before and after (`None` before: created; `None` after: deleted). A change that changed no field is not
-    /// recorded (`None`).
-    ///
-    /// # Errors
-    /// As [`Recorder::record`].
-    pub async fn object(
-        &self,
-        actor: Actor,
-        action: Action,
-        kind: ObjectKind,
-        object: i64,
-        before: Option<Fields>,
-        after: Option<Fields>,
-    ) -> Result<Option<EventId>, Error> {
-        match self.object_event(actor, action, kind, object, before, after) {
-            Some(event) => Ok(Some(self.events.append(actor.household, &event).await?)),
-            None => Ok(None),
-        }
-    }
-
-    /// The event [`Recorder::object`] records, not yet appended; `None` for a `patch` that changed no field.
-    pub fn object_event(
-        &self,
-        actor: Actor,
-        action: Action,
-        kind: ObjectKind,
-        object: i64,
-        before: Option<Fields>,
-        after: Option<Fields>,
-    ) -> Option<Event> {
-        let changes = between(before, after);
-        if changes.is_empty() && action == Action::Patch {
-            return None;
-        }
-        Some(self.event(actor, action, kind, object, changes, None))
+        self.recording(actor, Action::Create).place_created(place)
     }
 }
 
