@@ -2,14 +2,13 @@
 //! events the use cases make. Apart from `history`, which reads them, so the use cases that record (`items`) and
 //! the history that reverts through them (`history` -> `items`) do not import each other.
 
-use crate::Error;
+use crate::ports::Clock;
 use crate::ports::people::Member;
-use crate::ports::{Clock, EventRepo};
 use std::sync::Arc;
 use trove_domain::HouseholdId;
 use trove_domain::history::{Action, Event, FieldChange, ObjectKind};
 use trove_domain::history::{Fields, Recording, between};
-use trove_domain::people::{EventId, MemberId};
+use trove_domain::people::MemberId;
 use trove_domain::place::Place;
 
 /// Who asks for a change: the household it is made in and the member who asked (`None`: the command line).
@@ -46,7 +45,6 @@ pub fn joined(member: &Member) -> Event {
 /// Appends the events of the changes the use cases make.
 #[derive(Clone)]
 pub struct Recorder {
-    events: Arc<dyn EventRepo>,
     clock: Arc<dyn Clock>,
 }
 
@@ -57,8 +55,8 @@ impl std::fmt::Debug for Recorder {
 }
 
 impl Recorder {
-    pub fn new(events: Arc<dyn EventRepo>, clock: Arc<dyn Clock>) -> Self {
-        Self { events, clock }
+    pub fn new(clock: Arc<dyn Clock>) -> Self {
+        Self { clock }
     }
 
     /// Who (`actor`), now, and as which `action`: for a store that writes a write's events in its transaction.
@@ -80,35 +78,6 @@ impl Recorder {
         self.recording(actor, action).event(kind, object, changes, version_after)
     }
 
-    /// Records one event of `actor` on an object.
-    ///
-    /// # Errors
-    /// [`Error::Unexpected`] when the store fails (the change it records is written already).
-    pub async fn record(
-        &self,
-        actor: Actor,
-        action: Action,
-        kind: ObjectKind,
-        object: i64,
-        changes: Vec<FieldChange>,
-        version_after: Option<i64>,
-    ) -> Result<EventId, Error> {
-        let event = self.event(actor, action, kind, object, changes, version_after);
-        Ok(self.events.append(actor.household, &event).await?)
-    }
-
-    /// Records many events of `household` at once: one transaction of multi-row writes
-    /// ([`EventRepo::append_all`]), all or none. Nothing is written for no events.
-    ///
-    /// # Errors
-    /// As [`Recorder::record`].
-    pub async fn record_all(&self, household: HouseholdId, events: &[Event]) -> Result<(), Error> {
-        if events.is_empty() {
-            return Ok(());
-        }
-        Ok(self.events.append_all(household, events).await?)
-    }
-
     /// The `create` event of a place made for a `location` text.
     pub fn place_created(&self, actor: Actor, place: &Place) -> Event {
         self.recording(actor, Action::Create).place_created(place)
@@ -117,33 +86,16 @@ impl Recorder {
 
 /// The events a test's recorder kept, with their households, in order.
 #[cfg(test)]
-pub(crate) type Captured = Arc<std::sync::Mutex<Vec<(HouseholdId, Event)>>>;
-
-/// A recorder for use-case tests: every event appended is kept, with its household, in the list answered.
+/// A recorder for use-case tests, with a clock that reads the epoch.
 #[cfg(test)]
-pub(crate) fn capturing() -> (Recorder, Captured) {
+pub(crate) fn capturing() -> Recorder {
     capturing_at(chrono::DateTime::UNIX_EPOCH)
 }
 
-/// As [`capturing`], with a clock that reads `at`.
+/// A recorder for use-case tests, with a clock that reads `at`.
 #[cfg(test)]
-pub(crate) fn capturing_at(at: trove_domain::Timestamp) -> (Recorder, Captured) {
-    use crate::ports::clock::MockClock;
-    use crate::ports::history::MockEventRepo;
-    let kept: Captured = Arc::default();
-    let mut events = MockEventRepo::new();
-    let into = kept.clone();
-    events.expect_append().returning(move |h, e| {
-        let mut kept = into.lock().unwrap();
-        kept.push((h, e.clone()));
-        Ok(EventId(kept.len() as i64))
-    });
-    let into = kept.clone();
-    events.expect_append_all().returning(move |h, all| {
-        into.lock().unwrap().extend(all.iter().map(|e| (h, e.clone())));
-        Ok(())
-    });
-    let mut clock = MockClock::new();
+pub(crate) fn capturing_at(at: trove_domain::Timestamp) -> Recorder {
+    let mut clock = crate::ports::clock::MockClock::new();
     clock.expect_now().returning(move || at);
-    (Recorder::new(Arc::new(events), Arc::new(clock)), kept)
+    Recorder::new(Arc::new(clock))
 }

@@ -149,7 +149,7 @@ async fn bench_listing(name: &str, url: &str) {
         store.clone(),
         store.clone(),
         Arc::new(SystemClock),
-        trove_application::recorder::Recorder::new(store.clone(), Arc::new(SystemClock)),
+        trove_application::recorder::Recorder::new(Arc::new(SystemClock)),
     );
     let raw: DatabaseConnection = Database::connect(url).await.unwrap();
     let backend = raw.get_database_backend();

@@ -188,7 +188,7 @@ async fn setup(n: usize) -> Bench {
     let ledger: Arc<dyn SpendLedger> = store.clone();
     let projects: Arc<dyn ProjectRepo> = store.clone();
     let metered = Metered::new(model.clone(), ledger, clock.clone(), SpendPolicy::default());
-    let recorder = Recorder::new(store.clone(), clock.clone());
+    let recorder = Recorder::new(clock.clone());
     let parts = (metered, items.clone(), templates, projects, recorder);
     let fresh = Box::new(move || {
         let (m, i, t, p, r) = parts.clone();

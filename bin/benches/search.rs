@@ -150,7 +150,7 @@ async fn bench(name: &str, url: &str) {
     }
     println!("{name}: {ITEMS} items written (and indexed) in {:.1?}", started.elapsed());
 
-    let recorder = trove_application::recorder::Recorder::new(store.clone(), Arc::new(SystemClock));
+    let recorder = trove_application::recorder::Recorder::new(Arc::new(SystemClock));
     let inventory = Inventory::new(store.clone(), store.clone(), store.clone(), Arc::new(SystemClock), recorder);
     let raw: DatabaseConnection = Database::connect(url).await.unwrap();
     let backend = raw.get_database_backend();

@@ -147,7 +147,7 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
     );
 
     // Every change through a use case is recorded in the household's history by this one recorder.
-    let recorder = Recorder::new(store.clone(), clock.clone());
+    let recorder = Recorder::new(clock.clone());
     let pictures = Arc::new(trove_vision::pictures::PictureWork::new());
     let media = Media::new(store.clone(), blobs, pictures, items.clone(), clock.clone(), recorder.clone());
 

@@ -421,7 +421,7 @@ async fn intake_keeps_its_photos_until_an_item_takes_them(db: Db) {
         Arc::new(trove_vision::pictures::PictureWork::new()),
         store.clone(),
         Arc::new(NextDay),
-        trove_application::recorder::Recorder::new(store, Arc::new(NextDay)),
+        trove_application::recorder::Recorder::new(Arc::new(NextDay)),
     );
     let swept = media.sweep().await.unwrap();
     assert_eq!(swept.pending, 2, "{swept:?}");

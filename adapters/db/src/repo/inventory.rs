@@ -956,10 +956,10 @@ impl Store {
     }
 }
 
-/// The items of `ids` in the household with their locations, by id; missing ids are left out. With `lock`, on
-/// PostgreSQL, their rows are locked until the caller's transaction ends, in id order (as every writer of
-/// several items takes them, so none deadlocks); SQLite has one writer anyway.
-pub(crate) async fn items_by_id<C: ConnectionTrait>(
+/// The items of `ids` in the household as their rows hold them (no cover, no place path), by id; missing ids are
+/// left out. With `lock`, on PostgreSQL, their rows are locked until the caller's transaction ends, in id order (as
+/// every writer of several items takes them, so none deadlocks); SQLite has one writer anyway.
+pub(crate) async fn item_rows_by_id<C: ConnectionTrait>(
     db: &C,
     household: HouseholdId,
     ids: &[ItemId],
@@ -981,7 +981,6 @@ pub(crate) async fn items_by_id<C: ConnectionTrait>(
         let rows = query.all(db).await.context("read items by id")?;
         out.extend(mapping::item_list(rows)?);
     }
-    with_locations(db, household, &mut out).await?;
     Ok(out)
 }
 
@@ -989,9 +988,13 @@ pub(crate) async fn items_by_id<C: ConnectionTrait>(
 impl InventoryRepo for Store {
     async fn insert(&self, household: HouseholdId, item: NewItem, rec: &Recording) -> Result<Item, RepoError> {
         let at = rec.at;
-        // Always in a transaction, committed explicitly: see `Store::begin_write` on `RETURNING`.
+        // Always in a transaction, committed explicitly: see `Store::begin_write` on `RETURNING`. The household's
+        // places are locked only for an item that names one (a plain item never waits for a move of places).
+        let placed = item.place_id.is_some() || item.location.is_some();
         let txn = self.begin_write().await.context("begin the item insert")?;
-        lock_places(&txn, household).await?;
+        if placed {
+            lock_places(&txn, household).await?;
+        }
         let mut placing = Placing::default();
         let place = match placing.place_of(&txn, household, &item, at).await {
             Ok(p) => p,
@@ -1007,7 +1010,9 @@ impl InventoryRepo for Store {
             return Err(RepoError::NotPending(media));
         }
         let mut items = vec![mapping::item(row)?];
-        with_locations(&txn, household, &mut items).await?;
+        if placed || !item.media_ids.is_empty() {
+            with_locations(&txn, household, &mut items).await?;
+        }
         // The item's event, then the media it took (pending, recorded by no one until now), then the places made
         // for its location.
         let mut events = vec![rec.item_created(&items[0])];
@@ -1111,7 +1116,9 @@ impl InventoryRepo for Store {
     }
 
     async fn get_many(&self, household: HouseholdId, ids: &[ItemId]) -> Result<Vec<Item>, RepoError> {
-        Ok(items_by_id(&self.db, household, ids, false).await?)
+        let mut items = item_rows_by_id(&self.db, household, ids, false).await?;
+        with_locations(&self.db, household, &mut items).await?;
+        Ok(items)
     }
 
     async fn list(&self, household: HouseholdId, query: &ItemQuery) -> Result<ItemPage, RepoError> {

@@ -6,7 +6,7 @@ use crate::Store;
 use crate::entity::{items, projects};
 use crate::mapping::{self, to_json};
 use crate::repo::history::insert_events;
-use crate::repo::inventory::items_by_id;
+use crate::repo::inventory::item_rows_by_id;
 use anyhow::{Context as _, anyhow};
 use async_trait::async_trait;
 use sea_orm::sea_query::{Expr, ExprTrait};
@@ -130,13 +130,23 @@ struct Before {
     items: Vec<Item>,
 }
 
-/// Reads the project and its allocated items in the transaction, before a step; `None` when it does not exist
-/// (the step's conditional write then says so).
-async fn before(txn: &DatabaseTransaction, household: HouseholdId, id: ProjectId) -> anyhow::Result<Option<Before>> {
+/// Reads the project and, for a step that moves them (`moves_items`), its allocated items in the transaction,
+/// before the step; `None` when it does not exist (the step's conditional write then says so). The items' rows
+/// only: a step never moves an item between places, so the diff needs no place path.
+async fn before(
+    txn: &DatabaseTransaction,
+    household: HouseholdId,
+    id: ProjectId,
+    moves_items: bool,
+) -> anyhow::Result<Option<Before>> {
     let Some(project) = find_project(txn, household, id).await? else { return Ok(None) };
-    let ids: Vec<_> = project.allocations.iter().map(|a| a.item_id).collect();
-    // Locked, so what the step's events say it changed is what it changed (no other writer in between).
-    let items = items_by_id(txn, household, &ids, true).await?;
+    let items = if moves_items {
+        let ids: Vec<_> = project.allocations.iter().map(|a| a.item_id).collect();
+        // Locked, so what the step's events say it changed is what it changed (no other writer in between).
+        item_rows_by_id(txn, household, &ids, true).await?
+    } else {
+        Vec::new()
+    };
     Ok(Some(Before { project, items }))
 }
 
@@ -155,7 +165,7 @@ async fn finish(
     let fields = (Some(project_fields(&before.project)), Some(project_fields(&project)));
     let mut events: Vec<_> = rec.object(ObjectKind::Project, id.0, fields.0, fields.1).into_iter().collect();
     let ids: Vec<_> = before.items.iter().map(|i| i.id).collect();
-    for after in items_by_id(&txn, household, &ids, false).await? {
+    for after in item_rows_by_id(&txn, household, &ids, false).await? {
         if let Some(old) = before.items.iter().find(|i| i.id == after.id) {
             events.extend(rec.item_changed(old, &after));
         }
@@ -211,7 +221,7 @@ impl ProjectRepo for Store {
         rec: &Recording,
     ) -> Result<Project, RepoError> {
         let txn = self.begin_write().await.context("begin the refresh")?;
-        let before = before(&txn, household, id).await?;
+        let before = before(&txn, household, id, false).await?;
         let proposed = [ProjectStatus::Proposed];
         let txn = move_project(txn, household, id, &proposed, ProjectStatus::Proposed, rec.at).await?;
         projects::Entity::update_many()
@@ -249,7 +259,7 @@ impl ProjectRepo for Store {
     ) -> Result<Project, RepoError> {
         let at = rec.at;
         let txn = self.begin_write().await.context("begin the accept")?;
-        let before = before(&txn, household, id).await?;
+        let before = before(&txn, household, id, true).await?;
         let txn = move_project(txn, household, id, &[ProjectStatus::Proposed], ProjectStatus::Accepted, at).await?;
         // Items in id order, so that two accepts sharing items lock them in the same order and never deadlock.
         let mut holds = holds.to_vec();
@@ -291,7 +301,7 @@ impl ProjectRepo for Store {
     async fn build(&self, household: HouseholdId, id: ProjectId, rec: &Recording) -> Result<Project, RepoError> {
         let at = rec.at;
         let txn = self.begin_write().await.context("begin the build")?;
-        let before = before(&txn, household, id).await?;
+        let before = before(&txn, household, id, true).await?;
         let txn = move_project(txn, household, id, &[ProjectStatus::Accepted], ProjectStatus::Built, at).await?;
         move_held_items(&txn, household, id, Availability::Reserved, Availability::InUse, false, at).await?;
         let project = find_project(&txn, household, id).await?.ok_or_else(|| anyhow!("project {id} vanished"))?;
@@ -302,7 +312,7 @@ impl ProjectRepo for Store {
     async fn drop_project(&self, household: HouseholdId, id: ProjectId, rec: &Recording) -> Result<Project, RepoError> {
         let at = rec.at;
         let txn = self.begin_write().await.context("begin the drop")?;
-        let before = before(&txn, household, id).await?;
+        let before = before(&txn, household, id, true).await?;
         let from = [ProjectStatus::Proposed, ProjectStatus::Accepted];
         // Only an accepted project holds units; a proposed one gives nothing back.
         let accepted = before.as_ref().map(|b| b.project.clone()).filter(|p| p.status == ProjectStatus::Accepted);
