@@ -102,7 +102,7 @@ impl Labels {
             for id in items {
                 let item =
                     found.iter().find(|i| i.id == *id).ok_or(Error::NotFound { what: ObjectKind::Item, id: id.0 })?;
-                out.push(self.label(LabelTarget::Item(*id), item.name.to_string()));
+                out.push(self.label(LabelTarget::Item(*id), item.name.to_string(), Vec::new()));
             }
         }
         if !places.is_empty() {
@@ -110,14 +110,16 @@ impl Labels {
             let tree = PlaceTree::new(&all);
             for id in places {
                 let place = tree.get(*id).ok_or(Error::NotFound { what: ObjectKind::Place, id: id.0 })?;
-                out.push(self.label(LabelTarget::Place(*id), place.name.to_string()));
+                let mut within: Vec<String> = tree.ancestors(*id).map(|p| p.name.to_string()).collect();
+                within.reverse();
+                out.push(self.label(LabelTarget::Place(*id), place.name.to_string(), within));
             }
         }
         Ok(out)
     }
 
-    fn label(&self, target: LabelTarget, name: String) -> Label {
-        Label { target, link: self.url.link(target), name, code: target.short_code() }
+    fn label(&self, target: LabelTarget, name: String, within: Vec<String>) -> Label {
+        Label { target, link: self.url.link(target), name, code: target.short_code(), within }
     }
 
     /// The PDF of `labels`, made under the limit of CPU-heavy jobs.
@@ -244,14 +246,16 @@ mod tests {
     async fn labels_carry_links_names_and_codes_in_the_order_given() {
         let l = labels(MockCodeReader::new());
         let got = l.labels(H, &[ItemId(2), ItemId(1)], &[PlaceId(2)]).await.unwrap();
-        let got: Vec<(&str, &str, &str)> =
-            got.iter().map(|l| (l.link.as_str(), l.name.as_str(), l.code.as_str())).collect();
+        let got: Vec<(&str, &str, &str, Vec<&str>)> = got
+            .iter()
+            .map(|l| (l.link.as_str(), l.name.as_str(), l.code.as_str(), l.within.iter().map(String::as_str).collect()))
+            .collect();
         assert_eq!(
             got,
             [
-                ("http://trove.local:8080/#/items/2", "Pi", "I-2"),
-                ("http://trove.local:8080/#/items/1", "ThinkPad", "I-1"),
-                ("http://trove.local:8080/#/places/2", "Shelf B2", "P-2"),
+                ("http://trove.local:8080/#/items/2", "Pi", "I-2", vec![]),
+                ("http://trove.local:8080/#/items/1", "ThinkPad", "I-1", vec![]),
+                ("http://trove.local:8080/#/places/2", "Shelf B2", "P-2", vec!["Garage"]),
             ]
         );
         let err = |r: Result<Vec<Label>, Error>| r.unwrap_err().to_string();

@@ -104,8 +104,8 @@ mod tests {
     use crate::ports::vision::MockPhotoSegmenter;
     use trove_domain::measure::Region;
 
-    const MARKER: Region = Region { x: 10, y: 10, width: 100, height: 100, area_px: 10_000 };
-    const BOX: Region = Region { x: 200, y: 10, width: 300, height: 150, area_px: 40_000 };
+    const MARKER: Region = Region { x: 10, y: 10, width: 100, height: 100, area_px: 10_000, spread: None };
+    const BOX: Region = Region { x: 200, y: 10, width: 300, height: 150, area_px: 40_000, spread: None };
 
     /// The use case over a segmenter that is called once with `b"photo"` and answers `answer`.
     fn photos(answer: impl FnOnce() -> Result<Segmentation, VisionError> + Send + 'static) -> Photos {

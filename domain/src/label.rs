@@ -170,6 +170,28 @@ pub fn fit(name: &str, width: usize, lines: usize) -> Vec<String> {
     out
 }
 
+/// The places a place is in (`names`, outermost first) set in at most `lines` lines of at most `width` characters,
+/// joined with " / " and ending with " /": when they do not fit, the outermost go first, marked by a leading "…",
+/// so the nearest places (which tell the many "Box 1"s apart) are kept.
+///
+/// ```
+/// use trove_domain::label::fit_path;
+/// assert_eq!(fit_path(&["Garage", "Shelf 2"], 20, 1), ["Garage / Shelf 2 /"]);
+/// assert_eq!(fit_path(&["House", "Garage", "Shelf 2"], 12, 1), ["… / Shelf 2 /"]);
+/// assert!(fit_path(&[], 20, 2).is_empty());
+/// ```
+pub fn fit_path(names: &[&str], width: usize, lines: usize) -> Vec<String> {
+    for dropped in 0..names.len() {
+        let kept = names[dropped..].join(" / ");
+        let text = if dropped == 0 { format!("{kept} /") } else { format!("… / {kept} /") };
+        let set = fit(&text, width, lines + 1);
+        if set.len() <= lines {
+            return set;
+        }
+    }
+    names.last().map(|last| fit(&format!("… / {last} /"), width, lines)).unwrap_or_default()
+}
+
 /// A word cut into pieces of at most `width` characters.
 fn chunks(word: &str, width: usize) -> Vec<String> {
     let chars: Vec<char> = word.chars().collect();

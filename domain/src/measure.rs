@@ -16,12 +16,19 @@ pub const CARD_CORNER_RADIUS_MM: f64 = 3.18;
 /// How far (relative) a region's bounding box may be from the box the reference would have at its best-fitting
 /// angle and its area, and still be taken for the reference.
 const SHAPE_TOLERANCE: f64 = 0.05;
+/// How far (relative) an upright region's long side over its short side may be from the reference's. The area sets the sides' scale, which halves a wrong aspect in [`SHAPE_TOLERANCE`]'s measure: a 3 : 2
+/// box is within 3 % of a card's sides, but its aspect is 5.7 % off the card's 1.586.
+const ASPECT_TOLERANCE: f64 = 0.03;
 /// Within this many degrees of upright, the reference is taken as upright and its sides give the scale;
 /// otherwise its area does (which does not depend on the angle).
 const UPRIGHT_DEGREES: f64 = 2.0;
 
+/// How far (relative) a region's area may be from that of a filled rectangle of its spread (`12 major minor`)
+/// and still be taken for a rectangular reference: an ellipse's is 4.7 % off, whatever its angle.
+const RECTANGLE_TOLERANCE: f64 = 0.025;
+
 /// One region of a photo: its bounding box in pixels (`x`, `y` the top-left corner) and how many pixels it covers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Region {
     pub x: u32,
     pub y: u32,
@@ -29,6 +36,83 @@ pub struct Region {
     pub height: u32,
     /// Pixels that belong to the region (at most `width * height`).
     pub area_px: u64,
+    /// How its pixels spread, when the segmenter measured it: what tells a rectangle from an ellipse and gives its
+    /// aspect at any angle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<Spread>,
+}
+
+/// How a region's pixels spread about their centre: the standard deviations along its two principal axes, in the
+/// photo's pixels, from the pixels' second moments. A filled L x S rectangle at any angle has `L / √12` and
+/// `S / √12`, so `12 major minor` is its area and `major / minor` its aspect; an ellipse of axes A x B has `A / 4`
+/// and `B / 4`, and its area is 4.7 % more than `12 major minor`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    pub major: f64,
+    pub minor: f64,
+}
+
+impl Spread {
+    /// The spread of `n` pixels from the sums of their coordinates, their squares and their products.
+    ///
+    /// ```
+    /// use trove_domain::measure::Spread;
+    /// // A 4 x 2 block of pixels at (0..4, 0..2).
+    /// let (mut sx, mut sy, mut sxx, mut syy, mut sxy) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    /// for x in 0..4 { for y in 0..2 { let (x, y) = (f64::from(x), f64::from(y));
+    ///     sx += x; sy += y; sxx += x * x; syy += y * y; sxy += x * y; } }
+    /// let s = Spread::from_moments(8.0, [sx, sy], [sxx, syy, sxy]).unwrap();
+    /// assert!((s.major * s.major - 15.0 / 12.0).abs() < 1e-9 && (s.minor * s.minor - 3.0 / 12.0).abs() < 1e-9);
+    /// ```
+    pub fn from_moments(n: f64, [sx, sy]: [f64; 2], [sxx, syy, sxy]: [f64; 3]) -> Option<Spread> {
+        if n < 1.0 {
+            return None;
+        }
+        let (mx, my) = (sx / n, sy / n);
+        let (vx, vy, cxy) = (sxx / n - mx * mx, syy / n - my * my, sxy / n - mx * my);
+        let half_sum = (vx + vy) / 2.0;
+        let root = (((vx - vy) / 2.0).powi(2) + cxy * cxy).sqrt();
+        let (major, minor) = ((half_sum + root).max(0.0).sqrt(), (half_sum - root).max(0.0).sqrt());
+        (major.is_finite() && minor > 0.0).then_some(Spread { major, minor })
+    }
+
+    /// This spread scaled by `k` (a region measured on a copy `k` times smaller).
+    pub fn scaled(self, k: f64) -> Spread {
+        Spread { major: self.major * k, minor: self.minor * k }
+    }
+}
+
+/// Puts `regions` in reading order: by rows, top to bottom, then left to right within a row. A row is the regions
+/// whose vertical middle lies within the span of the row's first (topmost) region, so parts laid out in a row
+/// that are a little higher or lower than each other read left to right, as a person numbers them.
+///
+/// ```
+/// use trove_domain::measure::{reading_order, Region};
+/// let r = |x, y| Region { x, y, width: 100, height: 100, area_px: 10_000, spread: None };
+/// let mut regions = vec![r(300, 0), r(0, 30), r(150, 10), r(0, 200)];
+/// reading_order(&mut regions);
+/// assert_eq!(regions.iter().map(|r| (r.x, r.y)).collect::<Vec<_>>(), [(0, 30), (150, 10), (300, 0), (0, 200)]);
+/// ```
+pub fn reading_order(regions: &mut [Region]) {
+    regions.sort_by_key(|r| (r.y, r.x));
+    let mut start = 0;
+    while start < regions.len() {
+        let first = regions[start];
+        let bottom = u64::from(first.y) + u64::from(first.height);
+        // Only regions whose top is above the first's bottom can have their middle there; they follow it (sorted
+        // by top). Those in the row move to its front, the others keep their order behind it.
+        let window = 1 + regions[start + 1..].iter().take_while(|r| u64::from(r.y) < bottom).count();
+        let (others, rest): (Vec<Region>, Vec<Region>) = regions[start + 1..start + window]
+            .iter()
+            .partition(|r| u64::from(r.y) * 2 + u64::from(r.height) < bottom * 2);
+        let mut row = others;
+        row.push(first);
+        row.sort_by_key(|r| (r.x, r.y));
+        let end = start + row.len();
+        regions[start..end].copy_from_slice(&row);
+        regions[end..start + window].copy_from_slice(&rest);
+        start = end;
+    }
 }
 
 /// The reference of known size laid in the photo.
@@ -55,6 +139,16 @@ impl Reference {
         match self {
             Reference::SquareMm(_) => long * short,
             Reference::Card => long * short - (4.0 - std::f64::consts::PI) * CARD_CORNER_RADIUS_MM.powi(2),
+        }
+    }
+}
+
+impl Reference {
+    /// What the reference is called without an article: "credit card", "square marker".
+    pub fn noun(self) -> &'static str {
+        match self {
+            Reference::SquareMm(_) => "square marker",
+            Reference::Card => "credit card",
         }
     }
 }
@@ -86,6 +180,60 @@ pub struct Measured {
     pub regions: Vec<MeasuredRegion>,
     /// Millimetres per pixel, when a reference was given and found.
     pub scale_mm_per_px: Option<f64>,
+    /// The region taken as the reference and why, when one was.
+    pub reference_match: Option<ReferenceMatch>,
+}
+
+impl Measured {
+    /// What a person is told about the reference: which region was taken for it and why, or that it was not
+    /// found (the regions then have no mm, and no size is guessed). `None` when no reference was asked for.
+    ///
+    /// ```
+    /// use trove_domain::measure::{measure, Reference, Region};
+    /// let item = Region { x: 0, y: 0, width: 300, height: 150, area_px: 40_000, spread: None };
+    /// let m = measure(&[item], Some(Reference::Card), None).unwrap();
+    /// assert_eq!(m.reference_note(Some(Reference::Card)).unwrap(), "No credit card found in the photo: no region is shaped like one, so the sizes are not known.");
+    /// ```
+    pub fn reference_note(&self, reference: Option<Reference>) -> Option<String> {
+        let reference = reference?;
+        let Some(m) = &self.reference_match else {
+            return Some(format!(
+                "No {} found in the photo: no region is shaped like one, so the sizes are not known.",
+                reference.noun()
+            ));
+        };
+        let n = m.index + 1;
+        if m.marked {
+            return Some(format!("Region {n} is {reference}, as marked: it sets the scale."));
+        }
+        let (long, short) = reference.sides_mm();
+        let shape = match m.aspect {
+            Some(aspect) => format!("its sides are {aspect:.2}:1 (a {}'s {:.2}:1)", reference.noun(), long / short),
+            None => format!("it is turned {:.0}°", m.angle_degrees),
+        };
+        Some(format!(
+            "Region {n} was taken as {reference}: {shape}, its box and area fit a {long} × {short} mm rectangle's \
+             within {error:.1}%, and it is the largest region shaped so. If it is not the {noun}, say so and the \
+             sizes go.",
+            error = m.error * 100.0,
+            noun = reference.noun(),
+        ))
+    }
+}
+
+/// The region taken as the reference, and how well it fits the reference's shape.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ReferenceMatch {
+    /// Its index among the regions.
+    pub index: usize,
+    /// Whether it was marked by the person (else found as the largest region shaped like the reference).
+    pub marked: bool,
+    /// The angle (0-90°) at which the reference's box comes nearest to the region's.
+    pub angle_degrees: f64,
+    /// The region's long side over its short side, when it is upright (a turned one's box is not its shape).
+    pub aspect: Option<f64>,
+    /// The worst relative difference between the region's box and the reference's at that angle.
+    pub error: f64,
 }
 
 /// Why a measurement cannot be made.
@@ -107,8 +255,17 @@ pub enum MeasureError {
 struct Fit {
     /// The worst relative difference between the region's box and the reference's box at the best angle.
     error: f64,
+    /// The relative difference between the region's aspect (long side over short side: from its spread, or
+    /// upright from its box) and the reference's; 0 when it cannot be told.
+    aspect_error: f64,
+    /// The relative difference between the region's area and a filled rectangle's of its spread; 0 without one.
+    rectangle_error: f64,
     /// Millimetres per pixel.
     scale: f64,
+    /// The best-fitting angle, in degrees.
+    angle: f64,
+    /// The region's long side over its short side, when it is upright (its box's sides are its own).
+    aspect: Option<f64>,
 }
 
 /// Fits the reference to a region: its area gives the reference's sides in pixels (the area does not depend on
@@ -135,13 +292,21 @@ fn fit(region: &Region, reference: Reference) -> Option<Fit> {
     }
     let (error, angle) = best;
     let upright = angle <= UPRIGHT_DEGREES || angle >= 90.0 - UPRIGHT_DEGREES;
-    let scale = if upright {
-        let (long, short) = (w.max(h), w.min(h));
-        (long_mm / long + short_mm / short) / 2.0
-    } else {
-        by_area
+    // The region's spread gives its aspect at any angle and tells a rectangle from an ellipse. Without it, an
+    // upright box's sides are the region's own; turned, a box's aspect says little (it nears 1 at 45°) and the
+    // fit of box and area over the angles decides alone.
+    let (aspect_error, rectangle_error) = match region.spread {
+        Some(Spread { major, minor }) => (
+            ((major / minor) / (long_mm / short_mm) - 1.0).abs(),
+            (region.area_px as f64 / (12.0 * major * minor) - 1.0).abs(),
+        ),
+        None if upright => (((w.max(h) / w.min(h)) / (long_mm / short_mm) - 1.0).abs(), 0.0),
+        None => (0.0, 0.0),
     };
-    Some(Fit { error, scale })
+    let (long, short) = (w.max(h), w.min(h));
+    let (scale, aspect) =
+        if upright { ((long_mm / long + short_mm / short) / 2.0, Some(long / short)) } else { (by_area, None) };
+    Some(Fit { error, aspect_error, rectangle_error, scale, angle, aspect })
 }
 
 fn tenth(mm: f64) -> f64 {
@@ -154,8 +319,8 @@ fn tenth(mm: f64) -> f64 {
 ///
 /// ```
 /// use trove_domain::measure::{measure, Reference, Region};
-/// let marker = Region { x: 10, y: 10, width: 100, height: 100, area_px: 10_000 };
-/// let item = Region { x: 200, y: 10, width: 300, height: 150, area_px: 40_000 };
+/// let marker = Region { x: 10, y: 10, width: 100, height: 100, area_px: 10_000, spread: None };
+/// let item = Region { x: 200, y: 10, width: 300, height: 150, area_px: 40_000, spread: None };
 /// let m = measure(&[marker, item], Some(Reference::SquareMm(50.0)), None).unwrap();
 /// assert_eq!(m.scale_mm_per_px, Some(0.5));
 /// assert_eq!((m.regions[1].width_mm, m.regions[1].height_mm), (Some(150.0), Some(75.0)));
@@ -171,7 +336,11 @@ pub fn measure(
 ) -> Result<Measured, MeasureError> {
     let unmeasured = |r: &Region| MeasuredRegion { region: *r, width_mm: None, height_mm: None, reference: false };
     let Some(reference) = reference else {
-        return Ok(Measured { regions: regions.iter().map(unmeasured).collect(), scale_mm_per_px: None });
+        return Ok(Measured {
+            regions: regions.iter().map(unmeasured).collect(),
+            scale_mm_per_px: None,
+            reference_match: None,
+        });
     };
     if let Reference::SquareMm(side) = reference
         && !(side.is_finite() && side > 0.0)
@@ -188,11 +357,19 @@ pub fn measure(
             .iter()
             .enumerate()
             .filter_map(|(i, r)| fit(r, reference).map(|f| (i, f)))
-            .filter(|(_, f)| f.error <= SHAPE_TOLERANCE)
+            .filter(|(_, f)| {
+                f.error <= SHAPE_TOLERANCE
+                    && f.aspect_error <= ASPECT_TOLERANCE
+                    && f.rectangle_error <= RECTANGLE_TOLERANCE
+            })
             .max_by_key(|(i, _)| (regions[*i].area_px, std::cmp::Reverse(*i))),
     };
-    let Some((index, Fit { scale, .. })) = chosen else {
-        return Ok(Measured { regions: regions.iter().map(unmeasured).collect(), scale_mm_per_px: None });
+    let Some((index, Fit { scale, angle, aspect, error, .. })) = chosen else {
+        return Ok(Measured {
+            regions: regions.iter().map(unmeasured).collect(),
+            scale_mm_per_px: None,
+            reference_match: None,
+        });
     };
     let regions = regions
         .iter()
@@ -204,7 +381,8 @@ pub fn measure(
             reference: i == index,
         })
         .collect();
-    Ok(Measured { regions, scale_mm_per_px: Some(scale) })
+    let reference_match = Some(ReferenceMatch { index, marked: marked.is_some(), angle_degrees: angle, aspect, error });
+    Ok(Measured { regions, scale_mm_per_px: Some(scale), reference_match })
 }
 
 #[cfg(test)]
@@ -212,7 +390,7 @@ mod tests {
     use super::*;
 
     fn region(width: u32, height: u32, area_px: u64) -> Region {
-        Region { x: 0, y: 0, width, height, area_px }
+        Region { x: 0, y: 0, width, height, area_px, spread: None }
     }
 
     /// The bounding box and area of a `long` x `short` pixel rectangle turned by `degrees`.
@@ -339,5 +517,146 @@ mod tests {
             MeasureError::NoSuchRegion { index: 2, count: 2 }.to_string(),
             "no region 2: the photo has 2 regions"
         );
+    }
+
+    #[test]
+    fn a_box_of_another_aspect_is_not_taken_for_a_card() {
+        // 3 : 2 (a 150 x 100 mm box): its sides come within 3 % of a card's once the area sets the scale, but its
+        // aspect is 5.7 % off; a card-shaped box a little off (2 %) still is one.
+        let m = measure(&[region(300, 200, 60_000)], Some(Reference::Card), None).unwrap();
+        assert_eq!(m.reference_match, None);
+        let m = measure(&[region(856, 530, 453_000)], Some(Reference::Card), None).unwrap();
+        assert_eq!(m.reference_match.map(|r| r.index), Some(0));
+    }
+
+    #[test]
+    fn a_spread_tells_a_turned_card_from_an_ellipse_of_its_box() {
+        let root12 = 12f64.sqrt();
+        // A card 171 x 108 px turned 7°: its box and area alone fit an ellipse of 120 x 80 px's as well.
+        let mut card = turned(171.0, 108.0, 7.0);
+        card.spread = Some(Spread { major: 171.0 / root12, minor: 108.0 / root12 });
+        let m = measure(&[card], Some(Reference::Card), None).unwrap();
+        assert_eq!(m.reference_match.map(|r| r.index), Some(0));
+        let (w, h) = (f64::from(card.width), f64::from(card.height));
+        let ellipse = Region {
+            x: 0,
+            y: 0,
+            width: card.width,
+            height: card.height,
+            area_px: (std::f64::consts::PI * w * h / 4.0) as u64,
+            spread: None,
+        };
+        let m = measure(&[ellipse], Some(Reference::Card), None).unwrap();
+        assert_eq!(m.reference_match.map(|r| r.index), Some(0), "without a spread, the ellipse passes");
+        let ellipse = Region { spread: Some(Spread { major: w / 4.0, minor: h / 4.0 }), ..ellipse };
+        let m = measure(&[ellipse], Some(Reference::Card), None).unwrap();
+        assert_eq!(m.reference_match, None, "its spread says it is no rectangle");
+        // A 3 : 2 rectangle turned 30°: the spread gives its aspect at any angle.
+        let mut box_ = turned(300.0, 200.0, 30.0);
+        box_.spread = Some(Spread { major: 300.0 / root12, minor: 200.0 / root12 });
+        assert_eq!(measure(&[box_], Some(Reference::Card), None).unwrap().reference_match, None);
+    }
+
+    #[test]
+    fn the_note_says_which_region_is_the_reference_and_why_or_that_none_is() {
+        let item = region(300, 100, 30_000);
+        // A card upright, 856 x 540 px: 0.1 mm a pixel.
+        let card = Region { x: 400, y: 0, width: 856, height: 540, area_px: 462_000, spread: None };
+        let m = measure(&[item, card], Some(Reference::Card), None).unwrap();
+        let matched = m.reference_match.unwrap();
+        assert_eq!((matched.index, matched.marked), (1, false));
+        assert!(matched.error < 0.01, "{matched:?}");
+        let note = m.reference_note(Some(Reference::Card)).unwrap();
+        assert!(
+            note.starts_with("Region 2 was taken as a credit card: its sides are 1.59:1 (a credit card's 1.59:1)"),
+            "{note}"
+        );
+        let turned_card = turned(856.0, 540.0, 30.0);
+        let m = measure(&[item, turned_card], Some(Reference::Card), None).unwrap();
+        let note = m.reference_note(Some(Reference::Card)).unwrap();
+        assert!(note.contains("it is turned 30°, its box and area fit a 85.6 × 53.98 mm rectangle's within"), "{note}");
+        let m = measure(&[item, card], Some(Reference::Card), Some(0)).unwrap();
+        assert_eq!(
+            m.reference_note(Some(Reference::Card)).unwrap(),
+            "Region 1 is a credit card, as marked: it sets the scale."
+        );
+        let m = measure(&[item], Some(Reference::SquareMm(40.0)), None).unwrap();
+        assert_eq!((m.scale_mm_per_px, m.reference_match), (None, None));
+        assert_eq!(
+            m.reference_note(Some(Reference::SquareMm(40.0))).unwrap(),
+            "No square marker found in the photo: no region is shaped like one, so the sizes are not known."
+        );
+        assert_eq!(measure(&[item], None, None).unwrap().reference_note(None), None);
+    }
+
+    fn at(x: u32, y: u32, side: u32) -> Region {
+        Region { x, y, width: side, height: side, area_px: u64::from(side) * u64::from(side), spread: None }
+    }
+
+    #[test]
+    fn reading_order_numbers_rows_left_to_right() {
+        // Three parts in a row, the right one highest; a tall part whose row holds a short one lower down; a
+        // last row.
+        let mut regions =
+            vec![at(400, 0, 80), at(0, 30, 80), at(200, 15, 80), at(0, 200, 200), at(300, 320, 60), at(50, 500, 50)];
+        reading_order(&mut regions);
+        let got: Vec<(u32, u32)> = regions.iter().map(|r| (r.x, r.y)).collect();
+        assert_eq!(got, [(0, 30), (200, 15), (400, 0), (0, 200), (300, 320), (50, 500)]);
+        // A part whose middle is below the row's first part starts the next row.
+        let mut regions = vec![at(0, 0, 100), at(300, 60, 100), at(100, 80, 100)];
+        reading_order(&mut regions);
+        let got: Vec<(u32, u32)> = regions.iter().map(|r| (r.x, r.y)).collect();
+        assert_eq!(got, [(0, 0), (100, 80), (300, 60)]);
+        // Degenerate regions (no height) still come out, each once.
+        let mut regions =
+            vec![Region { x: 5, y: 5, width: 3, height: 0, area_px: 0, spread: None }, at(0, 5, 0), at(1, 1, 1)];
+        reading_order(&mut regions);
+        assert_eq!(regions.len(), 3);
+    }
+
+    proptest::proptest! {
+        /// A grid of parts, each moved up or down by less than a quarter of its side and shuffled, reads row by
+        /// row, left to right; any set of regions comes back as the same regions.
+        #[test]
+        fn a_jittered_grid_reads_row_by_row(
+            rows in 1usize..8,
+            cols in 1usize..8,
+            jitter in proptest::collection::vec(0u32..25, 64),
+            seed in proptest::prelude::any::<u64>(),
+        ) {
+            let mut expected = Vec::new();
+            for r in 0..rows {
+                for c in 0..cols {
+                    expected.push(at(c as u32 * 150, r as u32 * 150 + jitter[(r * cols + c) % 64], 100));
+                }
+            }
+            let mut shuffled = expected.clone();
+            let mut state = seed | 1;
+            for i in (1..shuffled.len()).rev() {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                shuffled.swap(i, (state % (i as u64 + 1)) as usize);
+            }
+            reading_order(&mut shuffled);
+            proptest::prop_assert_eq!(shuffled, expected);
+        }
+
+        #[test]
+        fn reading_order_keeps_every_region(
+            raw in proptest::collection::vec((0u32..500, 0u32..500, 0u32..80, 0u32..80), 0..40),
+        ) {
+            let mut regions: Vec<Region> = raw
+                .iter()
+                .map(|&(x, y, width, height)| Region { x, y, width, height, area_px: u64::from(width * height), spread: None })
+                .collect();
+            let mut before = regions.clone();
+            reading_order(&mut regions);
+            let mut after = regions.clone();
+            let key = |r: &Region| (r.x, r.y, r.width, r.height);
+            before.sort_by_key(key);
+            after.sort_by_key(key);
+            proptest::prop_assert_eq!(before, after);
+        }
     }
 }

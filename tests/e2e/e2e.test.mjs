@@ -1427,6 +1427,55 @@ test("media: a photo added on an item page shows in its gallery, opens full size
   }
 });
 
+/** A 640 x 420 PNG of dark rectangles (`[x, y, w, h]`) on a light background, drawn in the page. */
+async function drawnItems(rects) {
+  const dataUrl = await page.evaluate((rects) => {
+    const c = document.createElement("canvas");
+    c.width = 640;
+    c.height = 420;
+    const g = c.getContext("2d");
+    g.fillStyle = "#f2f2f2";
+    g.fillRect(0, 0, 640, 420);
+    g.fillStyle = "#202020";
+    for (const [x, y, w, h] of rects) g.fillRect(x, y, w, h);
+    return c.toDataURL("image/png");
+  }, rects);
+  return Buffer.from(dataUrl.split(",")[1], "base64");
+}
+
+test("intake: a credit card that is not in the photo is said so and no size is guessed; one wrongly taken can be refused", async () => {
+  await open("#/intake", "Intake");
+  const find = async (rects) => {
+    await page.getByLabel("Photo of several items on a plain background").setInputFiles({ name: "items.png", mimeType: "image/png", buffer: await drawnItems(rects) });
+    await page.getByLabel("Reference of known size").selectOption("card");
+    const [answered] = await Promise.all([
+      page.waitForResponse((r) => new URL(r.url()).pathname === "/api/intake/photo" && r.request().method() === "POST"),
+      page.getByRole("button", { name: "Find the items" }).click(),
+    ]);
+    const answer = await answered.json();
+    // Drawn once the page shows this answer's note (the last answer's regions may still be there before).
+    await page.locator(".regions figcaption .message").getByText(answer.note).waitFor();
+    return answer;
+  };
+  // Three squares: nothing is shaped like a card.
+  const answer = await find([[60, 60, 100, 100], [320, 80, 120, 120], [120, 250, 90, 90]]);
+  assert.equal(answer.regions.length, 3, JSON.stringify(answer));
+  assert.equal(await page.locator(".regions figcaption .message.error").textContent(), "No credit card found in the photo: no region is shaped like one, so the sizes are not known.");
+  assert.equal(await page.locator(".regions table").getByText("not known: no reference in the photo").count(), 3);
+  assert.equal(await page.locator("form.region-item").count(), 3, "every region can be saved: none was taken as the card");
+  assert.equal(await page.getByRole("button", { name: "It is not the credit card" }).count(), 0);
+
+  // A card-shaped region taken for the card, refused: it becomes an item to save, and no region keeps a size.
+  await find([[60, 60, 171, 108], [320, 80, 200, 90], [120, 250, 120, 120]]);
+  assert.equal(await page.locator("form.region-item").count(), 2);
+  await page.getByRole("button", { name: "It is not the credit card" }).click();
+  await page.locator(".regions figcaption .message.error").getByText("No credit card in the photo, as you said").waitFor();
+  assert.equal(await page.locator("form.region-item").count(), 3);
+  assert.equal(await page.getByRole("form", { name: "Region 1" }).count(), 1, "the region taken as the card is offered");
+  assert.equal(await page.locator(".regions table").getByText("not known: no reference in the photo").count(), 3);
+  assert.equal(await page.locator(".region.reference").count(), 0);
+});
+
 test("media: a region of a multi-item photo saved as an item keeps its crop in the item's gallery", async () => {
   await open("#/intake", "Intake");
   const dataUrl = await page.evaluate(() => {
@@ -1451,11 +1500,31 @@ test("media: a region of a multi-item photo saved as an item keeps its crop in t
   const answer = await answered.json();
   const regions = answer.regions.map((r, i) => ({ ...r, n: i + 1 })).filter((r) => !r.reference);
   assert.ok(regions.length >= 2, JSON.stringify(answer));
+  // Numbered in reading order: the card and the box beside it (a little lower) are the first row, left to right.
+  const corners = answer.regions.map((r) => [r.x, r.y]);
+  assert.equal(corners.length, 3, JSON.stringify(answer));
+  [[60, 60], [320, 80], [120, 250]].forEach(([x, y], i) => assert.ok(Math.abs(corners[i][0] - x) <= 4 && Math.abs(corners[i][1] - y) <= 4, `region ${i + 1} at ${corners[i]}, want ${x}, ${y}`));
+  assert.ok(answer.regions[0].reference, "region 1 is the card");
+  assert.match(await page.locator(".regions figcaption .message.info").textContent(), /^Region 1 was taken as a credit card: its sides are 1\.5\d:1/);
+  // Every caption stays inside the picture; the table gives sizes in mm, no pixel boxes.
+  const outside = await page.evaluate(() => {
+    const svg = document.querySelector(".regions svg.overlay");
+    const [, , w, h] = svg.getAttribute("viewBox").split(" ").map(Number);
+    return [...svg.querySelectorAll("text")].map((t) => t.getBBox()).filter((b) => b.x < 0 || b.y < 0 || b.x + b.width > w || b.y + b.height > h).length;
+  });
+  assert.equal(outside, 0, "no caption runs out of the picture");
+  const table = await page.locator(".regions table").textContent();
+  assert.match(table, /× \d+\.\d mm/);
+  assert.doesNotMatch(table, /px| at \d/);
   const region = regions[0];
   const form = page.getByRole("form", { name: `Region ${region.n}` });
   await loadedImages(".region-items img.cover");
   await form.getByLabel(`Name (region ${region.n})`).fill("E2E Region Box");
   await form.getByLabel(`Type (region ${region.n})`).fill("box");
+  // A region card takes a place, like the other candidate cards.
+  const placeSelect = form.getByLabel(`Place (region ${region.n})`);
+  const [placeId, placeName] = await placeSelect.evaluate((s) => [s.options[1].value, s.options[1].textContent]);
+  await placeSelect.selectOption(placeId);
   await form.getByRole("button", { name: `Save region ${region.n} as a new item` }).click();
   const saved = form.locator(".message.ok a");
   await saved.waitFor();
@@ -1465,7 +1534,9 @@ test("media: a region of a multi-item photo saved as an item keeps its crop in t
   const id = +new URL(page.url()).hash.match(/\d+/)[0];
   const media = (await apiGet(`/items/${id}/media`)).media;
   assert.deepEqual(media.map((m) => m.id), [region.photo_id], "the region's crop is the item's one photo");
-  assert.equal((await apiGet(`/items/${id}`)).cover, region.photo_id);
+  const savedItem = await apiGet(`/items/${id}`);
+  assert.equal(savedItem.cover, region.photo_id);
+  assert.equal(savedItem.place_id, +placeId, `saved in ${placeName}`);
   const [[w, h]] = await loadedImages(".gallery li.picture img");
   assert.deepEqual([w, h], [region.width, region.height], "the crop is the region, no larger than a thumbnail here");
   assert.match(await page.locator("dl.fields").textContent(), /mm/, "the measured size was saved");

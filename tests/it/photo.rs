@@ -71,6 +71,19 @@ async fn a_photo_is_split_into_measured_regions(db: Db) {
     near(&body["scale_mm_per_px"], 0.5, 0.03, "scale from the card");
     let card_region = body["regions"].as_array().unwrap().iter().find(|r| r["reference"] == true).expect("the card");
     assert!(card_region["x"].as_u64().unwrap() < 100, "{body}");
+    let note = body["note"].as_str().expect("the note says why the card was taken");
+    assert!(note.starts_with("Region 1 was taken as a credit card: it is turned "), "{note}");
+
+    // A card asked for in a photo that has none: said so, and no mm are guessed.
+    let form = Form::new().part("image", image_part(marker.png(), "image/png")).text("reference", "card");
+    let (status, body) = post_form(&app, "/api/intake/photo", form).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body["note"], "No credit card found in the photo: no region is shaped like one, so the sizes are not known.",
+        "{body}"
+    );
+    assert!(body.get("scale_mm_per_px").is_none(), "{body}");
+    assert!(body["regions"].as_array().unwrap().iter().all(|r| r.get("width_mm").is_none() && r["reference"] == false));
 
     // Without a reference: regions without mm; nothing was written.
     let form = Form::new().part("image", image_part(marker.png(), "image/png"));

@@ -8,5 +8,5 @@ mod read;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use pdf::{Geometry, PdfLabels, geometry};
+pub use pdf::{Geometry, PLACE_NAME_PT, PLACE_PATH_PT, PdfLabels, geometry};
 pub use read::{QrReader, WORKING_SIDE};

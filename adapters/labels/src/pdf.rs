@@ -6,7 +6,7 @@ use anyhow::Context;
 use pdf_writer::{Content, Filter, Finish, Name, Pdf, Rect, Ref, Str};
 use qrcode::{Color, EcLevel, QrCode};
 use trove_application::ports::{Label, LabelLayout, LabelPrinter};
-use trove_domain::label::fit;
+use trove_domain::label::{LabelTarget, fit, fit_path};
 
 /// Points per millimetre (a point is 1/72 inch).
 const PT_PER_MM: f32 = 72.0 / 25.4;
@@ -33,10 +33,18 @@ pub struct Geometry {
     /// From one label's left (top) edge to the next one's.
     pub pitch_x: f32,
     pub pitch_y: f32,
-    /// The name's font size in points, and at most how many lines it takes.
+    /// An item's name's font size in points (the code's too), and at most how many lines it takes.
     pub font_size: f32,
     pub name_lines: usize,
 }
+
+/// A place's name, in points: large and bold, to be read on a box at arm's length (about 5.6 mm for a
+/// capital).
+pub const PLACE_NAME_PT: f32 = 16.0;
+/// The places a place is in, in points, above its name (about 3.9 mm for a capital).
+pub const PLACE_PATH_PT: f32 = 11.0;
+/// Line height over font size.
+const LEADING: f32 = 1.15;
 
 impl Geometry {
     pub fn per_page(&self) -> usize {
@@ -166,18 +174,45 @@ fn draw(content: &mut Content, label: &Label, g: &Geometry, x: f32, top: f32) ->
     content.fill_nonzero();
     content.restore_state();
 
-    // The name, shortened to fit, and the code below it.
+    // The code at the bottom; above it, from the top: a place's path then its name, large, or an item's name.
     let text_x = x + PADDING_MM + side + 1.0;
     let width = mm(x + g.label_width - PADDING_MM - text_x);
-    let size = g.font_size;
-    let per_line = (width / (size * 0.56)).floor().max(4.0) as usize;
-    let lines = fit(&label.name, per_line, g.name_lines);
-    let mut y = mm(top - PADDING_MM) - size;
-    for line in &lines {
-        show(content, FONT, size, mm(text_x), y, width, line);
-        y -= size * 1.15;
+    let bottom = mm(top - g.label_height + PADDING_MM) + 1.0;
+    show(content, BOLD, g.font_size, mm(text_x), bottom, width, &label.code);
+    let room = mm(g.label_height - 2.0 * PADDING_MM) - g.font_size * LEADING;
+    // Characters a line holds at `size`, at the average width of `text`'s own characters.
+    let chars = |size: f32, text: &str, bold: bool| {
+        let n = text.chars().count().max(1) as f32;
+        let em = (text_width(text, bold) / n).max(0.3);
+        (width / (size * em)).floor().max(4.0) as usize
+    };
+    let lines_of = |size: f32, room: f32| ((room / (size * LEADING)).floor() as usize).max(1);
+    let mut y = mm(top - PADDING_MM);
+    if matches!(label.target, LabelTarget::Place(_)) {
+        let names: Vec<&str> = label.within.iter().map(String::as_str).collect();
+        // The path takes at most two lines and leaves the name at least one.
+        let path_lines = lines_of(PLACE_PATH_PT, room - PLACE_NAME_PT * LEADING).min(2);
+        let path = fit_path(&names, chars(PLACE_PATH_PT, &names.join(" / "), false), path_lines);
+        for line in &path {
+            y -= PLACE_PATH_PT;
+            show(content, FONT, PLACE_PATH_PT, mm(text_x), y, width, line);
+            y -= PLACE_PATH_PT * (LEADING - 1.0);
+        }
+        let left = room - path.len() as f32 * PLACE_PATH_PT * LEADING;
+        for line in fit(&label.name, chars(PLACE_NAME_PT, &label.name, true), lines_of(PLACE_NAME_PT, left)) {
+            y -= PLACE_NAME_PT;
+            show(content, BOLD, PLACE_NAME_PT, mm(text_x), y, width, &line);
+            y -= PLACE_NAME_PT * (LEADING - 1.0);
+        }
+    } else {
+        for line in
+            fit(&label.name, chars(g.font_size, &label.name, false), g.name_lines.min(lines_of(g.font_size, room)))
+        {
+            y -= g.font_size;
+            show(content, FONT, g.font_size, mm(text_x), y, width, &line);
+            y -= g.font_size * (LEADING - 1.0);
+        }
     }
-    show(content, BOLD, size, mm(text_x), mm(top - g.label_height + PADDING_MM) + 1.0, width, &label.code);
     Ok(())
 }
 
@@ -248,7 +283,6 @@ fn text_width(text: &str, bold: bool) -> f32 {
 mod tests {
     use super::*;
     use trove_domain::ItemId;
-    use trove_domain::label::LabelTarget;
 
     fn label(i: i64) -> Label {
         Label {
@@ -256,6 +290,7 @@ mod tests {
             link: format!("http://192.168.1.20:8080/#/items/{i}"),
             name: format!("Item number {i} with a rather long name"),
             code: format!("I-{i}"),
+            within: Vec::new(),
         }
     }
 

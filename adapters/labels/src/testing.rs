@@ -35,6 +35,52 @@ pub fn pages(pdf: &[u8], dpi: u32) -> Vec<GrayImage> {
     out
 }
 
+/// A word of a PDF's text, as `pdftotext -bbox` reads it: its page (from 1), its text, and its box in points
+/// (`height` is about the font size).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Word {
+    pub page: usize,
+    pub text: String,
+    pub x: f32,
+    pub y: f32,
+    pub height: f32,
+}
+
+/// Every word of `pdf` with its box, read by `pdftotext -bbox` (poppler-utils).
+///
+/// # Panics
+/// When `pdftotext` is missing or fails (install poppler-utils).
+pub fn words(pdf: &[u8]) -> Vec<Word> {
+    use std::io::Write;
+    let mut child = Command::new("pdftotext")
+        .args(["-bbox", "-", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("pdftotext runs (apt-get install poppler-utils)");
+    child.stdin.take().unwrap().write_all(pdf).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "pdftotext failed");
+    let html = String::from_utf8(out.stdout).unwrap();
+    let attr = |tag: &str, name: &str| -> f32 {
+        let start = tag.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
+        tag[start..].split('"').next().unwrap().parse().unwrap()
+    };
+    let mut page = 0;
+    let mut found = Vec::new();
+    for line in html.lines().map(str::trim) {
+        if line.starts_with("<page ") {
+            page += 1;
+        } else if let Some(rest) = line.strip_prefix("<word ") {
+            let (tag, text) = rest.split_once('>').unwrap();
+            let text = text.trim_end_matches("</word>").replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">");
+            let (y_min, y_max) = (attr(tag, "yMin"), attr(tag, "yMax"));
+            found.push(Word { page, text, x: attr(tag, "xMin"), y: y_min, height: y_max - y_min });
+        }
+    }
+    found
+}
+
 /// `label` as a phone might see it: scaled by `scale`, turned by `degrees`, laid on a grey table with a
 /// lighting gradient in a `width` x `height` frame, with noise; a JPEG.
 pub fn photographed(label: &GrayImage, scale: f32, degrees: f32, width: u32, height: u32) -> Vec<u8> {

@@ -4,8 +4,8 @@
 use trove_application::ports::{CodeReader, Label, LabelLayout, LabelPrinter};
 use trove_domain::label::{LabelTarget, PublicUrl};
 use trove_domain::{ItemId, PlaceId};
-use trove_labels::testing::{blank, pages, photographed, png};
-use trove_labels::{PdfLabels, QrReader, geometry};
+use trove_labels::testing::{blank, pages, photographed, png, words};
+use trove_labels::{PLACE_NAME_PT, PLACE_PATH_PT, PdfLabels, QrReader, geometry};
 
 fn labels(n: i64) -> Vec<Label> {
     let url = PublicUrl::new("http://192.168.1.20:8080").unwrap();
@@ -18,6 +18,7 @@ fn labels(n: i64) -> Vec<Label> {
                 link: url.link(target),
                 name: format!("Thing {i}: USB-C charger 65 W"),
                 code: target.short_code(),
+                within: if i % 3 == 0 { vec!["Garage".into(), format!("Shelf {i}")] } else { Vec::new() },
             }
         })
         .collect()
@@ -68,4 +69,62 @@ fn a_photographed_label_decodes_to_its_link() {
     // A photo of the table alone holds no code.
     let blank = blank(label.width(), label.height());
     assert!(QrReader.read(&photographed(&blank, 1.0, 15.0, 1600, 1200)).unwrap().is_empty());
+}
+
+/// A place's label says where the place is (the places it is in, so the many "Box 1"s are told apart) and its
+/// name in large type; an item's label its name in the normal size. Read back from the PDF's text by pdftotext.
+#[test]
+fn a_place_label_shows_its_path_and_its_name_in_large_type() {
+    let url = PublicUrl::new("http://192.168.1.20:8080").unwrap();
+    let place = |id: i64, name: &str, within: &[&str]| Label {
+        target: LabelTarget::Place(PlaceId(id)),
+        link: url.link(LabelTarget::Place(PlaceId(id))),
+        name: name.into(),
+        code: LabelTarget::Place(PlaceId(id)).short_code(),
+        within: within.iter().map(|s| (*s).to_string()).collect(),
+    };
+    let item = Label {
+        target: LabelTarget::Item(ItemId(4)),
+        link: url.link(LabelTarget::Item(ItemId(4))),
+        name: "Drill".into(),
+        code: "I-4".into(),
+        within: Vec::new(),
+    };
+    let labels = [
+        place(1, "Box 1", &["Garage", "Shelf 2"]),
+        place(2, "Box 1", &["Attic"]),
+        place(3, "Cellar", &[]),
+        place(4, "Box 1", &["House", "Upstairs", "Spare bedroom", "Wardrobe", "Top shelf"]),
+        item,
+    ];
+    for layout in [LabelLayout::Sheet, LabelLayout::Roll] {
+        let pdf = PdfLabels.pdf(&labels, layout).unwrap();
+        let words = words(&pdf);
+        // Per label (a page on a roll; by position on the sheet), its words in reading order.
+        let g = geometry(layout);
+        let label_of = |w: &trove_labels::testing::Word| match layout {
+            LabelLayout::Roll => w.page - 1,
+            LabelLayout::Sheet => {
+                let pt = 72.0 / 25.4;
+                let col = ((w.x / pt - g.left) / g.pitch_x).floor() as usize;
+                let row = ((w.y / pt - g.top) / g.pitch_y).floor() as usize;
+                row * g.columns + col
+            }
+        };
+        let text =
+            |i: usize| words.iter().filter(|w| label_of(w) == i).map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ");
+        assert_eq!(text(0), "Garage / Shelf 2 / Box 1 P-1", "{layout:?}");
+        assert_eq!(text(1), "Attic / Box 1 P-2", "{layout:?}");
+        assert_eq!(text(2), "Cellar P-3", "{layout:?}");
+        assert!(text(3).starts_with("… / ") && text(3).ends_with("Top shelf / Box 1 P-4"), "{layout:?}: {}", text(3));
+        assert_eq!(text(4), "Drill I-4", "{layout:?}");
+        let height = |label: usize, word: &str| {
+            words.iter().find(|w| label_of(w) == label && w.text == word).map(|w| w.height).unwrap()
+        };
+        // pdftotext's box of a word is Helvetica's ascent to descent: 0.925 of the font size.
+        let size = |label: usize, word: &str| height(label, word) / 0.925;
+        assert!((size(0, "Box") - PLACE_NAME_PT).abs() < 0.1, "{layout:?}: {}", size(0, "Box"));
+        assert!((size(0, "Garage") - PLACE_PATH_PT).abs() < 0.1, "{layout:?}: {}", size(0, "Garage"));
+        assert!(size(4, "Drill") < PLACE_PATH_PT, "{layout:?}: an item's name stays in the normal size");
+    }
 }

@@ -678,7 +678,7 @@ mod tests {
     #[test]
     fn a_crop_is_just_its_region_without_metadata() {
         let photo = exif_jpeg(200, 100, 1, true);
-        let region = |x, y, width, height| Region { x, y, width, height, area_px: 1 };
+        let region = |x, y, width, height| Region { x, y, width, height, area_px: 1, spread: None };
         let crop = PictureWork::new().crop(MediaType::Jpeg, &photo, region(10, 5, 60, 30)).unwrap();
         assert!(!crop.windows(4).any(|w| w == b"Exif"), "no EXIF in a crop");
         let pixels = decoded(&crop);
@@ -768,7 +768,7 @@ mod tests {
         assert_eq!(decoded(&kept.bytes), decoded(&bomb));
         let thumb = PictureWork::new().thumbnail(MediaType::Png, &bomb).unwrap();
         assert_eq!(decoded(&thumb).dimensions(), (64, 64));
-        let region = Region { x: 8, y: 8, width: 16, height: 16, area_px: 256 };
+        let region = Region { x: 8, y: 8, width: 16, height: 16, area_px: 256, spread: None };
         assert_eq!(decoded(&PictureWork::new().crop(MediaType::Png, &bomb, region).unwrap()).dimensions(), (16, 16));
     }
 
@@ -814,7 +814,7 @@ mod tests {
         assert_eq!(thumb.dimensions(), (320, 160));
         assert!(red(*thumb.get_pixel(40, 40)), "top left is red");
         assert!(!red(*thumb.get_pixel(280, 120)), "bottom right is not");
-        let region = Region { x: 600, y: 300, width: 200, height: 100, area_px: 1 };
+        let region = Region { x: 600, y: 300, width: 200, height: 100, area_px: 1, spread: None };
         let crop = decoded(&PictureWork::new().crop(MediaType::Png, &png, region).unwrap());
         assert_eq!(crop.dimensions(), (200, 100));
         assert!(red(*crop.get_pixel(10, 10)) && !red(*crop.get_pixel(190, 90)), "the crop straddles the quarter");
@@ -833,7 +833,7 @@ mod tests {
         ]
         .concat();
         let work = PictureWork::new();
-        let region = Region { x: 0, y: 0, width: 10, height: 10, area_px: 100 };
+        let region = Region { x: 0, y: 0, width: 10, height: 10, area_px: 100, spread: None };
         for err in [
             work.keep(MediaType::Png, png.clone()).unwrap_err(),
             work.thumbnail(MediaType::Png, &png).unwrap_err(),

@@ -110,7 +110,7 @@ impl Object {
             Shape::Ellipse => std::f64::consts::PI * self.w * self.h / 4.0,
             Shape::Rounded(r) => self.w * self.h - (4.0 - std::f64::consts::PI) * r * r,
         };
-        Region { x: l, y: t, width: r - l, height: b - t, area_px: area.round() as u64 }
+        Region { x: l, y: t, width: r - l, height: b - t, area_px: area.round() as u64, spread: None }
     }
 }
 
@@ -277,7 +277,7 @@ impl Scene {
     /// The regions segmentation should find, one per object, in reading order.
     pub fn expected(&self) -> Vec<Region> {
         let mut regions: Vec<Region> = self.objects.iter().map(|o| o.region(self.width, self.height)).collect();
-        regions.sort_by_key(|r| (r.y, r.x));
+        trove_domain::measure::reading_order(&mut regions);
         regions
     }
 

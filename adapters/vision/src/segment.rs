@@ -4,7 +4,7 @@ use image::{GrayImage, RgbImage};
 use imageproc::region_labelling::Connectivity;
 use std::collections::VecDeque;
 use trove_application::ports::{MIN_SIDE, Segmentation};
-use trove_domain::measure::Region;
+use trove_domain::measure::{Region, Spread};
 
 /// The longest side of the working copy: a 4000 x 3000 photo is worked on at 1000 x 750.
 pub const WORKING_SIDE: u32 = 1024;
@@ -978,10 +978,26 @@ struct Stats {
     max_x: u32,
     max_y: u32,
     area: u64,
+    /// Sums of the pixels' x and y, and of x², y² and x y: the region's second moments.
+    sums: [u64; 2],
+    squares: [u64; 3],
+}
+
+impl Stats {
+    /// How the region's pixels spread, in the working copy's pixels.
+    fn spread(&self) -> Option<Spread> {
+        let f = |v: u64| v as f64;
+        Spread::from_moments(
+            f(self.area),
+            [f(self.sums[0]), f(self.sums[1])],
+            [f(self.squares[0]), f(self.squares[1]), f(self.squares[2])],
+        )
+    }
 }
 
 fn stats(labels: &[u32], count: u32, w: u32) -> Vec<Stats> {
-    let mut out = vec![Stats { min_x: u32::MAX, min_y: u32::MAX, max_x: 0, max_y: 0, area: 0 }; count as usize + 1];
+    let empty = Stats { min_x: u32::MAX, min_y: u32::MAX, max_x: 0, max_y: 0, area: 0, sums: [0; 2], squares: [0; 3] };
+    let mut out = vec![empty; count as usize + 1];
     for (i, l) in labels.iter().enumerate() {
         if *l == 0 {
             continue;
@@ -993,6 +1009,12 @@ fn stats(labels: &[u32], count: u32, w: u32) -> Vec<Stats> {
         s.max_x = s.max_x.max(x);
         s.max_y = s.max_y.max(y);
         s.area += 1;
+        let (x, y) = (u64::from(x), u64::from(y));
+        s.sums[0] += x;
+        s.sums[1] += y;
+        s.squares[0] += x * x;
+        s.squares[1] += y * y;
+        s.squares[2] += x * y;
     }
     out
 }
@@ -1039,8 +1061,8 @@ fn typical_area(regions: &[&Stats]) -> u64 {
         .unwrap_or(0)
 }
 
-/// Segments decoded pixels: one region per item, in the photo's pixels, in reading order (top to bottom, then
-/// left to right). An image too small to hold an item has none.
+/// Segments decoded pixels: one region per item, in the photo's pixels, in reading order (rows top to bottom,
+/// each row left to right: `measure::reading_order`). An image too small to hold an item has none.
 pub fn segment_rgb(rgb: &RgbImage) -> Segmentation {
     let (width, height) = rgb.dimensions();
     if width < MIN_SIDE || height < MIN_SIDE {
@@ -1110,10 +1132,11 @@ pub(crate) fn segment_working(work: &Working, width: u32, height: u32) -> Segmen
                 width: ((s.max_x + 1) * k).min(width) - x,
                 height: ((s.max_y + 1) * k).min(height) - y,
                 area_px: s.area * u64::from(k) * u64::from(k),
+                spread: s.spread().map(|spread| spread.scaled(f64::from(k))),
             }
         })
         .collect();
-    regions.sort_by_key(|r| (r.y, r.x));
+    trove_domain::measure::reading_order(&mut regions);
     Segmentation { width, height, regions }
 }
 

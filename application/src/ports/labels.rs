@@ -14,12 +14,15 @@ pub struct Label {
     pub name: String,
     /// The short code printed for people (`I-42`, `P-7`).
     pub code: String,
+    /// For a place, the names of the places it is in, outermost first, printed above its name so the many
+    /// "Box 1"s of a garage are told apart; empty for an item (an item moves, its label stays).
+    pub within: Vec<String>,
 }
 
 /// How labels are laid out on paper.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LabelLayout {
-    /// A4 sheets of 3 x 8 labels of 63.5 x 38.1 mm (the common sheet of sticky labels).
+    /// A4 sheets of 3 x 7 labels of 63.5 x 38.1 mm (the common sheet of sticky labels, L7160).
     Sheet,
     /// One 62 x 29 mm label per page, for continuous label printers.
     Roll,

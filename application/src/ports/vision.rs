@@ -12,13 +12,14 @@ pub const MIN_SIDE: u32 = 16;
 pub const MODEL_IMAGE_SIDE: u32 = 2048;
 
 /// What segmentation found in a photo.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Segmentation {
     /// The photo's width in pixels.
     pub width: u32,
     /// The photo's height in pixels.
     pub height: u32,
-    /// One region per item, in reading order (top to bottom, then left to right), in the photo's pixels.
+    /// One region per item, in reading order (`trove_domain::measure::reading_order`: rows top to bottom, each
+    /// left to right), in the photo's pixels.
     pub regions: Vec<Region>,
 }
 

@@ -68,7 +68,8 @@ pub struct PhotoAnswer {
     /// Millimetres per pixel, when a reference was given and found.
     #[oai(skip_serializing_if_is_none)]
     pub scale_mm_per_px: Option<f64>,
-    /// Why there are no mm although a reference was given.
+    /// With a reference: which region was taken for it and why, or that none was found (the regions then have no
+    /// mm, never a guessed scale).
     #[oai(skip_serializing_if_is_none)]
     pub note: Option<String>,
     /// The whole photo, kept as pending media: attached by `media_ids` when saving an item, removed after a day
@@ -92,10 +93,7 @@ fn reference_of(mm: Option<f64>, kind: Option<&str>) -> ApiResult<Option<Referen
 
 fn answer(photo: MeasuredPhoto, reference: Option<Reference>, kept: (Medium, Vec<Medium>)) -> PhotoAnswer {
     let MeasuredPhoto { width, height, measured } = photo;
-    let note = match (reference, measured.scale_mm_per_px) {
-        (Some(r), None) => Some(format!("no region is shaped like {r}; the regions have no mm")),
-        _ => None,
-    };
+    let note = measured.reference_note(reference);
     PhotoAnswer {
         regions: measured
             .regions

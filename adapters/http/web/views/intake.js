@@ -5,6 +5,7 @@
 import { api, capabilities } from "../api.js";
 import { h, svg, field, select, human, quantity, usd, flash, showError, withProgress, section, itemLink, mayWrite, needsModel, tooLarge, CONDITIONS, INTENTS } from "../ui.js";
 import { toWav, startRecording } from "../wav.js";
+import { placeOptions } from "./places.js";
 
 export async function intakeView() {
   if (!mayWrite()) {
@@ -200,35 +201,75 @@ function photoPanel(picture, limit) {
     }
     // Measured on the server, no model call: leaving meanwhile loses nothing billed.
     const answer = await withProgress(out, "Finding the items…", () => api(`/intake/photo${q}`, { method: "POST", body }), button, { run: false });
-    if (answer) {
-      picture.replaceChildren(section("Items found in the photo", regionsView(file.files[0], answer), regionItems(answer)));
-      picture.querySelector("h2")?.setAttribute("tabindex", "-1");
-      picture.querySelector("h2")?.focus();
-    }
+    if (answer) showRegions(picture, file.files[0], answer, reference.value === "card" ? "credit card" : "square marker");
   });
   return section("Photo of several items", form);
 }
 
-/** The photo with each region drawn over it (SVG in the photo's own pixels) and its size in mm when known. */
-export function regionsView(image, answer) {
+/**
+ * Shows the regions found: the picture with its numbered boxes, the table of sizes and a card per region to save.
+ * "Not the card" takes the reference back: every region is then an item, without sizes (none is guessed).
+ */
+async function showRegions(picture, image, answer, noun) {
+  const places = await placeOptions().catch(() => []);
+  const draw = (answer) => {
+    const notReference = answer.regions.some((r) => r.reference)
+      ? h("button", { type: "button" }, `It is not the ${noun}`)
+      : null;
+    notReference?.addEventListener("click", () =>
+      draw({
+        ...answer,
+        scale_mm_per_px: undefined,
+        note: `No ${noun} in the photo, as you said: the sizes are not known.`,
+        regions: answer.regions.map(({ width_mm: _w, height_mm: _h, ...r }) => ({ ...r, reference: false })),
+      }),
+    );
+    picture.replaceChildren(section("Items found in the photo", regionsView(image, answer, notReference), regionItems(answer, places)));
+    picture.querySelector("h2")?.setAttribute("tabindex", "-1");
+    picture.querySelector("h2")?.focus();
+  };
+  draw(answer);
+}
+
+/** A region's size in mm, when the photo has a scale. */
+function size(r) {
+  return r.width_mm != null && r.height_mm != null ? `${r.width_mm.toFixed(1)} × ${r.height_mm.toFixed(1)} mm` : null;
+}
+
+/**
+ * The photo with each region drawn over it (SVG in the photo's own pixels), numbered in reading order (the
+ * server's order: rows top to bottom, each left to right); the table gives each region's size in mm when known.
+ */
+export function regionsView(image, answer, extra = null) {
   const { width, height } = answer.image;
   const url = URL.createObjectURL(image);
-  const mm = (r) => (r.width_mm != null && r.height_mm != null ? `${r.width_mm.toFixed(1)} × ${r.height_mm.toFixed(1)} mm` : null);
   const stroke = Math.max(2, Math.round(Math.max(width, height) / 300));
   const font = Math.max(12, Math.round(Math.max(width, height) / 40));
   const overlay = svg(
     "svg",
     { viewBox: `0 0 ${width} ${height}`, class: "overlay", role: "img", "aria-label": `${answer.regions.length} regions found` },
     svg("image", { href: url, x: 0, y: 0, width, height }),
-    answer.regions.map((r, i) =>
-      svg(
+    answer.regions.map((r, i) => {
+      // The caption sits above its box, or inside it when the box touches the top; it runs from the box's left
+      // edge, or ends at its right edge in the right half, so it stays inside the picture.
+      const text = `${i + 1}${r.reference ? " card" : ""}`;
+      const right = r.x + r.width / 2 > width / 2;
+      return svg(
         "g",
         { class: r.reference ? "region reference" : "region" },
         svg("rect", { x: r.x, y: r.y, width: r.width, height: r.height, "stroke-width": stroke }),
-        // The label sits above its box, or inside it when the box touches the top of the photo.
-        svg("text", { x: r.x + stroke, y: r.y > font + stroke * 2 ? r.y - stroke * 2 : r.y + font + stroke, "font-size": font }, `${i + 1}${r.reference ? " (reference)" : ""}${mm(r) ? `: ${mm(r)}` : ""}`),
-      ),
-    ),
+        svg(
+          "text",
+          {
+            x: right ? Math.min(width - stroke, r.x + r.width) : Math.max(stroke, r.x + stroke),
+            y: r.y > font + stroke * 2 ? r.y - stroke * 2 : Math.min(height - stroke, r.y + font + stroke),
+            "text-anchor": right ? "end" : "start",
+            "font-size": font,
+          },
+          text,
+        ),
+      );
+    }),
   );
   return h(
     "figure",
@@ -237,24 +278,22 @@ export function regionsView(image, answer) {
     h(
       "figcaption",
       {},
-      `${answer.regions.length} region${answer.regions.length === 1 ? "" : "s"} in a ${width} × ${height} photo.`,
-      answer.scale_mm_per_px ? ` Scale: ${answer.scale_mm_per_px.toFixed(3)} mm per pixel.` : "",
-      answer.note ? h("p", { class: "message info" }, answer.note) : null,
+      `${answer.regions.length} region${answer.regions.length === 1 ? "" : "s"} in the photo, numbered in reading order.`,
+      answer.note ? h("p", { class: answer.scale_mm_per_px ? "message info" : "message error" }, answer.note, extra ? " " : "", extra) : null,
       answer.regions.length
         ? h(
             "table",
             {},
-            h("thead", {}, h("tr", {}, ["#", "Box (px)", "Size"].map((c) => h("th", { scope: "col" }, c)))),
+            h("thead", {}, h("tr", {}, ["#", "Size (width × height)"].map((c) => h("th", { scope: "col" }, c)))),
             h(
               "tbody",
               {},
               answer.regions.map((r, i) =>
                 h(
                   "tr",
-                  {},
-                  h("td", {}, String(i + 1), r.reference ? " (reference)" : ""),
-                  h("td", {}, `${r.width} × ${r.height} at ${r.x}, ${r.y}`),
-                  h("td", {}, mm(r) || "no reference"),
+                  { class: r.reference ? "reference" : null },
+                  h("td", {}, String(i + 1)),
+                  h("td", {}, r.reference ? `${size(r)}: the reference` : size(r) || "not known: no reference in the photo"),
                 ),
               ),
             ),
@@ -266,23 +305,25 @@ export function regionsView(image, answer) {
 
 /**
  * Each region that is not the reference, ready to save as a new item: its crop (kept pending by the server, its
- * `photo_id`) becomes the item's first photo, and its size in mm, when known, the item's width and length.
+ * `photo_id`) becomes the item's first photo, its size in mm, when known, the item's width and length, and the
+ * place chosen its place.
  */
-function regionItems(answer) {
+function regionItems(answer, places) {
   const items = answer.regions.map((r, i) => [r, i + 1]).filter(([r]) => !r.reference);
   if (!items.length) return null;
-  return h("div", { class: "region-items" }, h("h3", {}, "Save what was found"), items.map(([r, n]) => regionCard(r, n)));
+  return h("div", { class: "region-items" }, h("h3", {}, "Save what was found"), items.map(([r, n]) => regionCard(r, n, places)));
 }
 
-function regionCard(region, n) {
+function regionCard(region, n, places) {
   const name = h("input", { name: "name", required: true, placeholder: "what it is" });
+  const place = select("place_id", [["", "nowhere in particular"], ...places], "");
   const type = h("input", { name: "item_type", required: true, placeholder: "power_bank" });
   const condition = select("condition", CONDITIONS, "good");
   const intent = select("intent", INTENTS, "keep");
   const out = h("div", { class: "out" });
   const save = h("button", { type: "submit", class: "primary" }, "Save as new item");
   save.setAttribute("aria-label", `Save region ${n} as a new item`);
-  const sized = region.width_mm != null && region.height_mm != null;
+  const sized = size(region) != null;
   const form = h(
     "form",
     { class: "candidate region-item", "aria-label": `Region ${n}` },
@@ -290,7 +331,7 @@ function regionCard(region, n) {
       "div",
       { class: "region-head" },
       h("img", { class: "cover", src: `/api/media/${region.photo_id}/thumb`, alt: `Region ${n} of the photo`, width: "48", height: "48", loading: "lazy" }),
-      h("h4", {}, `Region ${n}`, sized ? h("span", { class: "sub" }, ` ${region.width_mm.toFixed(1)} × ${region.height_mm.toFixed(1)} mm`) : null),
+      h("h4", {}, `Region ${n}`, sized ? h("span", { class: "sub" }, ` ${size(region)}`) : null),
     ),
     h(
       "div",
@@ -299,6 +340,7 @@ function regionCard(region, n) {
       field(["Type", hidden(` (region ${n})`)], type),
       field(["Condition", hidden(` (region ${n})`)], condition),
       field(["Intent", hidden(` (region ${n})`)], intent),
+      field(["Place", hidden(` (region ${n})`)], place),
     ),
     h("div", { class: "actions" }, save),
     out,
@@ -315,6 +357,7 @@ function regionCard(region, n) {
       source: "photo",
       media_ids: [region.photo_id],
     };
+    if (place.value) body.place_id = Number(place.value);
     if (sized) body.fields = { width: { value: +region.width_mm.toFixed(1), unit: "mm" }, length: { value: +region.height_mm.toFixed(1), unit: "mm" } };
     try {
       const saved = await api("/items", { method: "POST", body });
