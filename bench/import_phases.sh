@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The phases of one `trove import` into PostgreSQL, read off the server's own log (BENCHMARKS.md, "Import"):
+# The phases of one `trove import` into PostgreSQL, read off the server's own log (docs/perf/search-totals-import.md):
 # makes ITEMS generated rows in our CSV format, a scratch database with `log_min_duration_statement = 0`, imports
 # the file with the release `trove`, and prints each statement that took at least MIN_MS milliseconds with the
 # time the server logged it, then the import's wall time and peak RSS. The gaps between the lines are the
 # client's own work (reading and checking the CSV, making the rows). Last, on the imported items, `ANALYZE items`
 # timed twice in turn with every column's statistics (the targets m0012_item_statistics sets to 0 put back to
-# the default) and with the schema's own targets (BENCHMARKS.md, "Import").
+# the default) and with the schema's own targets (docs/perf/search-totals-import.md).
 #
 # Environment: ITEMS (100000), MIN_MS (20), PG (postgres://postgres@127.0.0.1:5432), PG_LOG (the newest file in
 # /var/log/postgresql), CARGO_TARGET_DIR (target), SKIP_BUILD (set: take the binaries as built).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Trove's HTTP answers next to their ceilings, side by side in one run (issue 15; BENCHMARKS.md, "HTTP answers").
+# Trove's HTTP answers next to their ceilings, side by side in one run (issue 15; BENCHMARKS.md; docs/perf/http.md).
 #
 # Builds the release `trove` binary and the ceiling (`bin/benches/http_ceiling.rs`), makes two stores (the demo
 # inventory, and ITEMS generated items in our CSV format imported with `trove import`), a token for each

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Where a ranked search page's time goes on PostgreSQL, and one alternative measured beside it (BENCHMARKS.md,
+# Where a ranked search page's time goes on PostgreSQL, and one alternative measured beside it (docs/perf/search-totals-import.md,
 # "Search"): makes ITEMS generated rows in our CSV format, imports them with the release `trove` into a scratch
 # database, prepares the store's page statement for a search (the one `Inventory::list` runs, as PostgreSQL's
 # log shows it) and the same page with the ids ranked in a subquery and the 51 rows joined back, then prints the

@@ -16,7 +16,7 @@
 //!
 //! `cargo bench -p trove --bench import` (a release build of the `trove` binary; `psql`, `sqlite3` and
 //! `/usr/bin/time`; PostgreSQL on 127.0.0.1:5432 with trust auth, or `TROVE_TEST_PG_URL`); `import postgres` or
-//! `import sqlite` runs one backend. Figures go to BENCHMARKS.md, section "Import". `import check` is the memory
+//! `import sqlite` runs one backend. Figures go to BENCHMARKS.md and docs/perf/search-totals-import.md. `import check` is the memory
 //! bound as a check (`.ci/run` runs it): one `trove import` of the file on each backend, failing when its peak
 //! RSS reaches [`PEAK_MAX_MB`].
 

@@ -1,7 +1,7 @@
 //! Intake benchmarks: matching one candidate against 100,000 items (the index built once, the query timed),
 //! and importing 100,000 CSV rows into SQLite (read and written, all or nothing).
 //!
-//! `cargo bench -p trove --bench intake` (a release build). Figures go to BENCHMARKS.md, section "Intake".
+//! `cargo bench -p trove --bench intake` (a release build). Figures go to BENCHMARKS.md and docs/perf/intake.md.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};

@@ -4,7 +4,7 @@
 //! one S3 PUT of them through the same client library); then the peak RSS of this process while 8 such photos are
 //! uploaded at once (the server and its client share the process: the client holds the 8 bodies too).
 //!
-//! `cargo bench -p trove --bench media_upload` (a release build). Figures go to BENCHMARKS.md, section "Media".
+//! `cargo bench -p trove --bench media_upload` (a release build). Figures go to BENCHMARKS.md and docs/perf/media.md.
 
 use poem::listener::{Acceptor, Listener, TcpListener};
 use std::collections::HashMap;

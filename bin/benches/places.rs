@@ -8,7 +8,7 @@
 //!
 //! `cargo bench -p trove --bench places` (a release build; PostgreSQL on 127.0.0.1:5432 with trust auth, or
 //! `TROVE_TEST_PG` as for the tests). `places sqlite`, `places postgres` or `places labels` runs one part.
-//! Figures go to BENCHMARKS.md, section "Places and labels".
+//! Figures go to BENCHMARKS.md and docs/perf/places-and-labels.md.
 
 #[path = "generated_inventory/mod.rs"]
 mod generated_inventory;

@@ -12,7 +12,7 @@
 //!
 //! `cargo bench -p trove --bench search` (a release build; PostgreSQL on 127.0.0.1:5432 with trust auth, or
 //! `TROVE_TEST_PG_URL` as for the tests); `search sqlite` or `search postgres` runs one backend. Figures go to
-//! BENCHMARKS.md, section "Search and totals".
+//! BENCHMARKS.md and docs/perf/search-totals-import.md.
 
 #[path = "generated_inventory/mod.rs"]
 mod generated_inventory;

@@ -1,8 +1,8 @@
 //! glibc's allocator gives a thread that allocates while another holds its arena an arena of its own (up to eight
 //! per core) and keeps in each what was freed there. In a long-lived server the blocking threads that decode
 //! pictures and hash passwords take turns, each filling and freeing its own arena, so the process keeps the sum:
-//! 313 MB after six phases of worst-case pictures, each of which alone peaks under 130 MB (BENCHMARKS.md). Two
-//! arenas bound that (44-125 MB for the same six phases). The setting is read by glibc once, when the process
+//! several times what any one phase of worst-case pictures peaks at alone (docs/perf/segmentation.md). Two
+//! arenas bound that near the largest phase's peak. The setting is read by glibc once, when the process
 //! starts, so `trove serve` starts itself again with `MALLOC_ARENA_MAX` set, unless it is set already (an operator's
 //! choice wins). Elsewhere than on glibc, nothing is done.
 

@@ -23,7 +23,8 @@ use crate::template::{Facts, Requirement, Template};
 use crate::units::Quantity;
 use std::cmp::Reverse;
 // The indexes of a stock and the matching's maps are keyed by the stock's own strings and indices, hashed by
-// the Fx hasher: SipHash, the default, took 15% of a warm proposal at 100,000 items (BENCHMARKS.md, "Local planner").
+// the Fx hasher: SipHash, the default, took a large share of a warm proposal at 100,000 items
+// (docs/perf/local-planner.md).
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::cell::RefCell;
 

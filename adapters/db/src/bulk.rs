@@ -168,9 +168,8 @@ pub(crate) fn copy_opt(out: &mut Vec<u8>, text: Option<&str>) {
 /// (`pg_get_indexdef`, `pg_get_constraintdef`, `pg_get_triggerdef`) inside the same transaction. An index is
 /// built once, sorted, instead of taking every row one by one (a unique one checks every key as it is built); a
 /// foreign key checks every row by one join instead of one query per row; a transition table copies every
-/// loaded row once more before its trigger reads it. Measured with `psql` on a 100,000-row import's rows
-/// (BENCHMARKS.md, "Import"): the `COPY` took 7.0 s with the foreign keys and triggers, 3.9 s without, 2.5 s
-/// without the secondary indexes either. The primary key and the indexes behind constraints stay.
+/// loaded row once more before its trigger reads it; each of the two steps, measured with `psql` on a
+/// 100,000-row import's rows, took a large share off the `COPY` (docs/perf/search-totals-import.md). The primary key and the indexes behind constraints stay.
 ///
 /// Only for a load into a table that holds no more rows than it loads: building again an index or checking a
 /// key over a large table would cost more than it saves. The table is locked against every other reader and

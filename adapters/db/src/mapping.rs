@@ -243,8 +243,7 @@ fn item_cols(m: ItemCols<'_>) -> anyhow::Result<Item> {
 /// An item read from a result row holding the columns of [`ItemRow`] in its order, from the one named `id` on.
 /// On SQLite the values are read by position and the texts borrowed, without the look-up of each column by its
 /// name, the check of each value's type against the field's and a copy of every text that sea-orm's
-/// `FromQueryResult` makes: those were most of the time a listing spent outside SQLite (BENCHMARKS.md, "Places
-/// and labels"). A value of another type than the column's still fails to decode, naming the item.
+/// `FromQueryResult` makes: those were most of the time a listing spent outside SQLite (docs/perf/places-and-labels.md). A value of another type than the column's still fails to decode, naming the item.
 pub(crate) fn item_result(row: &sea_orm::QueryResult) -> anyhow::Result<Item> {
     let Some(row) = row.try_as_sqlite_row() else {
         return item_row(ItemRow::from_query_result(row, "").context("read an item row")?);

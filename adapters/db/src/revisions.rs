@@ -1,8 +1,7 @@
 //! Reads of a household's item revision, shared by the requests that wait for them.
 //!
 //! A repeated listing costs one read of `households.item_revision` (`answers`, `counts`), and on SQLite most of
-//! that read's cost is handing the statement to the connection's thread and back (BENCHMARKS.md, "HTTP
-//! answers"). Requests that arrive together need not each read it: a request may take the answer of any read
+//! that read's cost is handing the statement to the connection's thread and back (docs/perf/http.md). Requests that arrive together need not each read it: a request may take the answer of any read
 //! that *started after it arrived*, as such a read sees every write committed before the request. So while one
 //! read runs, the requests arriving meanwhile wait for it to end, and the next read serves all of them; a read
 //! that was already running when a request arrived is never taken for its answer, since a write may have

@@ -2,7 +2,7 @@
 //! shown or searched through the index (name, profile, the notes of a departure, the search texts), the JSON
 //! records, the times and the version (compared only beside the primary key). `ANALYZE items`, which an import
 //! runs before it answers (inside `InventoryRepo::import`, after the commit), spent about half its time sorting samples of
-//! those texts; it now reads only the columns the planner uses (BENCHMARKS.md, "Import"). The columns a query
+//! those texts; it now reads only the columns the planner uses (docs/perf/search-totals-import.md). The columns a query
 //! filters on keep the default target: the household, type, condition, intent, availability, project, place,
 //! departure, import reference and the search vector. SQLite's `ANALYZE` keeps statistics of indexes only: nothing
 //! to do there.

@@ -658,8 +658,8 @@ const REBUILD_FROM_ROWS: usize = bulk::SET_ASIDE_FROM_ROWS;
 
 /// After an import on SQLite of `fresh` new rows, at least half the items stored: the full-text index merged
 /// into one segment (FTS5's `optimize`). A large import leaves the index in many segments, and every lookup of a
-/// word (a search, a typo's candidates in `fts5vocab`) seeks in each: measured on 100,000 imported rows, the
-/// candidates of a typo took 77 to 127 ms before and 2 to 3 ms after (BENCHMARKS.md, "Search").
+/// word (a search, a typo's candidates in `fts5vocab`) seeks in each: on 100,000 imported rows a typo's
+/// candidates were found tens of times faster after the merge (docs/perf/search-totals-import.md).
 async fn merge_sqlite_index<C: ConnectionTrait>(db: &C, fresh: usize) -> Result<(), RepoError> {
     let total: Option<i64> = items::Entity::find()
         .select_only()
@@ -816,10 +816,10 @@ fn no_page() -> ItemPage {
 impl Store {
     /// SQLite's statistics, made again: `sqlite_stat1` (how many rows share a key of each index) and no
     /// `sqlite_stat4`. Without statistics SQLite lists a 100-item place of a 100,000-item inventory by walking
-    /// the primary key (27 ms, against 1 ms through `idx_items_place`). The samples of `sqlite_stat4` (this
+    /// the primary key (many times slower than through `idx_items_place`). The samples of `sqlite_stat4` (this
     /// build of SQLite has them) would make SQLite prepare a statement again at every run in which a value is
     /// bound to an indexed column, as sqlx binds every value anew at every run: the listing's statement was
-    /// prepared again at each page (BENCHMARKS.md, "Places and labels"). One transaction, so no connection of
+    /// prepared again at each page (docs/perf/places-and-labels.md). One transaction, so no connection of
     /// the pool reads the samples in between; `ANALYZE sqlite_schema` loads what is left on this connection.
     pub(crate) async fn analyze_sqlite(&self) -> Result<(), RepoError> {
         let txn = self.begin_write().await.context("begin the statistics")?;
@@ -1053,7 +1053,7 @@ impl InventoryRepo for Store {
         let rows = items.len();
         // The history is written last, in the import's transaction: the items and their events commit together.
         // The sheet's items are dropped once their rows are written, before the events are made,
-        // so the two are never held at once (BENCHMARKS.md, "Import").
+        // so the two are never held at once (docs/perf/search-totals-import.md).
         let written = if backend == DbBackend::Postgres {
             let txn = PgBulk::begin(self.db.get_postgres_connection_pool()).await?;
             let plan = plan_import(&txn, household, &items, at).await?;
@@ -1091,7 +1091,7 @@ impl InventoryRepo for Store {
         };
         if rows >= ANALYZE_FROM_ROWS {
             // Fresh statistics at once, rather than never (SQLite) or when autovacuum comes by (PostgreSQL): the
-            // planner's choices for the listing and the search depend on them (BENCHMARKS.md, "Import"). On
+            // planner's choices for the listing and the search depend on them (docs/perf/search-totals-import.md). On
             // PostgreSQL `ANALYZE` reads a sample of the committed rows and takes no lock other writes wait for.
             // Best effort: the import and its history are committed, and an error would invite a second import.
             let analyzed = if backend == DbBackend::Postgres {

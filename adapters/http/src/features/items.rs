@@ -380,7 +380,7 @@ pub struct ItemList {
 
 /// A JSON answer written straight to its bytes by a typed writer, and documented exactly as `Json<T>` (the same
 /// content type and schema). The list and the read of items answer this way: building the DTO and then poem's
-/// `serde_json::Value` of it cost more than finding the items (BENCHMARKS.md, "HTTP answers").
+/// `serde_json::Value` of it cost more than finding the items (docs/perf/http.md).
 pub struct JsonBytes<T> {
     /// The JSON text, as `Json<T>` would have written it.
     bytes: Bytes,
