@@ -18,7 +18,7 @@ rounds="${ROUNDS:-3}"
 runs="${RUNS:-5}"
 
 if [ -z "${TROVE_BENCH:-}" ]; then
-  (cd "$root" && cargo build --quiet --release -p trove-vision --features scenes --example segment_bench)
+  (cd "$root" && cargo build --quiet --release -p trove-vision --features testing --example segment_bench)
 fi
 bench="${TROVE_BENCH:-$target/release/examples/segment_bench}"
 if [ ! -f "$dir/expected.txt" ]; then

@@ -551,23 +551,19 @@ mod tests {
     use crate::ports::clock::MockClock;
     use crate::ports::inventory::MockInventoryRepo;
     use crate::ports::places::MockPlaceRepo;
-    use chrono::{TimeZone, Utc};
+
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicUsize, Ordering};
+    use trove_domain::ProjectId;
     use trove_domain::item::{Availability, Condition, Intent, ItemName, ItemType};
     use trove_domain::place::{Place, PlaceName, PlacePath, PlaceStep};
-    use trove_domain::{ProjectId, Timestamp};
 
     const H: Actor = Actor { household: HouseholdId(2), member: None };
 
-    fn now() -> Timestamp {
-        Utc.with_ymd_and_hms(2026, 4, 1, 12, 0, 0).unwrap()
-    }
+    use trove_domain::testing::now;
 
     fn item(id: i64) -> Item {
-        let name = ItemName::new(&format!("item {id}")).unwrap();
-        NewItem::new(name, ItemType::new("laptop").unwrap(), String::new(), Condition::Good, Intent::Keep)
-            .stored(ItemId(id), now())
+        trove_domain::testing::item(id, "laptop", Condition::Good)
     }
 
     /// Places 1..=9 exist; any other id is missing.

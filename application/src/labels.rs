@@ -182,21 +182,15 @@ mod tests {
     use crate::ports::labels::{MockCodeReader, MockLabelPrinter};
     use crate::ports::places::MockPlaceRepo;
     use chrono::{TimeZone, Utc};
-    use trove_domain::item::{Condition, Intent, Item, ItemName, ItemType, NewItem};
+    use trove_domain::item::{Condition, Item};
     use trove_domain::place::{Place, PlaceName, PlaceStep};
 
     const H: HouseholdId = HouseholdId(3);
 
     fn item(id: i64, name: &str, place: Option<i64>) -> Item {
-        let mut new = NewItem::new(
-            ItemName::new(name).unwrap(),
-            ItemType::new("laptop").unwrap(),
-            String::new(),
-            Condition::Good,
-            Intent::Keep,
-        );
-        new.place_id = place.map(PlaceId);
-        new.stored(ItemId(id), Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap())
+        let mut item = trove_domain::testing::named(id, name, "laptop", Condition::Good);
+        item.place_id = place.map(PlaceId);
+        item
     }
 
     fn place(id: i64, name: &str, parent: Option<i64>) -> Place {

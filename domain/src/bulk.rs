@@ -63,8 +63,8 @@ pub fn apply_all(items: &[Item], set: &BulkSet) -> Result<Vec<Item>, BulkRefused
 mod tests {
     use super::*;
     use crate::ProjectId;
-    use crate::item::fixtures::{at, item};
     use crate::item::{Availability, Gone, GoneReason};
+    use crate::testing::{at, item};
 
     #[test]
     fn every_item_goes_through_the_rules_of_a_single_change() {

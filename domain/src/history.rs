@@ -601,13 +601,11 @@ mod tests {
         assert_eq!(check_undo(EventId(1), &created, 1, None), Err(UndoRefused::NotUndoable));
     }
     use crate::ItemId;
-    use crate::item::{Fault, NewItem, Severity};
+    use crate::item::{Fault, Severity};
     use chrono::DateTime;
 
     fn item() -> Item {
-        let name = ItemName::new("drill").unwrap();
-        NewItem::new(name, ItemType::new("tool").unwrap(), String::new(), Condition::Good, Intent::Keep)
-            .stored(ItemId(1), DateTime::UNIX_EPOCH)
+        crate::testing::named(1, "drill", "tool", Condition::Good)
     }
 
     fn fc(field: &str, before: Option<&str>, after: Option<&str>) -> FieldChange {

@@ -177,7 +177,7 @@ pub fn fit(name: &str, width: usize, lines: usize) -> Vec<String> {
 /// ```
 /// use trove_domain::label::fit_path;
 /// assert_eq!(fit_path(&["Garage", "Shelf 2"], 20, 1), ["Garage / Shelf 2 /"]);
-/// assert_eq!(fit_path(&["House", "Garage", "Shelf 2"], 12, 1), ["… / Shelf 2 /"]);
+/// assert_eq!(fit_path(&["House", "Garage", "Shelf 2"], 14, 1), ["… / Shelf 2 /"]);
 /// assert!(fit_path(&[], 20, 2).is_empty());
 /// ```
 pub fn fit_path(names: &[&str], width: usize, lines: usize) -> Vec<String> {

@@ -25,6 +25,8 @@ pub mod project;
 pub mod reading;
 pub mod spend;
 pub mod template;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub mod text;
 pub mod throttle;
 pub mod units;

@@ -340,8 +340,8 @@ pub fn cut_at_word(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::item::fixtures::{at, item, measure};
     use crate::item::{Gone, GoneReason, ItemName};
+    use crate::testing::{at, item, measure};
     use crate::units::Quantity;
     use proptest::prelude::*;
 

@@ -358,8 +358,8 @@ fn round3(score: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::item::fixtures::item;
     use crate::item::{Condition, ItemName};
+    use crate::testing::item;
     use proptest::prelude::*;
 
     fn thing(id: i64, name: &str, item_type: &str, profile: &str) -> Item {

@@ -333,10 +333,10 @@ fn item_markdown(md: &mut Vec<String>, i: &PackItem) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::item::fixtures::{at, item, measure};
     use crate::item::{Fault, Gone, GoneReason, ItemName, Severity, TestDone, TestResult};
     use crate::project::Allocation;
     use crate::template::{FieldBound, NewTemplate, requirement};
+    use crate::testing::{at, item, measure};
 
     fn template() -> Template {
         NewTemplate::new(

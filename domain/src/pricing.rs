@@ -588,13 +588,10 @@ mod tests {
 
     #[test]
     fn a_gone_item_is_not_priced() {
-        let mut item = crate::item::fixtures::item(5, "laptop", Good);
+        let mut item = crate::testing::item(5, "laptop", Good);
         assert_eq!(check_priceable(&item), Ok(()));
-        item.gone = Some(crate::item::Gone {
-            reason: crate::item::GoneReason::Sold,
-            at: crate::item::fixtures::at(2),
-            note: None,
-        });
+        item.gone =
+            Some(crate::item::Gone { reason: crate::item::GoneReason::Sold, at: crate::testing::at(2), note: None });
         assert_eq!(check_priceable(&item).unwrap_err().to_string(), "item 5 is gone; there is nothing to price");
     }
 
@@ -935,13 +932,13 @@ mod tests {
 
     #[test]
     fn a_report_grounds_then_estimates() {
-        let item = crate::item::fixtures::item(7, "single_board_computer", Good);
+        let item = crate::testing::item(7, "single_board_computer", Good);
         let answer = [
             offer("https://www.ebay.co.uk/itm/111", 40.0, "GBP"),
             offer("https://shop.example/pi-4", 50.0, "GBP"),
             offer("https://invented.example/pi", 10.0, "GBP"),
         ];
-        let at = crate::item::fixtures::at(3);
+        let at = crate::testing::at(3);
         let report = price_report(&item, at, &answer, &search_pages(), Some(gbp()), 2);
         assert_eq!(report.item_id, ItemId(7));
         assert_eq!(report.comparables.len(), 2);

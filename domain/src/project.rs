@@ -361,9 +361,9 @@ pub fn check_drop(project: &Project) -> Result<(), LifecycleError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::item::fixtures::item;
     use crate::item::{Availability, Condition, Fault, Intent, ItemName, Severity};
     use crate::template::{NewTemplate, requirement};
+    use crate::testing::item;
 
     fn catalogue() -> HashMap<TemplateId, Template> {
         let console = NewTemplate::new(
@@ -515,8 +515,8 @@ mod tests {
             status: ProjectStatus::Proposed,
             allocations: vec![Allocation { requirement: "controller".into(), item_id: ItemId(10), units: 1 }],
             missing: vec![],
-            created_at: crate::item::fixtures::at(1),
-            updated_at: crate::item::fixtures::at(1),
+            created_at: crate::testing::at(1),
+            updated_at: crate::testing::at(1),
         };
         assert_eq!(check_accept(&project, &items), Ok(vec![Hold::Whole { item: ItemId(10), version: 1 }]));
         project.allocations.push(Allocation { requirement: "display".into(), item_id: ItemId(15), units: 1 });
@@ -584,8 +584,8 @@ mod tests {
             status: ProjectStatus::Proposed,
             allocations: vec![Allocation { requirement: "cells".into(), item_id: ItemId(20), units }],
             missing: vec![],
-            created_at: crate::item::fixtures::at(1),
-            updated_at: crate::item::fixtures::at(1),
+            created_at: crate::testing::at(1),
+            updated_at: crate::testing::at(1),
         };
         let by_id = BTreeMap::from([(stock.id, stock.clone())]);
         assert_eq!(check_accept(&project(6), &by_id), Ok(vec![Hold::Units { item: ItemId(20), units: 6 }]));
@@ -613,8 +613,8 @@ mod tests {
             status: ProjectStatus::Proposed,
             allocations: vec![alloc("b", 2), alloc("a", 1)],
             missing: vec![],
-            created_at: crate::item::fixtures::at(1),
-            updated_at: crate::item::fixtures::at(1),
+            created_at: crate::testing::at(1),
+            updated_at: crate::testing::at(1),
         };
         assert!(new.repeats(&open));
         open.allocations[0].units = 2;

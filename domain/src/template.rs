@@ -623,7 +623,7 @@ mod tests {
 
     use super::*;
     use crate::item::Fault;
-    use crate::item::fixtures::{item, measure};
+    use crate::testing::{item, measure};
 
     fn psu_requirement() -> Requirement {
         requirement(

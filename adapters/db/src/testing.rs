@@ -132,3 +132,83 @@ pub async fn migrate_first(store: &crate::Store, steps: u32) -> anyhow::Result<(
     use sea_orm_migration::MigratorTrait as _;
     crate::migration::Migrator::up(&store.db, Some(steps)).await.context("run the first migrations")
 }
+
+/// A migrated store on a fresh database, and that database's URL (for the few cases that reach under the
+/// adapter). The database goes with it: a SQLite directory, or a PostgreSQL database dropped from a helper thread,
+/// since `drop` cannot await.
+pub struct TestDb {
+    pub store: crate::Store,
+    pub url: String,
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        let url = self.url.clone();
+        let dropped = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+            rt.block_on(discard(&url))
+        })
+        .join();
+        if let Ok(Err(e)) = dropped {
+            eprintln!("could not discard the test database: {e:#}");
+        }
+    }
+}
+
+/// A store on the database at `url`, migrated twice (a no-op the second time: `trove migrate` and every start run
+/// it).
+///
+/// # Panics
+/// When the database cannot be reached or migrated.
+pub async fn open(url: String) -> TestDb {
+    let store = crate::Store::connect(&url).await.expect("connect");
+    store.migrate().await.expect("migrate");
+    store.migrate().await.expect("migrate again");
+    TestDb { store, url }
+}
+
+/// A migrated store on a fresh SQLite file.
+///
+/// # Panics
+/// When it cannot be made.
+pub async fn sqlite() -> TestDb {
+    let db = open(fresh_sqlite_url()).await;
+    assert_eq!(db.store.backend_name(), "sqlite");
+    db
+}
+
+/// A migrated store on a fresh database of the test PostgreSQL. The cases fail when it is unreachable; they are
+/// never skipped.
+///
+/// # Panics
+/// When the test PostgreSQL cannot be reached.
+pub async fn postgres() -> TestDb {
+    let url = fresh_postgres_url().await.expect("the test postgresql must be reachable");
+    let db = open(url).await;
+    assert_eq!(db.store.backend_name(), "postgres");
+    db
+}
+
+/// Runs each case, an `async fn(TestDb)` of the calling module, once per backend: `sqlite::case` and
+/// `postgres::case`.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($($case:ident),+ $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    super::$case($crate::testing::sqlite().await).await;
+                }
+            )+
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    super::$case($crate::testing::postgres().await).await;
+                }
+            )+
+        }
+    };
+}

@@ -6,65 +6,13 @@ use chrono::{TimeZone, Utc};
 use std::collections::HashSet;
 use trove_application::RepoError;
 use trove_application::ports::{HouseholdRepo, InventoryRepo, ItemQuery, MediaRepo};
-use trove_db::{Store, testing};
+use trove_db::Store;
 use trove_domain::item::{Condition, Intent, Item, ItemName, ItemType, NewItem};
 use trove_domain::media::{Caption, ContentHash, MediaKind, MediaType, NewMedium, PixelSize};
 use trove_domain::{HouseholdId, ItemId, MediaId, Timestamp};
 
-struct Ctx {
-    store: Store,
-    url: String,
-}
-
-impl Drop for Ctx {
-    fn drop(&mut self) {
-        let url = self.url.clone();
-        let dropped = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-            rt.block_on(testing::discard(&url))
-        })
-        .join();
-        if let Ok(Err(e)) = dropped {
-            eprintln!("could not discard the test database: {e:#}");
-        }
-    }
-}
-
-async fn open(url: String) -> Ctx {
-    let store = Store::connect(&url).await.expect("connect");
-    store.migrate().await.expect("migrate");
-    store.migrate().await.expect("migrate again");
-    Ctx { store, url }
-}
-
-async fn sqlite() -> Ctx {
-    open(testing::fresh_sqlite_url()).await
-}
-
-async fn postgres() -> Ctx {
-    open(testing::fresh_postgres_url().await.expect("the test postgresql must be reachable")).await
-}
-
-macro_rules! on_both_backends {
-    ($($case:ident),+ $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    super::$case(super::sqlite().await).await;
-                }
-            )+
-        }
-        mod postgres {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    super::$case(super::postgres().await).await;
-                }
-            )+
-        }
-    };
-}
+use trove_db::on_both_backends;
+use trove_db::testing::TestDb as Ctx;
 
 on_both_backends!(
     media_round_trip_and_list_oldest_first,

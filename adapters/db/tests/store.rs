@@ -35,71 +35,8 @@ use trove_domain::spend::{CallKind, CallOutcome, SpendEntry};
 use trove_domain::template::{FieldBound, NewTemplate, requirement};
 use trove_domain::{HouseholdId, ItemId, PlaceId, ProjectId, TemplateId, Timestamp};
 
-/// A migrated store on a fresh database, and that database's URL (for the few cases that reach under the
-/// adapter).
-struct Ctx {
-    store: Store,
-    url: String,
-}
-
-impl Drop for Ctx {
-    /// The test's database goes with it (a SQLite directory, or a PostgreSQL database dropped from a helper
-    /// thread, since `drop` cannot await).
-    fn drop(&mut self) {
-        let url = self.url.clone();
-        let dropped = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-            rt.block_on(testing::discard(&url))
-        })
-        .join();
-        if let Ok(Err(e)) = dropped {
-            eprintln!("could not discard the test database: {e:#}");
-        }
-    }
-}
-
-async fn open(url: String) -> Ctx {
-    let store = Store::connect(&url).await.expect("connect");
-    store.migrate().await.expect("migrate");
-    // Migrating twice is a no-op: `trove migrate` and every start run it.
-    store.migrate().await.expect("migrate again");
-    Ctx { store, url }
-}
-
-async fn sqlite() -> Ctx {
-    let ctx = open(testing::fresh_sqlite_url()).await;
-    assert_eq!(ctx.store.backend_name(), "sqlite");
-    ctx
-}
-
-async fn postgres() -> Ctx {
-    let url = testing::fresh_postgres_url().await.expect("the test postgresql must be reachable");
-    let ctx = open(url).await;
-    assert_eq!(ctx.store.backend_name(), "postgres");
-    ctx
-}
-
-/// Runs each case once per backend: `sqlite::case` and `postgres::case`.
-macro_rules! on_both_backends {
-    ($($case:ident),+ $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    super::$case(super::sqlite().await).await;
-                }
-            )+
-        }
-        mod postgres {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    super::$case(super::postgres().await).await;
-                }
-            )+
-        }
-    };
-}
+use trove_db::on_both_backends;
+use trove_db::testing::TestDb as Ctx;
 
 on_both_backends!(
     items_round_trip_every_field,
@@ -1379,7 +1316,7 @@ async fn a_search_of_the_most_words_is_one_bounded_query(ctx: Ctx) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sqlite_file_and_its_directory_are_the_owners_only() {
     use std::os::unix::fs::PermissionsExt as _;
-    let ctx = sqlite().await;
+    let ctx = testing::sqlite().await;
     let s = &ctx.store;
     let h = household(s, "home").await;
     add(s, h, "Pi").await;
@@ -1399,7 +1336,7 @@ async fn the_sqlite_file_and_its_directory_are_the_owners_only() {
 /// many items and none.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_keeps_statistics_without_samples() {
-    let ctx = sqlite().await;
+    let ctx = testing::sqlite().await;
     let s = &ctx.store;
     let h = household(s, "home").await;
     let items: Vec<NewItem> = (0..1_200)
@@ -1447,7 +1384,7 @@ async fn sqlite_keeps_statistics_without_samples() {
 /// space, in a listing, a read and the lines of the inventory. (PostgreSQL never stored one: it refuses NUL.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_name_stored_with_a_control_character_is_read_cleaned() {
-    let ctx = sqlite().await;
+    let ctx = testing::sqlite().await;
     let s = &ctx.store;
     let h = household(s, "home").await;
     let item = add(s, h, "Pi 4").await;
@@ -2823,7 +2760,7 @@ fn media_photo(item: Option<ItemId>) -> NewMedium {
 #[tokio::test]
 async fn sqlite_full_is_unavailable_and_reads_go_on() {
     let url = testing::fresh_sqlite_url();
-    let ctx = open(url.clone()).await;
+    let ctx = testing::open(url.clone()).await;
     let h = household(&ctx.store, "home").await;
     add(&ctx.store, h, "kept before").await;
     let pages: i64 = {

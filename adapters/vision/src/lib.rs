@@ -26,7 +26,7 @@
 
 mod decode;
 pub mod pictures;
-#[cfg(any(test, feature = "scenes"))]
+#[cfg(any(test, feature = "testing"))]
 pub mod scene;
 mod segment;
 

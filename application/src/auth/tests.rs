@@ -8,12 +8,9 @@ use crate::ports::people::{
     ApiToken, MockInvitationRepo, MockMemberRepo, MockPasswordHasher, MockSecretSource, MockSessionRepo, MockTokenRepo,
     Session,
 };
-use chrono::{Duration, TimeZone, Utc};
+use chrono::Duration;
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-fn now() -> Timestamp {
-    Utc.with_ymd_and_hms(2026, 6, 1, 9, 0, 0).unwrap()
-}
+use trove_domain::testing::now;
 
 pub(crate) fn ada(role: Role) -> Member {
     Member {

@@ -5,18 +5,13 @@ use super::*;
 use crate::RepoError;
 use crate::ports::clock::MockClock;
 use crate::ports::idempotency::MockIdempotencyStore;
-use chrono::{TimeZone, Utc};
 use mockall::predicate::eq;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use trove_domain::Timestamp;
+use trove_domain::testing::now;
 
 const HOUSEHOLD: HouseholdId = HouseholdId(4);
 const HELD: Reservation = Reservation { row: 12, attempt: 3 };
-
-fn now() -> Timestamp {
-    Utc.with_ymd_and_hms(2026, 6, 1, 9, 30, 0).unwrap()
-}
 
 /// An answer kept as `kept:<text>`; the text `no form` has no kept form.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,13 +5,13 @@ use super::*;
 use crate::ports::clock::MockClock;
 use crate::ports::inventory::MockInventoryRepo;
 use crate::ports::media::{MockMediaRepo, MockMediaStore, MockPictures, StoredBlob};
-use chrono::{TimeZone, Utc};
 use mockall::Sequence;
 use mockall::predicate::eq;
 use std::collections::HashSet;
 use trove_domain::history::ObjectKind;
-use trove_domain::item::{Condition, Intent, Item, ItemName, ItemType, NewItem};
+use trove_domain::item::{Condition, Item};
 use trove_domain::media::PixelSize;
+use trove_domain::testing::now;
 
 const H: HouseholdId = HouseholdId(2);
 const A: Actor = Actor { household: H, member: Some(trove_domain::people::MemberId(3)) };
@@ -20,19 +20,8 @@ const JPEG: &[u8] = b"\xFF\xD8\xFF\xE1 exif with gps \xFF\xD9";
 const CLEAN: &[u8] = b"\xFF\xD8\xFF\xDB clean \xFF\xD9";
 const PDF: &[u8] = b"%PDF-1.7\n1 0 obj\n%%EOF\n";
 
-fn now() -> Timestamp {
-    Utc.with_ymd_and_hms(2026, 4, 1, 12, 0, 0).unwrap()
-}
-
 fn item(id: ItemId) -> Item {
-    NewItem::new(
-        ItemName::new("drill").unwrap(),
-        ItemType::new("tool").unwrap(),
-        String::new(),
-        Condition::Good,
-        Intent::Keep,
-    )
-    .stored(id, now())
+    trove_domain::testing::named(id.0, "drill", "tool", Condition::Good)
 }
 
 /// Item 7 exists in the household; any other is missing.

@@ -8,17 +8,13 @@ use crate::ports::model::{MockModelPort, ModelResponse};
 use crate::ports::spend::MockSpendLedger;
 use chrono::{TimeZone, Utc};
 use std::sync::Mutex;
-use trove_domain::Timestamp;
 use trove_domain::spend::BudgetReached;
+use trove_domain::testing::now;
 
 const HOUSEHOLD: HouseholdId = HouseholdId(9);
 /// The member who asks for every call: each entry names them.
 const ASKER: Actor = Actor { household: HOUSEHOLD, member: Some(trove_domain::people::MemberId(5)) };
 const MODEL: &str = "muse-spark-1.3";
-
-fn now() -> Timestamp {
-    Utc.with_ymd_and_hms(2026, 5, 20, 18, 0, 0).unwrap()
-}
 
 /// Rates unlike the defaults, so a cost computed at the wrong rates shows.
 fn rates() -> Rates {
@@ -269,7 +265,7 @@ async fn a_spent_budget_refuses_before_sending() {
     model.expect_respond().times(0);
     model.expect_transcribe().times(0);
     let mut ledger = MockSpendLedger::new();
-    let month_start = Utc.with_ymd_and_hms(2026, 5, 1, 0, 0, 0).unwrap();
+    let month_start = Utc.with_ymd_and_hms(2026, 6, 1, 0, 0, 0).unwrap();
     ledger
         .expect_total_since()
         .times(2)

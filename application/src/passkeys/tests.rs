@@ -8,13 +8,9 @@ use crate::ports::passkeys::{
     CeremonyState, CredentialId, MockPasskeyCeremonies, MockPasskeyRepo, PasskeyKey, StoredPasskey,
 };
 use crate::ports::people::{Invitation, Member};
-use chrono::{TimeZone, Utc};
 use trove_domain::HouseholdId;
 use trove_domain::people::{MemberId, Role};
-
-fn now() -> Timestamp {
-    Utc.with_ymd_and_hms(2026, 6, 1, 9, 0, 0).unwrap()
-}
+use trove_domain::testing::now;
 
 fn key(id: &str) -> PasskeyKey {
     PasskeyKey { credential: CredentialId(id.into()), serialised: format!("key {id}") }

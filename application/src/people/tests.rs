@@ -5,12 +5,9 @@ use super::*;
 use crate::auth::Access;
 use crate::auth::tests::{Mocks, ada};
 use crate::ports::people::Invitation;
-use chrono::{Duration, TimeZone, Utc};
+use chrono::Duration;
 use trove_domain::people::{InvitationGone, SessionId};
-
-fn now() -> Timestamp {
-    Utc.with_ymd_and_hms(2026, 6, 1, 9, 0, 0).unwrap()
-}
+use trove_domain::testing::now;
 
 fn caller(role: Role) -> Caller {
     Caller { household: HouseholdId(3), member: MemberId(7), role, access: Access::Session(SessionId(1)) }

@@ -43,7 +43,7 @@ impl AccessChange {
 }
 
 /// Tells the other processes on this database of a change that ended access.
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 #[async_trait]
 pub trait AccessChanges: Send + Sync {
     /// Whether changes reach the other processes as they happen (PostgreSQL's `NOTIFY`). When not, each

@@ -3,7 +3,7 @@
 use trove_domain::Timestamp;
 
 /// The source of "now".
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 pub trait Clock: Send + Sync {
     /// The current instant, UTC.
     fn now(&self) -> Timestamp;

@@ -7,7 +7,7 @@ use trove_domain::history::{Event, ObjectKind};
 use trove_domain::people::EventId;
 
 /// The events of households' histories.
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 #[async_trait]
 pub trait EventRepo: Send + Sync {
     /// Appends an event to the household's history and answers its id (ids grow with time).

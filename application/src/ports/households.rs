@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use trove_domain::HouseholdId;
 
 /// Households.
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 #[async_trait]
 pub trait HouseholdRepo: Send + Sync {
     /// The household called `name`, created if it does not exist yet. Safe to call concurrently.

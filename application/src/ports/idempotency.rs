@@ -84,7 +84,7 @@ pub struct StoredAnswer {
 }
 
 /// Reservations and answers per household, scope (the operation, e.g. `price:42`) and key.
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 #[async_trait]
 pub trait IdempotencyStore: Send + Sync {
     /// Reserves `(household, scope, key)` for a request with `fingerprint`, at `now`, atomically: of several

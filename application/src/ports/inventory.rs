@@ -160,7 +160,7 @@ pub type ImportEvents = dyn ImportHistory + 'static;
 ///
 /// Where an item is: an item read has `place_id` as stored and `location` as that place's path joined with
 /// " / " (read with it, so a renamed or moved place shows at once); a write stores `place_id` only.
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 #[async_trait]
 pub trait InventoryRepo: Send + Sync {
     /// Stores a new item with `created_at = updated_at = at` and version 1. An item with no `place_id` but a

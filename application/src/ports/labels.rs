@@ -29,7 +29,7 @@ pub enum LabelLayout {
 }
 
 /// Makes the PDF of a set of labels. Synchronous: it is CPU work, which async callers run on a blocking thread.
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 pub trait LabelPrinter: Send + Sync {
     /// A PDF with one label per entry of `labels`, in the order given, each with a QR code of its `link` that
     /// an ordinary QR reader decodes, its name (shortened to fit) and its code.
@@ -41,7 +41,7 @@ pub trait LabelPrinter: Send + Sync {
 }
 
 /// Reads QR codes in a photo. Synchronous: it is CPU work, which async callers run on a blocking thread.
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 pub trait CodeReader: Send + Sync {
     /// Decodes `image` (JPEG, PNG or WebP, told by its magic bytes) and answers the text of every QR code it
     /// reads, in no particular order; none found is an empty list, not an error. A large photo is read at a

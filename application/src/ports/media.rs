@@ -20,7 +20,7 @@ pub struct StoredBlob {
 }
 
 /// The blobs: bytes stored under their SHA-256, shared by every household (the same bytes are kept once).
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 #[async_trait]
 pub trait MediaStore: Send + Sync {
     /// Stores `bytes` under `hash` (the SHA-256 of `bytes`, which the caller computed). Writing a hash that is
@@ -53,7 +53,7 @@ pub trait MediaStore: Send + Sync {
 
 /// The media rows of each household. Every method but the sweep's is scoped to one household: another
 /// household's media is never read nor written, and looks exactly like a missing one.
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 #[async_trait]
 pub trait MediaRepo: Send + Sync {
     /// Stores a new medium with `created_at = rec.at`.
@@ -153,7 +153,7 @@ pub enum PictureError {
 
 /// The pixel work on pictures (JPEG, PNG, WebP). Synchronous: it is CPU work, which async callers run on a
 /// blocking thread.
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 pub trait Pictures: Send + Sync {
     /// Makes a picture fit to keep: no location metadata (EXIF GPS, XMP) is left in it, and it still shows the
     /// right way up (an EXIF orientation other than the default is applied to the pixels before the metadata

@@ -1,5 +1,5 @@
 //! The ports: what the use cases need from the world. Each is an `#[async_trait]` trait held as `Arc<dyn Port>`;
-//! `mockall` mocks of them are exported behind the `mocks` feature.
+//! `mockall` mocks of them are exported behind the `testing` feature.
 
 pub mod access;
 pub mod clock;

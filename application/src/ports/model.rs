@@ -326,7 +326,7 @@ impl ModelError {
 }
 
 /// A model backend: the remote Model API, the local planner, or a mock.
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 #[async_trait]
 pub trait ModelPort: Send + Sync {
     /// The model id a call of `kind` is made with and its spend recorded under ("muse-spark-1.3",

@@ -65,7 +65,7 @@ pub enum PasskeyError {
 
 /// The WebAuthn relying party (the relying party id is the host of `TROVE_PUBLIC_URL`, the origin is its
 /// origin). Pure computation, no I/O.
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 pub trait PasskeyCeremonies: Send + Sync {
     /// Starts making a passkey for `user` (called `name` on the authenticator), refusing the authenticators
     /// that already hold one of `exclude`.
@@ -165,7 +165,7 @@ pub struct Ceremony {
 
 /// Passkeys and the ceremonies in progress. Ceremonies are kept in the store (not in memory), so several
 /// processes behind one database finish each other's ceremonies.
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 #[async_trait]
 pub trait PasskeyRepo: Send + Sync {
     /// Keeps a ceremony under the hash of its id, and removes the ceremonies that expired before `now`.

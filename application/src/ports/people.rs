@@ -40,7 +40,7 @@ pub struct NewMember {
 }
 
 /// Members of households.
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 #[async_trait]
 pub trait MemberRepo: Send + Sync {
     /// The household `id`.
@@ -145,7 +145,7 @@ impl Invitation {
 }
 
 /// One-time invitations into a household.
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 #[async_trait]
 pub trait InvitationRepo: Send + Sync {
     /// Stores a new invitation by the hash of its code.
@@ -211,7 +211,7 @@ pub struct Session {
 }
 
 /// Browser sessions, by the hash of the cookie's secret.
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 #[async_trait]
 pub trait SessionRepo: Send + Sync {
     /// Stores a new session of `member`.
@@ -270,7 +270,7 @@ pub struct NewToken {
 }
 
 /// Personal API tokens, by the hash of the token.
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 #[async_trait]
 pub trait TokenRepo: Send + Sync {
     /// Stores a new token.
@@ -313,7 +313,7 @@ pub trait TokenRepo: Send + Sync {
 
 /// Hashing and checking passwords (Argon2id in the running app). CPU work: the use cases call it on a
 /// blocking thread.
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 pub trait PasswordHasher: Send + Sync {
     /// The hash to store (a PHC string with its salt).
     ///
@@ -326,7 +326,7 @@ pub trait PasswordHasher: Send + Sync {
 }
 
 /// A source of secrets: session and API tokens, invitation codes.
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 pub trait SecretSource: Send + Sync {
     /// A new secret of at least 256 random bits, URL-safe.
     ///

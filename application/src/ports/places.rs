@@ -21,7 +21,7 @@ pub struct FoundPath {
 /// The rules of the tree (no cycles, sibling names distinct ignoring case) are the domain's
 /// (`trove_domain::place::PlaceTree`); the use case checks them first, and the writes below guard them
 /// again against concurrent writers, so a tree is never left broken.
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 #[async_trait]
 pub trait PlaceRepo: Send + Sync {
     /// Stores a new place with `created_at = rec.at`.

@@ -6,7 +6,7 @@ use trove_domain::pricing::PriceReport;
 use trove_domain::{HouseholdId, ItemId};
 
 /// Price reports, kept per item as its price history.
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 #[async_trait]
 pub trait PriceRepo: Send + Sync {
     /// Keeps a report.

@@ -12,7 +12,7 @@ use trove_domain::{HouseholdId, ProjectId};
 /// transaction (`rec`): the project's fields before and after (`rec.object` of
 /// `trove_domain::history::project_fields`), then what it did to each of its items (`rec.item_changed`, read in
 /// the transaction before and after the write).
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 #[async_trait]
 pub trait ProjectRepo: Send + Sync {
     /// Stores projects written by the rules (status `proposed`), all in one transaction, with a `create` event of

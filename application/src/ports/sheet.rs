@@ -52,7 +52,7 @@ pub struct SheetPreview {
 }
 
 /// Reads and writes item sheets.
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 pub trait ItemSheet: Send + Sync {
     /// Reads every row of `bytes`, whose format the header tells; measurements read are dated `at`.
     ///

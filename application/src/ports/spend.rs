@@ -7,7 +7,7 @@ use trove_domain::spend::SpendEntry;
 use trove_domain::{HouseholdId, Timestamp};
 
 /// One entry per model call, per household.
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 #[async_trait]
 pub trait SpendLedger: Send + Sync {
     /// Records one call.

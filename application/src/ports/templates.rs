@@ -6,7 +6,7 @@ use trove_domain::template::{NewTemplate, Template};
 use trove_domain::{HouseholdId, TemplateId};
 
 /// Built-in templates (shared by every household) and each household's own.
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 #[async_trait]
 pub trait TemplateRepo: Send + Sync {
     /// The built-in templates and the household's own, ordered by id.

@@ -8,7 +8,7 @@ use trove_domain::throttle::{ClientAddress, RecentFailures};
 
 /// Failed sign-ins, by the name typed (its key, [`trove_domain::people::MemberName::key`] or the lower-cased
 /// text when it is no valid name) and the client address.
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 #[async_trait]
 pub trait SignInFailures: Send + Sync {
     /// The failures after `since`, newest first, at most `most` of each kind: of `name` from `from`, from
@@ -45,7 +45,7 @@ pub trait SignInFailures: Send + Sync {
 }
 
 /// Secrets of this installation kept in its database, made once and shared by every process on it.
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 #[async_trait]
 pub trait InstanceSecrets: Send + Sync {
     /// The secret called `name`; when there is none yet, `candidate` is stored and answered (when processes race,

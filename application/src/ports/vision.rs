@@ -56,7 +56,7 @@ pub enum VisionError {
 
 /// Splits a photo into regions, one per item. Synchronous: it is CPU work, which the use case runs on a blocking
 /// thread under the limit of concurrent jobs ([`crate::jobs::Jobs`]).
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 pub trait PhotoSegmenter: Send + Sync {
     /// Decodes `image` (JPEG, PNG or WebP, told by its magic bytes) and answers its size and one region per item
     /// on the plain background. An empty background answers no region. Only what the work needs is decoded: the
@@ -71,7 +71,7 @@ pub trait PhotoSegmenter: Send + Sync {
 }
 
 /// Makes an image ready for a model to read (a label photo). Synchronous CPU work, as [`PhotoSegmenter`].
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 pub trait ModelImages: Send + Sync {
     /// Decodes `image` whole to check it, and answers it as it is when its longest side is at most
     /// [`MODEL_IMAGE_SIDE`], or else downscaled to that longest side and encoded as a JPEG.

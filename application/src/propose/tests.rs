@@ -27,6 +27,7 @@ use trove_domain::money::MicroUsd;
 use trove_domain::project::{Allocation, NewProject, ProjectStatus};
 use trove_domain::spend::{BudgetReached, CallOutcome, SpendEntry, Usage};
 use trove_domain::template::{NewTemplate, Template, requirement};
+use trove_domain::testing::now;
 use trove_domain::{ProjectId, TemplateId, Timestamp};
 
 const HOUSEHOLD: HouseholdId = HouseholdId(3);
@@ -34,10 +35,6 @@ const HOUSEHOLD: HouseholdId = HouseholdId(3);
 const ASKER: Actor = Actor { household: HOUSEHOLD, member: Some(trove_domain::people::MemberId(8)) };
 const MODEL: &str = "muse-spark-1.3";
 const DEFAULT_WISH: &str = "Propose projects I can build from my inventory.";
-
-fn now() -> Timestamp {
-    Utc.with_ymd_and_hms(2026, 3, 14, 9, 30, 0).unwrap()
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // The world: a small household inventory and a catalogue of two templates.
@@ -770,7 +767,7 @@ async fn an_http_error_fails_the_run_and_records_a_call_without_tokens() {
 async fn a_spent_budget_stops_the_run_before_the_model_is_called() {
     let mut h = Harness::new(vec![]);
     h.policy.monthly_limit = Some(MicroUsd(5_000_000));
-    let month_start = Utc.with_ymd_and_hms(2026, 3, 1, 0, 0, 0).unwrap();
+    let month_start = Utc.with_ymd_and_hms(2026, 6, 1, 0, 0, 0).unwrap();
     h.ledger
         .expect_total_since()
         .times(1)

@@ -3,18 +3,12 @@
 
 use super::*;
 use crate::ids::TemplateId;
-use crate::item::{
-    Availability, Condition, Fault, Intent, ItemName, ItemType, Measurement, MeasurementSource, NewItem, Severity,
-};
+use crate::item::{Availability, Condition, Fault, Intent, ItemType, Measurement, MeasurementSource, Severity};
 use crate::template::{FieldBound, NewTemplate, requirement};
 
 type Want<'w> = &'w [(i64, &'w [(&'w str, i64)])];
 
-fn item(id: i64, item_type: &str, condition: Condition) -> Item {
-    let name = ItemName::new(&format!("item {id}")).unwrap();
-    NewItem::new(name, ItemType::new(item_type).unwrap(), String::new(), condition, Intent::Keep)
-        .stored(ItemId(id), crate::Timestamp::default())
-}
+use crate::testing::item;
 
 fn with(mut item: Item, change: impl FnOnce(&mut Item)) -> Item {
     change(&mut item);

@@ -761,9 +761,9 @@ impl Item {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixtures::*;
     use super::super::values::GoneReason;
     use super::*;
+    use crate::testing::*;
 
     #[test]
     fn buildable_rule() {
