@@ -13,6 +13,7 @@ pub mod document;
 pub mod error;
 pub mod explain;
 pub mod features;
+pub mod json_bytes;
 pub mod media;
 pub mod panics;
 pub mod security;

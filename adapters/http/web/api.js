@@ -1,5 +1,17 @@
+// @ts-check
 // Talking to Trove's API: the session cookie (set by signing in; the page keeps no secret itself), the error
 // body, and what each error means to the owner.
+
+/**
+ * The API's shapes, from the committed OpenAPI document (`docs/openapi.json`): `tests/e2e/typecheck.sh` generates
+ * `trove-api` from it and checks every view against it, so a field renamed in the API fails CI where it is read.
+ * @typedef {import("trove-api").components["schemas"]} Schemas
+ * @typedef {Schemas["Item"]} Item
+ * @typedef {Schemas["ItemList"]} ItemList
+ * @typedef {Schemas["PlaceList"]} PlaceList
+ * @typedef {Schemas["ProjectList"]} ProjectList
+ * @typedef {Schemas["EventList"]} EventList
+ */
 
 /** An error the API answered (`{"error": {"code", "message"}}`) or a failure to reach it. */
 export class ApiError extends Error {
@@ -79,7 +91,12 @@ function requestInit(method, headers, body) {
  * Calls the API. `body` may be a plain object (sent as JSON) or FormData (sent as multipart).
  * Answers the parsed JSON (or text when `accept` is not JSON); throws ApiError.
  */
-export async function api(path, { method = "GET", body, accept = "application/json", headers = {} } = {}) {
+/**
+ * @param {string} path
+ * @param {{ method?: string, body?: any, accept?: string, headers?: Record<string, string> }} [options]
+ * @returns {Promise<any>}
+ */
+export async function api(path, { method = "GET", body = undefined, accept = "application/json", headers = {} } = {}) {
   const response = await send(path, requestInit(method, { Accept: accept, ...headers }, body));
   if (!response.ok) throw await refusal(response);
   // A write may rename an item: the names kept for links are read again when next shown.
@@ -128,7 +145,12 @@ async function refusal(response) {
  * `onEvent(name, data)` for `step`, `tool`, `searching`. Answers the `result` event's JSON; throws ApiError for
  * an `error` event (carrying the status the plain answer would have had) or an error status.
  */
-export async function apiEvents(path, { method = "POST", body, onEvent = () => {} } = {}) {
+/**
+ * @param {string} path
+ * @param {{ method?: string, body?: any, onEvent?: (name: string, data: any) => void }} [options]
+ * @returns {Promise<any>}
+ */
+export async function apiEvents(path, { method = "POST", body = undefined, onEvent = (_name, _data) => {} } = {}) {
   const response = await send(path, requestInit(method, { Accept: "text/event-stream" }, body));
   // Refused before the run started (401, 400 on the body...): the usual JSON error, read from this answer.
   if (!response.ok) throw await refusal(response);

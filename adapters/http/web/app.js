@@ -1,3 +1,4 @@
+// @ts-check
 // The page's entry: sign-in, the router over `#/...` and the header.
 
 import { api, ApiError, capabilities, forgetCapabilities } from "./api.js";
@@ -19,7 +20,10 @@ import { passkeysSupported, signInWithPasskey, signUpWithPasskey } from "./passk
 
 const main = document.getElementById("main");
 
-/** The routes: a pattern over the path after `#`, and the view that renders into `main`. */
+/**
+ * The routes: a pattern over the path after `#`, the view that renders into `main`, and the nav section it is in.
+ * @type {Array<[RegExp, (m: RegExpMatchArray, q: URLSearchParams) => Promise<Node>, string]>}
+ */
 const routes = [
   [/^\/items\/new$/, () => itemFormView(null), "items"],
   [/^\/items\/(\d+)\/edit$/, (m) => itemFormView(+m[1]), "items"],
@@ -37,7 +41,7 @@ const routes = [
   [/^\/spend$/, () => spendView(), "spend"],
   [/^\/activity$/, (m, q) => activityView(q), "activity"],
   [/^\/household$/, () => householdView(signedInMember()), "household"],
-  [/^\/tokens$/, () => tokensView(signedInMember()), "tokens"],
+  [/^\/tokens$/, () => tokensView(), "tokens"],
 ];
 
 /** Who is signed in (`GET /api/me`): `{member, household}`, or null before sign-in. */
@@ -64,10 +68,10 @@ function signedIn(who) {
     delete document.body.dataset.role;
     delete document.body.dataset.member;
   }
-  const household = document.querySelector('#nav a[data-section="household"]');
+  const household = /** @type {HTMLElement | null} */ (document.querySelector('#nav a[data-section="household"]'));
   if (household) household.hidden = who?.member.role !== "owner";
   // Intake only writes: a viewer is not offered it.
-  const intake = document.querySelector('#nav a[data-section="intake"]');
+  const intake = /** @type {HTMLElement | null} */ (document.querySelector('#nav a[data-section="intake"]'));
   if (intake) intake.hidden = who?.member.role === "viewer";
   if (who) capabilities();
   else forgetCapabilities();
@@ -83,7 +87,7 @@ menu.addEventListener("click", () => {
   const open = menu.getAttribute("aria-expanded") !== "true";
   menu.setAttribute("aria-expanded", String(open));
   document.querySelector("header.top").classList.toggle("menu-open", open);
-  if (open) document.querySelector("#nav a:not([hidden])")?.focus();
+  if (open) /** @type {HTMLElement | null} */ (document.querySelector("#nav a:not([hidden])"))?.focus();
 });
 document.getElementById("nav").addEventListener("keydown", (e) => {
   if (e.key === "Escape" && menu.getAttribute("aria-expanded") === "true") {
@@ -102,8 +106,11 @@ async function whoAmI() {
   }
 }
 
-/** A name and password form (sign-in, or sign-up from an invitation); `submit(name, password)` does the rest. */
-function credentialsForm({ title, intro, button, newPassword, reason, submit }) {
+/**
+ * A name and password form (sign-in, or sign-up from an invitation); `submit(name, password)` does the rest.
+ * @param {{ title: string, intro: any, button: string, newPassword?: boolean, reason?: string, submit: (name: string, password: string) => Promise<any> }} options
+ */
+function credentialsForm({ title, intro, button, newPassword = false, reason = undefined, submit }) {
   const name = h("input", { name: "name", autocomplete: "username", required: true, maxlength: 64, spellcheck: "false" });
   const password = h("input", {
     name: "password",
@@ -282,7 +289,7 @@ async function route() {
     return;
   }
   const [re, view, section] = found;
-  for (const a of document.querySelectorAll("#nav a")) {
+  for (const a of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll("#nav a"))) {
     if (a.dataset.section === section) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");
   }
@@ -293,7 +300,7 @@ async function route() {
     if (mine !== current) return; // A later navigation won.
     readOnly(node);
     // A redraw of the same page (a filter applied, a change saved) gives focus back to the control that had it.
-    const focused = main.contains(document.activeElement) ? document.activeElement : null;
+    const focused = /** @type {HTMLInputElement | null} */ (main.contains(document.activeElement) ? document.activeElement : null);
     // By name first: the ids of labelled controls are made afresh with each drawing.
     const again = focused && (focused.name ? `[name="${CSS.escape(focused.name)}"]` : focused.id ? `#${CSS.escape(focused.id)}` : null);
     main.replaceChildren(node);
@@ -305,7 +312,7 @@ async function route() {
     const samePage = path === shownPath;
     shownPath = path;
     if (samePage) {
-      if (again) main.querySelector(again)?.focus();
+      if (again) /** @type {HTMLElement | null} */ (main.querySelector(again))?.focus();
     } else if (!first && heading) {
       // A new page: its heading takes focus, so a screen reader says where the person is now.
       heading.setAttribute("tabindex", "-1");

@@ -1,3 +1,4 @@
+// @ts-check
 // Passkeys in the browser: the WebAuthn ceremonies against Trove's passkey routes. The server's options carry
 // binary values (challenge, user id, credential ids) in base64url; the browser's API takes and gives
 // ArrayBuffers, so both directions are converted here. Nothing is kept in the page: the ceremony id goes back
@@ -99,8 +100,8 @@ async function ceremony(start, body, make, toJson, finish) {
   return api(finish, { method: "POST", body: { ceremony: begun.ceremony, credential: toJson(credential) } });
 }
 
-const create = (options) => navigator.credentials.create(creationOptions(options));
-const get = (options) => navigator.credentials.get(requestOptions(options));
+const create = (options) => navigator.credentials.create(/** @type {CredentialCreationOptions} */ (creationOptions(options)));
+const get = (options) => navigator.credentials.get(/** @type {CredentialRequestOptions} */ (requestOptions(options)));
 
 /** Signs up from an invitation with a new passkey: answers `{member}` (the cookie is set). */
 export function signUpWithPasskey(code, name) {

@@ -1,3 +1,4 @@
+// @ts-check
 // The one way to show the current page again (after a change made on it, with the change's message shown on the
 // page as it is now). `app.js` gives the renderer at start; views call `refresh()`. Neither imports the other,
 // and no view fires a made-up `hashchange` to be drawn again.

@@ -1,3 +1,4 @@
+// @ts-check
 // Small DOM helpers shared by the views: building elements, messages, progress, copying, formatting.
 
 import { ApiError, itemName, megabytes } from "./api.js";
@@ -102,7 +103,7 @@ export function flashNext(text, kind = "info") {
 
 /** Clears the messages of the page being left, but those a change on it left for the page it redraws. */
 export function clearMessages() {
-  for (const msg of document.querySelectorAll("#messages .message")) {
+  for (const msg of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll("#messages .message"))) {
     if (msg.dataset.keep) delete msg.dataset.keep;
     else msg.remove();
   }

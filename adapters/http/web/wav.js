@@ -1,3 +1,4 @@
+// @ts-check
 // Turning whatever the browser records or the owner uploads (WebM/Opus, Ogg, MP3, M4A, WAV) into the 16-bit mono
 // PCM WAV the transcription endpoint takes, in the browser, without a library.
 
@@ -7,7 +8,7 @@ export const WAV_RATE = 16000;
 /** Decodes any audio the browser can play and answers a 16-bit mono WAV Blob at 16 kHz. */
 export async function toWav(blob) {
   const data = await blob.arrayBuffer();
-  const Ctx = window.AudioContext || window.webkitAudioContext;
+  const Ctx = window.AudioContext || /** @type {any} */ (window).webkitAudioContext;
   const ctx = new Ctx();
   let decoded;
   try {

@@ -1,3 +1,4 @@
+// @ts-check
 // Pictures and papers on an item: its photos as thumbnails (opened full size in a dialog), its PDFs (receipts,
 // manuals) as links, and the form that adds one; and the cover thumbnail that lists of items show. Every media
 // request is a same-origin `/api/media/...` address: the browser sends the session cookie with it, and no URL

@@ -1,3 +1,4 @@
+// @ts-check
 // The history: who changed what. An item's (or a place's) changes with Undo on a change of its own fields, and
 // the household's activity feed, newest first, paged with "Older".
 
@@ -82,7 +83,7 @@ function undoable(event) {
 }
 
 /** One event as a list entry; `withObject` names its object (the feed), `undo` adds the Undo button. */
-function entry(event, { withObject, onUndo }) {
+function entry(event, { withObject, onUndo = undefined }) {
   const action = event.object.kind === "item" && PROJECT_STEPS[event.action] ? PROJECT_STEPS[event.action] : ACTIONS[event.action] || human(event.action);
   const out = h("div", { class: "out" });
   const undo =
@@ -139,7 +140,7 @@ export function historySection(itemId, onUndone) {
   box.classList.add("history");
   const load = async () => {
     try {
-      const { events } = await api(`/items/${itemId}/history`);
+      const { events } = /** @type {import("../api.js").EventList} */ (await api(`/items/${itemId}/history`));
       const onUndo = (event, out) => undoEvent(event, out, async () => (onUndone ? onUndone() : load()));
       body.replaceChildren(
         events.length
@@ -158,7 +159,7 @@ export function historySection(itemId, onUndone) {
 /** The activity feed: the household's changes, newest first, 50 a page; "Older" pages with `before`. */
 export async function activityView(params) {
   const before = params.get("before");
-  const { events } = await api(`/activity${query({ limit: 50, before })}`);
+  const { events } = /** @type {import("../api.js").EventList} */ (await api(`/activity${query({ limit: 50, before })}`));
   const older = events.length === 50 ? h("a", { class: "button", href: `#/activity?before=${events[events.length - 1].id}` }, "Older") : null;
   return h(
     "div",

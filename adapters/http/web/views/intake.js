@@ -1,3 +1,4 @@
+// @ts-check
 // Intake: read a listing, a label photo or a voice note into candidate items with their matches, and segment a
 // photo of several items into regions measured in mm. Intake never writes: the owner saves each candidate, as a
 // new item or merged into the item it matches.

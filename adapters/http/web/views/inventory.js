@@ -1,3 +1,4 @@
+// @ts-check
 // The inventory: a table with search, filters and paging; the filters live in the address so Back works.
 
 import { api, apiBlob, download, query, rememberName } from "../api.js";
@@ -39,7 +40,7 @@ export async function inventoryView(params) {
     offset: Math.max(0, parseInt(params.get("offset") || "0", 10) || 0),
     place: /^\d+$/.test(params.get("place") || "") ? params.get("place") : "",
   };
-  const [list, types, places] = await Promise.all([api(`/items${query(f)}`), itemTypes(), placeOptions()]);
+  const [list, types, places] = await Promise.all([/** @type {Promise<import("../api.js").ItemList>} */ (api(`/items${query(f)}`)), itemTypes(), placeOptions()]);
   list.items.forEach(rememberName);
 
   const go = (changes) => {
@@ -100,10 +101,10 @@ export async function inventoryView(params) {
     e.preventDefault();
     const d = new FormData(form);
     go({
-      q: d.get("q").trim(),
+      q: String(d.get("q") ?? "").trim(),
       intent: d.get("intent"),
       availability: d.get("availability"),
-      item_type: d.get("item_type").trim(),
+      item_type: String(d.get("item_type") ?? "").trim(),
       place: d.get("place"),
       include_gone: d.get("include_gone") === "on",
       low_stock: d.get("low_stock") === "on",

@@ -1,3 +1,4 @@
+// @ts-check
 // An item typed in by hand: "New item" (`#/items/new`) and an item's "Edit" (`#/items/ID/edit`). Every field of
 // the item a person may set, with the server's refusal shown next to the field it names. Works with no model.
 

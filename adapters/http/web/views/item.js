@@ -1,3 +1,4 @@
+// @ts-check
 // One item: its current fields and history, faults, tests, accessories, components, and the forms that change it.
 
 import { api, rememberName } from "../api.js";
@@ -34,7 +35,7 @@ let knownPlaces = [];
 let itemGallery = null;
 
 export async function itemView(id) {
-  const [item, places, pictures] = await Promise.all([api(`/items/${id}`), placeOptions(), gallery(id)]);
+  const [item, places, pictures] = await Promise.all([/** @type {Promise<import("../api.js").Item>} */ (api(`/items/${id}`)), placeOptions(), gallery(id)]);
   knownPlaces = places;
   itemGallery = pictures;
   rememberName(item);

@@ -1,3 +1,4 @@
+// @ts-check
 // The build pack as a printable page: the rules' Markdown, rendered here (no library), with print CSS.
 
 import { api } from "../api.js";

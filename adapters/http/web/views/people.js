@@ -1,3 +1,4 @@
+// @ts-check
 // The people of a household: the owner's page (members and roles, invitations with a link to copy, the open
 // invitations with Revoke, ending a member's sessions) and everyone's API tokens for scripts.
 

@@ -1,3 +1,4 @@
+// @ts-check
 // Places: the tree of where things are (house > garage > shelf B2 > box 4), one place's page with its
 // breadcrumbs, the places below it and the items in it, and the label printer.
 
@@ -23,7 +24,7 @@ export function breadcrumbs(path) {
 
 /** Every place of the household, sorted by path, as [id, "House / Garage"] options. */
 export async function placeOptions() {
-  const { places } = await api("/places");
+  const { places } = /** @type {import("../api.js").PlaceList} */ (await api("/places"));
   return places.map((p) => [String(p.id), pathText(p.path)]).sort((a, b) => a[1].localeCompare(b[1]));
 }
 
@@ -76,7 +77,7 @@ function newPlaceForm(parentId, options, onMade) {
 }
 
 export async function placesView() {
-  const { places } = await api("/places");
+  const { places } = /** @type {import("../api.js").PlaceList} */ (await api("/places"));
   const sorted = [...places].sort((a, b) => pathText(a.path).localeCompare(pathText(b.path)));
   const options = sorted.map((p) => [String(p.id), pathText(p.path)]);
   const tree = sorted.length

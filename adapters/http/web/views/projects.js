@@ -1,3 +1,4 @@
+// @ts-check
 // Projects: "what can I build?", the proposals with their allocations, what is missing and what the rules dropped;
 // accept, build, drop.
 
@@ -35,7 +36,7 @@ export function describeStep(name, data) {
 let lastRun = null;
 
 export async function projectsView() {
-  const [list, tpl, offer] = await Promise.all([api("/projects"), templateLabels(), capabilities()]);
+  const [list, tpl, offer] = await Promise.all([/** @type {Promise<import("../api.js").ProjectList>} */ (api("/projects")), templateLabels(), capabilities()]);
   const root = h("div", { class: "view projects" });
   // Without a Model API the built-in planner proposes: no model call, no cost, and it says so.
   const local = offer?.proposals?.by === "local_planner";

@@ -1,3 +1,4 @@
+// @ts-check
 // Scanning a label: the camera looks for one of our QR codes (the browser's BarcodeDetector where there is one,
 // else a frame sent to `POST /api/scan` twice a second) and opens the item or place it names.
 
@@ -72,8 +73,10 @@ export async function scanView() {
   let detector = null;
   const findDetector = async () => {
     try {
-      if ("BarcodeDetector" in window && (await window.BarcodeDetector.getSupportedFormats()).includes("qr_code")) {
-        detector = new window.BarcodeDetector({ formats: ["qr_code"] });
+      // Not in TypeScript's DOM types yet.
+      const Detector = /** @type {any} */ (window).BarcodeDetector;
+      if (Detector && (await Detector.getSupportedFormats()).includes("qr_code")) {
+        detector = new Detector({ formats: ["qr_code"] });
       }
     } catch {
       detector = null;

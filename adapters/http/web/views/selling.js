@@ -1,3 +1,4 @@
+// @ts-check
 // Selling and giving: what is meant to go, pricing from grounded comparables, the listing draft and the share text.
 
 import { api, apiEvents, capabilities, rememberName } from "../api.js";

@@ -1,3 +1,4 @@
+// @ts-check
 // Spend: what the model calls cost, by month, by kind and by the member who asked, with a bar chart drawn here
 // (SVG) and the budget.
 

@@ -1,0 +1,208 @@
+//! Touching objects split: at the cores of the distance transform where a neck joins them, or along a seam of
+//! colour or brightness that crosses them.
+
+use super::*;
+
+/// Splits components joined by a narrow neck (touching objects): at the level that finds most, the cores of the
+/// distance transform whose neck is narrow against their own radius become seeds, and the component's pixels
+/// are grown back to the nearest seed. Answers the new label image and the number of labels.
+pub(super) fn split_touching(mask: &GrayImage, dist: &[u16], labels: Vec<u32>, count: u32) -> (Vec<u32>, u32) {
+    let (w, h) = mask.dimensions();
+    let mut peak = vec![0u16; count as usize + 1];
+    for (l, d) in labels.iter().zip(dist) {
+        let p = &mut peak[*l as usize];
+        *p = (*p).max(*d);
+    }
+    // Per component: the most significant cores found at any level (their seeds, as core labels of that level).
+    let mut best: Vec<(usize, Vec<u32>)> = vec![(0, Vec::new()); count as usize + 1];
+    let mut best_cores: Vec<Option<Vec<u32>>> = vec![None; CORE_LEVELS.len()];
+    for (level_index, share) in CORE_LEVELS.iter().enumerate() {
+        let core_mask: Vec<u8> = labels
+            .iter()
+            .zip(dist)
+            .map(|(l, d)| {
+                let p = peak[*l as usize];
+                if *l != 0 && p >= 3 * MIN_CORE_RADIUS && f32::from(*d) > share * f32::from(p) { 255 } else { 0 }
+            })
+            .collect();
+        let core_mask = GrayImage::from_raw(w, h, core_mask).unwrap_or_else(|| GrayImage::new(w, h));
+        let cores = components(&core_mask, Connectivity::Eight);
+        let core_count = cores.iter().copied().max().unwrap_or(0) as usize;
+        let mut core_peak = vec![0u16; core_count + 1];
+        let mut core_parent = vec![0u32; core_count + 1];
+        for ((c, d), l) in cores.iter().zip(dist).zip(&labels) {
+            if *c != 0 {
+                core_peak[*c as usize] = core_peak[*c as usize].max(*d);
+                core_parent[*c as usize] = *l;
+            }
+        }
+        let mut significant: Vec<Vec<u32>> = vec![Vec::new(); count as usize + 1];
+        for c in 1..=core_count {
+            let parent = core_parent[c] as usize;
+            let neck = share * f32::from(peak[parent]);
+            if core_peak[c] >= 3 * MIN_CORE_RADIUS && neck <= NECK_SHARE * f32::from(core_peak[c]) {
+                significant[parent].push(c as u32);
+            }
+        }
+        let mut used = false;
+        for (parent, cores_of) in significant.into_iter().enumerate() {
+            if cores_of.len() >= 2 && cores_of.len() > best[parent].0 {
+                best[parent] = (cores_of.len(), cores_of.iter().map(|c| *c | ((level_index as u32) << 28)).collect());
+                used = true;
+            }
+        }
+        if used {
+            best_cores[level_index] = Some(cores);
+        }
+    }
+    if best.iter().all(|(n, _)| *n < 2) {
+        return (labels, count);
+    }
+    // Seeds: a new label per significant core of the chosen level; pixels of split components start unassigned.
+    let mut out = labels.clone();
+    let mut next = count;
+    let mut seed_label = std::collections::HashMap::new();
+    for (_, seeds) in best.iter().filter(|(n, _)| *n >= 2) {
+        for s in seeds {
+            next += 1;
+            seed_label.insert(*s, next);
+        }
+    }
+    let split: Vec<bool> = best.iter().map(|(n, _)| *n >= 2).collect();
+    let mut queue = VecDeque::new();
+    for (i, l) in labels.iter().enumerate() {
+        if split[*l as usize] {
+            out[i] = 0;
+            for (level_index, cores) in best_cores.iter().enumerate() {
+                if let Some(cores) = cores
+                    && let Some(new) = seed_label.get(&(cores[i] | ((level_index as u32) << 28)))
+                    && cores[i] != 0
+                {
+                    out[i] = *new;
+                    queue.push_back(i);
+                    break;
+                }
+            }
+        }
+    }
+    grow(&mut out, &labels, queue, w, h);
+    (out, next)
+}
+
+/// Splits components with no neck along seams: lines across them where the relative deviation steps (a change
+/// of colour, or of brightness, between two items sharing a straight edge; the shaded rims of two boxes). The
+/// component's inside (its pixels at least [`SEAM_MARGIN`] from the outline), less the seam pixels, falls into
+/// parts; when at least two parts each hold [`SEAM_PART_SHARE`] of the component and reach its outline (a label
+/// or an embossed middle is enclosed, so it is no part), they become seeds and the component is grown back to
+/// them. Answers the new label image and the number of labels.
+pub(super) fn split_seams(
+    relative: &[Vec<f32>],
+    dist: &[u16],
+    noise: f32,
+    (w, h): (u32, u32),
+    labels: Vec<u32>,
+    count: u32,
+) -> (Vec<u32>, u32) {
+    let (wu, hu) = (w as usize, h as usize);
+    let mut area = vec![0u64; count as usize + 1];
+    let mut peak = vec![0u16; count as usize + 1];
+    for (l, d) in labels.iter().zip(dist) {
+        area[*l as usize] += 1;
+        peak[*l as usize] = peak[*l as usize].max(*d);
+    }
+    let looked_into: Vec<bool> = area
+        .iter()
+        .zip(&peak)
+        .enumerate()
+        .map(|(l, (a, p))| l != 0 && *a >= SEAM_MIN_AREA && *p > 2 * SEAM_MARGIN)
+        .collect();
+    if !looked_into.iter().any(|l| *l) {
+        return (labels, count);
+    }
+    let step = SEAM_STEP.max(SEAM_NOISE * noise);
+    let looked_at = |i: usize| {
+        let (x, y) = (i % wu, i / wu);
+        looked_into[labels[i] as usize] && dist[i] >= SEAM_MARGIN && x > 0 && y > 0 && x + 1 < wu && y + 1 < hu
+    };
+    let seam: Vec<bool> = (0..wu * hu)
+        .map(|i| {
+            looked_at(i)
+                && relative.iter().any(|plane| {
+                    (plane[i + 1] - plane[i - 1]).abs() >= step || (plane[i + wu] - plane[i - wu]).abs() >= step
+                })
+        })
+        .collect();
+    // The seam widened by a pixel, so that noise leaves no gap in it for the parts to join through.
+    let inside: Vec<u8> = (0..wu * hu)
+        .map(|i| {
+            if !looked_at(i) || seam[i] || seam[i - 1] || seam[i + 1] || seam[i - wu] || seam[i + wu] { 0 } else { 255 }
+        })
+        .collect();
+    let inside = GrayImage::from_raw(w, h, inside).unwrap_or_else(|| GrayImage::new(w, h));
+    let parts = components(&inside, Connectivity::Four);
+    let part_count = parts.iter().copied().max().unwrap_or(0) as usize;
+    // Per part: its component, its area and how close it comes to the outline.
+    let mut part_of = vec![0u32; part_count + 1];
+    let mut part_area = vec![0u64; part_count + 1];
+    let mut part_nearest = vec![u16::MAX; part_count + 1];
+    for ((p, l), d) in parts.iter().zip(&labels).zip(dist) {
+        if *p != 0 {
+            let p = *p as usize;
+            part_of[p] = *l;
+            part_area[p] += 1;
+            part_nearest[p] = part_nearest[p].min(*d);
+        }
+    }
+    let mut items_of = vec![Vec::new(); count as usize + 1];
+    for p in 1..=part_count {
+        let l = part_of[p] as usize;
+        let reaches_outline = part_nearest[p] <= (peak[l] / 4).max(3 * SEAM_MARGIN / 2);
+        if reaches_outline && part_area[p] as f64 >= SEAM_PART_SHARE * area[l] as f64 {
+            items_of[l].push(p);
+        }
+    }
+    if items_of.iter().all(|parts| parts.len() < 2) {
+        return (labels, count);
+    }
+    let mut new_label = vec![0u32; part_count + 1];
+    let mut next = count;
+    for parts in items_of.iter().filter(|parts| parts.len() >= 2) {
+        for p in parts {
+            next += 1;
+            new_label[*p] = next;
+        }
+    }
+    let split: Vec<bool> = items_of.iter().map(|parts| parts.len() >= 2).collect();
+    let mut out = labels.clone();
+    let mut queue = VecDeque::new();
+    for (i, l) in labels.iter().enumerate() {
+        if split[*l as usize] {
+            out[i] = new_label[parts[i] as usize];
+            if out[i] != 0 {
+                queue.push_back(i);
+            }
+        }
+    }
+    grow(&mut out, &labels, queue, w, h);
+    (out, next)
+}
+
+/// Grows the labels of `out` from the pixels in `queue` over the unassigned (0) pixels of the same component of
+/// `labels`, 8-connected, breadth first (each pixel to its nearest seed).
+pub(super) fn grow(out: &mut [u32], labels: &[u32], mut queue: VecDeque<usize>, w: u32, h: u32) {
+    let (w, h) = (w as isize, h as isize);
+    while let Some(i) = queue.pop_front() {
+        let (x, y) = ((i as isize) % w, (i as isize) / w);
+        for (dx, dy) in [(-1, 0), (1, 0), (0, -1), (0, 1), (-1, -1), (1, -1), (-1, 1), (1, 1)] {
+            let (nx, ny) = (x + dx, y + dy);
+            if nx < 0 || ny < 0 || nx >= w || ny >= h {
+                continue;
+            }
+            let j = (ny * w + nx) as usize;
+            if out[j] == 0 && labels[j] == labels[i] {
+                out[j] = out[i];
+                queue.push_back(j);
+            }
+        }
+    }
+}

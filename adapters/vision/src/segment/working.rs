@@ -1,0 +1,193 @@
+//! The working copy: a photo averaged over blocks into at most `WORKING_SIDE` pixels a side, as its rows arrive.
+
+use super::*;
+
+/// The working copy: channel planes of the photo averaged over `k x k` blocks.
+pub(crate) struct Working {
+    pub(super) width: u32,
+    pub(super) height: u32,
+    /// The block side: one working pixel is `k x k` photo pixels.
+    pub(super) k: u32,
+    /// Red, green and blue; or luma alone (a grey image, a JPEG decoded to its luma).
+    pub(super) planes: Vec<Vec<f32>>,
+}
+
+/// Where decoded rows go, one at a time, as 8-bit samples: the decoder never holds more than a row of its own.
+pub(crate) trait Rows {
+    /// Takes row `y` of the image: `channels` 8-bit samples a pixel (1 grey, 2 grey and alpha, 3 RGB, 4 RGBA;
+    /// alpha is ignored, as `image`'s conversion to RGB ignores it).
+    fn add_row(&mut self, y: u32, row: &[u8], channels: usize);
+}
+
+/// The sums of `k x k` blocks of a photo's pixels, filled row by row as they are decoded (the remainder at the
+/// right and bottom edges, under `k` pixels, is left out): the only copy of the photo that is ever whole. Grey
+/// rows are summed into one plane, colour rows into three.
+pub(crate) struct Shrinker {
+    /// The photo's size in pixels.
+    pub(super) width: u32,
+    pub(super) height: u32,
+    pub(super) k: u32,
+    /// The shrunk size.
+    pub(super) ww: u32,
+    pub(super) wh: u32,
+    /// The block's sides, `k` but no more than the photo's.
+    pub(super) k_x: usize,
+    pub(super) k_y: usize,
+    /// How many planes are summed: set by the first row (1 for grey, 3 for colour), 0 before it.
+    pub(super) planes: usize,
+    /// Per block, the sums of each plane (red, green and blue; or grey).
+    pub(super) sums: Vec<u32>,
+}
+
+impl Shrinker {
+    /// Blocks of `k x k` pixels (1 keeps every pixel).
+    pub(crate) fn new(width: u32, height: u32, k: u32) -> Self {
+        let k = k.max(1);
+        let (ww, wh) = ((width / k).max(1), (height / k).max(1));
+        let (k_x, k_y) = (k.min(width.max(1)) as usize, k.min(height.max(1)) as usize);
+        Shrinker { width, height, k, ww, wh, k_x, k_y, planes: 0, sums: Vec::new() }
+    }
+
+    /// The blocks of the working copy: the longest side at most [`WORKING_SIDE`].
+    pub(crate) fn working(width: u32, height: u32) -> Self {
+        Self::new(width, height, width.max(height).div_ceil(WORKING_SIDE).max(1))
+    }
+
+    /// The photo's size in pixels.
+    pub(crate) fn photo_size(&self) -> (u32, u32) {
+        (self.width, self.height)
+    }
+
+    /// The planes summed (1 before any row).
+    pub(super) fn plane_count(&self) -> usize {
+        self.planes.max(1)
+    }
+
+    /// The sums, zero before any row.
+    pub(super) fn all_sums(&self) -> Vec<u32> {
+        let n = self.ww as usize * self.wh as usize * self.plane_count();
+        if self.sums.len() == n { self.sums.clone() } else { vec![0; n] }
+    }
+
+    /// The working copy: each block's mean.
+    pub(crate) fn into_working(self) -> Working {
+        let n = self.ww as usize * self.wh as usize;
+        let scale = 1.0 / (self.k_x * self.k_y) as f32;
+        let count = self.plane_count();
+        let sums = self.all_sums();
+        let planes =
+            (0..count).map(|c| (0..n).map(|i| sums[i * count + c] as f32 * scale).collect::<Vec<f32>>()).collect();
+        Working { width: self.ww, height: self.wh, k: self.k, planes }
+    }
+
+    /// The shrunk image in grey: each block's mean, rounded (colour as its luma, [`luma`]).
+    pub(crate) fn into_grey(self) -> GrayImage {
+        let n = (self.k_x * self.k_y) as u32;
+        let count = self.plane_count();
+        let mean = |sum: u32| ((sum + n / 2) / n) as u8;
+        let raw = self
+            .all_sums()
+            .chunks_exact(count)
+            .map(|s| if count >= 3 { luma(&[mean(s[0]), mean(s[1]), mean(s[2])]) } else { mean(s[0]) })
+            .collect();
+        GrayImage::from_raw(self.ww, self.wh, raw).unwrap_or_else(|| GrayImage::new(self.ww, self.wh))
+    }
+
+    /// The shrunk image: each block's mean, rounded (grey given as RGB).
+    pub(crate) fn into_rgb(self) -> RgbImage {
+        let n = (self.k_x * self.k_y) as u32;
+        let count = self.plane_count();
+        let raw = self
+            .all_sums()
+            .chunks_exact(count)
+            .flat_map(|s| [0, 1, 2].map(|c| ((s[c.min(count - 1)] + n / 2) / n) as u8))
+            .collect();
+        RgbImage::from_raw(self.ww, self.wh, raw).unwrap_or_else(|| RgbImage::new(self.ww, self.wh))
+    }
+
+    /// Adds a row of `N` samples a pixel into `P` planes (`P` is 3 when `N` is 3 or 4, else 1).
+    pub(super) fn add<const N: usize, const P: usize>(&mut self, y: usize, row: &[u8]) {
+        let base = (y / self.k_y) * self.ww as usize * P;
+        let used = self.ww as usize * self.k_x * N;
+        let Some(row) = row.get(..used) else { return };
+        let Some(sums) = self.sums.get_mut(base..base + self.ww as usize * P) else { return };
+        for (block, sum) in row.chunks_exact(self.k_x * N).zip(sums.chunks_exact_mut(P)) {
+            if N == 1 {
+                sum[0] += block.iter().map(|&v| u32::from(v)).sum::<u32>();
+                continue;
+            }
+            let mut block_sum = [0u32; P];
+            for px in block.chunks_exact(N) {
+                for (c, s) in block_sum.iter_mut().enumerate() {
+                    *s += u32::from(px[c]);
+                }
+            }
+            for (s, b) in sum.iter_mut().zip(block_sum) {
+                *s += b;
+            }
+        }
+    }
+}
+
+impl Rows for Shrinker {
+    fn add_row(&mut self, y: u32, row: &[u8], channels: usize) {
+        let y = y as usize;
+        if self.planes == 0 {
+            self.planes = if channels >= 3 { 3 } else { 1 };
+            self.sums = vec![0; self.ww as usize * self.wh as usize * self.planes];
+        }
+        if y >= self.wh as usize * self.k_y {
+            return;
+        }
+        match (channels, self.planes) {
+            (1, 1) => self.add::<1, 1>(y, row),
+            (2, 1) => self.add::<2, 1>(y, row),
+            (3, 3) => self.add::<3, 3>(y, row),
+            (4, 3) => self.add::<4, 3>(y, row),
+            // The rows of one image all have the same samples.
+            _ => {}
+        }
+    }
+}
+
+impl Rows for RgbImage {
+    fn add_row(&mut self, y: u32, row: &[u8], channels: usize) {
+        let width = self.width() as usize;
+        let raw: &mut [u8] = self;
+        let Some(out) = raw.chunks_exact_mut(width * 3).nth(y as usize) else { return };
+        for (o, px) in out.chunks_exact_mut(3).zip(row.chunks_exact(channels.max(1))) {
+            if channels >= 3 {
+                o.copy_from_slice(&px[..3]);
+            } else {
+                o.fill(px[0]);
+            }
+        }
+    }
+}
+
+impl Rows for GrayImage {
+    /// Grey as it is; colour as its luma, `(77 R + 150 G + 29 B) / 256` rounded (the weights of a JPEG's luma).
+    fn add_row(&mut self, y: u32, row: &[u8], channels: usize) {
+        let width = self.width() as usize;
+        let raw: &mut [u8] = self;
+        let Some(out) = raw.chunks_exact_mut(width).nth(y as usize) else { return };
+        for (o, px) in out.iter_mut().zip(row.chunks_exact(channels.max(1))) {
+            *o = if channels >= 3 { luma(px) } else { px[0] };
+        }
+    }
+}
+
+/// The luma of an RGB pixel (the first three samples of `px`): `(77 R + 150 G + 29 B) / 256` rounded, the weights
+/// of a JPEG's luma.
+pub(crate) fn luma(px: &[u8]) -> u8 {
+    ((77 * u32::from(px[0]) + 150 * u32::from(px[1]) + 29 * u32::from(px[2]) + 128) >> 8) as u8
+}
+
+/// Averages `k x k` blocks of decoded pixels, `channels` samples each, into the working copy.
+pub(super) fn shrink(raw: &[u8], w: u32, h: u32, channels: usize) -> Working {
+    let mut shrinker = Shrinker::working(w, h);
+    for (y, row) in raw.chunks_exact(w.max(1) as usize * channels).enumerate() {
+        shrinker.add_row(y as u32, row, channels);
+    }
+    shrinker.into_working()
+}
