@@ -288,7 +288,7 @@ mod tests {
         clock.expect_now().returning(chrono::Utc::now);
         let mut items = MockInventoryRepo::new();
         items.expect_all_present().returning(|_| Ok(Vec::new()));
-        items.expect_stamp().returning(|_| Ok(crate::ports::InventoryStamp::default()));
+        items.expect_revision().returning(|_| Ok(0));
         let clock: Arc<dyn Clock> = Arc::new(clock);
         let metered = Metered::new(Arc::new(model), Arc::new(ledger), clock.clone(), SpendPolicy::default());
         Intake::new(metered, Arc::new(items), clock, Arc::new(images), Jobs::new(1, 1))

@@ -1,9 +1,10 @@
 //! A per-household cache of something built from the whole inventory (the match index, the `list_inventory`
-//! listing), kept while the inventory's [`InventoryStamp`] is unchanged: one cheap aggregate query instead of
-//! reading every item. Correct across processes sharing one database, since the stamp is read from the store.
+//! listing), kept while the household's item revision (`InventoryRepo::revision`) is unchanged: one key lookup
+//! instead of reading every item. Correct across processes sharing one database, since the revision moves in the
+//! transaction of every write of an item, a place or a medium on an item.
 
 use crate::Error;
-use crate::ports::{InventoryRepo, InventoryStamp};
+use crate::ports::InventoryRepo;
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -14,7 +15,7 @@ const HOUSEHOLDS: usize = 32;
 
 /// The cache.
 pub struct StampedCache<T> {
-    entries: Mutex<HashMap<HouseholdId, (InventoryStamp, Arc<T>)>>,
+    entries: Mutex<HashMap<HouseholdId, (i64, Arc<T>)>>,
 }
 
 impl<T> Default for StampedCache<T> {
@@ -31,7 +32,7 @@ impl<T> std::fmt::Debug for StampedCache<T> {
 }
 
 impl<T> StampedCache<T> {
-    /// The household's value: the cached one while the inventory's stamp is unchanged, else `build()`'s.
+    /// The household's value: the cached one while the household's item revision is unchanged, else `build()`'s.
     ///
     /// # Errors
     /// When the store fails, or `build` does.
@@ -45,10 +46,10 @@ impl<T> StampedCache<T> {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, Error>>,
     {
-        let stamp = items.stamp(household).await?;
+        let revision = items.revision(household).await?;
         let poisoned = || Error::Unexpected(anyhow::anyhow!("the inventory cache is poisoned"));
         if let Some((at, value)) = self.entries.lock().map_err(|_| poisoned())?.get(&household)
-            && *at == stamp
+            && *at == revision
         {
             return Ok(value.clone());
         }
@@ -57,9 +58,9 @@ impl<T> StampedCache<T> {
         if entries.len() >= HOUSEHOLDS && !entries.contains_key(&household) {
             entries.clear();
         }
-        // Keyed by the stamp read before building: a write in between makes the next request rebuild, never
+        // Keyed by the revision read before building: a write in between makes the next request rebuild, never
         // serve a stale value.
-        entries.insert(household, (stamp, value.clone()));
+        entries.insert(household, (revision, value.clone()));
         Ok(value)
     }
 }
@@ -71,14 +72,10 @@ mod tests {
     use std::sync::atomic::{AtomicU32, Ordering};
 
     #[tokio::test]
-    async fn rebuilds_only_when_the_stamp_changes() {
-        let stamps = Mutex::new(vec![
-            InventoryStamp { items: 2, versions: 3 },
-            InventoryStamp { items: 1, versions: 1 },
-            InventoryStamp { items: 1, versions: 1 },
-        ]);
+    async fn rebuilds_only_when_the_revision_moves() {
+        let revisions = Mutex::new(vec![8, 7, 7]);
         let mut items = MockInventoryRepo::new();
-        items.expect_stamp().times(3).returning(move |_| Ok(stamps.lock().unwrap().pop().unwrap()));
+        items.expect_revision().times(3).returning(move |_| Ok(revisions.lock().unwrap().pop().unwrap()));
         let cache = StampedCache::<u32>::default();
         let builds = AtomicU32::new(0);
         let mut got = Vec::new();
@@ -89,14 +86,14 @@ mod tests {
                 .unwrap();
             got.push(*v);
         }
-        assert_eq!(got, vec![10, 10, 11], "built, reused for the same stamp, rebuilt for a new one");
+        assert_eq!(got, vec![10, 10, 11], "built, reused at the same revision, rebuilt at a new one");
         assert_eq!(builds.load(Ordering::SeqCst), 2);
     }
 
     #[tokio::test]
     async fn households_are_kept_apart() {
         let mut items = MockInventoryRepo::new();
-        items.expect_stamp().returning(|_| Ok(InventoryStamp { items: 1, versions: 1 }));
+        items.expect_revision().returning(|_| Ok(1));
         let cache = StampedCache::<i64>::default();
         for h in [1, 2, 1, 2] {
             let v = cache.get(&items, HouseholdId(h), || async move { Ok(h * 100) }).await.unwrap();

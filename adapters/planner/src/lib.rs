@@ -13,7 +13,7 @@
 //!
 //! What it plans from is domain data read through the ports, for the household the request names
 //! ([`ModelRequest::household`]): the templates from the [`TemplateRepo`], the items from the [`InventoryRepo`]
-//! (read again only when the inventory's stamp changed). It never reads the tools' text back. Like a model, it
+//! (read again only when the household's item revision moved). It never reads the tools' text back. Like a model, it
 //! knows an item's faults only once it asked for its details, so it asks exactly what the seed's loop would. From
 //! the input it reads only the owner's wish, its own earlier calls and which of them were answered, so it keeps
 //! no state between calls and is deterministic. It cannot search the web, read images or transcribe audio: those
@@ -57,7 +57,7 @@ pub struct LocalPlanner {
     /// Where the templates, with the machine checks the catalogue's text does not show, are read from.
     templates: Arc<dyn TemplateRepo>,
     /// Each household's buildable items as `list_inventory` shows them (lines: no faults, no history beyond the
-    /// measurements, no profile kept), read again only when the inventory's stamp changed: reading every item is
+    /// measurements, no profile kept), read again only when the household's item revision moved: reading every item is
     /// most of a proposal's cost, a run plans at two or three steps, and owners ask again and again. Lines, not
     /// whole items, so that 100,000 items stay a few tens of MB.
     spare: Arc<StampedCache<Vec<ItemLine>>>,

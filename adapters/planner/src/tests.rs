@@ -6,7 +6,6 @@ use chrono::{TimeZone, Utc};
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use trove_application::RepoError;
-use trove_application::ports::InventoryStamp;
 use trove_application::ports::inventory::MockInventoryRepo;
 use trove_application::ports::model::InputItem;
 use trove_application::ports::templates::MockTemplateRepo;
@@ -49,16 +48,17 @@ fn planner(templates: &[Template], items: &[Item]) -> LocalPlanner {
 }
 
 /// A planner over a mocked template store holding `templates` and a mocked inventory holding what `items` holds
-/// when it is read (the stamp, a count and a sum of versions, changes with it).
+/// when it is read (the store's revision moves with every write).
 fn planner_over(templates: &[Template], items: Arc<Mutex<Vec<Item>>>) -> LocalPlanner {
     let listed = templates.to_vec();
     let mut repo = MockTemplateRepo::new();
     repo.expect_list().withf(|h| *h == HOUSEHOLD).returning(move |_| Ok(listed.clone()));
     let mut inventory = MockInventoryRepo::new();
     let held = items.clone();
-    inventory.expect_stamp().withf(|h| *h == HOUSEHOLD).returning(move |_| {
+    // The store's revision moves with every write: here, with the items held and their versions.
+    inventory.expect_revision().withf(|h| *h == HOUSEHOLD).returning(move |_| {
         let items = held.lock().unwrap();
-        Ok(InventoryStamp { items: items.len() as u64, versions: items.iter().map(|i| i.version).sum() })
+        Ok(items.len() as i64 * 1_000_000 + items.iter().map(|i| i.version).sum::<i64>())
     });
     let held = items.clone();
     inventory
@@ -405,7 +405,7 @@ async fn what_the_tools_said_is_not_read() {
     assert_eq!(text, honest.text);
 }
 
-/// A run reads the inventory once (then only its stamp), the household the request names, and nothing of a
+/// A run reads the inventory once (then only its revision), the household the request names, and nothing of a
 /// request that names none.
 #[tokio::test]
 async fn the_inventory_is_read_once_for_the_household_of_the_request() {
@@ -415,7 +415,7 @@ async fn the_inventory_is_read_once_for_the_household_of_the_request() {
     let listed = templates.clone();
     repo.expect_list().withf(|h| *h == HOUSEHOLD).returning(move |_| Ok(listed.clone()));
     let mut inventory = MockInventoryRepo::new();
-    inventory.expect_stamp().withf(|h| *h == HOUSEHOLD).returning(|_| Ok(InventoryStamp { items: 45, versions: 45 }));
+    inventory.expect_revision().withf(|h| *h == HOUSEHOLD).returning(|_| Ok(45));
     let present: Vec<ItemLine> = items.iter().map(ItemLine::from).collect();
     inventory.expect_lines().withf(|h| *h == HOUSEHOLD).times(1).returning(move |_| Ok(present.clone()));
     // Only the items it asked the details of are read again, whole.
@@ -446,7 +446,7 @@ async fn a_failing_inventory_is_a_clear_error() {
     let mut repo = MockTemplateRepo::new();
     repo.expect_list().returning(|_| Ok(builtin_templates()));
     let mut inventory = MockInventoryRepo::new();
-    inventory.expect_stamp().returning(|_| Err(RepoError::Unexpected(anyhow_error())));
+    inventory.expect_revision().returning(|_| Err(RepoError::Unexpected(anyhow_error())));
     let p = LocalPlanner::new(Arc::new(inventory), Arc::new(repo));
     let mut input = vec![];
     let first = p.respond(&request(CallKind::Propose, input.clone())).await.unwrap();

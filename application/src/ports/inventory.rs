@@ -105,16 +105,6 @@ pub struct ItemPage {
     pub more: bool,
 }
 
-/// A fingerprint of a household's inventory that changes with every write: an insert changes the count, and
-/// every update (changes, reservations, gone, re-imports) bumps one item's version, so their sum.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct InventoryStamp {
-    /// Items of the household, gone ones included.
-    pub items: u64,
-    /// The sum of their versions.
-    pub versions: i64,
-}
-
 /// An item an import updated because it already held the import reference of one of its rows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reimported {
@@ -260,13 +250,6 @@ pub trait InventoryRepo: Send + Sync {
     /// # Errors
     /// `Unexpected` only.
     async fn revision(&self, household: HouseholdId) -> Result<i64, RepoError>;
-
-    /// The household's [`InventoryStamp`]: one cheap aggregate query, so a cache built from the inventory (the
-    /// match index) can tell whether it is still current, also across processes sharing one database.
-    ///
-    /// # Errors
-    /// `Unexpected` only.
-    async fn stamp(&self, household: HouseholdId) -> Result<InventoryStamp, RepoError>;
 
     /// Writes every field of `item` (the one read earlier and then changed), conditional on the stored version
     /// still being `item.version`; bumps the version, appends `event` (the change's, its `version_after` being

@@ -27,8 +27,8 @@ pub use history::EventRepo;
 pub use households::HouseholdRepo;
 pub use idempotency::IdempotencyStore;
 pub use inventory::{
-    ImportEvents, ImportHistory, ImportWritten, InventoryRepo, InventoryStamp, ItemPage, ItemQuery, ItemSort,
-    PlaceFilter, Reimported, SortKey,
+    ImportEvents, ImportHistory, ImportWritten, InventoryRepo, ItemPage, ItemQuery, ItemSort, PlaceFilter, Reimported,
+    SortKey,
 };
 pub use labels::{CodeReader, Label, LabelLayout, LabelPrinter};
 pub use media::{MediaRepo, MediaStore, Pictures};

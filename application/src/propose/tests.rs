@@ -8,7 +8,6 @@
 use super::*;
 use crate::RepoError;
 use crate::metered::SpendPolicy;
-use crate::ports::InventoryStamp;
 use crate::ports::clock::MockClock;
 use crate::ports::inventory::MockInventoryRepo;
 use crate::ports::model::{MockModelPort, ModelError, ModelResponse, OutputItem, OutputSchema, RawJson};
@@ -269,10 +268,7 @@ impl Harness {
             .times(self.lines_calls.clone())
             .withf(|h| *h == HOUSEHOLD)
             .returning(|_| Ok(inventory().iter().map(ItemLine::from).collect()));
-        self.items
-            .expect_stamp()
-            .withf(|h| *h == HOUSEHOLD)
-            .returning(|_| Ok(InventoryStamp { items: 5, versions: 5 }));
+        self.items.expect_revision().withf(|h| *h == HOUSEHOLD).returning(|_| Ok(5));
         let gets = self.gets.clone();
         self.items.expect_get().times(self.get_calls.clone()).withf(|h, _| *h == HOUSEHOLD).returning(move |_, id| {
             gets.lock().unwrap().push(id);

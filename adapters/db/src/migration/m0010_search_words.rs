@@ -14,7 +14,8 @@
 //! SQLite keeps its vocabulary in the FTS5 index itself (`items_search_vocab`, `m0008_search`).
 //!
 //! On both backends, `idx_items_stamp` (household, version) answers the inventory's stamp (a count and a sum
-//! of versions, `InventoryRepo::stamp`) from the index alone, without reading every row of the household: the
+//! of versions, then `InventoryRepo::stamp`; dropped by `m0018_no_stamp_index`, the revision having replaced the
+//! stamp) from the index alone, without reading every row of the household: the
 //! proposal's caches read it at every step.
 
 use sea_orm::{ConnectionTrait, DbBackend};

@@ -19,6 +19,7 @@ mod m0014_invitation_revocations;
 mod m0015_history_field_names;
 mod m0016_item_record;
 mod m0017_units_held;
+mod m0018_no_stamp_index;
 
 /// Every migration, in order.
 #[derive(Debug)]
@@ -45,6 +46,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0015_history_field_names::Migration),
             Box::new(m0016_item_record::Migration),
             Box::new(m0017_units_held::Migration),
+            Box::new(m0018_no_stamp_index::Migration),
         ]
     }
 }

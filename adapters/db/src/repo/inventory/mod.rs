@@ -24,7 +24,7 @@ use sea_orm::{
 };
 use std::collections::HashMap;
 use trove_application::ports::{
-    ImportEvents, ImportWritten, InventoryRepo, InventoryStamp, ItemPage, ItemQuery, ItemSort, Reimported, SortKey,
+    ImportEvents, ImportWritten, InventoryRepo, ItemPage, ItemQuery, ItemSort, Reimported, SortKey,
 };
 use trove_application::{Conflict, RepoError};
 use trove_domain::history::{Event, ObjectKind};
@@ -660,21 +660,6 @@ impl InventoryRepo for Store {
 
     async fn revision(&self, household: HouseholdId) -> Result<i64, RepoError> {
         Ok(Store::revision(self, household).await?.unwrap_or(0))
-    }
-
-    async fn stamp(&self, household: HouseholdId) -> Result<InventoryStamp, RepoError> {
-        // SUM over a BIGINT is NUMERIC on PostgreSQL: cast it back so both backends answer a 64-bit integer.
-        let row: Option<(i64, i64)> = items::Entity::find()
-            .select_only()
-            .column_as(Expr::col(items::Column::Id).count(), "items")
-            .column_as(Expr::cust("CAST(COALESCE(SUM(version), 0) AS BIGINT)"), "versions")
-            .filter(items::Column::HouseholdId.eq(household.0))
-            .into_tuple()
-            .one(&self.db)
-            .await
-            .context("read the inventory stamp")?;
-        let (items, versions) = row.unwrap_or_default();
-        Ok(InventoryStamp { items: u64::try_from(items).unwrap_or_default(), versions })
     }
 
     async fn update(&self, household: HouseholdId, item: &Item, event: &Event) -> Result<(Item, EventId), RepoError> {
