@@ -20,8 +20,7 @@ use crate::ports::{Clock, ImportWritten, InventoryRepo, ItemQuery, ItemSheet};
 use crate::recorder::{Actor, Recorder};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
-use trove_domain::history::Action;
-use trove_domain::history::{Event, FieldChange, ObjectKind};
+use trove_domain::history::{Action, Event, Field, FieldChange, ObjectKind};
 use trove_domain::item::{Item, NewItem};
 use trove_domain::media::MediaType;
 use trove_domain::{HouseholdId, ItemId, MediaId};
@@ -180,7 +179,7 @@ fn import_events(recorder: &Recorder, actor: Actor, written: &ImportWritten, nam
     }
     let places = written.places.iter().map(|p| recorder.place_created(actor, p));
     let created = order.into_iter().map(|id| {
-        let name = FieldChange::new("name", None, Some(names[last_row[&id]].clone()));
+        let name = FieldChange::new(Field::Name, None, Some(names[last_row[&id]].clone()));
         recorder.event(actor, Action::Import, ObjectKind::Item, id.0, vec![name], Some(1))
     });
     let changed =
@@ -479,7 +478,7 @@ mod tests {
                 note: None,
                 created_at: chrono::DateTime::UNIX_EPOCH,
             };
-            let renamed = FieldChange::new("name", Some("Lamp".into()), Some("Old lamp".into()));
+            let renamed = FieldChange::new(Field::Name, Some("Lamp".into()), Some("Old lamp".into()));
             let written = ImportWritten {
                 // Row 1 updated item 50, rows 2 and 4 are one new item (a repeated reference), row 3 another,
                 // row 5 updated item 51 and changed nothing.

@@ -9,9 +9,7 @@ use crate::ports::{EventRepo, MemberRepo, PlaceRepo};
 use crate::{Error, Refusal};
 use std::collections::HashMap;
 use std::sync::Arc;
-use trove_domain::history::reverse;
-use trove_domain::history::{Event, ObjectKind, UndoRefused};
-use trove_domain::history::{check_undo, undoable};
+use trove_domain::history::{Event, ObjectKind, UndoRefused, check_undo, reverse, undoable};
 use trove_domain::people::{EventId, MemberId, Permission};
 use trove_domain::{HouseholdId, ItemId, PlaceId};
 

@@ -8,8 +8,7 @@ use crate::recorder::{Actor, Recorder};
 use crate::{Error, RepoError};
 use std::sync::Arc;
 use trove_domain::bulk::{self, BULK_MAX, BulkSet};
-use trove_domain::history::Action;
-use trove_domain::history::{Event, ObjectKind};
+use trove_domain::history::{Action, Event, ObjectKind};
 use trove_domain::item::{
     self, ChangeRefused, Fault, Gone, GoneReason, Item, ItemChanges, ItemError, Measurement, NewItem, TestDone,
 };
@@ -727,7 +726,8 @@ mod tests {
             .iter()
             .map(|e| {
                 assert_eq!((e.member, e.version_after), (H.member, Some(2)));
-                let changes = e.changes.iter().map(|c| (c.field.clone(), c.before.clone(), c.after.clone())).collect();
+                let changes =
+                    e.changes.iter().map(|c| (c.field.to_string(), c.before.clone(), c.after.clone())).collect();
                 (e.kind, e.action.to_string(), e.object, changes)
             })
             .collect();

@@ -14,8 +14,7 @@ use crate::recorder::Recorder;
 use crate::{Conflict, Error, Refusal, RepoError};
 use anyhow::Context as _;
 use std::sync::Arc;
-use trove_domain::history::Action;
-use trove_domain::history::ObjectKind;
+use trove_domain::history::{Action, ObjectKind};
 use trove_domain::people::{self, InvitationId, MemberId, MemberName, Permission, Role, Scope, TokenId};
 use trove_domain::{HouseholdId, Timestamp};
 

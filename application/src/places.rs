@@ -7,8 +7,7 @@ use crate::recorder::{Actor, Recorder};
 use crate::{Conflict, Error, RepoError};
 use std::collections::HashMap;
 use std::sync::Arc;
-use trove_domain::history::Action;
-use trove_domain::history::ObjectKind;
+use trove_domain::history::{Action, ObjectKind};
 use trove_domain::place::{self, NewPlace, Place, PlaceChanges, PlacePath, PlaceRefused, PlaceTree};
 use trove_domain::{HouseholdId, PlaceId};
 

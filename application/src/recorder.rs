@@ -6,8 +6,7 @@ use crate::ports::Clock;
 use crate::ports::people::Member;
 use std::sync::Arc;
 use trove_domain::HouseholdId;
-use trove_domain::history::{Action, Event, FieldChange, ObjectKind};
-use trove_domain::history::{Fields, Recording, between};
+use trove_domain::history::{Action, Event, Field, FieldChange, Fields, ObjectKind, Recording, between};
 use trove_domain::people::MemberId;
 use trove_domain::place::Place;
 
@@ -27,7 +26,7 @@ impl Actor {
 
 /// A member's fields as the history shows them: name, role.
 pub fn member_fields(m: &Member) -> Fields {
-    vec![("name", Some(m.name.to_string())), ("role", Some(m.role.to_string()))]
+    vec![(Field::Name, Some(m.name.to_string())), (Field::Role, Some(m.role.to_string()))]
 }
 
 /// The `join` event of a member who joined their household by an invitation: by themself, when they were added.

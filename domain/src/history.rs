@@ -12,7 +12,145 @@ use crate::{PlaceId, Timestamp};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-fn change(out: &mut Vec<FieldChange>, field: &str, before: Option<String>, after: Option<String>) {
+/// A field of an object as the API names it, in an event's changes: an item's own fields and records, a place's,
+/// a medium's, a project's, a member's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Field {
+    Name,
+    ItemType,
+    Profile,
+    Condition,
+    Intent,
+    Availability,
+    ProjectId,
+    PlaceId,
+    Accessories,
+    Components,
+    Gone,
+    Quantity,
+    MinQuantity,
+    Tags,
+    Notes,
+    Serial,
+    Purchase,
+    WarrantyUntil,
+    AskingPrice,
+    Measurement,
+    Fault,
+    Test,
+    ParentId,
+    Note,
+    ItemId,
+    Kind,
+    MediaType,
+    Caption,
+    Title,
+    TemplateId,
+    Status,
+    Allocations,
+    Missing,
+    Role,
+}
+
+impl Field {
+    /// Every field, for tests and documents.
+    pub const ALL: [Field; 34] = [
+        Field::Name,
+        Field::ItemType,
+        Field::Profile,
+        Field::Condition,
+        Field::Intent,
+        Field::Availability,
+        Field::ProjectId,
+        Field::PlaceId,
+        Field::Accessories,
+        Field::Components,
+        Field::Gone,
+        Field::Quantity,
+        Field::MinQuantity,
+        Field::Tags,
+        Field::Notes,
+        Field::Serial,
+        Field::Purchase,
+        Field::WarrantyUntil,
+        Field::AskingPrice,
+        Field::Measurement,
+        Field::Fault,
+        Field::Test,
+        Field::ParentId,
+        Field::Note,
+        Field::ItemId,
+        Field::Kind,
+        Field::MediaType,
+        Field::Caption,
+        Field::Title,
+        Field::TemplateId,
+        Field::Status,
+        Field::Allocations,
+        Field::Missing,
+        Field::Role,
+    ];
+
+    /// The name the API gives it (`item_type`, `place_id`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Field::Name => "name",
+            Field::ItemType => "item_type",
+            Field::Profile => "profile",
+            Field::Condition => "condition",
+            Field::Intent => "intent",
+            Field::Availability => "availability",
+            Field::ProjectId => "project_id",
+            Field::PlaceId => "place_id",
+            Field::Accessories => "accessories",
+            Field::Components => "components",
+            Field::Gone => "gone",
+            Field::Quantity => "quantity",
+            Field::MinQuantity => "min_quantity",
+            Field::Tags => "tags",
+            Field::Notes => "notes",
+            Field::Serial => "serial",
+            Field::Purchase => "purchase",
+            Field::WarrantyUntil => "warranty_until",
+            Field::AskingPrice => "asking_price",
+            Field::Measurement => "measurement",
+            Field::Fault => "fault",
+            Field::Test => "test",
+            Field::ParentId => "parent_id",
+            Field::Note => "note",
+            Field::ItemId => "item_id",
+            Field::Kind => "kind",
+            Field::MediaType => "media_type",
+            Field::Caption => "caption",
+            Field::Title => "title",
+            Field::TemplateId => "template_id",
+            Field::Status => "status",
+            Field::Allocations => "allocations",
+            Field::Missing => "missing",
+            Field::Role => "role",
+        }
+    }
+
+    /// The field of that name, if it is one.
+    ///
+    /// ```
+    /// use trove_domain::history::Field;
+    /// assert_eq!(Field::parse("place_id"), Some(Field::PlaceId));
+    /// assert_eq!(Field::parse("type"), None);
+    /// ```
+    pub fn parse(name: &str) -> Option<Field> {
+        Field::ALL.into_iter().find(|f| f.as_str() == name)
+    }
+}
+
+impl fmt::Display for Field {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+fn change(out: &mut Vec<FieldChange>, field: Field, before: Option<String>, after: Option<String>) {
     if before != after {
         out.push(FieldChange::new(field, before, after));
     }
@@ -23,22 +161,22 @@ fn joined<T: ToString>(list: &[T]) -> Option<String> {
 }
 
 /// An object's fields as the API shows them, in its order: a field and its value (`None`: absent).
-pub type Fields = Vec<(&'static str, Option<String>)>;
+pub type Fields = Vec<(Field, Option<String>)>;
 
 /// The changes between two versions of an object's [`Fields`]: `None` before for a creation (every present field
 /// from absent), `None` after for a deletion (every present field to absent). Both lists name the same fields
 /// in the same order.
 ///
 /// ```
-/// # use trove_domain::history::between;
-/// let a = vec![("name", Some("Shed".to_owned())), ("note", None)];
-/// let b = vec![("name", Some("Barn".to_owned())), ("note", None)];
+/// # use trove_domain::history::{between, Field};
+/// let a = vec![(Field::Name, Some("Shed".to_owned())), (Field::Note, None)];
+/// let b = vec![(Field::Name, Some("Barn".to_owned())), (Field::Note, None)];
 /// assert_eq!(between(Some(a.clone()), Some(b)).len(), 1);
 /// assert_eq!(between(None, Some(a.clone()))[0].after.as_deref(), Some("Shed"));
 /// assert_eq!(between(Some(a), None)[0].before.as_deref(), Some("Shed"));
 /// ```
 pub fn between(before: Option<Fields>, after: Option<Fields>) -> Vec<FieldChange> {
-    let names: Vec<&'static str> =
+    let names: Vec<Field> =
         after.as_ref().or(before.as_ref()).map(|f| f.iter().map(|(n, _)| *n).collect()).unwrap_or_default();
     let value = |fields: &Option<Fields>, i: usize| fields.as_ref().and_then(|f| f.get(i)).and_then(|(_, v)| v.clone());
     let mut out = Vec::new();
@@ -94,7 +232,7 @@ impl Recording {
 
     /// The event of a new item: its name.
     pub fn item_created(&self, item: &Item) -> Event {
-        let changes = vec![FieldChange::new("name", None, Some(item.name.to_string()))];
+        let changes = vec![FieldChange::new(Field::Name, None, Some(item.name.to_string()))];
         self.event(ObjectKind::Item, item.id.0, changes, Some(item.version))
     }
 
@@ -114,19 +252,19 @@ impl Recording {
 /// A place's fields: name, parent_id, note.
 pub fn place_fields(p: &Place) -> Fields {
     vec![
-        ("name", Some(p.name.to_string())),
-        ("parent_id", p.parent_id.map(|i| i.to_string())),
-        ("note", p.note.clone()),
+        (Field::Name, Some(p.name.to_string())),
+        (Field::ParentId, p.parent_id.map(|i| i.to_string())),
+        (Field::Note, p.note.clone()),
     ]
 }
 
 /// A medium's fields: item_id, kind, media_type, caption.
 pub fn medium_fields(m: &Medium) -> Fields {
     vec![
-        ("item_id", m.item_id.map(|i| i.to_string())),
-        ("kind", Some(m.kind.to_string())),
-        ("media_type", Some(m.media_type.to_string())),
-        ("caption", m.caption.as_ref().map(ToString::to_string)),
+        (Field::ItemId, m.item_id.map(|i| i.to_string())),
+        (Field::Kind, Some(m.kind.to_string())),
+        (Field::MediaType, Some(m.media_type.to_string())),
+        (Field::Caption, m.caption.as_ref().map(ToString::to_string)),
     ]
 }
 
@@ -134,11 +272,11 @@ pub fn medium_fields(m: &Medium) -> Fields {
 pub fn project_fields(p: &Project) -> Fields {
     let allocations: Vec<String> = p.allocations.iter().map(|a| format!("{}: {}", a.requirement, a.item_id)).collect();
     vec![
-        ("title", Some(p.title.clone())),
-        ("template_id", Some(p.template_id.to_string())),
-        ("status", Some(p.status.to_string())),
-        ("allocations", joined(&allocations)),
-        ("missing", joined(&p.missing)),
+        (Field::Title, Some(p.title.clone())),
+        (Field::TemplateId, Some(p.template_id.to_string())),
+        (Field::Status, Some(p.status.to_string())),
+        (Field::Allocations, joined(&allocations)),
+        (Field::Missing, joined(&p.missing)),
     ]
 }
 
@@ -153,61 +291,65 @@ pub fn project_fields(p: &Project) -> Fields {
 ///     Condition::Good, Intent::Keep).stored(trove_domain::ItemId(1), t);
 /// let b = trove_domain::item::Item { name: ItemName::new("hammer drill").unwrap(), ..a.clone() };
 /// let d = diff(&a, &b);
-/// assert_eq!((d[0].field.as_str(), d[0].before.as_deref(), d[0].after.as_deref()),
-///     ("name", Some("drill"), Some("hammer drill")));
+/// assert_eq!((d[0].field, d[0].before.as_deref(), d[0].after.as_deref()),
+///     (trove_domain::history::Field::Name, Some("drill"), Some("hammer drill")));
 /// ```
 pub fn diff(before: &Item, after: &Item) -> Vec<FieldChange> {
     let mut out = Vec::new();
     let text = |s: &str| (!s.is_empty()).then(|| s.to_owned());
-    change(&mut out, "name", Some(before.name.to_string()), Some(after.name.to_string()));
-    change(&mut out, "item_type", Some(before.item_type.to_string()), Some(after.item_type.to_string()));
-    change(&mut out, "profile", text(&before.profile), text(&after.profile));
-    change(&mut out, "condition", Some(before.condition.to_string()), Some(after.condition.to_string()));
-    change(&mut out, "intent", Some(before.intent.to_string()), Some(after.intent.to_string()));
-    change(&mut out, "availability", Some(before.availability.to_string()), Some(after.availability.to_string()));
-    change(&mut out, "project_id", before.project.map(|p| p.to_string()), after.project.map(|p| p.to_string()));
+    change(&mut out, Field::Name, Some(before.name.to_string()), Some(after.name.to_string()));
+    change(&mut out, Field::ItemType, Some(before.item_type.to_string()), Some(after.item_type.to_string()));
+    change(&mut out, Field::Profile, text(&before.profile), text(&after.profile));
+    change(&mut out, Field::Condition, Some(before.condition.to_string()), Some(after.condition.to_string()));
+    change(&mut out, Field::Intent, Some(before.intent.to_string()), Some(after.intent.to_string()));
+    change(&mut out, Field::Availability, Some(before.availability.to_string()), Some(after.availability.to_string()));
+    change(&mut out, Field::ProjectId, before.project.map(|p| p.to_string()), after.project.map(|p| p.to_string()));
     if before.place_id != after.place_id {
         // The places' paths as the items showed them then ("Garage / Box 1"), beside their ids.
         out.push(
-            FieldChange::new("place_id", before.place_id.map(|p| p.to_string()), after.place_id.map(|p| p.to_string()))
-                .named(before.place_id.and(before.location.clone()), after.place_id.and(after.location.clone())),
+            FieldChange::new(
+                Field::PlaceId,
+                before.place_id.map(|p| p.to_string()),
+                after.place_id.map(|p| p.to_string()),
+            )
+            .named(before.place_id.and(before.location.clone()), after.place_id.and(after.location.clone())),
         );
     }
-    change(&mut out, "accessories", joined(&before.accessories), joined(&after.accessories));
-    change(&mut out, "components", joined(&before.components), joined(&after.components));
+    change(&mut out, Field::Accessories, joined(&before.accessories), joined(&after.accessories));
+    change(&mut out, Field::Components, joined(&before.components), joined(&after.components));
     change(
         &mut out,
-        "gone",
+        Field::Gone,
         before.gone.as_ref().map(|g| g.reason.to_string()),
         after.gone.as_ref().map(|g| g.reason.to_string()),
     );
-    change(&mut out, "quantity", Some(before.quantity.to_string()), Some(after.quantity.to_string()));
+    change(&mut out, Field::Quantity, Some(before.quantity.to_string()), Some(after.quantity.to_string()));
     change(
         &mut out,
-        "min_quantity",
+        Field::MinQuantity,
         before.min_quantity.map(|q| q.to_string()),
         after.min_quantity.map(|q| q.to_string()),
     );
-    change(&mut out, "tags", joined(before.tags.as_slice()), joined(after.tags.as_slice()));
+    change(&mut out, Field::Tags, joined(before.tags.as_slice()), joined(after.tags.as_slice()));
     let (b, a) = (&before.details, &after.details);
-    change(&mut out, "notes", text(&b.notes), text(&a.notes));
-    change(&mut out, "serial", b.serial.clone(), a.serial.clone());
-    change(&mut out, "purchase", b.purchase.as_ref().map(purchase_text), a.purchase.as_ref().map(purchase_text));
+    change(&mut out, Field::Notes, text(&b.notes), text(&a.notes));
+    change(&mut out, Field::Serial, b.serial.clone(), a.serial.clone());
+    change(&mut out, Field::Purchase, b.purchase.as_ref().map(purchase_text), a.purchase.as_ref().map(purchase_text));
     change(
         &mut out,
-        "warranty_until",
+        Field::WarrantyUntil,
         b.warranty_until.map(|d| d.to_string()),
         a.warranty_until.map(|d| d.to_string()),
     );
-    change(&mut out, "asking_price", b.asking_price.map(|m| m.to_string()), a.asking_price.map(|m| m.to_string()));
+    change(&mut out, Field::AskingPrice, b.asking_price.map(|m| m.to_string()), a.asking_price.map(|m| m.to_string()));
     for m in after.measurements.iter().skip(before.measurements.len()) {
-        change(&mut out, "measurement", None, Some(format!("{} {} {}", m.key, m.value, m.unit)));
+        change(&mut out, Field::Measurement, None, Some(format!("{} {} {}", m.key, m.value, m.unit)));
     }
     for f in after.faults.iter().skip(before.faults.len()) {
-        change(&mut out, "fault", None, Some(f.text.clone()));
+        change(&mut out, Field::Fault, None, Some(f.text.clone()));
     }
     for t in after.tests_done.iter().skip(before.tests_done.len()) {
-        change(&mut out, "test", None, Some(format!("{}: {}", t.name, t.result)));
+        change(&mut out, Field::Test, None, Some(format!("{}: {}", t.name, t.result)));
     }
     out
 }
@@ -264,33 +406,30 @@ pub fn reverse(changes: &[FieldChange]) -> Result<ItemChanges, UndoRefused> {
     for c in changes {
         let before = c.before.as_deref();
         let required = || before.ok_or(UndoRefused::NotUndoable);
-        match c.field.as_str() {
-            "name" => back.name = Some(ItemName::new(required()?).map_err(|_| UndoRefused::NotUndoable)?),
-            // `type`: the name events written before the history named fields as the API does carry.
-            "item_type" | "type" => {
-                back.item_type = Some(ItemType::new(required()?).map_err(|_| UndoRefused::NotUndoable)?)
-            }
-            "profile" => back.profile = Some(before.unwrap_or_default().to_owned()),
-            "condition" => back.condition = Some(Condition::parse(required()?).ok_or(UndoRefused::NotUndoable)?),
-            "intent" => back.intent = Some(Intent::parse(required()?).ok_or(UndoRefused::NotUndoable)?),
-            "availability" => {
+        match c.field {
+            Field::Name => back.name = Some(ItemName::new(required()?).map_err(|_| UndoRefused::NotUndoable)?),
+            Field::ItemType => back.item_type = Some(ItemType::new(required()?).map_err(|_| UndoRefused::NotUndoable)?),
+            Field::Profile => back.profile = Some(before.unwrap_or_default().to_owned()),
+            Field::Condition => back.condition = Some(Condition::parse(required()?).ok_or(UndoRefused::NotUndoable)?),
+            Field::Intent => back.intent = Some(Intent::parse(required()?).ok_or(UndoRefused::NotUndoable)?),
+            Field::Availability => {
                 back.availability = Some(Availability::parse(required()?).ok_or(UndoRefused::NotUndoable)?);
             }
-            "place_id" => {
+            Field::PlaceId => {
                 back.place_id =
                     Some(before.map(|p| p.parse().map(PlaceId).map_err(|_| UndoRefused::NotUndoable)).transpose()?);
             }
-            "quantity" => back.quantity = Some(required()?.parse().map_err(|_| UndoRefused::NotUndoable)?),
-            "min_quantity" => {
+            Field::Quantity => back.quantity = Some(required()?.parse().map_err(|_| UndoRefused::NotUndoable)?),
+            Field::MinQuantity => {
                 back.min_quantity = Some(before.map(str::parse).transpose().map_err(|_| UndoRefused::NotUndoable)?);
             }
-            "tags" => {
+            Field::Tags => {
                 let tags: Vec<String> = before.map(|t| t.split(", ").map(str::to_owned).collect()).unwrap_or_default();
                 back.tags = Some(Tags::new(&tags).map_err(|_| UndoRefused::NotUndoable)?);
             }
-            "notes" => back.notes = Some(before.unwrap_or_default().to_owned()),
-            "serial" => back.serial = Some(before.map(str::to_owned)),
-            "warranty_until" => {
+            Field::Notes => back.notes = Some(before.unwrap_or_default().to_owned()),
+            Field::Serial => back.serial = Some(before.map(str::to_owned)),
+            Field::WarrantyUntil => {
                 back.warranty_until = Some(before.map(str::parse).transpose().map_err(|_| UndoRefused::NotUndoable)?);
             }
             _ => return Err(UndoRefused::NotUndoable),
@@ -361,7 +500,7 @@ impl fmt::Display for ObjectKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(from = "StoredChange")]
 pub struct FieldChange {
-    pub field: String,
+    pub field: Field,
     pub before: Option<String>,
     pub after: Option<String>,
     /// The names, kept out of line: most changes name nothing, and an import holds one change per item.
@@ -372,7 +511,7 @@ pub struct FieldChange {
 /// A [`FieldChange`] as written: the names beside the values, absent when there are none.
 #[derive(Deserialize)]
 struct StoredChange {
-    field: String,
+    field: Field,
     before: Option<String>,
     after: Option<String>,
     #[serde(default)]
@@ -383,7 +522,7 @@ struct StoredChange {
 
 impl From<StoredChange> for FieldChange {
     fn from(c: StoredChange) -> Self {
-        FieldChange::new(&c.field, c.before, c.after).named(c.before_name, c.after_name)
+        FieldChange::new(c.field, c.before, c.after).named(c.before_name, c.after_name)
     }
 }
 
@@ -398,8 +537,8 @@ pub struct ChangeNames {
 
 impl FieldChange {
     /// A change of a value that names nothing else.
-    pub fn new(field: &str, before: Option<String>, after: Option<String>) -> Self {
-        Self { field: field.to_owned(), before, after, names: None }
+    pub fn new(field: Field, before: Option<String>, after: Option<String>) -> Self {
+        Self { field, before, after, names: None }
     }
 
     /// The change with the names its values had (none when both are `None`).
@@ -549,7 +688,7 @@ mod tests {
             action: Action::Patch,
             kind: ObjectKind::Item,
             object: 7,
-            changes: vec![FieldChange::new("name", Some("a".into()), Some("b".into()))],
+            changes: vec![FieldChange::new(Field::Name, Some("a".into()), Some("b".into()))],
             version_after,
         }
     }
@@ -575,9 +714,10 @@ mod tests {
     #[test]
     fn which_changes_are_undoable() {
         let with = |action: &str, kind: ObjectKind, field: &str| Event {
+            // Every field a test names is one.
+            changes: vec![FieldChange::new(Field::parse(field).unwrap(), Some("1".into()), Some("2".into()))],
             action: Action::parse(action).unwrap(),
             kind,
-            changes: vec![FieldChange::new(field, Some("1".into()), Some("2".into()))],
             ..patch_event(Some(2))
         };
         let cases = [
@@ -608,7 +748,7 @@ mod tests {
         crate::testing::named(1, "drill", "tool", Condition::Good)
     }
 
-    fn fc(field: &str, before: Option<&str>, after: Option<&str>) -> FieldChange {
+    fn fc(field: Field, before: Option<&str>, after: Option<&str>) -> FieldChange {
         FieldChange::new(field, before.map(Into::into), after.map(Into::into))
     }
 
@@ -623,25 +763,25 @@ mod tests {
     fn diff_names_each_changed_field_with_the_api_values() {
         check(|_| {}, &[]);
         check(|i| i.version += 1, &[]);
-        check(|i| i.condition = Condition::Poor, &[fc("condition", Some("good"), Some("poor"))]);
-        check(|i| i.profile = "Bosch".into(), &[fc("profile", None, Some("Bosch"))]);
+        check(|i| i.condition = Condition::Poor, &[fc(Field::Condition, Some("good"), Some("poor"))]);
+        check(|i| i.profile = "Bosch".into(), &[fc(Field::Profile, None, Some("Bosch"))]);
         // Named as the API names the field, not as the code does.
         check(
             |i| i.item_type = ItemType::new("power_tool").unwrap(),
-            &[fc("item_type", Some("tool"), Some("power_tool"))],
+            &[fc(Field::ItemType, Some("tool"), Some("power_tool"))],
         );
-        check(|i| i.place_id = Some(PlaceId(4)), &[fc("place_id", None, Some("4"))]);
+        check(|i| i.place_id = Some(PlaceId(4)), &[fc(Field::PlaceId, None, Some("4"))]);
         check(
             |i| {
                 i.name = ItemName::new("saw").unwrap();
                 i.intent = Intent::Sell;
             },
-            &[fc("name", Some("drill"), Some("saw")), fc("intent", Some("keep"), Some("sell"))],
+            &[fc(Field::Name, Some("drill"), Some("saw")), fc(Field::Intent, Some("keep"), Some("sell"))],
         );
-        check(|i| i.components = vec![ItemId(2), ItemId(3)], &[fc("components", None, Some("2, 3"))]);
+        check(|i| i.components = vec![ItemId(2), ItemId(3)], &[fc(Field::Components, None, Some("2, 3"))]);
         check(
             |i| i.faults.push(Fault::new("chuck wobbles", Severity::Minor).unwrap()),
-            &[fc("fault", None, Some("chuck wobbles"))],
+            &[fc(Field::Fault, None, Some("chuck wobbles"))],
         );
     }
 
@@ -660,9 +800,9 @@ mod tests {
         let moved = Place { parent_id: Some(PlaceId(1)), note: Some("by the gate".into()), ..shed.clone() };
         assert_eq!(
             between(Some(place_fields(&shed)), Some(place_fields(&moved))),
-            [fc("parent_id", None, Some("1")), fc("note", None, Some("by the gate"))]
+            [fc(Field::ParentId, None, Some("1")), fc(Field::Note, None, Some("by the gate"))]
         );
-        assert_eq!(between(None, Some(place_fields(&shed))), [fc("name", None, Some("Shed"))]);
+        assert_eq!(between(None, Some(place_fields(&shed))), [fc(Field::Name, None, Some("Shed"))]);
         assert_eq!(between(Some(place_fields(&moved)), None).len(), 3);
         assert!(between(Some(place_fields(&shed)), Some(place_fields(&shed))).is_empty());
         let proposed = Project {
@@ -679,30 +819,31 @@ mod tests {
         assert_eq!(
             between(None, Some(project_fields(&proposed))),
             [
-                fc("title", None, Some("Weather station")),
-                fc("template_id", None, Some("2")),
-                fc("status", None, Some("proposed")),
-                fc("allocations", None, Some("mcu: 7")),
-                fc("missing", None, Some("sensor")),
+                fc(Field::Title, None, Some("Weather station")),
+                fc(Field::TemplateId, None, Some("2")),
+                fc(Field::Status, None, Some("proposed")),
+                fc(Field::Allocations, None, Some("mcu: 7")),
+                fc(Field::Missing, None, Some("sensor")),
             ]
         );
         let accepted = Project { status: ProjectStatus::Accepted, ..proposed.clone() };
         assert_eq!(
             between(Some(project_fields(&proposed)), Some(project_fields(&accepted))),
-            [fc("status", Some("proposed"), Some("accepted"))]
+            [fc(Field::Status, Some("proposed"), Some("accepted"))]
         );
     }
 
     #[test]
     fn reverse_puts_back_the_before_values_of_own_fields_only() {
-        let back = reverse(&[fc("name", Some("drill"), Some("saw")), fc("place_id", None, Some("4"))]).unwrap();
+        let back =
+            reverse(&[fc(Field::Name, Some("drill"), Some("saw")), fc(Field::PlaceId, None, Some("4"))]).unwrap();
         assert_eq!(back.name, Some(ItemName::new("drill").unwrap()));
         assert_eq!(back.place_id, Some(None));
-        let back = reverse(&[fc("condition", Some("good"), Some("poor"))]).unwrap();
+        let back = reverse(&[fc(Field::Condition, Some("good"), Some("poor"))]).unwrap();
         assert_eq!(back.condition, Some(Condition::Good));
-        assert_eq!(reverse(&[fc("fault", None, Some("x"))]), Err(UndoRefused::NotUndoable));
-        assert_eq!(reverse(&[fc("components", None, Some("2"))]), Err(UndoRefused::NotUndoable));
-        assert_eq!(reverse(&[fc("condition", Some("splendid"), Some("good"))]), Err(UndoRefused::NotUndoable));
+        assert_eq!(reverse(&[fc(Field::Fault, None, Some("x"))]), Err(UndoRefused::NotUndoable));
+        assert_eq!(reverse(&[fc(Field::Components, None, Some("2"))]), Err(UndoRefused::NotUndoable));
+        assert_eq!(reverse(&[fc(Field::Condition, Some("splendid"), Some("good"))]), Err(UndoRefused::NotUndoable));
     }
 
     #[test]

@@ -19,8 +19,7 @@ use trove_application::ports::{
 };
 use trove_application::{Conflict, RepoError};
 use trove_db::{Store, testing};
-use trove_domain::history::Recording;
-use trove_domain::history::{Action, Event, FieldChange, ObjectKind};
+use trove_domain::history::{Action, Event, Field, FieldChange, ObjectKind, Recording};
 use trove_domain::item::{
     Availability, Condition, Fault, Gone, GoneReason, Hold, Intent, Item, ItemLine, ItemName, ItemType, Measurement,
     MeasurementSource, NewItem, Severity, TestDone, TestResult,
@@ -2331,7 +2330,7 @@ fn event(object: i64, action: &str, at: u32, member: Option<Member>) -> Event {
         action: Action::parse(action).unwrap(),
         kind: ObjectKind::Item,
         object,
-        changes: vec![FieldChange::new("name", Some("a".into()), None)],
+        changes: vec![FieldChange::new(Field::Name, Some("a".into()), None)],
         version_after: Some(i64::from(at)),
     }
 }
@@ -2487,7 +2486,7 @@ async fn imports_answer_the_places_they_made_and_what_they_changed(ctx: Ctx) {
         .updated
         .iter()
         .map(|u| {
-            let name = u.changes.iter().find(|c| c.field == "name").unwrap();
+            let name = u.changes.iter().find(|c| c.field == Field::Name).unwrap();
             (name.before.as_deref(), name.after.as_deref(), u.version)
         })
         .collect();
@@ -2525,7 +2524,7 @@ fn import_history(written: &ImportWritten) -> Vec<Event> {
             action: Action::Import,
             kind: ObjectKind::Item,
             object: id.0,
-            changes: vec![FieldChange::new("name", None, Some(format!("item {id}")))],
+            changes: vec![FieldChange::new(Field::Name, None, Some(format!("item {id}")))],
             version_after: Some(1),
         })
         .collect()
@@ -2571,7 +2570,7 @@ async fn an_item_change_and_its_event_commit_together(ctx: Ctx) {
     let mut changed = item.clone();
     changed.condition = Condition::Fair;
     let event = Event {
-        changes: vec![FieldChange::new("condition", Some("good".into()), Some("fair".into()))],
+        changes: vec![FieldChange::new(Field::Condition, Some("good".into()), Some("fair".into()))],
         ..change_event(&item)
     };
     // The event's write refused: the change is not written either.

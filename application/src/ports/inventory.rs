@@ -3,8 +3,7 @@
 use crate::RepoError;
 use async_trait::async_trait;
 use std::collections::HashMap;
-use trove_domain::history::Recording;
-use trove_domain::history::{Event, FieldChange};
+use trove_domain::history::{Event, FieldChange, Recording};
 use trove_domain::item::{Availability, Intent, Item, ItemLine, ItemType, NewItem};
 use trove_domain::people::EventId;
 use trove_domain::place::{Place, PlacePath};

@@ -15,8 +15,7 @@ use sea_orm::{
 use std::collections::{HashMap, HashSet};
 use trove_application::RepoError;
 use trove_application::ports::MediaRepo;
-use trove_domain::history::ObjectKind;
-use trove_domain::history::{Recording, medium_fields};
+use trove_domain::history::{ObjectKind, Recording, medium_fields};
 use trove_domain::item::Item;
 use trove_domain::media::{Caption, ContentHash, MediaKind, MediaType, Medium, NewMedium, PixelSize};
 use trove_domain::{HouseholdId, ItemId, MediaId, Timestamp};

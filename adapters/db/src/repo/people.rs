@@ -19,8 +19,7 @@ use trove_application::ports::people::{ApiToken, Household, Invitation, Member, 
 use trove_application::ports::{InvitationRepo, MemberRepo, SessionRepo, TokenRepo};
 use trove_application::recorder::{joined, member_fields};
 use trove_application::{Conflict, RepoError};
-use trove_domain::history::ObjectKind;
-use trove_domain::history::Recording;
+use trove_domain::history::{ObjectKind, Recording};
 use trove_domain::people::{
     InvitationGone, InvitationId, MemberId, MemberName, Role, Scope, SessionId, TokenId, check_invitation,
 };

@@ -17,8 +17,7 @@ use sea_orm::{
 use std::collections::HashMap;
 use trove_application::ports::{FoundPath, PlaceRepo};
 use trove_application::{Conflict, RepoError};
-use trove_domain::history::ObjectKind;
-use trove_domain::history::{Recording, place_fields};
+use trove_domain::history::{ObjectKind, Recording, place_fields};
 use trove_domain::place::{NewPlace, Place, PlaceChanges, PlaceName, PlacePath, PlaceStep, PlaceTree};
 use trove_domain::{HouseholdId, PlaceId, Timestamp};
 

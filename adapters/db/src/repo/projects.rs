@@ -16,8 +16,7 @@ use sea_orm::{
 };
 use trove_application::ports::ProjectRepo;
 use trove_application::{Conflict, RepoError};
-use trove_domain::history::ObjectKind;
-use trove_domain::history::{Recording, project_fields};
+use trove_domain::history::{ObjectKind, Recording, project_fields};
 use trove_domain::item::{Availability, Hold, Intent, Item};
 use trove_domain::project::{NewProject, Project, ProjectStatus};
 use trove_domain::{HouseholdId, ProjectId, Timestamp};

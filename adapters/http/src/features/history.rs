@@ -76,7 +76,7 @@ impl From<&ShownEvent> for EventDto {
                 .changes
                 .iter()
                 .map(|c| FieldChangeDto {
-                    field: c.field.clone(),
+                    field: c.field.to_string(),
                     before: c.before.clone(),
                     after: c.after.clone(),
                     before_name: c.before_name().map(str::to_owned),

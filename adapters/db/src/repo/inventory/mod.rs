@@ -27,8 +27,7 @@ use trove_application::ports::{
     ImportEvents, ImportWritten, InventoryRepo, ItemPage, ItemQuery, ItemSort, Reimported, SortKey,
 };
 use trove_application::{Conflict, RepoError};
-use trove_domain::history::{Event, ObjectKind};
-use trove_domain::history::{Recording, medium_fields};
+use trove_domain::history::{Event, ObjectKind, Recording, medium_fields};
 use trove_domain::item::{Item, ItemLine, ItemType, NewItem};
 use trove_domain::media::MediaKind;
 use trove_domain::people::EventId;
