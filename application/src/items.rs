@@ -237,14 +237,6 @@ impl Inventory {
         self.items.get(household, id).await.map_err(no_item(id))
     }
 
-    /// One item with the path of its place (`None` when it is in none).
-    ///
-    /// # Errors
-    /// [`Error::NotFound`] when the household has no item `id`.
-    pub async fn get_with_path(&self, household: HouseholdId, id: ItemId) -> Result<(Item, Option<PlacePath>), Error> {
-        self.items.get_placed(household, id).await.map_err(no_item(id))
-    }
-
     /// A page of items, with the paths of the places they are in.
     ///
     /// # Errors
@@ -325,17 +317,17 @@ impl Inventory {
         }
     }
 
-    /// The path of `place` as text ("Garage / Box 1"), as an item in it shows it.
-    async fn path_text(&self, household: HouseholdId, place: PlaceId) -> Result<Option<String>, Error> {
-        Ok(self.places.paths(household, &[place]).await?.remove(&place).map(|p| p.joined()))
+    /// The path of `place`, as an item in it carries it.
+    async fn path_of(&self, household: HouseholdId, place: PlaceId) -> Result<Option<PlacePath>, Error> {
+        Ok(self.places.paths(household, &[place]).await?.remove(&place))
     }
 
-    /// When `item` moved away from `before`'s place, its `location` is the path of its new place, so that the
+    /// When `item` moved away from `before`'s place, its `place_path` is the path of its new place, so that the
     /// history names both places as they were ([`trove_domain::history::diff`]).
     async fn name_place(&self, household: HouseholdId, before: &Item, item: &mut Item) -> Result<(), Error> {
         if item.place_id != before.place_id {
-            item.location = match item.place_id {
-                Some(place) => self.path_text(household, place).await?,
+            item.place_path = match item.place_id {
+                Some(place) => self.path_of(household, place).await?,
                 None => None,
             };
         }
@@ -445,13 +437,13 @@ impl Inventory {
             let mut changed = bulk::apply_all(&found, &set).map_err(Refusal::from)?;
             let now = self.clock.now();
             let moved_to = match set.place_id {
-                Some(Some(place)) => self.path_text(household, place).await?,
+                Some(Some(place)) => self.path_of(household, place).await?,
                 _ => None,
             };
             for (before, item) in found.iter().zip(&mut changed) {
                 item.updated_at = now;
                 if item.place_id != before.place_id {
-                    item.location.clone_from(&moved_to);
+                    item.place_path.clone_from(&moved_to);
                 }
             }
             // The store bumps each version by one in the same write, and appends the events in it.
@@ -793,7 +785,7 @@ mod tests {
 
     #[test]
     fn the_next_cursor_follows_the_order_of_the_listing() {
-        let page = |more| ItemPage { items: Vec::new(), total: 0, places: std::collections::HashMap::new(), more };
+        let page = |more| ItemPage { items: Vec::new(), total: 0, more };
         let plain = ItemQuery { limit: 2, offset: 4, ..ItemQuery::default() };
         assert_eq!(Cursor::next(&plain, &page(false)), None);
         let search = ItemQuery { q: Some("pi".into()), ..plain.clone() };

@@ -71,7 +71,7 @@ fn sheet(dir: &Path) -> (PathBuf, Vec<String>) {
         .enumerate()
         .map(|(n, item)| {
             let mut item = generated_inventory::stored(item, n as i64 + 1);
-            item.location = Some(format!("Room {} / Shelf {}", n % 10, (n / 10) % 10));
+            item.place_path = trove_domain::testing::path(&format!("Room {} / Shelf {}", n % 10, (n / 10) % 10));
             item.updated_at = at;
             item
         })

@@ -312,7 +312,7 @@ pub fn diff(before: &Item, after: &Item) -> Vec<FieldChange> {
                 before.place_id.map(|p| p.to_string()),
                 after.place_id.map(|p| p.to_string()),
             )
-            .named(before.place_id.and(before.location.clone()), after.place_id.and(after.location.clone())),
+            .named(before.place_id.and(before.location()), after.place_id.and(after.location())),
         );
     }
     change(&mut out, Field::Accessories, joined(&before.accessories), joined(&after.accessories));

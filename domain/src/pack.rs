@@ -175,7 +175,7 @@ pub fn build_pack(project: &Project, template: &Template, items: &[Item]) -> Bui
         };
         match (item, &problem) {
             (Some(i), None) => {
-                let place = i.location.as_deref().map(one_line).filter(|l| !l.is_empty());
+                let place = i.location().as_deref().map(one_line).filter(|l| !l.is_empty());
                 let name = one_line(i.name.as_str());
                 let name = if a.units > 1 { format!("{} x {name}", a.units) } else { name };
                 checklist.push(match place {
@@ -236,7 +236,7 @@ fn pack_item(item: &Item) -> PackItem {
         id: item.id,
         name: item.name.to_string(),
         item_type: item.item_type.to_string(),
-        location: item.location.clone(),
+        location: item.location(),
         condition: item.condition,
         fields: item.current_fields().iter().map(|(k, m)| format!("{k}: {}", m.quantity().for_people())).collect(),
         accessories: item.accessories.clone(),
@@ -366,7 +366,10 @@ mod tests {
     fn supply() -> Item {
         let mut i = item(21, "power_supply", Condition::Good);
         i.name = ItemName::new("Mean Well LRS-50-12").unwrap();
-        i.location = Some("shelf B2".into());
+        i.place_path = crate::place::PlacePath::new(vec![crate::place::PlaceStep {
+            id: crate::PlaceId(4),
+            name: crate::place::PlaceName::new("shelf B2").unwrap(),
+        }]);
         measure(&mut i, "output_voltage", 12.1, "V", 2);
         measure(&mut i, "output_current", 4.2, "A", 2);
         i.accessories = vec!["mains lead".into()];

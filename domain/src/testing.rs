@@ -37,3 +37,15 @@ pub fn named(id: i64, name: &str, item_type: &str, condition: Condition) -> Item
 pub fn measure(item: &mut Item, key: &str, value: f64, unit: &str, day: u32) {
     item.measurements.push(Measurement::new(key, value, unit, at(day), MeasurementSource::Manual).unwrap());
 }
+
+/// The path of a `location` text ("Garage / Shelf 2"), its places numbered from 1, read leniently as old texts
+/// are; `None` for a blank text.
+pub fn path(location: &str) -> Option<crate::place::PlacePath> {
+    use crate::place::{PlacePath, PlaceStep, parse_location_lenient};
+    let steps = parse_location_lenient(location)
+        .into_iter()
+        .zip(1..)
+        .map(|(name, id)| PlaceStep { id: crate::PlaceId(id), name })
+        .collect();
+    PlacePath::new(steps)
+}

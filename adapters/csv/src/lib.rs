@@ -153,7 +153,7 @@ pub fn write(items: &[Item]) -> anyhow::Result<Vec<u8>> {
             item.condition.as_str().to_owned(),
             item.intent.as_str().to_owned(),
             item.availability.as_str().to_owned(),
-            item.location.clone().unwrap_or_default(),
+            item.location().unwrap_or_default(),
             item.gone.as_ref().map(|g| g.reason.as_str().to_owned()).unwrap_or_default(),
             list_cell(&item.accessories.iter().map(|a| json!(a)).collect::<Vec<_>>()),
             list_cell(&faults),
@@ -644,7 +644,6 @@ mod tests {
             Condition::Fair,
             Intent::Sell,
         );
-        a.location = Some("drawer 3".into());
         a.accessories = vec!["USB-C cable".into(), "pouch; grey".into()];
         a.faults = vec![Fault::new("scuffed, \"badly\"", Severity::Minor).unwrap()];
         a.tests_done = vec![
@@ -662,7 +661,9 @@ mod tests {
             Condition::Good,
             Intent::Keep,
         );
-        vec![stored(7, a), stored(9, b)]
+        let mut a = stored(7, a);
+        a.place_path = trove_domain::testing::path("drawer 3");
+        vec![a, stored(9, b)]
     }
 
     #[test]
@@ -672,15 +673,24 @@ mod tests {
         let read = CsvSheet.read(&bytes, at()).unwrap();
         assert_eq!(read.format, "trove");
         assert_eq!(read.items.len(), 2);
-        let again: Vec<Item> = read.items.into_iter().enumerate().map(|(i, n)| stored(i as i64 + 7, n)).collect();
+        // Read back, each item in the place its `location` text names.
+        let again: Vec<Item> = read
+            .items
+            .into_iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let place = n.location.as_deref().and_then(trove_domain::testing::path);
+                Item { place_path: place, ..stored(i as i64 + 7, n) }
+            })
+            .collect();
         for (a, b) in items.iter().zip(&again) {
             assert_eq!(
                 (&a.name, &a.item_type, &a.profile, a.condition, a.intent),
                 (&b.name, &b.item_type, &b.profile, b.condition, b.intent)
             );
             assert_eq!(
-                (&a.location, &a.accessories, &a.faults, &a.tests_done),
-                (&b.location, &b.accessories, &b.faults, &b.tests_done)
+                (a.location(), &a.accessories, &a.faults, &a.tests_done),
+                (b.location(), &b.accessories, &b.faults, &b.tests_done)
             );
             assert_eq!(a.fields_line(), b.fields_line());
         }
@@ -724,7 +734,7 @@ mod tests {
         let mut items = sample();
         items[1].name = ItemName::new("=HYPERLINK(\"https://evil.example\",\"click\")").unwrap();
         items[1].profile = "+1 555 0100".into();
-        items[1].location = Some("@SUM(A1)".into());
+        items[1].place_path = trove_domain::testing::path("@SUM(A1)");
         items[1].accessories = vec!["-cable".into()];
         let bytes = write(&items).unwrap();
         let text = String::from_utf8(bytes.clone()).unwrap();
@@ -746,7 +756,7 @@ mod tests {
         let read = CsvSheet.read(&bytes, at()).unwrap();
         assert_eq!(read.items[1].name, items[1].name);
         assert_eq!(read.items[1].profile, items[1].profile);
-        assert_eq!(read.items[1].location, items[1].location);
+        assert_eq!(read.items[1].location, items[1].location());
         assert_eq!(read.items[1].accessories, items[1].accessories);
         // A negative number in a field cell is a number, not escaped.
         let mut cold = items[1].clone();
@@ -802,14 +812,14 @@ mod tests {
             let mut item = sample().remove(1);
             item.name = ItemName::new(&name).unwrap();
             item.profile = profile;
-            item.location = Some(location);
+            item.place_path = trove_domain::testing::path(&location);
             item.accessories = vec![accessory];
             item.faults = vec![Fault::new(&fault, Severity::Minor).unwrap()];
             let read = CsvSheet.read(&write(std::slice::from_ref(&item)).unwrap(), at()).unwrap();
             let back = &read.items[0];
             prop_assert_eq!(&back.name, &item.name);
             prop_assert_eq!(&back.profile, &item.profile);
-            prop_assert_eq!(&back.location, &item.location);
+            prop_assert_eq!(&back.location, &item.location());
             prop_assert_eq!(&back.accessories, &item.accessories);
             prop_assert_eq!(&back.faults, &item.faults);
         }

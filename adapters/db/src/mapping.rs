@@ -232,7 +232,7 @@ fn item_cols(m: ItemCols<'_>) -> anyhow::Result<Item> {
         details: if m.details == "{}" { Details::default() } else { from_json(m.details, "details", id)? },
         place_id: m.place_id.map(PlaceId),
         // Filled from the place's path by the repository, which reads the paths of many items at once.
-        location: None,
+        place_path: None,
         cover: m.cover.map(MediaId),
         created_at: m.created_at,
         updated_at: m.updated_at,

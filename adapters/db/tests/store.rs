@@ -191,7 +191,12 @@ async fn items_round_trip_every_field(ctx: Ctx) {
     // Every field as given, not gone, held by no project, version 1, created and updated at the insert.
     // The location text became a place whose path reads the same.
     assert!(stored.place_id.is_some());
-    let want = Item { place_id: stored.place_id, ..new.clone().stored(stored.id, day(1)) };
+    assert_eq!(stored.location().as_deref(), Some("shelf B2"));
+    let want = Item {
+        place_id: stored.place_id,
+        place_path: stored.place_path.clone(),
+        ..new.clone().stored(stored.id, day(1))
+    };
     assert_eq!(stored, want);
     assert_eq!(InventoryRepo::get(s, h, stored.id).await.unwrap(), want);
 
@@ -388,7 +393,7 @@ async fn update_is_conditional_on_the_version(ctx: Ctx) {
     first.intent = Intent::Sell;
     let drawer = s.find_or_create(h, &[PlaceName::new("drawer").unwrap()], &rec(day(1))).await.unwrap().unwrap().path;
     first.place_id = Some(drawer.id());
-    first.location = Some("drawer".into());
+    first.place_path = Some(drawer.clone());
     first.updated_at = day(5);
     let stored = update(s, h, &first).await.unwrap();
     assert_eq!(stored, Item { version: 2, ..first.clone() });
@@ -982,7 +987,7 @@ async fn import_upserts_by_reference(ctx: Ctx) {
     assert!(!first.contains(&second[1]) && !first.contains(&second[3]));
     let updated = InventoryRepo::get(s, h, first[0]).await.unwrap();
     assert_eq!(
-        (updated.name.as_str(), updated.condition, updated.location.as_deref(), updated.intent, updated.version),
+        (updated.name.as_str(), updated.condition, updated.location().as_deref(), updated.intent, updated.version),
         ("Pi 4 Model B", Condition::Fair, Some("box 3"), Intent::Keep, 2)
     );
     assert_eq!((updated.created_at, updated.updated_at), (day(1), day(2)));
@@ -1128,7 +1133,7 @@ async fn places_form_a_tree_per_household(ctx: Ctx) {
     PlaceRepo::delete(s, h, shelf, &rec(day(1))).await.unwrap();
     assert!(matches!(PlaceRepo::get(s, h, shelf).await, Err(RepoError::NotFound)));
     let after = InventoryRepo::get(s, h, item.id).await.unwrap();
-    assert_eq!((after.place_id, after.location, after.version), (None, None, item.version + 1));
+    assert_eq!((after.place_id, after.location(), after.version), (None, None, item.version + 1));
 }
 
 async fn items_are_found_within_places(ctx: Ctx) {
@@ -1168,11 +1173,15 @@ async fn items_are_found_within_places(ctx: Ctx) {
     let list = |place: PlaceId, within: bool| async move {
         let q = ItemQuery { place: Some(PlaceFilter { place, within }), limit: 50, ..Default::default() };
         let page = InventoryRepo::list(s, h, &q).await.unwrap();
-        (page.items.iter().map(|i| i.name.as_str().to_owned()).collect::<Vec<_>>(), page.total, page.places)
+        (page.items.iter().map(|i| i.name.as_str().to_owned()).collect::<Vec<_>>(), page.total, page.items)
     };
-    let (names, total, places) = list(garage, true).await;
+    let (names, total, items) = list(garage, true).await;
     assert_eq!((names, total), (vec!["in garage".to_owned(), "on shelf".into(), "in box".into()], 3));
-    assert_eq!(places[&boxed].joined(), "Garage / Shelf B2 / Box 4");
+    let in_box = items.iter().find(|i| i.place_id == Some(boxed)).unwrap();
+    assert_eq!(
+        in_box.place_path.as_ref().map(|p| (p.id(), p.joined())),
+        Some((boxed, "Garage / Shelf B2 / Box 4".into()))
+    );
     assert_eq!(list(garage, false).await.0, ["in garage"]);
     assert_eq!(list(shelf.id(), true).await.0, ["on shelf", "in box"]);
     assert_eq!(list(attic, true).await.0, ["in attic"]);
@@ -1185,17 +1194,20 @@ async fn items_are_found_within_places(ctx: Ctx) {
     assert_eq!((counts[&garage], counts[&shelf.id()], counts[&boxed], counts.get(&PlaceId(0))), (1, 1, 1, None));
 
     // An item's location is its place's path, read at once after a rename or a move.
-    assert_eq!(InventoryRepo::get(s, h, c.id).await.unwrap().location.as_deref(), Some("Garage / Shelf B2 / Box 4"));
+    assert_eq!(InventoryRepo::get(s, h, c.id).await.unwrap().location().as_deref(), Some("Garage / Shelf B2 / Box 4"));
     let mut renamed = PlaceRepo::get(s, h, garage).await.unwrap();
     renamed.name = name("Workshop");
     PlaceRepo::update(s, h, &renamed, &rec(day(1))).await.unwrap();
     let got = s.get_many(h, &[a.id, b.id, c.id]).await.unwrap();
     assert_eq!(
-        got.iter().map(|i| i.location.clone().unwrap()).collect::<Vec<_>>(),
+        got.iter().map(|i| i.location().unwrap()).collect::<Vec<_>>(),
         ["Workshop", "Workshop / Shelf B2", "Workshop / Shelf B2 / Box 4"]
     );
     let present = s.all_present(h).await.unwrap();
-    assert_eq!(present.iter().find(|i| i.id == c.id).unwrap().location.as_deref(), Some("Workshop / Shelf B2 / Box 4"));
+    assert_eq!(
+        present.iter().find(|i| i.id == c.id).unwrap().location().as_deref(),
+        Some("Workshop / Shelf B2 / Box 4")
+    );
 }
 
 async fn bulk_updates_are_all_or_nothing(ctx: Ctx) {
@@ -1222,7 +1234,7 @@ async fn bulk_updates_are_all_or_nothing(ctx: Ctx) {
     assert_eq!(s.update_many(h, &all, &[]).await.unwrap(), 3);
     for i in s.get_many(h, &ids(&items)).await.unwrap() {
         assert_eq!(
-            (i.place_id, i.location.as_deref(), i.version, i.updated_at),
+            (i.place_id, i.location().as_deref(), i.version, i.updated_at),
             (Some(attic), Some("Attic"), 2, day(4))
         );
     }
@@ -1275,8 +1287,7 @@ async fn old_locations_become_places(ctx: Ctx) {
     s.migrate().await.unwrap();
 
     let page = InventoryRepo::list(s, h, &ItemQuery { limit: 50, ..Default::default() }).await.unwrap();
-    let got: Vec<(Option<String>, Option<PlaceId>)> =
-        page.items.iter().map(|i| (i.location.clone(), i.place_id)).collect();
+    let got: Vec<(Option<String>, Option<PlaceId>)> = page.items.iter().map(|i| (i.location(), i.place_id)).collect();
     assert_eq!(got[0].0.as_deref(), Some("Garage / Shelf B2"));
     assert_eq!(got[1], got[0], "the same path ignoring case is the same place");
     assert_eq!(got[2].0.as_deref(), Some("Garage"));
@@ -1285,7 +1296,7 @@ async fn old_locations_become_places(ctx: Ctx) {
     assert_eq!(got[5], (None, None));
     assert_eq!(PlaceRepo::all(s, h).await.unwrap().len(), 5);
     let theirs = InventoryRepo::list(s, other, &ItemQuery { limit: 50, ..Default::default() }).await.unwrap();
-    assert_eq!(theirs.items[0].location.as_deref(), Some("Garage / Shelf B2"));
+    assert_eq!(theirs.items[0].location().as_deref(), Some("Garage / Shelf B2"));
     assert_ne!(theirs.items[0].place_id, got[0].1);
 }
 

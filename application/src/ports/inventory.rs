@@ -2,11 +2,10 @@
 
 use crate::RepoError;
 use async_trait::async_trait;
-use std::collections::HashMap;
 use trove_domain::history::{Event, FieldChange, Recording};
 use trove_domain::item::{Availability, Intent, Item, ItemLine, ItemType, NewItem};
 use trove_domain::people::EventId;
-use trove_domain::place::{Place, PlacePath};
+use trove_domain::place::Place;
 use trove_domain::{HouseholdId, ItemId, PlaceId, Timestamp};
 
 /// Items in a place: directly in it, or anywhere within it (in it and in every place below it).
@@ -97,9 +96,6 @@ pub struct ItemPage {
     pub items: Vec<Item>,
     /// How many items match the query, all pages together.
     pub total: u64,
-    /// The path of every place the page's items are in, read with the page (one query), for showing where
-    /// each item is.
-    pub places: HashMap<PlaceId, PlacePath>,
     /// Whether more items follow this page.
     pub more: bool,
 }
@@ -201,13 +197,6 @@ pub trait InventoryRepo: Send + Sync {
     /// # Errors
     /// MUST return `NotFound` when no item `id` exists in `household`.
     async fn get(&self, household: HouseholdId, id: ItemId) -> Result<Item, RepoError>;
-
-    /// One item with the path of its place (`None` when it is in none), read together: what an item's page
-    /// shows.
-    ///
-    /// # Errors
-    /// MUST return `NotFound` when no item `id` exists in `household`.
-    async fn get_placed(&self, household: HouseholdId, id: ItemId) -> Result<(Item, Option<PlacePath>), RepoError>;
 
     /// The items of `ids` that exist in `household`, in id order; missing ids are skipped.
     ///

@@ -9,6 +9,7 @@ use super::values::{
 use crate::Timestamp;
 use crate::ids::{ItemId, MediaId, PlaceId, ProjectId};
 use crate::money::Money;
+use crate::place::PlacePath;
 use crate::text::{self, ControlCharacter, Lines};
 use crate::units::Quantity;
 use chrono::NaiveDate;
@@ -47,9 +48,10 @@ pub struct Item {
     pub details: Details,
     /// The place the item is in (`trove_domain::place`); `None` when it is nowhere in particular.
     pub place_id: Option<PlaceId>,
-    /// Where the item is, as text: its place's path joined with " / " ("Garage / Shelf B2"). Read-only: the
-    /// store fills it from `place_id` whenever it reads the item, and writes only `place_id`.
-    pub location: Option<String>,
+    /// The way to its place (root first), read with the item: the one form of where an item is, beside the
+    /// `place_id` it writes. Read-only: the store fills it from `place_id` whenever it reads or writes the item;
+    /// `None` when the item is in no place (or was just moved, until it is read again).
+    pub place_path: Option<PlacePath>,
     /// The item's first photo (`trove_domain::media`), to show it by. Read-only like `location`: the store
     /// fills it whenever it reads the item.
     pub cover: Option<MediaId>,
@@ -221,6 +223,12 @@ impl fmt::Display for NotBuildable {
 }
 
 impl Item {
+    /// Where the item is, as text: its place's path joined with " / " ("Garage / Shelf B2"), as the API and the
+    /// sheets show it.
+    pub fn location(&self) -> Option<String> {
+        self.place_path.as_ref().map(PlacePath::joined)
+    }
+
     /// **The** buildable rule, used by everything that needs it: not gone, intent `keep`, availability
     /// `available`. `Err` says why not.
     pub fn buildable(&self) -> Result<(), NotBuildable> {
@@ -353,7 +361,7 @@ impl NewItem {
             tags: self.tags,
             details: self.details,
             place_id: self.place_id,
-            location: self.location,
+            place_path: None,
             cover: None,
             created_at: at,
             updated_at: at,
@@ -720,7 +728,7 @@ impl Item {
         {
             self.place_id = v;
             // The path of the new place is read back by the store with the item.
-            self.location = None;
+            self.place_path = None;
         }
         if let Some(v) = &changes.accessories {
             self.accessories = v.clone();

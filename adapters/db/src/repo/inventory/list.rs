@@ -116,7 +116,7 @@ pub(super) fn filter_key(query: &ItemQuery, text: Option<&str>) -> String {
 
 /// The page of a household that does not exist: empty.
 pub(super) fn no_page() -> ItemPage {
-    ItemPage { items: Vec::new(), total: 0, places: HashMap::new(), more: false }
+    ItemPage { items: Vec::new(), total: 0, more: false }
 }
 
 impl Store {
@@ -240,8 +240,8 @@ impl Store {
             places.extend(read);
         }
         for item in &mut items {
-            item.location = item.place_id.and_then(|p| places.get(&p)).map(PlacePath::joined);
+            item.place_path = item.place_id.and_then(|p| places.get(&p)).cloned();
         }
-        Ok(ItemPage { items, total, places, more })
+        Ok(ItemPage { items, total, more })
     }
 }

@@ -133,7 +133,7 @@ async fn with_locations<C: ConnectionTrait>(
     }
     let paths = load_paths(db, household, &ids).await?;
     for item in items.iter_mut() {
-        item.location = item.place_id.and_then(|p| paths.get(&p)).map(PlacePath::joined);
+        item.place_path = item.place_id.and_then(|p| paths.get(&p)).cloned();
     }
     Ok(paths)
 }
@@ -185,7 +185,7 @@ async fn find_item<C: ConnectionTrait>(
     household: HouseholdId,
     id: ItemId,
     kept: Option<&CountCache>,
-) -> anyhow::Result<Option<(Item, Option<PlacePath>)>> {
+) -> anyhow::Result<Option<Item>> {
     let backend = db.get_database_backend();
     let select =
         items::Entity::find().filter(items::Column::Id.eq(id.0)).filter(items::Column::HouseholdId.eq(household.0));
@@ -199,7 +199,7 @@ async fn find_item<C: ConnectionTrait>(
     let Some(row) = rows.first() else { return Ok(None) };
     let revision: i64 = row.try_get("", "revision").with_context(|| format!("read item {id}"))?;
     let mut item = mapping::item_result(row)?;
-    let Some(place) = item.place_id else { return Ok(Some((item, None))) };
+    let Some(place) = item.place_id else { return Ok(Some(item)) };
     let (mut paths, missing) = match kept {
         Some(kept) => kept.paths(household.0, revision, [place]),
         None => (HashMap::new(), vec![place]),
@@ -211,9 +211,8 @@ async fn find_item<C: ConnectionTrait>(
         }
         paths.extend(read);
     }
-    let path = paths.remove(&place);
-    item.location = path.as_ref().map(PlacePath::joined);
-    Ok(Some((item, path)))
+    item.place_path = paths.remove(&place);
+    Ok(Some(item))
 }
 
 /// Where places are found for new items: checks each `place_id` given against the household once, and finds
@@ -505,11 +504,7 @@ impl InventoryRepo for Store {
     }
 
     async fn get(&self, household: HouseholdId, id: ItemId) -> Result<Item, RepoError> {
-        Ok(find_item(&self.db, household, id, Some(&self.counts)).await?.ok_or(RepoError::NotFound)?.0)
-    }
-
-    async fn get_placed(&self, household: HouseholdId, id: ItemId) -> Result<(Item, Option<PlacePath>), RepoError> {
-        find_item(&self.db, household, id, Some(&self.counts)).await?.ok_or(RepoError::NotFound)
+        Ok(find_item(&self.db, household, id, Some(&self.counts)).await?.ok_or(RepoError::NotFound)?)
     }
 
     async fn get_many(&self, household: HouseholdId, ids: &[ItemId]) -> Result<Vec<Item>, RepoError> {
@@ -670,7 +665,7 @@ impl InventoryRepo for Store {
         // After the conditional write, in its transaction: an event's id is taken only once the write before it
         // committed (the row's lock, or SQLite's one writer), so the history is in the order of the writes.
         let event = insert_event(&txn, household, event).await?;
-        let (stored, _) = find_item(&txn, household, item.id, None)
+        let stored = find_item(&txn, household, item.id, None)
             .await?
             .ok_or_else(|| anyhow!("item {} vanished during its update", item.id))?;
         txn.commit().await.context("commit the item update")?;

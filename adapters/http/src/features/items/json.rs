@@ -64,8 +64,8 @@ macro_rules! sorted_object {
 /// An item as [`ItemDto`] writes it, straight from the domain's item and its place's path (no DTO, no
 /// `serde_json::Value`).
 pub struct ItemJson<'a> {
+    /// The item, with the path of its place read with it.
     pub item: &'a Item,
-    pub path: Option<&'a PlacePath>,
 }
 
 /// The place of an item as [`ItemPlace`] writes it.
@@ -183,13 +183,11 @@ impl Serialize for PriceJson<'_> {
 
 impl Serialize for ItemJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let (i, path) = (self.item, self.path);
+        let i = self.item;
+        let path = i.place_path.as_ref();
         let d = &i.details;
         let units = i.units();
-        let location = match path {
-            Some(p) => Some(std::borrow::Cow::Owned(p.joined())),
-            None => i.location.as_deref().map(std::borrow::Cow::Borrowed),
-        };
+        let location = path.map(PlacePath::joined);
         sorted_object!(s, "Item", {
             "accessories": i.accessories,
             "asking_price": Maybe(d.asking_price.as_ref().map(PriceJson)),
@@ -238,7 +236,7 @@ pub(super) struct ItemListJson<'a> {
 impl Serialize for ItemListJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let page = self.page;
-        let items = each(&page.items, |i| ItemJson { item: i, path: i.place_id.and_then(|p| page.places.get(&p)) });
+        let items = each(&page.items, |i| ItemJson { item: i });
         sorted_object!(s, "ItemList", {
             "items": items,
             "limit": self.limit,

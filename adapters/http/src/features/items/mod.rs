@@ -18,14 +18,13 @@ use poem_openapi::param::{Header, Path, Query};
 use poem_openapi::payload::Json;
 use poem_openapi::types::{MaybeUndefined, Type};
 use poem_openapi::{ApiResponse, Object, OpenApi, Tags};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use trove_application::items::Cursor;
 use trove_application::ports::{ItemQuery, ItemSort, PlaceFilter};
 use trove_domain::bulk::BulkSet;
 use trove_domain::item::{self as di, Item, ItemName, ItemType, Measurement, MeasurementSource};
-use trove_domain::place::PlacePath;
-use trove_domain::{HouseholdId, ItemId, PlaceId, units};
+use trove_domain::{ItemId, PlaceId, units};
 
 #[derive(Tags)]
 enum Tag {
@@ -149,8 +148,9 @@ pub struct ItemDto {
 }
 
 impl ItemDto {
-    /// The item as answered, with the path of its place (`path`, when it is in one).
-    pub fn new(i: &Item, path: Option<&PlacePath>) -> Self {
+    /// The item as answered, with the path of its place read with it.
+    pub fn new(i: &Item) -> Self {
+        let path = i.place_path.as_ref();
         Self {
             id: i.id.0,
             name: i.name.to_string(),
@@ -162,7 +162,7 @@ impl ItemDto {
             project_id: i.project.map(|p| p.0),
             place_id: i.place_id.map(|p| p.0),
             place: path.map(|p| ItemPlace { id: p.id().0, name: p.place().name.to_string(), path: steps(p) }),
-            location: path.map(PlacePath::joined).or_else(|| i.location.clone()),
+            location: i.location(),
             gone: i.gone.as_ref().map(|g| GoneDto { reason: g.reason.into(), at: g.at, note: g.note.clone() }),
             fields: i
                 .current_fields()
@@ -420,16 +420,7 @@ pub enum ChangedItem {
 /// The routes, and the listing answers kept while the household's item revision is unchanged.
 pub struct ItemsApi(pub Services, pub Arc<Answers>);
 
-impl ItemsApi {
-    /// The item as answered, with the path of its place read from the store.
-    async fn answer(&self, household: HouseholdId, item: &Item) -> ApiResult<ItemDto> {
-        let mut paths: HashMap<PlaceId, PlacePath> = match item.place_id {
-            Some(p) => self.0.places.paths(household, &[p]).await.map_err(ApiError::from)?,
-            None => HashMap::new(),
-        };
-        Ok(ItemDto::new(item, item.place_id.and_then(|p| paths.remove(&p)).as_ref()))
-    }
-}
+impl ItemsApi {}
 
 #[OpenApi(tag = "Tag::Items")]
 impl ItemsApi {
@@ -529,10 +520,9 @@ impl ItemsApi {
     /// created).
     #[oai(path = "/items", method = "post")]
     async fn create(&self, Person(c): Person, body: Json<CreateItem>) -> ApiResult<Created<ItemDto>> {
-        let h = c.household;
         let new = body.0.try_into_domain(self.0.clock.now()).map_err(ApiError::from)?;
         let item = self.0.inventory.create((&c).into(), new).await.map_err(ApiError::from)?;
-        Ok(Created::Created(Json(self.answer(h, &item).await?)))
+        Ok(Created::Created(Json(ItemDto::new(&item))))
     }
 
     /// Change many items at once: move them to a place (`place_id`, `null` for none), set their intent or
@@ -559,8 +549,8 @@ impl ItemsApi {
     /// One item in full; its `ETag` is its version.
     #[oai(path = "/items/:id", method = "get")]
     async fn get(&self, Member(h): Member, id: Path<i64>) -> ApiResult<OneItem> {
-        let (item, path) = self.0.inventory.get_with_path(h, ItemId(id.0)).await.map_err(ApiError::from)?;
-        Ok(OneItem::Item(JsonBytes::new(&ItemJson { item: &item, path: path.as_ref() })?, etag(&item)))
+        let item = self.0.inventory.get(h, ItemId(id.0)).await.map_err(ApiError::from)?;
+        Ok(OneItem::Item(JsonBytes::new(&ItemJson { item: &item })?, etag(&item)))
     }
 
     /// Change the fields given. `place_id` or a `location` text ("Garage / Shelf B2", found or created) moves
@@ -577,12 +567,11 @@ impl ItemsApi {
         expected: Header<Option<String>>,
         body: Json<PatchItem>,
     ) -> ApiResult<ChangedItem> {
-        let h = c.household;
         let expected = if_match(expected.0.as_deref())?;
         let patch = body.0.try_into_domain()?;
         let item = self.0.inventory.patch((&c).into(), ItemId(id.0), patch, expected).await.map_err(ApiError::from)?;
         let tag = etag(&item);
-        Ok(ChangedItem::Item(Json(self.answer(h, &item).await?), tag))
+        Ok(ChangedItem::Item(Json(ItemDto::new(&item)), tag))
     }
 
     /// Record a measurement (normalised to the canonical unit).
@@ -593,37 +582,33 @@ impl ItemsApi {
         id: Path<i64>,
         body: Json<NewMeasurement>,
     ) -> ApiResult<Created<ItemDto>> {
-        let h = c.household;
         let b = body.0;
         let source = b.source.map(Into::into).unwrap_or(MeasurementSource::Manual);
         let m = Measurement::new(&b.key, b.value, &b.unit, b.at.unwrap_or_else(|| self.0.clock.now()), source)
             .map_err(ApiError::from)?;
         let item = self.0.inventory.add_measurement((&c).into(), ItemId(id.0), m).await.map_err(ApiError::from)?;
-        Ok(Created::Created(Json(self.answer(h, &item).await?)))
+        Ok(Created::Created(Json(ItemDto::new(&item))))
     }
 
     /// Record a fault.
     #[oai(path = "/items/:id/faults", method = "post")]
     async fn fault(&self, Person(c): Person, id: Path<i64>, body: Json<NewFault>) -> ApiResult<Created<ItemDto>> {
-        let h = c.household;
         let fault = body.0.try_into_domain().map_err(ApiError::from)?;
         let item = self.0.inventory.add_fault((&c).into(), ItemId(id.0), fault).await.map_err(ApiError::from)?;
-        Ok(Created::Created(Json(self.answer(h, &item).await?)))
+        Ok(Created::Created(Json(ItemDto::new(&item))))
     }
 
     /// Record a test.
     #[oai(path = "/items/:id/tests", method = "post")]
     async fn test(&self, Person(c): Person, id: Path<i64>, body: Json<NewTest>) -> ApiResult<Created<ItemDto>> {
-        let h = c.household;
         let test = body.0.try_into_domain(self.0.clock.now())?;
         let item = self.0.inventory.add_test((&c).into(), ItemId(id.0), test).await.map_err(ApiError::from)?;
-        Ok(Created::Created(Json(self.answer(h, &item).await?)))
+        Ok(Created::Created(Json(ItemDto::new(&item))))
     }
 
     /// Mark an item gone (409 while reserved by a project).
     #[oai(path = "/items/:id/gone", method = "post")]
     async fn gone(&self, Person(c): Person, id: Path<i64>, body: Json<MarkGone>) -> ApiResult<Json<ItemDto>> {
-        let h = c.household;
         let note = di::optional_note(body.0.note.as_deref(), "note").map_err(ApiError::from)?;
         let item = self
             .0
@@ -631,6 +616,6 @@ impl ItemsApi {
             .mark_gone((&c).into(), ItemId(id.0), body.0.reason.into(), note)
             .await
             .map_err(ApiError::from)?;
-        Ok(Json(self.answer(h, &item).await?))
+        Ok(Json(ItemDto::new(&item)))
     }
 }
