@@ -141,6 +141,9 @@ pub const PASSWORD_MIN: usize = 12;
 pub const PASSWORD_MAX: usize = 1024;
 /// The longest API token name, in characters.
 pub const TOKEN_NAME_MAX: usize = 100;
+/// The longest invitation code, sign-in name or passkey ceremony id a request may carry: none is that long, so a
+/// longer one is refused before any work.
+pub const CREDENTIAL_TEXT_MAX: usize = 200;
 /// The longest life of an API token, in days.
 pub const TOKEN_DAYS_MAX: i64 = 3650;
 

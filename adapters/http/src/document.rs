@@ -21,6 +21,7 @@ use trove_application::idempotency::KEY_MAX;
 use trove_application::items::LIMIT_MAX;
 use trove_application::propose::BRIEF_MAX;
 use trove_domain::item::{self as di, NAME_MAX, PROFILE_MAX, SEARCH_MAX, SHORT_TEXT_MAX};
+use trove_domain::people;
 use trove_domain::template::{LIST_MAX, REQUIREMENTS_MAX, STEPS_MAX};
 
 /// The name of the error answer's schema in the document.
@@ -44,6 +45,11 @@ pub fn limits() -> Vec<(&'static str, &'static str, Value)> {
     let reading = json!({"minLength": 1, "maxLength": trove_domain::reading::TEXT_MAX});
     let place_name = json!({"minLength": 1, "maxLength": trove_domain::place::NAME_MAX, "pattern": NOT_BLANK});
     let place_note = json!({"maxLength": trove_domain::place::NOTE_MAX});
+    let credential = json!({"maxLength": people::CREDENTIAL_TEXT_MAX});
+    let member_name = json!({"maxLength": people::NAME_MAX});
+    let password = json!({"maxLength": people::PASSWORD_MAX});
+    // A token's or a passkey's name (`people::token_name`).
+    let label = json!({"maxLength": people::TOKEN_NAME_MAX});
     vec![
         ("CreateItem", "name", name.clone()),
         ("CreateItem", "item_type", typed.clone()),
@@ -82,6 +88,19 @@ pub fn limits() -> Vec<(&'static str, &'static str, Value)> {
         ("PatchPlace", "name", place_name),
         ("PatchPlace", "note", place_note),
         ("BulkChange", "ids", json!({"minItems": 1, "maxItems": trove_domain::bulk::BULK_MAX})),
+        ("NewRequirement", "count", json!({"minimum": 1, "maximum": trove_domain::template::COUNT_MAX})),
+        ("AcceptInvitation", "code", credential.clone()),
+        ("AcceptInvitation", "name", member_name.clone()),
+        ("AcceptInvitation", "password", password.clone()),
+        ("SignIn", "name", credential.clone()),
+        ("SignIn", "password", password),
+        ("PasskeySignUp", "code", credential.clone()),
+        ("PasskeySignUp", "name", member_name),
+        ("PasskeySignIn", "name", credential.clone()),
+        ("PasskeyFinish", "ceremony", credential),
+        ("NewTokenDto", "name", label.clone()),
+        ("NewTokenDto", "expires_in_days", json!({"minimum": 1, "maximum": people::TOKEN_DAYS_MAX})),
+        ("NewPasskeyDto", "name", label),
         ("ListingText", "text", reading.clone()),
         ("VoiceTranscript", "transcript", reading),
     ]
@@ -94,6 +113,7 @@ pub fn parameter_limits() -> Vec<(&'static str, &'static str, Value)> {
     let key = json!({"pattern": format!("^[ \t]*[!-~]{{1,{KEY_MAX}}}[ \t]*$")});
     vec![
         ("/items", "limit", json!({"minimum": 1, "maximum": LIMIT_MAX})),
+        ("/activity", "limit", json!({"minimum": 1, "maximum": trove_application::history::ACTIVITY_MAX})),
         ("/items", "offset", json!({"minimum": 0})),
         ("/items", "item_type", json!({"pattern": "^([a-z][a-z0-9]*(_[a-z0-9]+)*)?$"})),
         ("/items", "q", json!({"maxLength": SEARCH_MAX})),

@@ -122,10 +122,13 @@ impl HistoryApi {
     async fn activity(
         &self,
         Member(h): Member,
-        #[oai(validator(minimum(value = "1"), maximum(value = "200")))] limit: Query<Option<u32>>,
+        limit: Query<Option<u32>>,
         before: Query<Option<i64>>,
     ) -> ApiResult<Json<EventList>> {
-        let limit = limit.0.unwrap_or(50).min(ACTIVITY_MAX);
+        let limit = limit.0.unwrap_or(50);
+        if !(1..=ACTIVITY_MAX).contains(&limit) {
+            return Err(ApiError::bad_request(format!("limit must be between 1 and {ACTIVITY_MAX}")).into());
+        }
         let events = self.0.history.activity(h, limit, before.0.map(EventId)).await.map_err(ApiError::from)?;
         Ok(list(&events))
     }

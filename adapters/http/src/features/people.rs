@@ -146,13 +146,10 @@ pub struct InvitationList {
 #[derive(Debug, Clone, PartialEq, Object)]
 #[oai(deny_unknown_fields)]
 pub struct AcceptInvitation {
-    #[oai(validator(max_length = 200))]
     pub code: String,
     /// What the new member signs in with: unique across the instance, ignoring case.
-    #[oai(validator(max_length = 64))]
     pub name: String,
     /// At least 12 characters.
-    #[oai(validator(max_length = 1024))]
     pub password: String,
 }
 
@@ -160,9 +157,7 @@ pub struct AcceptInvitation {
 #[derive(Debug, Clone, PartialEq, Object)]
 #[oai(deny_unknown_fields)]
 pub struct SignIn {
-    #[oai(validator(max_length = 200))]
     pub name: String,
-    #[oai(validator(max_length = 1024))]
     pub password: String,
 }
 
@@ -183,11 +178,9 @@ pub struct Ended {
 #[oai(deny_unknown_fields)]
 pub struct NewTokenDto {
     /// What it is for ("backup script"): 1 to 100 characters.
-    #[oai(validator(max_length = 100))]
     pub name: String,
     pub scope: Scope,
     /// 1 to 3650; without it the token does not expire.
-    #[oai(validator(minimum(value = "1"), maximum(value = "3650")))]
     pub expires_in_days: Option<i64>,
 }
 
@@ -237,10 +230,8 @@ pub struct TokenList {
 #[derive(Debug, Clone, PartialEq, Object)]
 #[oai(deny_unknown_fields)]
 pub struct PasskeySignUp {
-    #[oai(validator(max_length = 200))]
     pub code: String,
     /// What the new member signs in with: unique across the instance, ignoring case.
-    #[oai(validator(max_length = 64))]
     pub name: String,
 }
 
@@ -248,7 +239,6 @@ pub struct PasskeySignUp {
 #[derive(Debug, Clone, PartialEq, Object)]
 #[oai(deny_unknown_fields)]
 pub struct PasskeySignIn {
-    #[oai(validator(max_length = 200))]
     pub name: String,
 }
 
@@ -257,7 +247,6 @@ pub struct PasskeySignIn {
 #[oai(deny_unknown_fields)]
 pub struct NewPasskeyDto {
     /// What it is ("phone", "laptop"): 1 to 100 characters.
-    #[oai(validator(max_length = 100))]
     pub name: String,
 }
 
@@ -276,7 +265,6 @@ pub struct CeremonyDto {
 #[oai(deny_unknown_fields)]
 pub struct PasskeyFinish {
     /// The id its start answered.
-    #[oai(validator(max_length = 200))]
     pub ceremony: String,
     /// The browser's `PublicKeyCredential`, with its binary values in base64url (`id`, `rawId`, `type`,
     /// `response`, and optionally `clientExtensionResults`).

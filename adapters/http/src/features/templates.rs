@@ -101,7 +101,6 @@ pub struct NewRequirement {
     pub disqualifying_faults: Option<Vec<Severity>>,
     pub fields: Option<Vec<FieldBoundDto>>,
     /// How many like units it takes, 1 to 10,000; default 1.
-    #[oai(validator(minimum(value = "1"), maximum(value = "10000")))]
     pub count: Option<u32>,
 }
 

@@ -460,7 +460,8 @@ impl ItemsApi {
     ) -> ApiResult<JsonBytes<ItemList>> {
         let limit = limit.0.unwrap_or(50);
         if !(1..=i64::from(trove_application::items::LIMIT_MAX)).contains(&limit) {
-            return Err(ApiError::bad_request("limit must be between 1 and 500").into());
+            let max = trove_application::items::LIMIT_MAX;
+            return Err(ApiError::bad_request(format!("limit must be between 1 and {max}")).into());
         }
         let offset = offset.0.unwrap_or(0);
         if offset < 0 {
