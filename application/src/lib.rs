@@ -16,6 +16,7 @@ pub mod items;
 pub mod jobs;
 pub mod labels;
 pub mod media;
+pub mod media_exchange;
 pub mod metered;
 pub mod offer;
 pub mod passkeys;

@@ -1,30 +1,26 @@
 //! `trove import` and `trove export`: the CSV use cases from the command line, with a progress bar on large
 //! files, and with `--media DIR` the items' media beside the sheet.
 //!
-//! The media directory holds one file per medium, named `ITEMID-MEDIAID.ext` by the exported ids
-//! (`trove_application::exchange::media_file_name`), and `media.json`, which says each file's kind and caption
-//! (a file without an entry comes back as a photo, or `other` for a PDF). Import reads the sheet, writes its
-//! items, then attaches each file to the item its row became; a file already on that item (the same bytes) is
-//! not added twice, so importing the same export again changes nothing.
+//! The media directory holds one file per medium, named `ITEMID-MEDIAID.ext` by the exported ids, and
+//! `media.json`, the manifest of each file's kind and caption. What is written and attached, in which order and
+//! never twice, is `trove_application::media_exchange`'s; this module only reads and writes the directory.
 
 use crate::App;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
-use serde_json::{Value, json};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
+use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::Arc;
-use trove_application::exchange::{Imported, media_file_name, read_media_file_name};
-use trove_application::media::{Upload, content_hash};
+use trove_application::exchange::Imported;
+use trove_application::media_exchange::{
+    Attached, FoundFile, MEDIA_MANIFEST, MediaExchange, PlannedFile, plan_import, read_manifest, write_manifest,
+};
 use trove_application::ports::HouseholdRepo;
 use trove_application::recorder::Actor;
 use trove_domain::item::Item;
-use trove_domain::media::{self, Caption, MAX_BYTES, MediaKind};
-use trove_domain::{HouseholdId, ItemId, MediaId};
+use trove_domain::media;
+use trove_domain::{HouseholdId, ItemId};
 use trove_media::owner_only;
-
-/// The file beside the media files that says each one's kind and caption.
-pub const MEDIA_MANIFEST: &str = "media.json";
 
 /// What copying media did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -160,96 +156,50 @@ pub async fn export_with_media(
 /// Copies the media of `items` into `dir`, with the manifest of their kinds and captions.
 async fn export_media(app: &App, h: HouseholdId, items: &[Item], dir: &Path) -> anyhow::Result<MediaCopied> {
     owner_only::create_dir_all_async(dir).await.with_context(|| format!("creating {}", dir.display()))?;
+    let exchange = MediaExchange::new(app.services.media.clone());
+    let manifest = exchange.export_manifest(h, items).await.context("listing the items' media")?;
     let mut copied = MediaCopied::default();
-    let mut manifest = Vec::new();
-    for item in items {
-        let media = app
-            .services
-            .media
-            .of_item(h, item.id)
-            .await
-            .with_context(|| format!("listing the media of item {}", item.id.0))?;
-        for medium in media {
-            let (medium, bytes) =
-                app.services.media.get(h, medium.id).await.with_context(|| format!("reading media {}", medium.id.0))?;
-            let file = media_file_name(item.id, medium.id, medium.media_type);
-            let path = dir.join(&file);
-            owner_only::write(&path, &bytes).await.with_context(|| format!("writing {}", path.display()))?;
-            copied.files += 1;
-            copied.bytes += bytes.len() as u64;
-            manifest.push(json!({
-                "file": file,
-                "item_id": item.id.0,
-                "media_id": medium.id.0,
-                "kind": medium.kind.as_str(),
-                "media_type": medium.media_type.mime(),
-                "caption": medium.caption.as_ref().map(Caption::as_str),
-                "sha256": medium.sha256.as_str(),
-                "created_at": medium.created_at.to_rfc3339(),
-            }));
-        }
+    for entry in &manifest.media {
+        let id = trove_domain::MediaId(entry.media_id.context("an exported medium names its id")?);
+        let bytes = exchange.bytes(h, id).await.with_context(|| format!("reading media {}", id.0))?;
+        let path = dir.join(&entry.file);
+        owner_only::write(&path, &bytes).await.with_context(|| format!("writing {}", path.display()))?;
+        copied.files += 1;
+        copied.bytes += bytes.len() as u64;
     }
     let path = dir.join(MEDIA_MANIFEST);
-    let text = serde_json::to_vec_pretty(&json!({ "media": manifest })).context("writing the media manifest")?;
+    let text = write_manifest(&manifest).context("writing the media manifest")?;
     owner_only::write(&path, &text).await.with_context(|| format!("writing {}", path.display()))?;
     Ok(copied)
 }
 
-/// A media file found beside a sheet, checked before anything is written.
-struct MediaFile {
-    path: PathBuf,
-    item: ItemId,
-    medium: MediaId,
-    kind: Option<MediaKind>,
-    caption: Option<Caption>,
-}
-
-/// The media files of `dir` in the order they were kept (by medium id, so an item's cover stays its cover),
-/// each checked (an accepted type, within the size limit) and with its kind and caption from the manifest.
+/// The media files of `dir` to attach, in order, each checked (an accepted type, within the size limit) and with
+/// its kind and caption from the manifest, before anything is written.
 ///
 /// # Errors
 /// Naming the first file or manifest entry that is refused.
-fn media_files(dir: &Path) -> anyhow::Result<Vec<MediaFile>> {
-    let manifest = dir.join(MEDIA_MANIFEST);
-    let described: HashMap<String, (Option<MediaKind>, Option<Caption>)> = match std::fs::read(&manifest) {
-        Ok(text) => {
-            let value: Value =
-                serde_json::from_slice(&text).with_context(|| format!("reading {}", manifest.display()))?;
-            let entries =
-                value["media"].as_array().with_context(|| format!("{}: no \"media\" list", manifest.display()))?;
-            entries
-                .iter()
-                .map(|e| {
-                    let file = e["file"]
-                        .as_str()
-                        .with_context(|| format!("{}: an entry without \"file\"", manifest.display()))?;
-                    let kind = e["kind"].as_str().map(MediaKind::parse).transpose();
-                    let caption = e["caption"].as_str().map(Caption::new).transpose().map(Option::flatten);
-                    let refused = |err| anyhow::anyhow!("{}: {file}: {err}", manifest.display());
-                    Ok((file.to_owned(), (kind.map_err(refused)?, caption.map_err(refused)?)))
-                })
-                .collect::<anyhow::Result<_>>()?
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => HashMap::new(),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", manifest.display())),
+fn media_files(dir: &Path) -> anyhow::Result<Vec<PlannedFile>> {
+    let manifest_path = dir.join(MEDIA_MANIFEST);
+    let manifest = match std::fs::read(&manifest_path) {
+        Ok(text) => Some(read_manifest(&text).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("reading {}", manifest_path.display())),
     };
-    let mut files = Vec::new();
+    let mut found = Vec::new();
     for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
         let entry = entry.with_context(|| format!("reading {}", dir.display()))?;
-        let name = entry.file_name();
-        let Some((item, medium)) = name.to_str().and_then(read_media_file_name) else { continue };
-        let path = entry.path();
-        let len = entry.metadata().with_context(|| format!("reading {}", path.display()))?.len();
-        if len > MAX_BYTES as u64 {
-            anyhow::bail!("{}: {}", path.display(), media::MediaRefused::TooLarge { bytes: len as usize });
-        }
+        let Some(name) = entry.file_name().to_str().map(str::to_owned) else { continue };
+        let len = entry.metadata().with_context(|| format!("reading {}", entry.path().display()))?.len();
+        found.push(FoundFile { name, len });
+    }
+    let planned = plan_import(manifest.as_ref(), &found).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
+    // Each file's type is told by its bytes, before anything is written.
+    for f in &planned {
+        let path = dir.join(&f.name);
         let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
         media::sniff(&bytes).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        let (kind, caption) = described.get(name.to_str().unwrap_or_default()).cloned().unwrap_or_default();
-        files.push(MediaFile { path, item, medium, kind, caption });
     }
-    files.sort_by_key(|f| (f.medium, f.item));
-    Ok(files)
+    Ok(planned)
 }
 
 /// As [`import_file`], and with `media` the files of that directory (an export's `--media`) attached to the
@@ -270,48 +220,29 @@ pub async fn import_with_media(
         None => Vec::new(),
     };
     let (done, by_exported_id) = import_mapped(app, file, name, progress).await?;
-    if media.is_none() {
-        return Ok((done, MediaCopied::default()));
-    }
+    let Some(dir) = media else { return Ok((done, MediaCopied::default())) };
     let h = household(app, name).await?;
+    let exchange = MediaExchange::new(app.services.media.clone());
+    let mut import = exchange.import(Actor::command_line(h), by_exported_id);
     let mut copied = MediaCopied::default();
-    // The hashes already on each item, read once per item, so a re-import adds nothing twice.
-    let mut present: BTreeMap<ItemId, BTreeSet<String>> = BTreeMap::new();
     for f in files {
-        let Some(&item) = by_exported_id.get(&f.item) else {
+        if import.target(&f).is_none() {
             copied.skipped += 1;
             continue;
-        };
-        let bytes = tokio::fs::read(&f.path).await.with_context(|| format!("reading {}", f.path.display()))?;
-        let hashes = match present.entry(item) {
-            std::collections::btree_map::Entry::Occupied(known) => known.into_mut(),
-            std::collections::btree_map::Entry::Vacant(unknown) => {
-                let kept = app
-                    .services
-                    .media
-                    .of_item(h, item)
-                    .await
-                    .with_context(|| format!("listing the media of item {}", item.0))?;
-                unknown.insert(kept.iter().map(|m| m.sha256.as_str().to_owned()).collect())
-            }
-        };
-        if hashes.contains(content_hash(&bytes).as_str()) {
-            copied.present += 1;
-            continue;
         }
+        let path = dir.join(&f.name);
+        let bytes = tokio::fs::read(&path).await.with_context(|| format!("reading {}", path.display()))?;
         let size = bytes.len() as u64;
-        let kept = app
-            .services
-            .media
-            .upload(Actor::command_line(h), Some(item), Upload { bytes, kind: f.kind, caption: f.caption })
-            .await
-            .map_err(|e| {
-                anyhow::anyhow!("{}: {e}; the items and the files before it were imported", f.path.display())
-            })?;
-        hashes.insert(kept.sha256.as_str().to_owned());
-        copied.files += 1;
-        copied.bytes += size;
-        tracing::debug!(file = %f.path.display(), from = f.medium.0, to = kept.id.0, "media imported");
+        match import.attach(&f, bytes).await {
+            Ok(Attached::Added(kept)) => {
+                copied.files += 1;
+                copied.bytes += size;
+                tracing::debug!(file = %path.display(), from = f.medium.0, to = kept.id.0, "media imported");
+            }
+            Ok(Attached::Present) => copied.present += 1,
+            Ok(Attached::Skipped) => copied.skipped += 1,
+            Err(e) => anyhow::bail!("{}: {e}; the items and the files before it were imported", path.display()),
+        }
     }
     Ok((done, copied))
 }
