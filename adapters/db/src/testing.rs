@@ -212,3 +212,43 @@ macro_rules! on_both_backends {
         }
     };
 }
+
+/// Appends an event to the household's history apart from any write (the store's own writes record theirs in
+/// their transactions), for tests of reading the history; answers its id.
+///
+/// # Errors
+/// When the store fails.
+pub async fn append(
+    store: &crate::Store,
+    household: trove_domain::HouseholdId,
+    e: &trove_domain::history::Event,
+) -> Result<trove_domain::people::EventId, trove_application::RepoError> {
+    let txn = store.begin_write().await.context("begin an event")?;
+    let id = crate::repo::history::insert_event(&txn, household, e).await?;
+    txn.commit().await.context("commit an event")?;
+    Ok(id)
+}
+
+/// Appends many events at once, all or nothing (by `COPY` on PostgreSQL, as an import's history), for tests.
+///
+/// # Errors
+/// When the store fails; nothing is written then.
+pub async fn append_all(
+    store: &crate::Store,
+    household: trove_domain::HouseholdId,
+    all: &[trove_domain::history::Event],
+) -> Result<(), trove_application::RepoError> {
+    use sea_orm::DbBackend;
+    if all.is_empty() {
+        return Ok(());
+    }
+    if store.db.get_database_backend() == DbBackend::Postgres {
+        let bulk = crate::bulk::PgBulk::begin(store.db.get_postgres_connection_pool()).await?;
+        crate::repo::history::copy_events(&bulk, household, all).await?;
+        return Ok(bulk.commit().await.context("commit the events")?);
+    }
+    let txn = store.begin_write().await.context("begin appending events")?;
+    crate::repo::history::insert_events(&txn, household, all).await?;
+    txn.commit().await.context("commit the events")?;
+    Ok(())
+}

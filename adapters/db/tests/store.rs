@@ -2363,9 +2363,9 @@ async fn events_are_kept_per_object_and_paged_newest_first(ctx: Ctx) {
     let mut ids = Vec::new();
     for (object, action, at) in [(1, "create", 1), (2, "create", 2), (1, "patch", 3), (1, "undo", 4)] {
         let e = event(object, action, at, (object == 1).then(|| owner.clone()));
-        ids.push(s.append(h, &e).await.unwrap());
+        ids.push(testing::append(s, h, &e).await.unwrap());
     }
-    let foreign = s.append(other, &event(1, "create", 5, None)).await.unwrap();
+    let foreign = testing::append(s, other, &event(1, "create", 5, None)).await.unwrap();
     assert!(ids.windows(2).all(|w| w[0] < w[1]));
 
     let of_one = s.of_object(h, ObjectKind::Item, 1).await.unwrap();
@@ -2388,7 +2388,7 @@ async fn many_events_are_appended_in_order_all_or_nothing(ctx: Ctx) {
     let s = &ctx.store;
     let h = household(s, "home").await;
     let other = household(s, "other").await;
-    s.append_all(h, &[]).await.unwrap();
+    testing::append_all(s, h, &[]).await.unwrap();
     assert!(s.activity(h, 10, None).await.unwrap().is_empty());
 
     // More than one statement's worth, in the order given.
@@ -2396,12 +2396,12 @@ async fn many_events_are_appended_in_order_all_or_nothing(ctx: Ctx) {
     let postgres = s.backend_name() == "postgres";
     let db = Database::connect(ctx.url.as_str()).await.unwrap();
     let guards = if postgres { pg_guards(&db, "events").await } else { Vec::new() };
-    s.append_all(h, &many).await.unwrap();
+    testing::append_all(s, h, &many).await.unwrap();
     if postgres {
         // The foreign key set aside for so many events into an empty history is back, and checks again.
         assert_eq!(pg_guards(&db, "events").await, guards);
         assert!(!guards.is_empty());
-        assert!(s.append_all(HouseholdId(999_999), &many[..1]).await.is_err());
+        assert!(testing::append_all(s, HouseholdId(999_999), &many[..1]).await.is_err());
     }
     let feed = s.activity(h, 5000, None).await.unwrap();
     assert_eq!(feed.len(), 2345);
@@ -2417,7 +2417,7 @@ async fn many_events_are_appended_in_order_all_or_nothing(ctx: Ctx) {
         .unwrap();
     let mut batch: Vec<Event> = (10_000..11_500).map(|n| event(n, "import", 2, None)).collect();
     batch.push(event(10_003, "import", 2, None));
-    assert!(matches!(s.append_all(other, &batch).await, Err(RepoError::Unexpected(_))));
+    assert!(matches!(testing::append_all(s, other, &batch).await, Err(RepoError::Unexpected(_))));
     assert!(s.activity(other, 10, None).await.unwrap().is_empty());
     db.execute_unprepared("DROP INDEX test_unique_event_object").await.unwrap();
     db.close().await.unwrap();

@@ -6,23 +6,11 @@ use trove_domain::HouseholdId;
 use trove_domain::history::{Event, ObjectKind};
 use trove_domain::people::EventId;
 
-/// The events of households' histories.
+/// The events of households' histories, as read. Events are written only by the store's writes, each in its
+/// write's own transaction (`history::Recording`, `InventoryRepo::update`...): there is no way to append one apart.
 #[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 #[async_trait]
 pub trait EventRepo: Send + Sync {
-    /// Appends an event to the household's history and answers its id (ids grow with time).
-    ///
-    /// # Errors
-    /// `Unexpected` only.
-    async fn append(&self, household: HouseholdId, event: &Event) -> Result<EventId, RepoError>;
-
-    /// Appends many events to the household's history in one transaction, in the order given (their ids grow in
-    /// that order): all or nothing. Written by multi-row statements, so 100,000 events take about a second.
-    ///
-    /// # Errors
-    /// `Unexpected` only; nothing is written then.
-    async fn append_all(&self, household: HouseholdId, events: &[Event]) -> Result<(), RepoError>;
-
     /// The events of one object of the household, oldest first.
     ///
     /// # Errors

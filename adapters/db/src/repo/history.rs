@@ -6,8 +6,7 @@ use crate::entity::events;
 use anyhow::{Context as _, anyhow};
 use async_trait::async_trait;
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, QueryFilter, QueryOrder,
-    QuerySelect,
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 use trove_application::RepoError;
 use trove_application::ports::EventRepo;
@@ -129,32 +128,6 @@ fn events(rows: Vec<events::Model>) -> Result<Vec<(EventId, Event)>, RepoError> 
 
 #[async_trait]
 impl EventRepo for Store {
-    async fn append(&self, household: HouseholdId, e: &Event) -> Result<EventId, RepoError> {
-        // In a transaction of its own: SQLite reports a write that fails as it commits (a full disk) at the end
-        // of the statement, which a statement with `RETURNING` read for its first row never reaches; an explicit
-        // commit reports it (see `Store::begin_write`).
-        let txn = self.begin_write().await.context("begin an event")?;
-        let id = insert_event(&txn, household, e).await?;
-        txn.commit().await.context("commit an event")?;
-        Ok(id)
-    }
-
-    async fn append_all(&self, household: HouseholdId, all: &[Event]) -> Result<(), RepoError> {
-        if all.is_empty() {
-            return Ok(());
-        }
-        // One transaction: all or nothing. Dropped unfinished on an error, it rolls back.
-        if self.db.get_database_backend() == DbBackend::Postgres {
-            let bulk = PgBulk::begin(self.db.get_postgres_connection_pool()).await?;
-            copy_events(&bulk, household, all).await?;
-            return Ok(bulk.commit().await.context("commit the events")?);
-        }
-        let txn = self.begin_write().await.context("begin appending events")?;
-        insert_events(&txn, household, all).await?;
-        txn.commit().await.context("commit the events")?;
-        Ok(())
-    }
-
     async fn of_object(
         &self,
         household: HouseholdId,

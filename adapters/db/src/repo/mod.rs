@@ -1,6 +1,6 @@
 //! The repository ports, implemented on [`crate::Store`]: one module per port.
 
-mod history;
+pub(crate) mod history;
 mod households;
 mod idempotency;
 pub(crate) mod inventory;
