@@ -30,100 +30,112 @@ fn word<T>(parse: fn(&str) -> Option<T>, raw: &str, what: &str, row: i64) -> any
 /// The columns of an item that the domain's item is read from: every column of `items` but the household, the
 /// import reference and the search texts, with the item's first photo (`cover`) read in the same statement. A
 /// listing reads these rather than whole rows: fewer values to copy out of the database and to drop.
-#[derive(Debug, FromQueryResult)]
-pub(crate) struct ItemRow {
-    pub id: i64,
-    pub name: String,
-    pub item_type: String,
-    pub profile: String,
-    pub condition: String,
-    pub intent: String,
-    pub availability: String,
-    pub project_id: Option<i64>,
-    pub gone_reason: Option<String>,
-    pub gone_at: Option<Timestamp>,
-    pub gone_note: Option<String>,
-    pub measurements: String,
-    pub faults: String,
-    pub tests_done: String,
-    pub accessories: String,
-    pub components: String,
-    pub place_id: Option<i64>,
-    pub created_at: Timestamp,
-    pub updated_at: Timestamp,
-    pub version: i64,
-    pub quantity: i64,
-    pub min_quantity: Option<i64>,
-    pub tags: String,
-    pub details: String,
-    pub units_held: i64,
-    /// The item's first photo (`MIN(media.id)` of its photos), or none.
-    pub cover: Option<i64>,
+macro_rules! item_row_columns {
+    ($($field:ident: $owned:ty => $column:ident;)+) => {
+        #[derive(Debug, FromQueryResult)]
+        pub(crate) struct ItemRow {
+            $(pub $field: $owned,)+
+            /// The item's first photo (`MIN(media.id)` of its photos), or none.
+            pub cover: Option<i64>,
+        }
+
+        /// The columns of `items` that [`ItemRow`] reads, in its order (`cover` is an expression the query adds).
+        pub(crate) const ITEM_ROW_COLUMNS: &[items::Column] = &[$(items::Column::$column),+];
+
+        impl From<items::Model> for ItemRow {
+            fn from(m: items::Model) -> Self {
+                Self { $($field: m.$field,)+ cover: None }
+            }
+        }
+
+        /// The values of an [`ItemRow`], its texts borrowed from wherever they were read.
+        struct ItemCols<'a> {
+            $($field: <$owned as Lend<'a>>::Out,)+
+            cover: Option<i64>,
+        }
+
+        impl ItemRow {
+            fn lent(&self) -> ItemCols<'_> {
+                ItemCols { $($field: self.$field.lend(),)+ cover: self.cover }
+            }
+        }
+
+        /// The values of a SQLite row holding the columns of [`ItemRow`] in its order from `first` on, read by
+        /// position.
+        fn read_by_position(
+            row: &sea_orm::sqlx::sqlite::SqliteRow,
+            first: usize,
+        ) -> Result<ItemCols<'_>, sea_orm::sqlx::Error> {
+            use sea_orm::sqlx::Row as _;
+            let mut at = first;
+            $(
+                let $field = row.try_get_unchecked(at)?;
+                at += 1;
+            )+
+            Ok(ItemCols { $($field,)+ cover: row.try_get_unchecked(at)? })
+        }
+    };
 }
 
-/// The columns of `items` that [`ItemRow`] reads, in its order (`cover` is an expression the query adds).
-pub(crate) const ITEM_ROW_COLUMNS: [items::Column; 25] = {
-    use items::Column as C;
-    [
-        C::Id,
-        C::Name,
-        C::ItemType,
-        C::Profile,
-        C::Condition,
-        C::Intent,
-        C::Availability,
-        C::ProjectId,
-        C::GoneReason,
-        C::GoneAt,
-        C::GoneNote,
-        C::Measurements,
-        C::Faults,
-        C::TestsDone,
-        C::Accessories,
-        C::Components,
-        C::PlaceId,
-        C::CreatedAt,
-        C::UpdatedAt,
-        C::Version,
-        C::Quantity,
-        C::MinQuantity,
-        C::Tags,
-        C::Details,
-        C::UnitsHeld,
-    ]
-};
+/// A column's value as an [`ItemCols`] holds it: a text borrowed, anything else copied.
+trait Lend<'a> {
+    type Out;
+    fn lend(&'a self) -> Self::Out;
+}
 
-impl From<items::Model> for ItemRow {
-    fn from(m: items::Model) -> Self {
-        Self {
-            id: m.id,
-            name: m.name,
-            item_type: m.item_type,
-            profile: m.profile,
-            condition: m.condition,
-            intent: m.intent,
-            availability: m.availability,
-            project_id: m.project_id,
-            gone_reason: m.gone_reason,
-            gone_at: m.gone_at,
-            gone_note: m.gone_note,
-            measurements: m.measurements,
-            faults: m.faults,
-            tests_done: m.tests_done,
-            accessories: m.accessories,
-            components: m.components,
-            place_id: m.place_id,
-            created_at: m.created_at,
-            updated_at: m.updated_at,
-            version: m.version,
-            quantity: m.quantity,
-            min_quantity: m.min_quantity,
-            tags: m.tags,
-            details: m.details,
-            units_held: m.units_held,
-            cover: None,
-        }
+impl<'a> Lend<'a> for String {
+    type Out = &'a str;
+    fn lend(&'a self) -> &'a str {
+        self
     }
+}
+
+impl<'a> Lend<'a> for Option<String> {
+    type Out = Option<&'a str>;
+    fn lend(&'a self) -> Option<&'a str> {
+        self.as_deref()
+    }
+}
+
+macro_rules! lend_copy {
+    ($($t:ty),+) => {
+        $(impl Lend<'_> for $t {
+            type Out = $t;
+            fn lend(&self) -> $t {
+                *self
+            }
+        })+
+    };
+}
+lend_copy!(i64, Option<i64>, Timestamp, Option<Timestamp>);
+
+// Every column of an item row, written once: its field, its type and its column, in the order read.
+item_row_columns! {
+    id: i64 => Id;
+    name: String => Name;
+    item_type: String => ItemType;
+    profile: String => Profile;
+    condition: String => Condition;
+    intent: String => Intent;
+    availability: String => Availability;
+    project_id: Option<i64> => ProjectId;
+    gone_reason: Option<String> => GoneReason;
+    gone_at: Option<Timestamp> => GoneAt;
+    gone_note: Option<String> => GoneNote;
+    measurements: String => Measurements;
+    faults: String => Faults;
+    tests_done: String => TestsDone;
+    accessories: String => Accessories;
+    components: String => Components;
+    place_id: Option<i64> => PlaceId;
+    created_at: Timestamp => CreatedAt;
+    updated_at: Timestamp => UpdatedAt;
+    version: i64 => Version;
+    quantity: i64 => Quantity;
+    min_quantity: Option<i64> => MinQuantity;
+    tags: String => Tags;
+    details: String => Details;
+    units_held: i64 => UnitsHeld;
 }
 
 /// An item row as the domain's item (its cover unknown: none).
@@ -134,64 +146,7 @@ pub(crate) fn item(m: items::Model) -> anyhow::Result<Item> {
 /// An item's columns as the domain's item; its `location` is left for the repository to fill from the paths of
 /// places, which it reads for many items at once.
 pub(crate) fn item_row(m: ItemRow) -> anyhow::Result<Item> {
-    item_cols(ItemCols {
-        id: m.id,
-        name: &m.name,
-        item_type: &m.item_type,
-        profile: &m.profile,
-        condition: &m.condition,
-        intent: &m.intent,
-        availability: &m.availability,
-        project_id: m.project_id,
-        gone_reason: m.gone_reason.as_deref(),
-        gone_at: m.gone_at,
-        gone_note: m.gone_note.as_deref(),
-        measurements: &m.measurements,
-        faults: &m.faults,
-        tests_done: &m.tests_done,
-        accessories: &m.accessories,
-        components: &m.components,
-        place_id: m.place_id,
-        created_at: m.created_at,
-        updated_at: m.updated_at,
-        version: m.version,
-        quantity: m.quantity,
-        min_quantity: m.min_quantity,
-        tags: &m.tags,
-        details: &m.details,
-        units_held: m.units_held,
-        cover: m.cover,
-    })
-}
-
-/// The values of an [`ItemRow`], its texts borrowed from wherever they were read.
-struct ItemCols<'a> {
-    id: i64,
-    name: &'a str,
-    item_type: &'a str,
-    profile: &'a str,
-    condition: &'a str,
-    intent: &'a str,
-    availability: &'a str,
-    project_id: Option<i64>,
-    gone_reason: Option<&'a str>,
-    gone_at: Option<Timestamp>,
-    gone_note: Option<&'a str>,
-    measurements: &'a str,
-    faults: &'a str,
-    tests_done: &'a str,
-    accessories: &'a str,
-    components: &'a str,
-    place_id: Option<i64>,
-    created_at: Timestamp,
-    updated_at: Timestamp,
-    version: i64,
-    quantity: i64,
-    min_quantity: Option<i64>,
-    tags: &'a str,
-    details: &'a str,
-    units_held: i64,
-    cover: Option<i64>,
+    item_cols(m.lent())
 }
 
 /// A stored count of units (checked when written) as the domain's.
@@ -250,39 +205,8 @@ pub(crate) fn item_result(row: &sea_orm::QueryResult) -> anyhow::Result<Item> {
     };
     use sea_orm::sqlx::{Column as _, Row as _};
     let first = row.try_column("id").context("read an item row")?.ordinal();
-    let at = |n: usize| first + n;
-    let id: i64 = row.try_get_unchecked(at(0)).context("read an item's id")?;
-    let read = || -> Result<ItemCols<'_>, sea_orm::sqlx::Error> {
-        Ok(ItemCols {
-            id,
-            name: row.try_get_unchecked(at(1))?,
-            item_type: row.try_get_unchecked(at(2))?,
-            profile: row.try_get_unchecked(at(3))?,
-            condition: row.try_get_unchecked(at(4))?,
-            intent: row.try_get_unchecked(at(5))?,
-            availability: row.try_get_unchecked(at(6))?,
-            project_id: row.try_get_unchecked(at(7))?,
-            gone_reason: row.try_get_unchecked(at(8))?,
-            gone_at: row.try_get_unchecked(at(9))?,
-            gone_note: row.try_get_unchecked(at(10))?,
-            measurements: row.try_get_unchecked(at(11))?,
-            faults: row.try_get_unchecked(at(12))?,
-            tests_done: row.try_get_unchecked(at(13))?,
-            accessories: row.try_get_unchecked(at(14))?,
-            components: row.try_get_unchecked(at(15))?,
-            place_id: row.try_get_unchecked(at(16))?,
-            created_at: row.try_get_unchecked(at(17))?,
-            updated_at: row.try_get_unchecked(at(18))?,
-            version: row.try_get_unchecked(at(19))?,
-            quantity: row.try_get_unchecked(at(20))?,
-            min_quantity: row.try_get_unchecked(at(21))?,
-            tags: row.try_get_unchecked(at(22))?,
-            details: row.try_get_unchecked(at(23))?,
-            units_held: row.try_get_unchecked(at(24))?,
-            cover: row.try_get_unchecked(at(25))?,
-        })
-    };
-    item_cols(read().with_context(|| format!("read item {id}"))?)
+    let id: i64 = row.try_get_unchecked(first).context("read an item's id")?;
+    item_cols(read_by_position(row, first).with_context(|| format!("read item {id}"))?)
 }
 
 /// A JSON list column; the empty list (most items' faults, tests, accessories and components) without the

@@ -237,9 +237,84 @@ pub(super) async fn merge_sqlite_index<C: ConnectionTrait>(db: &C, fresh: usize)
 }
 
 /// The columns an import's `COPY` writes, in the order [`copy_fresh`] writes each row's fields.
-pub(super) const COPY_ITEMS: &str = "COPY items (id, household_id, name, item_type, profile, condition, intent, availability, \
-     measurements, faults, tests_done, accessories, components, place_id, import_ref, created_at, updated_at, \
-     version, search_place, search_notes, quantity, min_quantity, tags, details, search) FROM STDIN";
+/// One fresh row of an import as `COPY` writes it.
+pub(super) struct CopyRow<'a> {
+    id: i64,
+    household: HouseholdId,
+    item: &'a NewItem,
+    place: Option<PlaceId>,
+    place_text: &'a str,
+    notes: &'a str,
+    at_text: &'a str,
+    /// The row's search vector, or `None` to leave it to the row trigger.
+    search: Option<&'a str>,
+}
+
+/// A text cell of a `COPY` row.
+fn text(out: &mut Vec<u8>, value: &str) -> anyhow::Result<()> {
+    bulk::copy_text(out, value);
+    Ok(())
+}
+
+/// A cell that may be NULL.
+fn maybe(out: &mut Vec<u8>, value: Option<&str>) -> anyhow::Result<()> {
+    bulk::copy_opt(out, value);
+    Ok(())
+}
+
+/// A JSON document's cell.
+fn json<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T, what: &str) -> anyhow::Result<()> {
+    bulk::copy_text(out, &to_json(value, what)?);
+    Ok(())
+}
+
+/// The columns of a fresh row and how each is written, declared once: the `COPY` statement names them in this
+/// order, and [`write_copy_row`] writes the cells in it.
+macro_rules! copy_columns {
+    ($r:ident, $out:ident; $first:literal => $write_first:expr, $($column:literal => $write:expr,)+) => {
+        pub(super) const COPY_ITEMS: &str =
+            concat!("COPY items (", $first, $(", ", $column,)+ ") FROM STDIN");
+
+        /// Writes `r` as one line of the `COPY` (tab-separated, in [`COPY_ITEMS`]' order).
+        fn write_copy_row($out: &mut Vec<u8>, $r: &CopyRow<'_>) -> anyhow::Result<()> {
+            $write_first?;
+            $(
+                $out.push(b'\t');
+                $write?;
+            )+
+            $out.push(b'\n');
+            Ok(())
+        }
+    };
+}
+
+copy_columns! { r, out;
+    "id" => text(out, &r.id.to_string()),
+    "household_id" => text(out, &r.household.0.to_string()),
+    "name" => text(out, r.item.name.as_str()),
+    "item_type" => text(out, r.item.item_type.as_str()),
+    "profile" => text(out, &r.item.profile),
+    "condition" => text(out, r.item.condition.as_str()),
+    "intent" => text(out, r.item.intent.as_str()),
+    "availability" => text(out, r.item.availability.as_str()),
+    "measurements" => json(out, &r.item.measurements, "measurements"),
+    "faults" => json(out, &r.item.faults, "faults"),
+    "tests_done" => json(out, &r.item.tests_done, "tests_done"),
+    "accessories" => json(out, &r.item.accessories, "accessories"),
+    "components" => json(out, &r.item.components, "components"),
+    "place_id" => maybe(out, r.place.map(|p| p.0.to_string()).as_deref()),
+    "import_ref" => maybe(out, r.item.import_ref.as_deref()),
+    "created_at" => text(out, r.at_text),
+    "updated_at" => text(out, r.at_text),
+    "version" => text(out, "1"),
+    "search_place" => text(out, r.place_text),
+    "search_notes" => text(out, r.notes),
+    "quantity" => text(out, &r.item.quantity.to_string()),
+    "min_quantity" => maybe(out, r.item.min_quantity.map(|q| q.to_string()).as_deref()),
+    "tags" => json(out, &r.item.tags, "tags"),
+    "details" => json(out, &r.item.details, "details"),
+    "search" => maybe(out, r.search),
+}
 
 /// Writes the new rows of an import on PostgreSQL by one `COPY`, inside the import's transaction: their ids
 /// taken from the sequence first, each row's search index made here (`search::pg_tsvector`, or left to the
@@ -305,37 +380,6 @@ pub(super) async fn copy_fresh(
         let (item, place) = (&items[n], plan.places[n]);
         let place_text = plan.placing.text(place);
         let notes = search::notes_text(None, &item.faults, &item.tests_done, &item.details, &item.tags);
-        let field = |out: &mut Vec<u8>, text: &str| {
-            bulk::copy_text(out, text);
-            out.push(b'\t');
-        };
-        field(out, &id.to_string());
-        field(out, &household.0.to_string());
-        field(out, item.name.as_str());
-        field(out, item.item_type.as_str());
-        field(out, &item.profile);
-        field(out, item.condition.as_str());
-        field(out, item.intent.as_str());
-        field(out, item.availability.as_str());
-        field(out, &to_json(&item.measurements, "measurements")?);
-        field(out, &to_json(&item.faults, "faults")?);
-        field(out, &to_json(&item.tests_done, "tests_done")?);
-        field(out, &to_json(&item.accessories, "accessories")?);
-        field(out, &to_json(&item.components, "components")?);
-        bulk::copy_opt(out, place.map(|p| p.0.to_string()).as_deref());
-        out.push(b'\t');
-        bulk::copy_opt(out, item.import_ref.as_deref());
-        out.push(b'\t');
-        field(out, &at_text);
-        field(out, &at_text);
-        field(out, "1");
-        field(out, place_text);
-        field(out, &notes);
-        field(out, &item.quantity.to_string());
-        bulk::copy_opt(out, item.min_quantity.map(|q| q.to_string()).as_deref());
-        out.push(b'\t');
-        field(out, &to_json(&item.tags, "tags")?);
-        field(out, &to_json(&item.details, "details")?);
         let texts = [item.name.as_str(), item.item_type.as_str(), item.profile.as_str(), place_text, notes.as_str()];
         let vector = search::pg_tsvector(texts, |w| {
             if !words.contains(w) {
@@ -345,8 +389,17 @@ pub(super) async fn copy_fresh(
         if vector.is_none() {
             left_to_trigger.push(id);
         }
-        bulk::copy_opt(out, vector.as_deref());
-        out.push(b'\n');
+        let row = CopyRow {
+            id,
+            household,
+            item,
+            place,
+            place_text,
+            notes: &notes,
+            at_text: &at_text,
+            search: vector.as_deref(),
+        };
+        write_copy_row(out, &row)?;
         Ok(true)
     })
     .await?;

@@ -170,7 +170,8 @@ fn item_rows_statement(
     page: Option<(u64, u64)>,
 ) -> Statement {
     // `select` is `select_only`: the columns of [`mapping::ItemRow`] and any the caller added.
-    let select = select.columns(mapping::ITEM_ROW_COLUMNS).column_as(cover_column(backend, household), "cover");
+    let select =
+        select.columns(mapping::ITEM_ROW_COLUMNS.iter().copied()).column_as(cover_column(backend, household), "cover");
     let mut statement = select.build(backend);
     if let Some((limit, offset)) = page {
         statement.sql.push_str(&format!(" LIMIT {limit} OFFSET {offset}"));
