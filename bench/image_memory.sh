@@ -25,6 +25,8 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
 root="$(cd "$here/.." && pwd)"
 uploads="${UPLOADS:-8}"
 phases="${PHASES:-intake upload thumbnail icc-upload icc-intake scan}"
@@ -72,7 +74,7 @@ echo "image_memory: worst case $(stat -c %s "$data/worst.png") bytes, 7000 x 700
 start_server() {
   local dir="$data/$1"
   local port
-  port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  port="$(free_port)"
   base="http://127.0.0.1:$port"
   export TROVE_DATA_DIR="$dir/trove" TROVE_BIND="127.0.0.1:$port"
   mkdir -p "$dir"
@@ -80,11 +82,7 @@ start_server() {
   token="$("$bin" token new --member bench)"
   "$bin" serve >"$dir/server.log" 2>&1 &
   server=$!
-  for _ in $(seq 1 300); do
-    curl -fsS "$base/health" >/dev/null 2>&1 && break
-    kill -0 "$server" 2>/dev/null || { cat "$dir/server.log"; echo "image_memory: trove did not start" >&2; exit 1; }
-    sleep 0.1
-  done
+  wait_for_trove "$base" "$server" "$dir/server.log" image_memory
   item="$(curl -fsS -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
     -d '{"name":"Bench","item_type":"tool","profile":"","condition":"good","intent":"keep"}' "$base/api/items" |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])')"

@@ -22,6 +22,8 @@ cd "$(dirname "$0")/.."
 
 ITEMS=${ITEMS:-100000}
 CONNECTIONS=${CONNECTIONS:-16}
+# shellcheck source=bench/lib.sh
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh"
 DURATION=${DURATION:-5}
 ROUNDS=${ROUNDS:-3}
 TARGET=${CARGO_TARGET_DIR:-target}
@@ -63,12 +65,7 @@ start() { # DIR PORT: Trove on the store in DIR; the default log settings of `tr
     PIDS+=($!)
 }
 wait_up() { # PORT
-    for _ in $(seq 1 300); do
-        curl -fs "http://127.0.0.1:$1/health" >/dev/null && return 0
-        sleep 0.1
-    done
-    echo "nothing answers on port $1" >&2
-    exit 1
+    wait_for_trove "http://127.0.0.1:$1" "" "$WORK/serve-$1.log" bench/run.sh
 }
 start "$WORK/demo" 18081
 start "$WORK/big" 18082

@@ -13,6 +13,8 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
 root="$(cd "$here/.." && pwd)"
 clients="${CLIENTS:-256}"
 seconds="${SECONDS_OF_FLOOD:-10}"
@@ -36,7 +38,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+port="$(free_port)"
 unset MODEL_API_KEY
 export TROVE_DATA_DIR="$data/trove" TROVE_BIND="127.0.0.1:$port" RUST_LOG="${RUST_LOG:-warn}"
 export TROVE_TRUSTED_PROXIES="127.0.0.1"
@@ -46,11 +48,7 @@ if [ -n "${DATABASE_URL:-}" ]; then backend="PostgreSQL"; fi
 token="$("$bin" token new --member bench)"
 "$bin" serve >"$data/server.log" 2>&1 &
 server=$!
-for _ in $(seq 1 300); do
-  curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
-  kill -0 "$server" 2>/dev/null || { cat "$data/server.log"; echo "signin_flood: trove did not start" >&2; exit 1; }
-  sleep 0.1
-done
+wait_for_trove "http://127.0.0.1:$port" "$server" "$data/server.log" signin_flood
 idle_kb="$(awk '/^VmRSS/ {print $2}' "/proc/$server/status")"
 
 set +e
