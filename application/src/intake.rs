@@ -19,7 +19,7 @@ use trove_domain::matching::{self, Match, MatchIndex, Probe};
 use trove_domain::reading::{self, Candidate, ImageFormat};
 use trove_domain::spend::CallKind;
 
-/// Largest label photo read, in bytes (20 MB).
+/// Largest photo read, in bytes (20 MB): a label photo, a photo of several items, a label to scan.
 pub const IMAGE_MAX: usize = 20 * 1024 * 1024;
 /// Largest voice note read, in bytes (the transcription endpoint's own limit is 32 MB).
 pub const AUDIO_MAX: usize = 32 * 1024 * 1024;

@@ -9,12 +9,10 @@ use poem_openapi::param::Query;
 use poem_openapi::payload::{Binary, Json};
 use poem_openapi::types::multipart::Upload;
 use poem_openapi::{ApiResponse, Enum, Multipart, Object, OpenApi, Tags};
+use trove_application::intake::IMAGE_MAX;
 use trove_application::ports::LabelLayout;
 use trove_domain::label::LabelTarget;
 use trove_domain::{ItemId, PlaceId};
-
-/// The largest photo a scan takes, in bytes (20 MiB).
-pub const SCAN_MAX: usize = 20 * 1024 * 1024;
 
 #[derive(Tags)]
 enum Tag {
@@ -124,8 +122,8 @@ impl LabelsApi {
     /// this Trove (another server's link, or no link) or names another household's object.
     #[oai(path = "/scan", method = "post")]
     async fn scan(&self, Member(h): Member, body: ScanUpload) -> ApiResult<Json<ScanAnswer>> {
-        if body.image.size() > SCAN_MAX {
-            return Err(ApiError::too_large("image", SCAN_MAX).into());
+        if body.image.size() > IMAGE_MAX {
+            return Err(ApiError::too_large("image", IMAGE_MAX).into());
         }
         let bytes = body
             .image

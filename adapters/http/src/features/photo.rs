@@ -9,12 +9,10 @@ use poem_openapi::param::Query;
 use poem_openapi::payload::Json;
 use poem_openapi::types::multipart::Upload;
 use poem_openapi::{Multipart, Object, OpenApi, Tags};
+use trove_application::intake::IMAGE_MAX;
 use trove_application::photo::MeasuredPhoto;
 use trove_domain::measure::{Reference, Region};
 use trove_domain::media::Medium;
-
-/// The largest photo accepted, in bytes (20 MiB).
-pub const PHOTO_MAX: usize = 20 * 1024 * 1024;
 
 #[derive(Tags)]
 enum Tag {
@@ -142,8 +140,8 @@ impl PhotoApi {
             (None, None) => reference_of(query_mm.0, query_kind.0.as_deref())?,
             (mm, kind) => reference_of(mm, kind)?,
         };
-        if body.image.size() > PHOTO_MAX {
-            return Err(ApiError::too_large("image", PHOTO_MAX).into());
+        if body.image.size() > IMAGE_MAX {
+            return Err(ApiError::too_large("image", IMAGE_MAX).into());
         }
         let bytes = body
             .image
