@@ -1057,6 +1057,25 @@ test("intake: a candidate merges into the item it matches", async (t) => {
   }
 });
 
+/** A 640 x 420 PNG of dark rectangles (`[x, y, w, h]`) on a light background, drawn in the page. */
+async function drawnItems(rects) {
+  const dataUrl = await page.evaluate((rects) => {
+    const c = document.createElement("canvas");
+    c.width = 640;
+    c.height = 420;
+    const g = c.getContext("2d");
+    g.fillStyle = "#f2f2f2";
+    g.fillRect(0, 0, 640, 420);
+    g.fillStyle = "#202020";
+    for (const [x, y, w, h] of rects) g.fillRect(x, y, w, h);
+    return c.toDataURL("image/png");
+  }, rects);
+  return Buffer.from(dataUrl.split(",")[1], "base64");
+}
+
+/** A card (85.6 x 54 mm at 2 px/mm) and two boxes, the first row of two and a second row of one. */
+const CARD_AND_TWO = [[60, 60, 171, 108], [320, 80, 200, 90], [120, 250, 120, 120]];
+
 test("intake: a photo of several items shows its regions over the picture, in mm", async (t) => {
   const restore = await realOrStub(t, "/intake/photo", () => ({
     image: { width: 640, height: 420 },
@@ -1068,21 +1087,9 @@ test("intake: a photo of several items shows its regions over the picture, in mm
   }));
   try {
     await open("#/intake", "Intake");
-    // A plain light background with three dark objects, drawn in the page and uploaded as a PNG.
-    const dataUrl = await page.evaluate(() => {
-      const c = document.createElement("canvas");
-      c.width = 640;
-      c.height = 420;
-      const g = c.getContext("2d");
-      g.fillStyle = "#f2f2f2";
-      g.fillRect(0, 0, 640, 420);
-      g.fillStyle = "#202020";
-      g.fillRect(60, 60, 171, 108); // a card, 85.6 x 54 mm at 2 px/mm
-      g.fillRect(320, 80, 200, 90);
-      g.fillRect(120, 250, 120, 120);
-      return c.toDataURL("image/png");
-    });
-    const buffer = Buffer.from(dataUrl.split(",")[1], "base64");
+    // A plain light background with three dark objects, drawn in the page and uploaded as a PNG; the first is a
+    // card, 85.6 x 54 mm at 2 px/mm.
+    const buffer = await drawnItems(CARD_AND_TWO);
     await page.getByLabel("Photo of several items on a plain background").setInputFiles({ name: "items.png", mimeType: "image/png", buffer });
     await page.getByLabel("Reference of known size").selectOption("card");
     await page.getByRole("button", { name: "Find the items" }).click();
@@ -1427,22 +1434,6 @@ test("media: a photo added on an item page shows in its gallery, opens full size
   }
 });
 
-/** A 640 x 420 PNG of dark rectangles (`[x, y, w, h]`) on a light background, drawn in the page. */
-async function drawnItems(rects) {
-  const dataUrl = await page.evaluate((rects) => {
-    const c = document.createElement("canvas");
-    c.width = 640;
-    c.height = 420;
-    const g = c.getContext("2d");
-    g.fillStyle = "#f2f2f2";
-    g.fillRect(0, 0, 640, 420);
-    g.fillStyle = "#202020";
-    for (const [x, y, w, h] of rects) g.fillRect(x, y, w, h);
-    return c.toDataURL("image/png");
-  }, rects);
-  return Buffer.from(dataUrl.split(",")[1], "base64");
-}
-
 test("intake: a credit card that is not in the photo is said so and no size is guessed; one wrongly taken can be refused", async () => {
   await open("#/intake", "Intake");
   const find = async (rects) => {
@@ -1466,7 +1457,7 @@ test("intake: a credit card that is not in the photo is said so and no size is g
   assert.equal(await page.getByRole("button", { name: "It is not the credit card" }).count(), 0);
 
   // A card-shaped region taken for the card, refused: it becomes an item to save, and no region keeps a size.
-  await find([[60, 60, 171, 108], [320, 80, 200, 90], [120, 250, 120, 120]]);
+  await find(CARD_AND_TWO);
   assert.equal(await page.locator("form.region-item").count(), 2);
   await page.getByRole("button", { name: "It is not the credit card" }).click();
   await page.locator(".regions figcaption .message.error").getByText("No credit card in the photo, as you said").waitFor();
@@ -1478,20 +1469,7 @@ test("intake: a credit card that is not in the photo is said so and no size is g
 
 test("media: a region of a multi-item photo saved as an item keeps its crop in the item's gallery", async () => {
   await open("#/intake", "Intake");
-  const dataUrl = await page.evaluate(() => {
-    const c = document.createElement("canvas");
-    c.width = 640;
-    c.height = 420;
-    const g = c.getContext("2d");
-    g.fillStyle = "#f2f2f2";
-    g.fillRect(0, 0, 640, 420);
-    g.fillStyle = "#202020";
-    g.fillRect(60, 60, 171, 108); // a card, 85.6 x 54 mm at 2 px/mm
-    g.fillRect(320, 80, 200, 90);
-    g.fillRect(120, 250, 120, 120);
-    return c.toDataURL("image/png");
-  });
-  await page.getByLabel("Photo of several items on a plain background").setInputFiles({ name: "items.png", mimeType: "image/png", buffer: Buffer.from(dataUrl.split(",")[1], "base64") });
+  await page.getByLabel("Photo of several items on a plain background").setInputFiles({ name: "items.png", mimeType: "image/png", buffer: await drawnItems(CARD_AND_TWO) });
   await page.getByLabel("Reference of known size").selectOption("card");
   const [answered] = await Promise.all([
     page.waitForResponse((r) => new URL(r.url()).pathname === "/api/intake/photo" && r.request().method() === "POST"),
