@@ -99,8 +99,8 @@ function requestInit(method, headers, body) {
 export async function api(path, { method = "GET", body = undefined, accept = "application/json", headers = {} } = {}) {
   const response = await send(path, requestInit(method, { Accept: accept, ...headers }, body));
   if (!response.ok) throw await refusal(response);
-  // A write may rename an item: the names kept for links are read again when next shown.
-  if (method !== "GET") names.clear();
+  // A write may rename an item or add a template: what the page keeps from reads is read again when next shown.
+  if (method !== "GET") for (const forget of forgetters) forget();
   const type = response.headers.get("content-type") || "";
   if (type.includes("json")) return response.json();
   return response.text();
@@ -227,7 +227,20 @@ export function query(params) {
   return s ? `?${s}` : "";
 }
 
+/** What the page keeps from reads, each forgotten after any write ([`keptUntilWrite`]). */
+const forgetters = [];
+
+/**
+ * Registers `forget`, called after every write the page makes, so a module's cache of reads never outlives a
+ * change that makes it stale.
+ * @param {() => void} forget
+ */
+export function keptUntilWrite(forget) {
+  forgetters.push(forget);
+}
+
 const names = new Map();
+keptUntilWrite(() => names.clear());
 
 /** An item's name by id, fetched once and cached (for allocations, matches, components). */
 export async function itemName(id) {

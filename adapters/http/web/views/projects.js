@@ -2,10 +2,12 @@
 // Projects: "what can I build?", the proposals with their allocations, what is missing and what the rules dropped;
 // accept, build, drop.
 
-import { api, apiEvents, capabilities } from "../api.js";
+import { api, apiEvents, capabilities, keptUntilWrite } from "../api.js";
 import { h, field, human, badge, date, flash, showError, withProgress, section, itemLink, usd } from "../ui.js";
 
+/** The templates by id, read once and again after any write (a template added). */
 let templates = null;
+keptUntilWrite(() => (templates = null));
 
 async function templateLabels() {
   if (!templates) {
