@@ -70,7 +70,7 @@ fn check_intent(item: &Item, wanted: Intent) -> Result<(), ListingError> {
 /// #     intent: Intent::Sell, availability: Availability::Available, project: None, gone: None,
 /// #     measurements: vec![], faults: vec![], tests_done: vec![], accessories: vec![], components: vec![],
 /// #     quantity: 1, min_quantity: None, units_held: 0, tags: Tags::default(), details: Details::default(),
-/// #     location: None, place_id: None, cover: None, created_at: at, updated_at: at, version: 1 };
+/// #     place_path: None, place_id: None, cover: None, created_at: at, updated_at: at, version: 1 };
 /// item.intent = trove_domain::item::Intent::Keep;
 /// assert_eq!(draft(&item, None).unwrap_err().to_string(), "item 7 is meant to keep, not sell");
 /// ```
@@ -231,7 +231,7 @@ fn severity_rank(s: Severity) -> u8 {
 /// #     intent: Intent::Sell, availability: Availability::Available, project: None, gone: None,
 /// #     measurements: vec![], faults: vec![], tests_done: vec![], accessories: vec![], components: vec![],
 /// #     quantity: 1, min_quantity: None, units_held: 0, tags: Tags::default(), details: Details::default(),
-/// #     location: None, place_id: None, cover: None, created_at: at, updated_at: at, version: 1 };
+/// #     place_path: None, place_id: None, cover: None, created_at: at, updated_at: at, version: 1 };
 /// item.intent = trove_domain::item::Intent::Give;
 /// let text = share_text(&item, Some("Leeds")).unwrap();
 /// assert!(text.starts_with("Free to a good home: Anker PowerCore 10000."));
