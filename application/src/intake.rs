@@ -9,7 +9,7 @@ use crate::metered::{Metered, RunSpend};
 use crate::ports::model::{Capability, InputItem, ModelRequest};
 use crate::ports::{Clock, InventoryRepo, ModelImages, VisionError};
 use crate::recorder::Actor;
-use crate::stamped::StampedCache;
+use crate::revision_cache::RevisionCache;
 use crate::{Error, Refusal};
 use base64::Engine as _;
 use std::sync::Arc;
@@ -50,7 +50,7 @@ pub struct Intake {
     items: Arc<dyn InventoryRepo>,
     clock: Arc<dyn Clock>,
     /// The household's match index, rebuilt only when the inventory changed.
-    indexes: Arc<StampedCache<MatchIndex>>,
+    indexes: Arc<RevisionCache<MatchIndex>>,
     /// Checks a label photo and downscales it to what the model needs, before anything is sent (CPU work).
     images: Arc<dyn ModelImages>,
     /// The limit of concurrent CPU-heavy jobs, shared with the other use cases.

@@ -29,8 +29,8 @@ pub mod progress;
 pub mod projects;
 pub mod propose;
 pub mod recorder;
+pub mod revision_cache;
 pub mod spend_report;
-pub mod stamped;
 pub mod tools;
 
 pub use error::{Conflict, Error, Forbidden, Refusal, RepoError, StorageFault};

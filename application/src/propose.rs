@@ -13,7 +13,7 @@ use crate::ports::model::{InputItem, ModelRequest, ModelResponse, OutputView};
 use crate::ports::{InventoryRepo, ProjectRepo, TemplateRepo};
 use crate::progress::{Progress, ProgressSink, Unwatched};
 use crate::recorder::{Actor, Recorder};
-use crate::stamped::StampedCache;
+use crate::revision_cache::RevisionCache;
 use crate::tools;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -68,7 +68,7 @@ pub struct ProposeProjects {
     projects: Arc<dyn ProjectRepo>,
     /// The `list_inventory` output per household, rebuilt only when the inventory changed: reading and
     /// formatting every item is most of a step's cost, and owners ask again and again.
-    listings: Arc<StampedCache<String>>,
+    listings: Arc<RevisionCache<String>>,
     /// Where each project written is recorded (`create`) with who asked.
     recorder: Recorder,
 }

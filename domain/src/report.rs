@@ -27,8 +27,7 @@ pub struct CurrentValue {
     pub source: ValueSource,
 }
 
-/// The current value of `item` from its latest price report (`latest`, of this item): its estimate's typical
-/// price; `None` without a report or when the latest found too little evidence (an older estimate is out of date
+/// An item's current value from its latest price report (`latest`): its estimate's typical price; `None` without a report or when the latest found too little evidence (an older estimate is out of date
 /// once a newer search found nothing to go by).
 pub fn current_value(latest: Option<&PriceReport>) -> Option<CurrentValue> {
     let report = latest?;

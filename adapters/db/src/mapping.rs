@@ -143,7 +143,7 @@ pub(crate) fn item(m: items::Model) -> anyhow::Result<Item> {
     item_row(m.into())
 }
 
-/// An item's columns as the domain's item; its `location` is left for the repository to fill from the paths of
+/// An item's columns as the domain's item; its `place_path` is left for the repository to fill from the paths of
 /// places, which it reads for many items at once.
 pub(crate) fn item_row(m: ItemRow) -> anyhow::Result<Item> {
     item_cols(m.lent())

@@ -33,7 +33,7 @@ use trove_application::ports::model::{
 };
 use trove_application::ports::{InventoryRepo, TemplateRepo};
 use trove_application::propose::MAX_STEPS;
-use trove_application::stamped::StampedCache;
+use trove_application::revision_cache::RevisionCache;
 use trove_application::tools::{ITEM_DETAILS, LIST_INVENTORY, TEMPLATE_CATALOG};
 use trove_domain::allocation::{self, SpareItem, Stock};
 use trove_domain::item::{Item, ItemLine};
@@ -60,7 +60,7 @@ pub struct LocalPlanner {
     /// measurements, no profile kept), read again only when the household's item revision moved: reading every item is
     /// most of a proposal's cost, a run plans at two or three steps, and owners ask again and again. Lines, not
     /// whole items, so that 100,000 items stay a few tens of MB.
-    spare: Arc<StampedCache<Vec<ItemLine>>>,
+    spare: Arc<RevisionCache<Vec<ItemLine>>>,
 }
 
 impl fmt::Debug for LocalPlanner {

@@ -233,15 +233,7 @@ impl Store {
         let more = rows.len() > query.limit as usize;
         rows.truncate(query.limit as usize);
         let mut items = mapping::item_results(&rows)?;
-        let (mut places, missing) = self.counts.paths(household.0, revision, items.iter().filter_map(|i| i.place_id));
-        if !missing.is_empty() {
-            let read = load_paths(&self.db, household, &missing).await?;
-            self.counts.put_paths(household.0, revision, &read);
-            places.extend(read);
-        }
-        for item in &mut items {
-            item.place_path = item.place_id.and_then(|p| places.get(&p)).cloned();
-        }
+        place_paths(&self.db, household, &mut items, Some((&self.counts, revision))).await?;
         Ok(ItemPage { items, total, more })
     }
 }

@@ -31,7 +31,7 @@ use trove_domain::history::{Event, ObjectKind, Recording, medium_fields};
 use trove_domain::item::{Item, ItemLine, ItemType, NewItem};
 use trove_domain::media::MediaKind;
 use trove_domain::people::EventId;
-use trove_domain::place::{self, Place, PlacePath};
+use trove_domain::place::{self, Place};
 use trove_domain::{HouseholdId, ItemId, PlaceId, Timestamp};
 /// Lines read per query by `InventoryRepo::lines`.
 const LINES_PAGE: usize = 5_000;
@@ -119,34 +119,48 @@ fn full_changes(item: &Item, place_text: &str) -> anyhow::Result<items::ActiveMo
     })
 }
 
-/// Sets the `location` of each item to its place's path, read for all of them in one query; answers the paths.
-/// Sets each item's `cover` too (`media::fill_covers`).
-async fn with_locations<C: ConnectionTrait>(
+/// Sets each item's `place_path`, the paths read for all of them in one query, and its `cover`
+/// (`media::fill_covers`).
+async fn with_places<C: ConnectionTrait>(db: &C, household: HouseholdId, items: &mut [Item]) -> anyhow::Result<()> {
+    crate::repo::media::fill_covers(db, household, items).await?;
+    place_paths(db, household, items, None).await
+}
+
+/// Sets each item's `place_path`: from the paths `kept` at `revision` (the household's item revision read with the
+/// items), the others read in one query (and kept, with `kept`).
+async fn place_paths<C: ConnectionTrait>(
     db: &C,
     household: HouseholdId,
     items: &mut [Item],
-) -> anyhow::Result<HashMap<PlaceId, PlacePath>> {
-    crate::repo::media::fill_covers(db, household, items).await?;
-    let ids: Vec<PlaceId> = items.iter().filter_map(|i| i.place_id).collect();
-    if ids.is_empty() {
-        return Ok(HashMap::new());
+    kept: Option<(&CountCache, i64)>,
+) -> anyhow::Result<()> {
+    let ids = items.iter().filter_map(|i| i.place_id);
+    let (mut paths, missing) = match kept {
+        Some((kept, revision)) => kept.paths(household.0, revision, ids),
+        None => (HashMap::new(), ids.collect()),
+    };
+    if !missing.is_empty() {
+        let read = load_paths(db, household, &missing).await?;
+        if let Some((kept, revision)) = kept {
+            kept.put_paths(household.0, revision, &read);
+        }
+        paths.extend(read);
     }
-    let paths = load_paths(db, household, &ids).await?;
-    for item in items.iter_mut() {
+    for item in items {
         item.place_path = item.place_id.and_then(|p| paths.get(&p)).cloned();
     }
-    Ok(paths)
+    Ok(())
 }
 
-/// Item rows as items with their locations.
+/// Item rows as items with their places and covers.
 async fn read_items<C: ConnectionTrait>(
     db: &C,
     household: HouseholdId,
     rows: Vec<items::Model>,
-) -> anyhow::Result<(Vec<Item>, HashMap<PlaceId, PlacePath>)> {
+) -> anyhow::Result<Vec<Item>> {
     let mut items = mapping::item_list(rows)?;
-    let paths = with_locations(db, household, &mut items).await?;
-    Ok((items, paths))
+    with_places(db, household, &mut items).await?;
+    Ok(items)
 }
 
 /// The first photo of each item read (`media::fill_covers`' rule), as the column `cover` of the same statement.
@@ -199,20 +213,9 @@ async fn find_item<C: ConnectionTrait>(
     let rows = db.query_all_raw(statement).await.with_context(|| format!("read item {id}"))?;
     let Some(row) = rows.first() else { return Ok(None) };
     let revision: i64 = row.try_get("", "revision").with_context(|| format!("read item {id}"))?;
-    let mut item = mapping::item_result(row)?;
-    let Some(place) = item.place_id else { return Ok(Some(item)) };
-    let (mut paths, missing) = match kept {
-        Some(kept) => kept.paths(household.0, revision, [place]),
-        None => (HashMap::new(), vec![place]),
-    };
-    if !missing.is_empty() {
-        let read = load_paths(db, household, &missing).await?;
-        if let Some(kept) = kept {
-            kept.put_paths(household.0, revision, &read);
-        }
-        paths.extend(read);
-    }
-    item.place_path = paths.remove(&place);
+    let mut item = [mapping::item_result(row)?];
+    place_paths(db, household, &mut item, kept.map(|k| (k, revision))).await?;
+    let [item] = item;
     Ok(Some(item))
 }
 
@@ -408,7 +411,7 @@ impl InventoryRepo for Store {
         }
         let mut items = vec![mapping::item(row)?];
         if placed || !item.media_ids.is_empty() {
-            with_locations(&txn, household, &mut items).await?;
+            with_places(&txn, household, &mut items).await?;
         }
         // The item's event, then the media it took (pending, recorded by no one until now), then the places made
         // for its location.
@@ -510,7 +513,7 @@ impl InventoryRepo for Store {
 
     async fn get_many(&self, household: HouseholdId, ids: &[ItemId]) -> Result<Vec<Item>, RepoError> {
         let mut items = item_rows_by_id(&self.db, household, ids, false).await?;
-        with_locations(&self.db, household, &mut items).await?;
+        with_places(&self.db, household, &mut items).await?;
         Ok(items)
     }
 
@@ -605,7 +608,7 @@ impl InventoryRepo for Store {
             .all(&self.db)
             .await
             .context("read present items")?;
-        Ok(read_items(&self.db, household, rows).await?.0)
+        Ok(read_items(&self.db, household, rows).await?)
     }
 
     async fn lines(&self, household: HouseholdId) -> Result<Vec<ItemLine>, RepoError> {

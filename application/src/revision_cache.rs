@@ -14,24 +14,24 @@ use trove_domain::HouseholdId;
 const HOUSEHOLDS: usize = 32;
 
 /// The cache.
-pub struct StampedCache<T> {
+pub struct RevisionCache<T> {
     entries: Mutex<HashMap<HouseholdId, (i64, Arc<T>)>>,
 }
 
-impl<T> Default for StampedCache<T> {
+impl<T> Default for RevisionCache<T> {
     fn default() -> Self {
         Self { entries: Mutex::new(HashMap::new()) }
     }
 }
 
-impl<T> std::fmt::Debug for StampedCache<T> {
+impl<T> std::fmt::Debug for RevisionCache<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let n = self.entries.lock().map(|e| e.len()).unwrap_or_default();
-        f.debug_struct("StampedCache").field("households", &n).finish()
+        f.debug_struct("RevisionCache").field("households", &n).finish()
     }
 }
 
-impl<T> StampedCache<T> {
+impl<T> RevisionCache<T> {
     /// The household's value: the cached one while the household's item revision is unchanged, else `build()`'s.
     ///
     /// # Errors
@@ -76,7 +76,7 @@ mod tests {
         let revisions = Mutex::new(vec![8, 7, 7]);
         let mut items = MockInventoryRepo::new();
         items.expect_revision().times(3).returning(move |_| Ok(revisions.lock().unwrap().pop().unwrap()));
-        let cache = StampedCache::<u32>::default();
+        let cache = RevisionCache::<u32>::default();
         let builds = AtomicU32::new(0);
         let mut got = Vec::new();
         for _ in 0..3 {
@@ -94,7 +94,7 @@ mod tests {
     async fn households_are_kept_apart() {
         let mut items = MockInventoryRepo::new();
         items.expect_revision().returning(|_| Ok(1));
-        let cache = StampedCache::<i64>::default();
+        let cache = RevisionCache::<i64>::default();
         for h in [1, 2, 1, 2] {
             let v = cache.get(&items, HouseholdId(h), || async move { Ok(h * 100) }).await.unwrap();
             assert_eq!(*v, h * 100);
