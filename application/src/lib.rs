@@ -32,5 +32,6 @@ pub mod recorder;
 pub mod revision_cache;
 pub mod spend_report;
 pub mod tools;
+pub mod value;
 
 pub use error::{Conflict, Error, Forbidden, Refusal, RepoError, StorageFault};

@@ -167,6 +167,20 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
     );
     // One `Auth` for passwords and passkeys, so failures of both count toward one throttle.
     let auth = Auth::new(&people);
+    let value = trove_application::value::Valuation::new(
+        trove_application::value::ValuationPorts {
+            items: items.clone(),
+            places: places.clone(),
+            prices: prices.clone(),
+            media_rows: store.clone(),
+            members: store.clone(),
+            printer: Arc::new(trove_labels::PdfValueReport),
+            sheet: Arc::new(trove_csv::CsvValueSheet),
+            clock: clock.clone(),
+        },
+        media.clone(),
+        jobs.clone(),
+    );
 
     let services = Services {
         inventory,
@@ -192,6 +206,7 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         clock,
         photos: Photos::new(Arc::new(trove_vision::Segmenter::new()), jobs),
         media,
+        value,
     };
     Ok(App { store, services, model_name, token_checks })
 }

@@ -109,18 +109,31 @@ impl Money {
     }
 }
 
-impl fmt::Display for Money {
-    /// "GBP 45.99", "JPY 4500".
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Money {
+    /// The amount in major units, without the currency: "45.99", "4500" (JPY), "-3.50".
+    ///
+    /// ```
+    /// use trove_domain::money::{Currency, Money};
+    /// assert_eq!(Money { minor: -350, currency: Currency::new("EUR").unwrap() }.amount(), "-3.50");
+    /// assert_eq!(Money { minor: 4500, currency: Currency::new("JPY").unwrap() }.amount(), "4500");
+    /// ```
+    pub fn amount(&self) -> String {
         let per = self.currency.minor_per_major();
         let d = self.currency.decimals() as usize;
         if d == 0 {
-            write!(f, "{} {}", self.currency, self.minor)
+            self.minor.to_string()
         } else {
             let sign = if self.minor < 0 { "-" } else { "" };
             let abs = self.minor.unsigned_abs();
-            write!(f, "{} {sign}{}.{:0d$}", self.currency, abs / per as u64, abs % per as u64)
+            format!("{sign}{}.{:0d$}", abs / per as u64, abs % per as u64)
         }
+    }
+}
+
+impl fmt::Display for Money {
+    /// "GBP 45.99", "JPY 4500".
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.currency, self.amount())
     }
 }
 

@@ -52,6 +52,21 @@ pub struct PriceReport {
     /// `None`: too little evidence.
     pub estimate: Option<Estimate>,
     pub searches: u32,
+    /// Whether the estimate comes from a search or was set by hand (a report stored before hand values is a
+    /// search's).
+    #[serde(default)]
+    pub source: PriceSource,
+}
+
+/// Where a price report's estimate comes from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PriceSource {
+    /// A web search's comparables, grounded by the rules.
+    #[default]
+    Search,
+    /// A person's own figure (a valuation, a replacement quote): one value, no comparables.
+    Hand,
 }
 
 /// The reason a comparable whose page the search never showed is dropped (the grounding rule).
@@ -578,7 +593,30 @@ pub fn price_report(
 ) -> PriceReport {
     let (comparables, dropped) = ground(answer, pages);
     let estimate = estimate(item.condition, &comparables, preferred_currency);
-    PriceReport { item_id: item.id, at, comparables, dropped, estimate, searches }
+    PriceReport { item_id: item.id, at, comparables, dropped, estimate, searches, source: PriceSource::Search }
+}
+
+/// A value set by hand: what one unit of the item is worth, as of `at`, kept in its price history like an estimate
+/// (its low, typical and high are the one figure). A gone item may be valued too: a stolen one is what an insurer
+/// is asked to pay for.
+///
+/// ```
+/// use trove_domain::money::{Currency, Money};
+/// use trove_domain::pricing::{PriceSource, hand_value};
+/// let value = Money { minor: 8_000, currency: Currency::new("EUR").unwrap() };
+/// let report = hand_value(trove_domain::ItemId(1), chrono::Utc::now(), value);
+/// assert_eq!((report.source, report.estimate.unwrap().typical), (PriceSource::Hand, 8_000));
+/// ```
+pub fn hand_value(item: ItemId, at: Timestamp, each: Money) -> PriceReport {
+    PriceReport {
+        item_id: item,
+        at,
+        comparables: Vec::new(),
+        dropped: Vec::new(),
+        estimate: Some(Estimate { low: each.minor, typical: each.minor, high: each.minor, currency: each.currency }),
+        searches: 0,
+        source: PriceSource::Hand,
+    }
 }
 
 #[cfg(test)]
@@ -782,6 +820,7 @@ mod tests {
             dropped: vec![DroppedComparable { url: "vbscript:x".into(), title: "t".into(), reason: "r".into() }],
             estimate: None,
             searches: 1,
+            source: PriceSource::Search,
         };
         let read = old.clone().web_urls_only();
         assert_eq!(read.comparables, vec![kept[0].clone()]);

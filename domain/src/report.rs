@@ -2,13 +2,13 @@
 //! per currency, as an insurer is sent it. The figures are never converted between currencies: each total is kept
 //! per currency.
 //!
-//! An item's current value is the typical price of its latest estimate (a price report grounded in web
-//! comparables), with when that was; an item never priced, or whose latest report found too little evidence, has
-//! none. A stock's value counts every unit it has.
+//! An item's current value is its latest price report's: the typical price of an estimate grounded in web
+//! comparables, or a value a person set by hand, with when that was; an item never priced, or whose latest
+//! search found too little evidence, has none. A stock's value counts every unit it has.
 
 use crate::item::Item;
 use crate::money::{Currency, Money};
-use crate::pricing::PriceReport;
+use crate::pricing::{PriceReport, PriceSource};
 use crate::{ItemId, Timestamp};
 use chrono::Duration;
 use std::collections::{BTreeMap, HashMap};
@@ -18,6 +18,16 @@ use std::collections::{BTreeMap, HashMap};
 pub enum ValueSource {
     /// The typical price of the latest estimate, made at this time.
     Estimate { at: Timestamp },
+    /// A value set by hand at this time.
+    Hand { at: Timestamp },
+}
+
+impl ValueSource {
+    pub fn at(self) -> Timestamp {
+        match self {
+            Self::Estimate { at } | Self::Hand { at } => at,
+        }
+    }
 }
 
 /// An item's current value per unit, and where it comes from.
@@ -27,20 +37,26 @@ pub struct CurrentValue {
     pub source: ValueSource,
 }
 
-/// An item's current value from its latest price report (`latest`): its estimate's typical price; `None` without a report or when the latest found too little evidence (an older estimate is out of date
-/// once a newer search found nothing to go by).
+/// An item's current value from its latest price report (`latest`): its estimate's typical price; `None` without
+/// a report or when the latest found too little evidence (an older estimate is out of date once a newer search
+/// found nothing to go by).
 pub fn current_value(latest: Option<&PriceReport>) -> Option<CurrentValue> {
     let report = latest?;
     let estimate = report.estimate.as_ref()?;
     Some(CurrentValue {
         each: Money { minor: estimate.typical, currency: estimate.currency },
-        source: ValueSource::Estimate { at: report.at },
+        source: match report.source {
+            PriceSource::Search => ValueSource::Estimate { at: report.at },
+            PriceSource::Hand => ValueSource::Hand { at: report.at },
+        },
     })
 }
 
-/// Whether "Refresh values" prices `item` again: it has no estimate, or its latest is older than `max_age`.
+/// Whether "Refresh values" prices an item again, from its latest report: it has no estimate, or its latest
+/// search is older than `max_age`. A value set by hand is the person's word and is never searched over.
 pub fn needs_value(latest: Option<&PriceReport>, now: Timestamp, max_age: Duration) -> bool {
     match latest {
+        Some(r) if r.source == PriceSource::Hand => false,
         Some(r) if r.estimate.is_some() => now - r.at > max_age,
         _ => true,
     }
@@ -65,6 +81,8 @@ pub struct ValueLine {
 /// Sums per currency: paid and current.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Sums {
+    /// The items counted (lines, not units).
+    pub items: u64,
     pub paid: BTreeMap<Currency, i64>,
     pub current: BTreeMap<Currency, i64>,
     /// Items without a current value.
@@ -73,6 +91,7 @@ pub struct Sums {
 
 impl Sums {
     fn add(&mut self, line: &ValueLine) {
+        self.items += 1;
         if let Some(p) = line.paid {
             *self.paid.entry(p.currency).or_default() += p.minor;
         }
@@ -152,6 +171,7 @@ mod tests {
                 currency,
             }),
             searches: 1,
+            source: PriceSource::Search,
         }
     }
 
@@ -200,7 +220,7 @@ mod tests {
         // Never converted: a total per currency.
         assert_eq!(r.total.current, BTreeMap::from([(eur(), 7_400), (gbp(), 2_000)]));
         assert_eq!(r.total.paid, BTreeMap::from([(eur(), 12_999)]));
-        assert_eq!(r.total.unvalued, 1);
+        assert_eq!((r.total.unvalued, r.total.items), (1, 5));
         let garage = &r.by_room[&Some("Garage".to_owned())];
         assert_eq!(garage.current, BTreeMap::from([(eur(), 7_400)]), "the shelf is in the garage");
         assert_eq!(r.by_room[&None].unvalued, 1);
@@ -216,5 +236,17 @@ mod tests {
         assert!(needs_value(Some(&report(1, 19, None)), now, week), "no estimate");
         assert!(!needs_value(Some(&report(1, 19, Some((100, eur())))), now, week));
         assert!(needs_value(Some(&report(1, 10, Some((100, eur())))), now, week), "ten days old");
+        let by_hand = crate::pricing::hand_value(ItemId(1), at(1), Money { minor: 100, currency: eur() });
+        assert!(!needs_value(Some(&by_hand), now, week), "a value set by hand is kept");
+    }
+
+    #[test]
+    fn a_value_set_by_hand_is_the_current_value_until_a_newer_report() {
+        let by_hand = crate::pricing::hand_value(ItemId(1), at(5), Money { minor: 9_000, currency: eur() });
+        let v = current_value(Some(&by_hand)).unwrap();
+        assert_eq!((v.each.minor, v.source), (9_000, ValueSource::Hand { at: at(5) }));
+        assert_eq!(v.source.at(), at(5));
+        let searched = report(1, 6, Some((7_000, eur())));
+        assert_eq!(current_value(Some(&searched)).unwrap().source, ValueSource::Estimate { at: at(6) });
     }
 }

@@ -136,6 +136,10 @@ impl TestApp {
             .await
     }
 
+    pub async fn put(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        self.send(self.client.put(self.url(path)).bearer_auth(&self.token).json(&body)).await
+    }
+
     pub async fn patch(&self, path: &str, body: Value) -> (StatusCode, Value) {
         self.send(self.client.patch(self.url(path)).bearer_auth(&self.token).json(&body)).await
     }

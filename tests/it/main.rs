@@ -27,3 +27,4 @@ mod sign_in;
 mod stock;
 mod storage;
 mod templates;
+mod value;

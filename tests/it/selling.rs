@@ -336,6 +336,7 @@ async fn only_web_urls_are_kept_in_a_report_and_its_history(db: Db) {
         dropped: vec![DroppedComparable { url: "javascript:alert(1)".into(), title: "t".into(), reason: "r".into() }],
         estimate: None,
         searches: 1,
+        source: trove_domain::pricing::PriceSource::Search,
     };
     let kept = trove_domain::pricing::Comparable {
         title: "Sneaky".into(),

@@ -33,6 +33,9 @@
 //! no currency, and none is guessed); the import reference is `HB.import_ref`, else `hb-asset:<HB.asset_id>`. Archived and sold rows
 //! are history and are skipped.
 
+mod value;
+pub use value::{CsvValueSheet, VALUE_COLUMNS, write_value};
+
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet, HashMap};

@@ -97,6 +97,12 @@ async fn media_round_trip_and_list_oldest_first(ctx: Ctx) {
     let pending = MediaRepo::insert(s, h, photo(None, 3), &rec(day(4))).await.unwrap();
     assert_eq!(pending.item_id, None);
     assert_eq!(s.of_item(h, drill.id).await.unwrap().len(), 2);
+    // The media on the household's items: not the pending one, nor another household's.
+    let on_saw = MediaRepo::insert(s, h, photo(Some(saw.id), 4), &rec(day(5))).await.unwrap();
+    let other = household(s, "other").await;
+    let theirs = add(s, other, "drill").await;
+    MediaRepo::insert(s, other, photo(Some(theirs.id), 5), &rec(day(5))).await.unwrap();
+    assert_eq!(s.on_items(h).await.unwrap(), vec![first, second, on_saw]);
 }
 
 async fn households_never_see_each_others_media(ctx: Ctx) {

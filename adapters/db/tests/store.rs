@@ -899,6 +899,7 @@ fn report(item: ItemId, at: Timestamp, typical: i64) -> PriceReport {
         }],
         estimate: Some(Estimate { low: typical - 500, typical, high: typical + 500, currency: gbp }),
         searches: 3,
+        source: trove_domain::pricing::PriceSource::Search,
     }
 }
 
@@ -915,6 +916,19 @@ async fn price_history_is_newest_first(ctx: Ctx) {
     assert_eq!(s.history(h, item.id).await.unwrap(), vec![reports[1].clone(), reports[2].clone(), reports[0].clone()]);
     assert_eq!(s.history(h, other.id).await.unwrap().len(), 1);
     assert!(s.history(h, ItemId(123_456)).await.unwrap().is_empty());
+
+    // The latest of each item: the newest by time, a same-time report kept later winning; another household's
+    // are not among them.
+    let same_time = report(other.id, day(9), 1100);
+    s.add(h, &same_time).await.unwrap();
+    let elsewhere = household(s, "elsewhere").await;
+    let theirs = add(s, elsewhere, "Pi 5").await;
+    s.add(elsewhere, &report(theirs.id, day(1), 9000)).await.unwrap();
+    let latest = s.latest(h).await.unwrap();
+    assert_eq!(latest.len(), 2);
+    assert_eq!(latest[&item.id], reports[1]);
+    assert_eq!(latest[&other.id], same_time);
+    assert_eq!(s.latest(elsewhere).await.unwrap().keys().copied().collect::<Vec<_>>(), vec![theirs.id]);
 }
 
 fn imported(name: &str, reference: Option<&str>) -> NewItem {

@@ -20,6 +20,7 @@ use trove_application::price::Selling;
 use trove_application::projects::Projects;
 use trove_application::propose::ProposeProjects;
 use trove_application::spend_report::Spend;
+use trove_application::value::Valuation;
 
 /// The use cases the API serves, built by the composition root.
 #[derive(Clone)]
@@ -59,6 +60,8 @@ pub struct Services {
     pub media: Media,
     /// Who changed what, and undoing a change.
     pub history: History,
+    /// The value report, and values set by hand.
+    pub value: Valuation,
 }
 
 impl std::fmt::Debug for Services {

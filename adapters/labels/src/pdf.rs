@@ -15,8 +15,8 @@ const PADDING_MM: f32 = 2.0;
 /// Light modules drawn around the code on each side (the standard asks for 4; the label's edge and padding
 /// add to it).
 const QUIET_MODULES: usize = 2;
-const FONT: Name<'static> = Name(b"F1");
-const BOLD: Name<'static> = Name(b"F2");
+pub(crate) const FONT: Name<'static> = Name(b"F1");
+pub(crate) const BOLD: Name<'static> = Name(b"F2");
 
 /// Where labels sit on a page, in mm.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -104,7 +104,7 @@ impl LabelPrinter for PdfLabels {
     }
 }
 
-fn mm(v: f32) -> f32 {
+pub(crate) fn mm(v: f32) -> f32 {
     v * PT_PER_MM
 }
 
@@ -217,7 +217,7 @@ fn draw(content: &mut Content, label: &Label, g: &Geometry, x: f32, top: f32) ->
 }
 
 /// Writes `text` at (`x`, `y`) pt, its size lowered when it would be wider than `width` pt.
-fn show(content: &mut Content, font: Name, size: f32, x: f32, y: f32, width: f32, text: &str) {
+pub(crate) fn show(content: &mut Content, font: Name, size: f32, x: f32, y: f32, width: f32, text: &str) {
     let em = text_width(text, font == BOLD);
     let size = if em * size > width { width / em } else { size };
     content.begin_text();
@@ -267,7 +267,7 @@ const HELVETICA: [u16; 95] = [
 ];
 
 /// The width of `text` in ems; bold is taken as a tenth wider, other characters as wide as a capital.
-fn text_width(text: &str, bold: bool) -> f32 {
+pub(crate) fn text_width(text: &str, bold: bool) -> f32 {
     let thousandths: u32 = text
         .chars()
         .map(|c| match c {

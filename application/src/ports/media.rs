@@ -78,6 +78,12 @@ pub trait MediaRepo: Send + Sync {
     /// `Unexpected` only (an item that is not the household's has no media).
     async fn of_item(&self, household: HouseholdId, item: ItemId) -> Result<Vec<Medium>, RepoError>;
 
+    /// The media on the household's items (not those pending), by id.
+    ///
+    /// # Errors
+    /// `Unexpected` only.
+    async fn on_items(&self, household: HouseholdId) -> Result<Vec<Medium>, RepoError>;
+
     /// Records the thumbnail of a medium, unless one is recorded already (two requests making it at once both
     /// made the same one).
     ///

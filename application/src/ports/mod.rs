@@ -3,6 +3,7 @@
 
 pub mod access;
 pub mod clock;
+pub mod documents;
 pub mod history;
 pub mod households;
 pub mod idempotency;
@@ -23,6 +24,7 @@ pub mod vision;
 
 pub use access::{AccessChange, AccessChanges};
 pub use clock::Clock;
+pub use documents::{ValueDocument, ValuePrinter, ValueSheet, ValuedItem};
 pub use history::EventRepo;
 pub use households::HouseholdRepo;
 pub use idempotency::IdempotencyStore;

@@ -2,6 +2,7 @@
 
 use crate::RepoError;
 use async_trait::async_trait;
+use std::collections::HashMap;
 use trove_domain::pricing::PriceReport;
 use trove_domain::{HouseholdId, ItemId};
 
@@ -20,4 +21,11 @@ pub trait PriceRepo: Send + Sync {
     /// # Errors
     /// `Unexpected` only.
     async fn history(&self, household: HouseholdId, item: ItemId) -> Result<Vec<PriceReport>, RepoError>;
+
+    /// The latest report of every item of the household that has one (the newest by time, then by the order
+    /// they were kept).
+    ///
+    /// # Errors
+    /// `Unexpected` only.
+    async fn latest(&self, household: HouseholdId) -> Result<HashMap<ItemId, PriceReport>, RepoError>;
 }

@@ -216,6 +216,17 @@ impl MediaRepo for Store {
         Ok(media_list(rows)?)
     }
 
+    async fn on_items(&self, household: HouseholdId) -> Result<Vec<Medium>, RepoError> {
+        let rows = media::Entity::find()
+            .filter(media::Column::HouseholdId.eq(household.0))
+            .filter(media::Column::ItemId.is_not_null())
+            .order_by_asc(media::Column::Id)
+            .all(&self.db)
+            .await
+            .with_context(|| format!("read the media of household {household}'s items"))?;
+        Ok(media_list(rows)?)
+    }
+
     async fn set_thumb(&self, household: HouseholdId, id: MediaId, thumb: &ContentHash) -> Result<(), RepoError> {
         let written = media::Entity::update_many()
             .col_expr(media::Column::ThumbSha256, Expr::val(thumb.as_str()))

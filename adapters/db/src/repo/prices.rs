@@ -6,6 +6,7 @@ use crate::mapping::to_json;
 use anyhow::Context as _;
 use async_trait::async_trait;
 use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
+use std::collections::HashMap;
 use trove_application::RepoError;
 use trove_application::ports::PriceRepo;
 use trove_domain::pricing::PriceReport;
@@ -43,5 +44,26 @@ impl PriceRepo for Store {
                     .map_err(RepoError::from)
             })
             .collect()
+    }
+
+    async fn latest(&self, household: HouseholdId) -> Result<HashMap<ItemId, PriceReport>, RepoError> {
+        // Newest first per item; only the first row of each item is decoded.
+        let rows = price_reports::Entity::find()
+            .filter(price_reports::Column::HouseholdId.eq(household.0))
+            .order_by_asc(price_reports::Column::ItemId)
+            .order_by_desc(price_reports::Column::At)
+            .order_by_desc(price_reports::Column::Id)
+            .all(&self.db)
+            .await
+            .with_context(|| format!("read the latest price reports of household {household}"))?;
+        let mut latest = HashMap::new();
+        for r in rows {
+            if let std::collections::hash_map::Entry::Vacant(slot) = latest.entry(ItemId(r.item_id)) {
+                let report: PriceReport =
+                    serde_json::from_str(&r.report).with_context(|| format!("decode price report {}", r.id))?;
+                slot.insert(report);
+            }
+        }
+        Ok(latest)
     }
 }

@@ -20,6 +20,7 @@ pub mod projects;
 pub mod selling;
 pub mod spend;
 pub mod templates;
+pub mod value;
 
 use crate::services::Services;
 
@@ -37,8 +38,8 @@ pub type Apis = (
     photo::PhotoApi,
     media::MediaApi,
     people::PeopleApi,
-    // Tuples of route groups go up to 13: the last two make a pair.
-    (history::HistoryApi, capabilities::CapabilitiesApi),
+    // Tuples of route groups go up to 13: the last ones make a tuple of their own.
+    (history::HistoryApi, capabilities::CapabilitiesApi, value::ValueApi),
 );
 
 /// All the API's route groups.
@@ -56,6 +57,6 @@ pub fn apis(s: Services) -> Apis {
         photo::PhotoApi(s.clone()),
         media::MediaApi(s.clone()),
         people::PeopleApi(s.clone()),
-        (history::HistoryApi(s.clone()), capabilities::CapabilitiesApi(s)),
+        (history::HistoryApi(s.clone()), capabilities::CapabilitiesApi(s.clone()), value::ValueApi(s)),
     )
 }

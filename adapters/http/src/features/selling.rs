@@ -3,15 +3,15 @@
 use crate::auth::{Member, Person};
 use crate::error::{ApiError, ApiResult};
 use crate::services::Services;
-use crate::shared::{Condition, Kept, RunSpendDto};
+use crate::shared::{Condition, Kept, PriceDto, RunSpendDto};
 use crate::watched::{Watch, Watched};
 use chrono::{DateTime, Utc};
 use poem_openapi::param::{Header, Path};
 use poem_openapi::payload::Json;
-use poem_openapi::{Object, OpenApi, Tags};
+use poem_openapi::{Enum, Object, OpenApi, Tags};
 use trove_domain::ItemId;
 use trove_domain::listing::ListingDraft;
-use trove_domain::pricing::PriceReport;
+use trove_domain::pricing::{PriceReport, PriceSource};
 
 #[derive(Tags)]
 enum Tag {
@@ -59,8 +59,27 @@ pub struct PriceReportDto {
     /// `null`: too little evidence.
     pub estimate: Option<EstimateDto>,
     pub searches: u32,
+    /// `search` (grounded comparables) or `hand` (a value set by hand: one figure, no comparables).
+    pub source: PriceSourceDto,
     /// What the call cost (only in the answer to `POST .../price`).
     pub spend: Option<RunSpendDto>,
+}
+
+/// Where a price report's estimate comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
+#[oai(rename = "PriceSource", rename_all = "snake_case")]
+pub enum PriceSourceDto {
+    Search,
+    Hand,
+}
+
+impl From<PriceSource> for PriceSourceDto {
+    fn from(s: PriceSource) -> Self {
+        match s {
+            PriceSource::Search => Self::Search,
+            PriceSource::Hand => Self::Hand,
+        }
+    }
 }
 
 impl From<&PriceReport> for PriceReportDto {
@@ -93,6 +112,7 @@ impl From<&PriceReport> for PriceReportDto {
                 currency: e.currency.to_string(),
             }),
             searches: r.searches,
+            source: r.source.into(),
             spend: None,
         }
     }
@@ -174,6 +194,22 @@ impl SellingApi {
     async fn prices(&self, Member(h): Member, id: Path<i64>) -> ApiResult<Json<PriceHistory>> {
         let reports = self.0.selling.history(h, ItemId(id.0)).await.map_err(ApiError::from)?;
         Ok(Json(PriceHistory { prices: reports.iter().map(Into::into).collect() }))
+    }
+
+    /// Set what one unit of the item is worth by hand (a valuation, a replacement quote): kept in its price
+    /// history as a report with `source: hand`, it is the item's current value in the value report until a newer
+    /// report, and "Refresh values" leaves it alone. An amount below 0 or a currency that is no ISO 4217 code is
+    /// 400; another household's item is 404.
+    #[oai(path = "/items/:id/value", method = "put")]
+    async fn set_value(
+        &self,
+        Member(h): Member,
+        id: Path<i64>,
+        body: Json<PriceDto>,
+    ) -> ApiResult<Json<PriceReportDto>> {
+        let each = body.0.try_into_domain("value").map_err(ApiError::from)?;
+        let report = self.0.value.set_value(h, ItemId(id.0), each).await.map_err(ApiError::from)?;
+        Ok(Json((&report).into()))
     }
 
     /// The listing draft (409 unless the intent is `sell`).
