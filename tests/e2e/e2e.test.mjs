@@ -913,6 +913,56 @@ test("pricing shows grounded comparables, greys the dropped one, and the draft c
   await shot("price");
 });
 
+test("value: a value set by hand on an item, the totals by room and type as bars, the PDF and the CSV downloaded, and nothing wider than a phone", async () => {
+  // The item priced above has an estimate; a kept one gains a value by hand.
+  const kept = (await apiGet("/items?intent=keep&limit=1")).items[0];
+  await open(`#/items/${kept.id}`, kept.name);
+  const form = page.getByRole("form", { name: "Set the value by hand" });
+  await form.getByLabel("Amount").fill("123.45");
+  await form.getByLabel("Currency").fill("eur");
+  await form.getByRole("button", { name: "Set value" }).click();
+  await page.getByText("Value saved.").waitFor();
+  const history = await apiGet(`/items/${kept.id}/prices`);
+  assert.deepEqual([history.prices[0].source, history.prices[0].estimate.typical, history.prices[0].estimate.currency], ["hand", 12345, "EUR"]);
+
+  await open("#/value", "Value");
+  const report = await apiGet("/report/value");
+  const charts = page.locator("figure.value-chart");
+  assert.ok((await charts.count()) >= 2, "a chart by room and one by type");
+  assert.ok((await page.locator("figure.value-chart rect.value-bar").count()) >= 2);
+  const currencies = report.total.current.map((a) => a.currency);
+  assert.ok(currencies.includes("EUR") && currencies.includes("GBP"), `never converted: ${currencies}`);
+  const now = await page.locator(".value-totals .value-now").textContent();
+  assert.match(now, /€/);
+  assert.match(now, /£/);
+  const row = page.locator("tbody tr", { hasText: kept.name }).first();
+  assert.match(await row.textContent(), /by hand/);
+
+  const [pdf] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download PDF" }).click()]);
+  const bytes = readFileSync(await pdf.path());
+  assert.equal(bytes.subarray(0, 5).toString(), "%PDF-");
+  const text = execFileSync("pdftotext", ["-", "-"], { input: bytes }).toString();
+  assert.match(text, /Inventory value report/);
+  assert.ok(text.includes(kept.name), "the item is in the PDF");
+  assert.match(text, /set by hand on/);
+  const [csv] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download CSV" }).click()]);
+  const lines = readFileSync(await csv.path(), "utf8").trim().split("\n");
+  assert.match(lines[0], /^id,name,place,room,item_type,quantity/);
+  assert.equal(lines.length, report.items.length + 1, "a row per item");
+
+  await page.setViewportSize({ width: 390, height: 844 });
+  try {
+    await open("#/value", "Value");
+    assert.ok((await sideways()) <= 1, "no sideways scrolling at 390 px");
+    const box = await charts.first().boundingBox();
+    assert.ok(box && box.width <= 390, `the chart fits the phone: ${box?.width}`);
+    await shot("value-phone");
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 860 });
+  }
+  await checkAccessible("the value page");
+});
+
 test("a give-away item has its share text with a copy button", async () => {
   await open("#/sell", "Sell & give");
   await page.locator("section", { hasText: "To give away" }).locator("ul.plain-list a").first().click();
@@ -1946,7 +1996,7 @@ test("the phone: the menu reaches every section, Scan and New item are in thumb 
     await menu.click();
     assert.equal(await menu.getAttribute("aria-expanded"), "true");
     const sections = page.locator("#nav a:not([hidden])");
-    assert.equal(await sections.count(), 9, "every section, Household too for the owner");
+    assert.equal(await sections.count(), 10, "every section, Household too for the owner");
     for (const a of await sections.all()) {
       const box = await a.boundingBox();
       assert.ok(box && (await a.isVisible()) && box.x >= 0 && box.x + box.width <= 390 && box.y + box.height <= 844, `${await a.textContent()} on the screen: ${JSON.stringify(box)}`);
@@ -2195,6 +2245,7 @@ test("every main page, at 390 px and at desktop width, scrolls only down and log
     ["#/sell", "Sell & give", null],
     ["#/intake", "Intake", "intake"],
     ["#/spend", "Spend", null],
+    ["#/value", "Value", "value"],
     ["#/activity", "Activity", null],
     ["#/household", "default", "household"],
     ["#/tokens", "API tokens", null],

@@ -12,6 +12,7 @@ import { packView } from "./views/pack.js";
 import { sellListView, sellItemView } from "./views/selling.js";
 import { intakeView } from "./views/intake.js";
 import { spendView } from "./views/spend.js";
+import { valueView } from "./views/value.js";
 import { placesView, placeView } from "./views/places.js";
 import { scanView } from "./views/scan.js";
 import { householdView, tokensView } from "./views/people.js";
@@ -39,6 +40,7 @@ const routes = [
   [/^\/sell$/, () => sellListView(), "sell"],
   [/^\/intake$/, () => intakeView(), "intake"],
   [/^\/spend$/, () => spendView(), "spend"],
+  [/^\/value$/, (m, q) => valueView(q), "value"],
   [/^\/activity$/, (m, q) => activityView(q), "activity"],
   [/^\/household$/, () => householdView(signedInMember()), "household"],
   [/^\/tokens$/, () => tokensView(), "tokens"],

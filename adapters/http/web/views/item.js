@@ -300,6 +300,32 @@ function render(root, item) {
         ),
       );
 
+  // A value set by hand (a valuation, a replacement quote): the item's current value in the value report until a
+  // newer estimate. Amounts are typed in major units, as people write them.
+  const currencyOf = item.purchase?.currency || item.asking_price?.currency || "";
+  const value = item.gone || !mayWrite()
+    ? null
+    : section(
+        "Value",
+        h("p", {}, "What one unit is worth now, for the ", h("a", { href: "#/value" }, "value report"), "."),
+        onSubmit(
+          h(
+            "form",
+            { class: "inline-form", "aria-label": "Set the value by hand" },
+            field("Amount", h("input", { name: "amount", type: "number", min: "0", step: "0.01", inputmode: "decimal", required: "" })),
+            field("Currency", h("input", { name: "currency", value: currencyOf, placeholder: "EUR", maxlength: "3", size: "4", required: "", autocapitalize: "characters" })),
+            h("button", { type: "submit" }, "Set value"),
+          ),
+          root,
+          async (v) => {
+            const body = { amount: Math.round(Number(v.amount) * 100), currency: String(v.currency).trim().toUpperCase() };
+            await api(`/items/${id}/value`, { method: "PUT", body });
+            return item;
+          },
+          "Value saved.",
+        ),
+      );
+
   const sellLink =
     item.intent === "keep"
       ? null
@@ -325,7 +351,7 @@ function render(root, item) {
     itemGallery,
     h("div", { class: "grid" }, faults, tests),
     history,
-    h("div", { class: "grid" }, accessories, components, gone),
+    h("div", { class: "grid" }, accessories, components, value, gone),
     historySection(id, async () => render(root, await api(`/items/${id}`))),
     ].filter(Boolean),
   );
