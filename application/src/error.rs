@@ -321,6 +321,9 @@ pub enum Refusal {
     /// An `Idempotency-Key` held by a request that is still running.
     #[error("a request with this Idempotency-Key is still running")]
     KeyRunning,
+    /// "Refresh values" is already running for the household: one at a time.
+    #[error("values are already being refreshed: stop that run or wait for it to end")]
+    RefreshRunning,
     /// A change conditional on the version the client read (`If-Match`) of an item now at another version.
     #[error("item {item} is at version {current}, not {expected}; read it again")]
     VersionMismatch { item: ItemId, expected: i64, current: i64 },

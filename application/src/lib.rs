@@ -29,6 +29,7 @@ pub mod progress;
 pub mod projects;
 pub mod propose;
 pub mod recorder;
+pub mod refresh;
 pub mod revision_cache;
 pub mod spend_report;
 pub mod tools;

@@ -107,6 +107,11 @@ impl Selling {
         self.items.get(household, id).await.map_err(no_item(id))
     }
 
+    /// How many web searches one price call may run (`PRICE_MAX_SEARCHES`).
+    pub fn max_searches(&self) -> u32 {
+        self.settings.max_searches
+    }
+
     /// The request of the price call.
     pub fn price_request(&self, item: &Item) -> ModelRequest {
         let location = Some(self.settings.location.clone()).filter(|l| !l.is_empty());

@@ -182,6 +182,16 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         jobs.clone(),
     );
 
+    let selling = Selling::new(metered.clone(), items.clone(), prices.clone(), clock.clone(), config.price.clone());
+    let refresh = trove_application::refresh::ValueRefresh::new(
+        selling.clone(),
+        metered.clone(),
+        items.clone(),
+        prices.clone(),
+        ledger.clone(),
+        clock.clone(),
+    );
+
     let services = Services {
         inventory,
         history,
@@ -194,7 +204,7 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         backend: metered.clone(),
         intake: Intake::new(metered.clone(), items.clone(), clock.clone(), model_images, jobs.clone()),
         exchange: Exchange::new(items.clone(), sheet, clock.clone(), recorder.clone()),
-        selling: Selling::new(metered, items, prices, clock.clone(), config.price.clone()),
+        selling,
         spend: Spend::new(ledger, clock.clone(), config.spend, store.clone()),
         auth: auth.clone(),
         passkeys: Passkeys::new(&people, &auth, passkey_ceremonies, store.clone()),
@@ -207,6 +217,7 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         photos: Photos::new(Arc::new(trove_vision::Segmenter::new()), jobs),
         media,
         value,
+        refresh,
     };
     Ok(App { store, services, model_name, token_checks })
 }

@@ -62,6 +62,25 @@ pub fn needs_value(latest: Option<&PriceReport>, now: Timestamp, max_age: Durati
     }
 }
 
+/// The items "Refresh values" prices, from the household's present `items` and their latest reports: those that
+/// [`needs_value`] (a gone one is not priced), never valued first, then the oldest estimate first, ties by id.
+pub fn to_refresh(
+    items: &[Item],
+    latest: &HashMap<ItemId, PriceReport>,
+    now: Timestamp,
+    max_age: Duration,
+) -> Vec<ItemId> {
+    let mut wanted: Vec<(Option<Timestamp>, ItemId)> = items
+        .iter()
+        .filter(|i| i.gone.is_none())
+        .filter(|i| needs_value(latest.get(&i.id), now, max_age))
+        .map(|i| (latest.get(&i.id).filter(|r| r.estimate.is_some()).map(|r| r.at), i.id))
+        .collect();
+    // `None` (never valued) sorts first.
+    wanted.sort();
+    wanted.into_iter().map(|(_, id)| id).collect()
+}
+
 /// One item's line of the report.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ValueLine {
@@ -238,6 +257,23 @@ mod tests {
         assert!(needs_value(Some(&report(1, 10, Some((100, eur())))), now, week), "ten days old");
         let by_hand = crate::pricing::hand_value(ItemId(1), at(1), Money { minor: 100, currency: eur() });
         assert!(!needs_value(Some(&by_hand), now, week), "a value set by hand is kept");
+    }
+
+    #[test]
+    fn refresh_prices_the_never_valued_first_then_the_oldest_and_leaves_hand_values() {
+        let items: Vec<Item> = (1..=6).map(|i| item(i, "drill", Condition::Good)).collect();
+        let mut gone = items[5].clone();
+        gone.gone = Some(crate::item::Gone { reason: GoneReason::Sold, at: at(3), note: None });
+        let items = [&items[..5], &[gone]].concat();
+        let latest: HashMap<ItemId, PriceReport> = [
+            (ItemId(1), report(1, 2, Some((100, eur())))),
+            (ItemId(2), report(2, 1, Some((100, eur())))),
+            (ItemId(3), crate::pricing::hand_value(ItemId(3), at(1), Money { minor: 5, currency: eur() })),
+            (ItemId(4), report(4, 19, Some((100, eur())))),
+        ]
+        .into();
+        // 5 never priced, then 2 (day 1) before 1 (day 2); 3 by hand and 4 fresh are kept; 6 is gone.
+        assert_eq!(to_refresh(&items, &latest, at(20), Duration::days(7)), vec![ItemId(5), ItemId(2), ItemId(1)]);
     }
 
     #[test]

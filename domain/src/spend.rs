@@ -225,9 +225,77 @@ pub fn check_budget(spent_this_month: MicroUsd, limit: Option<MicroUsd>) -> Resu
     }
 }
 
+/// The most past calls an expected cost is averaged over: the latest ones, so a change of model or rates shows
+/// within a few runs.
+pub const EXPECTED_FROM_LAST: usize = 20;
+
+/// What one more call is expected to cost, and from what.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Expected {
+    pub each: MicroUsd,
+    /// How many past calls it is the mean of; 0 when none were made and it comes from the rates and `prior`.
+    pub from_calls: usize,
+}
+
+/// The expected cost of one more call: the mean of the last [`EXPECTED_FROM_LAST`] of `past` (costs of calls of
+/// the same kind, oldest first), rounded up; with none, what `prior` (a typical call's usage) costs at `rates`.
+///
+/// ```
+/// use trove_domain::money::MicroUsd;
+/// use trove_domain::spend::{Rates, Usage, expected_cost};
+/// let prior = Usage { input_tokens: 1_000_000, ..Usage::default() };
+/// assert_eq!(expected_cost(&[], &Rates::default(), &prior).each, MicroUsd(1_250_000));
+/// assert_eq!(expected_cost(&[MicroUsd(10), MicroUsd(11)], &Rates::default(), &prior).each, MicroUsd(11));
+/// ```
+pub fn expected_cost(past: &[MicroUsd], rates: &Rates, prior: &Usage) -> Expected {
+    let last = &past[past.len().saturating_sub(EXPECTED_FROM_LAST)..];
+    if last.is_empty() {
+        return Expected { each: cost(rates, prior), from_calls: 0 };
+    }
+    let sum: i64 = last.iter().map(|m| m.0.max(0)).sum();
+    let n = i64::try_from(last.len()).unwrap_or(i64::MAX);
+    Expected { each: MicroUsd((sum + n - 1) / n), from_calls: last.len() }
+}
+
+/// How many calls of `each` fit in what is left of the month's budget (`limit - spent`); all of `wanted` without
+/// a budget. A call is allowed to start while the spend is under the limit, so the last one may cross it.
+///
+/// ```
+/// use trove_domain::money::MicroUsd;
+/// use trove_domain::spend::affordable;
+/// assert_eq!(affordable(10, MicroUsd(100), MicroUsd(0), Some(MicroUsd(250))), 3);
+/// assert_eq!(affordable(10, MicroUsd(100), MicroUsd(250), Some(MicroUsd(250))), 0);
+/// assert_eq!(affordable(10, MicroUsd(100), MicroUsd(0), None), 10);
+/// ```
+pub fn affordable(wanted: u64, each: MicroUsd, spent: MicroUsd, limit: Option<MicroUsd>) -> u64 {
+    let Some(limit) = limit else { return wanted };
+    let left = limit.0 - spent.0;
+    if left <= 0 {
+        return 0;
+    }
+    if each.0 <= 0 {
+        return wanted;
+    }
+    // Calls start while under the limit: ceil(left / each) of them start.
+    let n = u64::try_from((left + each.0 - 1) / each.0).unwrap_or(u64::MAX);
+    n.min(wanted)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_expected_cost_is_the_mean_of_the_last_calls_or_the_prior() {
+        let prior = Usage { input_tokens: 3_000, output_tokens: 1_500, searches: 4, ..Usage::default() };
+        let none = expected_cost(&[], &Rates::default(), &prior);
+        assert_eq!(none, Expected { each: cost(&Rates::default(), &prior), from_calls: 0 });
+        // Only the last 20 count: 5 old calls at 1,000 and 20 new ones at 10.
+        let past: Vec<MicroUsd> = [MicroUsd(1_000); 5].into_iter().chain([MicroUsd(10); 20]).collect();
+        assert_eq!(expected_cost(&past, &Rates::default(), &prior), Expected { each: MicroUsd(10), from_calls: 20 });
+        assert_eq!(affordable(7, MicroUsd(0), MicroUsd(5), Some(MicroUsd(10))), 7, "free calls all fit");
+        assert_eq!(affordable(7, MicroUsd(3), MicroUsd(11), Some(MicroUsd(10))), 0, "over the limit already");
+    }
 
     fn check(usage: Usage, want_micro: i64) {
         assert_eq!(cost(&Rates::default(), &usage).0, want_micro, "{usage:?}");

@@ -950,6 +950,21 @@ test("value: a value set by hand on an item, the totals by room and type as bars
   assert.match(lines[0], /^id,name,place,room,item_type,quantity/);
   assert.equal(lines.length, report.items.length + 1, "a row per item");
 
+  // Refresh values: the plan first (how many, what it should cost), then the run with its progress.
+  const unvalued = report.total.unvalued;
+  assert.ok(unvalued > 0, "the demo has items never priced");
+  const refresh = page.locator("section", { hasText: "Refresh values" });
+  await refresh.getByRole("button", { name: "Check" }).click();
+  const plan = refresh.locator(".refresh-plan");
+  await plan.waitFor();
+  assert.match(await plan.textContent(), new RegExp(`^${unvalued} items have no value or one older than 30 days\\. Pricing them is expected to cost about \\$`));
+  assert.match(await plan.textContent(), /fit\./, "what the budget allows");
+  const sent = fake.requests.length;
+  await refresh.getByRole("button", { name: `Price ${unvalued} items` }).click();
+  await page.locator(".message", { hasText: `Done: ${unvalued} of ${unvalued} items priced` }).waitFor({ timeout: 60_000 });
+  assert.equal(fake.requests.length - sent, unvalued, "one price call per item");
+  assert.equal((await apiGet("/report/value")).total.unvalued, 0, "every item has a value now");
+
   await page.setViewportSize({ width: 390, height: 844 });
   try {
     await open("#/value", "Value");

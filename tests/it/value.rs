@@ -3,12 +3,18 @@
 //! rendered with pdftoppm).
 
 use crate::app::{Db, TestApp, assert_error, item};
+use crate::fake_model::{fake_api, message, response, settings, web_search};
 use crate::on_both;
 use reqwest::StatusCode;
 use reqwest::multipart::{Form, Part};
 use serde_json::{Value, json};
 
-on_both!(the_value_report_totals_per_room_type_and_currency_in_json_csv_and_pdf, a_value_is_set_by_hand_or_refused);
+on_both!(
+    the_value_report_totals_per_room_type_and_currency_in_json_csv_and_pdf,
+    a_value_is_set_by_hand_or_refused,
+    refresh_values_plans_then_prices_what_has_no_recent_estimate,
+    a_refresh_runs_one_at_a_time_stops_when_asked_and_at_the_budget,
+);
 
 /// A receipt: a one-page PDF.
 const RECEIPT: &[u8] = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n";
@@ -201,4 +207,135 @@ async fn a_value_is_set_by_hand_or_refused(db: Db) {
     assert_eq!(theirs["items"], json!([]), "another household sees none of it");
     let (_, history) = app.get(&format!("/api/items/{id}/prices")).await;
     assert_eq!(history["prices"].as_array().unwrap().len(), 1, "nothing refused was kept");
+}
+
+/// A price call's answer: one search, two grounded comparables (GBP 38 and 45.50); 2,000 tokens in, 400 out.
+fn priced(delay_ms: u64) -> wiremock::ResponseTemplate {
+    let search = web_search("used price", &["https://www.ebay.co.uk/itm/111", "https://www.ebay.co.uk/itm/222"]);
+    let comparables = json!({"comparables": [
+        {"title": "Sold one", "url": "https://www.ebay.co.uk/itm/111", "price": 38.0, "currency": "GBP",
+         "condition": "good", "sold": true, "note": null},
+        {"title": "Boxed one", "url": "https://www.ebay.co.uk/itm/222", "price": 45.5, "currency": "GBP",
+         "condition": "good", "sold": false, "note": null}
+    ]});
+    wiremock::ResponseTemplate::new(200)
+        .set_body_json(response(vec![search, message(&comparables.to_string(), &[])], 2000, 400))
+        .set_delay(std::time::Duration::from_millis(delay_ms))
+}
+
+/// What one such call costs at the default rates: tokens and one search.
+const PRICE_CALL_MICRO_USD: i64 = 2000 * 5 / 4 + 400 * 17 / 4 + 2500;
+
+/// Polls the refresh run until it is over.
+async fn run_over(app: &TestApp) -> Value {
+    for _ in 0..200 {
+        let (s, answer) = app.get("/api/report/value/refresh/run").await;
+        assert_eq!(s, StatusCode::OK, "{answer}");
+        let run = answer["run"].clone();
+        if !matches!(run["state"].as_str(), Some("running" | "stopping")) {
+            return run;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("the refresh run did not end");
+}
+
+async fn refresh_values_plans_then_prices_what_has_no_recent_estimate(db: Db) {
+    let (server, seen) = fake_api(|_, _| priced(0)).await;
+    let app = TestApp::spawn(db, &settings(&server)).await;
+    let (s, body) = app.get("/api/report/value/refresh/run").await;
+    assert_eq!((s, body), (StatusCode::OK, json!({"run": null})), "none ran yet");
+    let (s, body) = app.post("/api/report/value/refresh/stop", json!({})).await;
+    assert_error(s, &body, StatusCode::NOT_FOUND, "not_found");
+    let never = app.create_item(item("Soldering iron", "soldering_iron")).await;
+    let by_hand = app.create_item(item("Oscilloscope", "oscilloscope")).await;
+    let (s, _) = app.put(&format!("/api/items/{by_hand}/value"), json!({"amount": 30_000, "currency": "GBP"})).await;
+    assert_eq!(s, StatusCode::OK);
+    let other = app.create_item(item("Bench supply", "power_supply")).await;
+
+    // The plan: the two never valued; a typical call at the rates, as none was made yet; no budget.
+    let (s, plan) = app.get("/api/report/value/refresh").await;
+    assert_eq!(s, StatusCode::OK, "{plan}");
+    let typical = 3_000 * 5 / 4 + 1_500 * 17 / 4 + 4 * 2_500;
+    assert_eq!(
+        plan,
+        json!({"items": 2, "each_micro_usd": typical, "each_from_calls": 0, "expected_micro_usd": 2 * typical,
+               "monthly_limit_micro_usd": null, "spent_this_month_micro_usd": 0, "affordable": 2})
+    );
+    assert!(seen.bodies().is_empty(), "a plan sends nothing");
+
+    let (s, run) = app.post("/api/report/value/refresh", json!({})).await;
+    assert_eq!(s, StatusCode::ACCEPTED, "{run}");
+    assert_eq!((run["total"].as_u64(), run["done"].as_u64()), (Some(2), Some(0)));
+    let run = run_over(&app).await;
+    assert_eq!(run["state"], "finished", "{run}");
+    assert_eq!((run["done"].as_u64(), run["valued"].as_u64(), run["failed"].as_u64()), (Some(2), Some(2), Some(0)));
+    assert_eq!(run["spent_micro_usd"], 2 * PRICE_CALL_MICRO_USD);
+    assert_eq!(seen.bodies().len(), 2);
+    for id in [never, other] {
+        let (_, history) = app.get(&format!("/api/items/{id}/prices")).await;
+        assert_eq!(history["prices"][0]["source"], "search", "{history}");
+    }
+    let (_, history) = app.get(&format!("/api/items/{by_hand}/prices")).await;
+    assert_eq!(history["prices"].as_array().unwrap().len(), 1, "a value set by hand is kept");
+    let (_, report) = app.get("/api/report/value").await;
+    assert_eq!(report["total"]["unvalued"], 0);
+
+    // Nothing older than 30 days now; everything searched is older than 0 days, and the expected cost is now
+    // the mean of the calls made.
+    let (_, plan) = app.get("/api/report/value/refresh").await;
+    assert_eq!(plan["items"], 0);
+    let (_, plan) = app.get("/api/report/value/refresh?older_than_days=0").await;
+    assert_eq!((plan["items"].as_u64(), plan["each_from_calls"].as_u64()), (Some(2), Some(2)));
+    assert_eq!(plan["each_micro_usd"], PRICE_CALL_MICRO_USD);
+    let (s, run) = app.post("/api/report/value/refresh", json!({})).await;
+    assert_eq!((s, run["state"].as_str(), run["total"].as_u64()), (StatusCode::ACCEPTED, Some("finished"), Some(0)));
+    for bad in
+        [json!({"older_than_days": -1}), json!({"older_than_days": 4000}), json!({"limit": 0}), json!({"days": 3})]
+    {
+        let (s, body) = app.post("/api/report/value/refresh", bad.clone()).await;
+        assert_error(s, &body, StatusCode::BAD_REQUEST, "invalid");
+        assert!(body["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{bad}: {body}");
+    }
+}
+
+async fn a_refresh_runs_one_at_a_time_stops_when_asked_and_at_the_budget(db: Db) {
+    let (server, seen) = fake_api(|_, _| priced(300)).await;
+    let app = TestApp::spawn(db, &settings(&server)).await;
+    for i in 0..5 {
+        app.create_item(item(&format!("Multimeter {i}"), "multimeter")).await;
+    }
+    let (s, run) = app.post("/api/report/value/refresh", json!({"limit": 4})).await;
+    assert_eq!((s, run["total"].as_u64()), (StatusCode::ACCEPTED, Some(4)), "{run}");
+    let (s, body) = app.post("/api/report/value/refresh", json!({})).await;
+    assert_error(s, &body, StatusCode::CONFLICT, "conflict");
+    let (s, stopping) = app.post("/api/report/value/refresh/stop", json!({})).await;
+    assert_eq!((s, stopping["state"].as_str()), (StatusCode::OK, Some("stopping")), "{stopping}");
+    let run = run_over(&app).await;
+    assert_eq!(run["state"], "stopped", "{run}");
+    let done = run["done"].as_u64().unwrap();
+    assert!(done < 4, "stopped before the end: {run}");
+    assert_eq!(seen.bodies().len() as u64, done, "no call after the stop");
+    let (_, spend) = app.get("/api/spend").await;
+    assert_eq!(spend["totals"]["all"]["cost_micro_usd"], run["spent_micro_usd"], "every call is in the ledger");
+
+    // A budget of less than one call: the plan says one fits, and the run stops by itself after it.
+    let (server, seen) = fake_api(|_, _| priced(0)).await;
+    let mut s = settings(&server);
+    s.push(("SPEND_MONTHLY_LIMIT_USD", "0.001".into()));
+    let app = TestApp::spawn(db, &s).await;
+    for i in 0..3 {
+        app.create_item(item(&format!("Probe {i}"), "probe")).await;
+    }
+    let (_, plan) = app.get("/api/report/value/refresh").await;
+    assert_eq!((plan["items"].as_u64(), plan["affordable"].as_u64()), (Some(3), Some(1)), "{plan}");
+    assert_eq!(plan["monthly_limit_micro_usd"], 1_000);
+    let (s, _) = app.post("/api/report/value/refresh", json!({})).await;
+    assert_eq!(s, StatusCode::ACCEPTED);
+    let run = run_over(&app).await;
+    assert_eq!((run["state"].as_str(), run["done"].as_u64()), (Some("budget_reached"), Some(1)), "{run}");
+    assert!(run["reason"].as_str().unwrap().contains("budget"), "{run}");
+    assert_eq!(seen.bodies().len(), 1);
+    let (s, body) = app.post("/api/report/value/refresh", json!({})).await;
+    assert_eq!(s, StatusCode::PAYMENT_REQUIRED, "a spent budget refuses a new run: {body}");
 }

@@ -151,7 +151,8 @@ pub fn refusal_status(refusal: &Refusal) -> (StatusCode, &'static str) {
         | Refusal::ChangedWhileAccepting(_)
         | Refusal::Stale(_)
         | Refusal::StateChanged(_)
-        | Refusal::KeyRunning => CONFLICT,
+        | Refusal::KeyRunning
+        | Refusal::RefreshRunning => CONFLICT,
     }
 }
 

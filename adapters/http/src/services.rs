@@ -62,6 +62,8 @@ pub struct Services {
     pub history: History,
     /// The value report, and values set by hand.
     pub value: Valuation,
+    /// "Refresh values": pricing again what has no estimate or an old one, in the background.
+    pub refresh: trove_application::refresh::ValueRefresh,
 }
 
 impl std::fmt::Debug for Services {

@@ -1,6 +1,6 @@
 //! The value report: what the household owns and what it is worth, as JSON, CSV or the PDF an insurer is sent.
 
-use crate::auth::Member;
+use crate::auth::{Member, Person};
 use crate::error::{ApiError, ApiResult};
 use crate::services::Services;
 use chrono::{DateTime, NaiveDate, Utc};
@@ -9,6 +9,8 @@ use poem_openapi::payload::{Binary, Json};
 use poem_openapi::{ApiResponse, Enum, Object, OpenApi, Tags};
 use std::collections::BTreeMap;
 use trove_application::ports::ValueDocument;
+use trove_application::recorder::Actor;
+use trove_application::refresh::{RefreshPlan, RefreshRun, RefreshState};
 use trove_domain::PlaceId;
 use trove_domain::money::{Currency, Money};
 use trove_domain::report::{Sums, ValueSource};
@@ -188,6 +190,130 @@ pub enum ValueAnswer {
     Pdf(Binary<Vec<u8>>, #[oai(header = "Content-Disposition")] String),
 }
 
+/// What "Refresh values" would do: how many items it would price and what that is expected to cost.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct RefreshPlanDto {
+    /// Items without an estimate, or with one older than `older_than_days` (values set by hand are kept).
+    pub items: u64,
+    /// What one price call is expected to cost: the mean of the last price calls, or a typical call at the
+    /// configured rates when none was made yet (`each_from_calls: 0`).
+    pub each_micro_usd: i64,
+    pub each_from_calls: u64,
+    /// `items` times `each_micro_usd`.
+    pub expected_micro_usd: i64,
+    pub monthly_limit_micro_usd: Option<i64>,
+    pub spent_this_month_micro_usd: i64,
+    /// How many of `items` fit in what is left of the month's budget (all of them without one).
+    pub affordable: u64,
+}
+
+impl From<&RefreshPlan> for RefreshPlanDto {
+    fn from(p: &RefreshPlan) -> Self {
+        Self {
+            items: p.items,
+            each_micro_usd: p.each.each.0,
+            each_from_calls: p.each.from_calls as u64,
+            expected_micro_usd: p.expected.0,
+            monthly_limit_micro_usd: p.monthly_limit.map(|m| m.0),
+            spent_this_month_micro_usd: p.spent_this_month.0,
+            affordable: p.affordable,
+        }
+    }
+}
+
+/// Where a refresh run is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
+#[oai(rename_all = "snake_case")]
+pub enum RefreshStateDto {
+    Running,
+    /// Asked to stop: it stops after the item being priced.
+    Stopping,
+    Finished,
+    Stopped,
+    /// It stopped by itself: the month's budget is reached.
+    BudgetReached,
+    /// It stopped by itself: the model backend could not price any more (`reason`).
+    Failed,
+}
+
+/// A refresh run's progress.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct RefreshRunDto {
+    pub state: RefreshStateDto,
+    pub total: u64,
+    /// Items it is through with (priced, failed or no longer there).
+    pub done: u64,
+    /// Priced with an estimate.
+    pub valued: u64,
+    /// Priced, but the search found too little evidence for an estimate.
+    pub no_estimate: u64,
+    /// Whose price call failed (in the spend ledger with what it cost).
+    pub failed: u64,
+    pub spent_micro_usd: i64,
+    /// The item being priced.
+    pub current_item_id: Option<i64>,
+    pub started_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
+    /// Why it stopped before the end, or the last failure.
+    pub reason: Option<String>,
+}
+
+impl From<&RefreshRun> for RefreshRunDto {
+    fn from(r: &RefreshRun) -> Self {
+        Self {
+            state: match r.state {
+                RefreshState::Running => RefreshStateDto::Running,
+                RefreshState::Stopping => RefreshStateDto::Stopping,
+                RefreshState::Finished => RefreshStateDto::Finished,
+                RefreshState::Stopped => RefreshStateDto::Stopped,
+                RefreshState::BudgetReached => RefreshStateDto::BudgetReached,
+                RefreshState::Failed => RefreshStateDto::Failed,
+            },
+            total: r.total,
+            done: r.done,
+            valued: r.valued,
+            no_estimate: r.no_estimate,
+            failed: r.failed,
+            spent_micro_usd: r.spent.0,
+            current_item_id: r.current.map(|i| i.0),
+            started_at: r.started_at,
+            finished_at: r.finished_at,
+            reason: r.reason.clone(),
+        }
+    }
+}
+
+/// The household's refresh run.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct RefreshRunAnswer {
+    /// `null` when none ran since the server started.
+    pub run: Option<RefreshRunDto>,
+}
+
+/// What to refresh.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(deny_unknown_fields)]
+pub struct RefreshValues {
+    /// Price again the estimates older than this many days (default 30); items never valued are always priced.
+    #[oai(validator(maximum(value = "3650")))]
+    pub older_than_days: Option<u32>,
+    /// At most this many items in this run (1 to 100,000).
+    #[oai(validator(minimum(value = "1"), maximum(value = "100000")))]
+    pub limit: Option<u64>,
+}
+
+/// The refresh run's answers.
+#[derive(ApiResponse)]
+pub enum RefreshStarted {
+    /// The run started (or there was nothing to price: `finished` at once); follow it with
+    /// `GET /api/report/value/refresh/run`.
+    #[oai(status = 202)]
+    Started(Json<RefreshRunDto>),
+}
+
+/// The default age of an estimate refreshed.
+const OLDER_THAN_DAYS: u32 = 30;
+
 /// The value report route.
 pub struct ValueApi(pub Services);
 
@@ -221,5 +347,47 @@ impl ValueApi {
                 format!("attachment; filename=\"trove-value-{day}.pdf\""),
             ),
         })
+    }
+
+    /// What "Refresh values" would do, before anything is sent: how many items it would price (those never
+    /// valued, then those whose estimate is older than `older_than_days`, default 30; values set by hand are
+    /// kept), what one price call is expected to cost and what all of them would, and how many fit in what is
+    /// left of the month's budget. 409/503 when the model backend cannot search the web.
+    #[oai(path = "/report/value/refresh", method = "get")]
+    async fn refresh_plan(
+        &self,
+        Member(h): Member,
+        #[oai(validator(maximum(value = "3650")))] older_than_days: Query<Option<u32>>,
+        #[oai(validator(minimum(value = "1"), maximum(value = "100000")))] limit: Query<Option<u64>>,
+    ) -> ApiResult<Json<RefreshPlanDto>> {
+        let days = older_than_days.0.unwrap_or(OLDER_THAN_DAYS);
+        Ok(Json((&self.0.refresh.plan(h, days, limit.0).await.map_err(ApiError::from)?).into()))
+    }
+
+    /// Start "Refresh values" in the background: the items of the plan are priced one by one (each a metered,
+    /// grounded price call kept in its price history, spent by whoever started it), until done, stopped, or the
+    /// month's budget is reached. One run per household at a time (409 while one runs); 402 when the budget is
+    /// already spent.
+    #[oai(path = "/report/value/refresh", method = "post")]
+    async fn refresh_start(&self, Person(c): Person, body: Json<RefreshValues>) -> ApiResult<RefreshStarted> {
+        let days = body.0.older_than_days.unwrap_or(OLDER_THAN_DAYS);
+        let run = self.0.refresh.start(Actor::from(&c), days, body.0.limit).await.map_err(ApiError::from)?;
+        Ok(RefreshStarted::Started(Json((&run).into())))
+    }
+
+    /// The household's refresh run, going or last; `run: null` when none ran since the server started.
+    #[oai(path = "/report/value/refresh/run", method = "get")]
+    async fn refresh_run(&self, Member(h): Member) -> Json<RefreshRunAnswer> {
+        Json(RefreshRunAnswer { run: self.0.refresh.status(h).as_ref().map(Into::into) })
+    }
+
+    /// Stop the household's refresh run after the item being priced (a run that is over is answered as it is;
+    /// 404 when none ran).
+    #[oai(path = "/report/value/refresh/stop", method = "post")]
+    async fn refresh_stop(&self, Member(h): Member) -> ApiResult<Json<RefreshRunDto>> {
+        let run = self.0.refresh.stop(h).ok_or_else(|| {
+            ApiError::new(poem::http::StatusCode::NOT_FOUND, "not_found", "no refresh of values has run")
+        })?;
+        Ok(Json((&run).into()))
     }
 }

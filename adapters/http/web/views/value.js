@@ -2,8 +2,9 @@
 // Value: what the household owns and what it is worth, by room and by type, as bar charts drawn here (SVG, one per
 // currency: amounts are never converted), with the report as PDF (for an insurer) and CSV to download.
 
-import { api, apiBlob, download, query } from "../api.js";
-import { h, svg, human, date, section, select, showError, flash } from "../ui.js";
+import { api, apiBlob, capabilities, download, query } from "../api.js";
+import { h, svg, human, date, section, select, showError, flash, flashNext, mayWrite, needsModel, usd } from "../ui.js";
+import { refresh } from "../router.js";
 import { placeOptions } from "./places.js";
 
 /** @typedef {{ amount: number, currency: string, text: string }} Amount */
@@ -83,10 +84,124 @@ function downloadButton(label, format, place) {
   return button;
 }
 
+/** The run being followed, so leaving the page stops the polling (the run itself goes on on the server). */
+let following = 0;
+
+/** What a run says of itself, in words. */
+function runText(run) {
+  const counts = `${run.done} of ${run.total} items priced (${run.valued} valued${run.no_estimate ? `, ${run.no_estimate} without enough evidence` : ""}${run.failed ? `, ${run.failed} failed` : ""}), ${usd(run.spent_micro_usd)} spent`;
+  const states = {
+    running: "Refreshing",
+    stopping: "Stopping after the item being priced",
+    finished: "Done",
+    stopped: "Stopped",
+    budget_reached: "Stopped: the month's budget is reached",
+    failed: "Stopped",
+  };
+  return `${states[run.state] || run.state}: ${counts}.${run.reason && run.state !== "finished" ? ` ${run.reason}` : ""}`;
+}
+
+/**
+ * "Refresh values": first the plan (how many items, the expected cost, what the budget allows), then the run in
+ * the background with its progress and a Stop button.
+ */
+async function refreshSection() {
+  const offer = await capabilities();
+  const pricing = offer?.pricing;
+  if (!mayWrite()) return null;
+  if (pricing && !pricing.available) return section("Refresh values", needsModel("Refreshing values from the web", pricing.reason));
+  const days = h("input", { name: "older_than_days", type: "number", min: "0", max: "3650", value: "30", inputmode: "numeric", size: "4" });
+  const out = h("div", { class: "refresh-out", "aria-live": "polite" });
+  const check = h("button", { type: "button" }, "Check");
+  const progress = h("progress", { max: "1", value: "0", hidden: "" });
+  const status = h("p", { class: "refresh-status" });
+  const stop = h("button", { type: "button", class: "danger", hidden: "" }, "Stop");
+
+  const follow = async (run) => {
+    const mine = ++following;
+    for (;;) {
+      progress.hidden = false;
+      progress.max = Math.max(1, run.total);
+      progress.value = run.done;
+      status.textContent = runText(run);
+      stop.hidden = run.state !== "running";
+      if (run.state !== "running" && run.state !== "stopping") break;
+      await new Promise((r) => setTimeout(r, 1000));
+      if (mine !== following || !stop.isConnected) return;
+      run = (await api("/report/value/refresh/run")).run;
+      if (!run) return;
+    }
+    if (run.done > 0) {
+      flashNext(runText(run), run.state === "finished" ? "ok" : "info");
+      await refresh();
+    }
+  };
+
+  check.addEventListener("click", async () => {
+    check.disabled = true;
+    try {
+      const plan = await api(`/report/value/refresh${query({ older_than_days: days.value })}`);
+      const from = plan.each_from_calls ? `the mean of the last ${plan.each_from_calls} price calls` : "a typical price call at the configured rates";
+      const budget =
+        plan.monthly_limit_micro_usd === null
+          ? "No monthly budget is set."
+          : `${usd(plan.spent_this_month_micro_usd)} of the ${usd(plan.monthly_limit_micro_usd)} budget is spent this month: ${plan.affordable} of them fit.`;
+      if (!plan.items) {
+        out.replaceChildren(h("p", {}, "Every item has a recent value: nothing to refresh."));
+        return;
+      }
+      const start = h("button", { type: "button", class: "primary" }, `Price ${plan.items} items`);
+      start.addEventListener("click", async () => {
+        start.disabled = true;
+        try {
+          const run = await api("/report/value/refresh", { method: "POST", body: { older_than_days: Number(days.value) } });
+          out.replaceChildren();
+          await follow(run);
+        } catch (e) {
+          showError(e, out);
+        }
+      });
+      out.replaceChildren(
+        h("p", { class: "refresh-plan" }, `${plan.items} items have no value or one older than ${days.value} days. Pricing them is expected to cost about ${usd(plan.expected_micro_usd)} (${usd(plan.each_micro_usd)} each, from ${from}). ${budget}`),
+        start,
+      );
+    } catch (e) {
+      showError(e, out);
+    } finally {
+      check.disabled = false;
+    }
+  });
+  stop.addEventListener("click", async () => {
+    stop.disabled = true;
+    try {
+      status.textContent = runText(await api("/report/value/refresh/stop", { method: "POST" }));
+    } catch (e) {
+      showError(e, out);
+    } finally {
+      stop.disabled = false;
+    }
+  });
+
+  // A run going (started on another page or by another member) is followed at once.
+  const last = (await api("/report/value/refresh/run")).run;
+  if (last && (last.state === "running" || last.state === "stopping")) follow(last);
+  else if (last) status.textContent = runText(last);
+
+  return section(
+    "Refresh values",
+    h("p", {}, "Prices again, from the web, the items without a value or with an estimate older than the days below. Values set by hand are kept."),
+    h("div", { class: "inline-form" }, h("label", {}, "Older than ", days, " days"), check),
+    out,
+    progress,
+    status,
+    stop,
+  );
+}
+
 /** @param {URLSearchParams} q */
 export async function valueView(q) {
   const place = q.get("place") || "";
-  const [report, places] = await Promise.all([api(`/report/value${query({ place })}`), placeOptions()]);
+  const [report, places, refreshing] = await Promise.all([api(`/report/value${query({ place })}`), placeOptions(), refreshSection()]);
   const currencies = report.total.current.map((a) => a.currency);
   const roomName = (t) => t.name ?? "In no place";
 
@@ -140,6 +255,7 @@ export async function valueView(q) {
       "A value is the latest estimate from grounded web comparables, or one set by hand on the item's page. Amounts stay in their own currency.",
     ),
     section("Totals", summary),
+    refreshing,
     section("By room", charts("Value by room", report.by_room, currencies, roomName)),
     section("By type", charts("Value by type", report.by_type, currencies, (t) => human(t.name ?? ""))),
     section(
