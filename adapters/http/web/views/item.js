@@ -306,7 +306,7 @@ function render(root, item) {
   const value = item.gone || !mayWrite()
     ? null
     : section(
-        "Value",
+        "What it is worth",
         h("p", {}, "What one unit is worth now, for the ", h("a", { href: "#/value" }, "value report"), "."),
         onSubmit(
           h(
