@@ -925,6 +925,14 @@ test("value: a value set by hand on an item, the totals by room and type as bars
   const history = await apiGet(`/items/${kept.id}/prices`);
   assert.deepEqual([history.prices[0].source, history.prices[0].estimate.typical, history.prices[0].estimate.currency], ["hand", 12345, "EUR"]);
 
+  // A second item valued in pounds: the totals keep each currency apart.
+  const other = (await apiGet("/items?intent=keep&limit=2")).items[1];
+  const put = await page.evaluate(
+    (id) => fetch(`/api/items/${id}/value`, { method: "PUT", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ amount: 2000, currency: "GBP" }) }).then((r) => r.status),
+    other.id,
+  );
+  assert.equal(put, 200);
+
   await open("#/value", "Value");
   const report = await apiGet("/report/value");
   const charts = page.locator("figure.value-chart");
