@@ -61,6 +61,22 @@ pub enum Command {
         #[arg(long, default_value = trove_application::auth::DEFAULT_HOUSEHOLD)]
         household: String,
     },
+    /// Write one archive of the whole store (every household's rows and every media file, with a manifest of
+    /// counts and SHA-256s) from a consistent snapshot, while Trove runs; `backup verify FILE` checks one.
+    Backup {
+        #[command(subcommand)]
+        command: Option<BackupCommand>,
+        /// The archive to write (written to FILE.partial, then renamed).
+        #[arg(long, value_name = "FILE", required = false)]
+        out: Option<std::path::PathBuf>,
+    },
+    /// Restore an archive written by `trove backup` into an empty store, on SQLite or PostgreSQL (DATABASE_URL):
+    /// the same ids, members, passwords, passkeys, history and media; every session ended. A tampered
+    /// archive, one of another schema, or a store that is not empty is refused before anything is written.
+    Restore {
+        /// The archive.
+        file: std::path::PathBuf,
+    },
     /// Manage bearer tokens.
     Token {
         #[command(subcommand)]
@@ -70,6 +86,15 @@ pub enum Command {
     Model {
         #[command(subcommand)]
         command: ModelCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BackupCommand {
+    /// Check an archive against its manifest (every part's size, SHA-256 and rows) without restoring it.
+    Verify {
+        /// The archive.
+        file: std::path::PathBuf,
     },
 }
 
@@ -147,6 +172,52 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
                 report(format!("copied {} media files ({} bytes) to {}", copied.files, copied.bytes, dir.display()));
             }
         }
+        Command::Backup { command: Some(BackupCommand::Verify { file }), .. } => {
+            let m = crate::backup::verify(&file)?;
+            println!(
+                "{} is a whole backup: schema {}, made {} from {}, {} rows in {} tables, {} media files ({} bytes)",
+                file.display(),
+                m.schema,
+                m.created_at.to_rfc3339(),
+                m.backend,
+                m.rows(),
+                m.tables.len(),
+                m.media.len(),
+                m.media_bytes()
+            );
+        }
+        Command::Backup { command: None, out } => {
+            let out = out.context("trove backup needs --out FILE")?;
+            let store = open_store(&config).await?;
+            let blobs = config.media.open()?;
+            let m = crate::backup::backup(&store, store.backend_name(), blobs.as_ref(), &out).await?;
+            println!(
+                "backed up {} rows in {} tables and {} media files ({} bytes) to {}",
+                m.rows(),
+                m.tables.len(),
+                m.media.len(),
+                m.media_bytes(),
+                out.display()
+            );
+            if !m.missing_media.is_empty() {
+                println!("{} media files named by their rows were missing from the media store", m.missing_media.len());
+            }
+        }
+        Command::Restore { file } => {
+            let store = open_store(&config).await?;
+            let blobs = config.media.open()?;
+            let r = crate::backup::restore(&store, blobs.as_ref(), &file).await?;
+            println!(
+                "restored {} rows in {} tables and {} media files from {} (made {} from {}) into {}; every session is ended",
+                r.tables.iter().map(|(_, n)| n).sum::<u64>(),
+                r.tables.len(),
+                r.media,
+                file.display(),
+                r.manifest.created_at.to_rfc3339(),
+                r.manifest.backend,
+                store.backend_name()
+            );
+        }
         Command::Token { command: TokenCommand::New { household, name } } => {
             let app = build(&config).await?;
             println!("{}", issue_token(&app, &household, &name).await?);
@@ -185,6 +256,14 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The store alone, migrated: what backups need (no catalogue seeded, no household made).
+async fn open_store(config: &Config) -> anyhow::Result<trove_db::Store> {
+    crate::data_dir::tighten(&config.data_dir).await;
+    let store = trove_db::Store::connect(&config.database()).await.context("opening the database")?;
+    store.migrate().await.context("migrating the database")?;
+    Ok(store)
 }
 
 /// Prints where Trove listens and how to sign in.

@@ -2,6 +2,7 @@
 //! can start the whole app.
 
 pub mod arenas;
+pub mod backup;
 pub mod check;
 pub mod cli;
 pub mod config;
@@ -48,7 +49,7 @@ pub struct SystemClock;
 
 impl Clock for SystemClock {
     fn now(&self) -> Timestamp {
-        chrono::Utc::now()
+        trove_domain::kept_time(chrono::Utc::now())
     }
 }
 

@@ -36,3 +36,16 @@ pub use ids::{HouseholdId, ItemId, MediaId, PlaceId, ProjectId, TemplateId};
 
 /// A point in time. The domain never reads the clock: callers pass it in.
 pub type Timestamp = chrono::DateTime<chrono::Utc>;
+
+/// A time as every store keeps it: to the microsecond (PostgreSQL's precision), so a time read back, or moved
+/// from SQLite to PostgreSQL by a backup, is the time written. Clocks answer times through it.
+///
+/// ```
+/// use chrono::{TimeZone, Timelike};
+/// let t = chrono::Utc.timestamp_opt(1_700_000_000, 123_456_789).unwrap();
+/// assert_eq!(trove_domain::kept_time(t).nanosecond(), 123_456_000);
+/// ```
+pub fn kept_time(t: Timestamp) -> Timestamp {
+    use chrono::SubsecRound as _;
+    t.trunc_subsecs(6)
+}

@@ -4,6 +4,7 @@
 mod answers;
 mod app;
 mod architecture;
+mod backup;
 mod capabilities;
 mod concurrency;
 mod fake_model;

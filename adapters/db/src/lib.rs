@@ -6,6 +6,7 @@
 //! writers (also in other processes sharing one PostgreSQL) never both win.
 
 mod access;
+mod backup;
 mod bulk;
 mod counts;
 mod entity;

@@ -2,6 +2,7 @@
 //! `mockall` mocks of them are exported behind the `testing` feature.
 
 pub mod access;
+pub mod backup;
 pub mod clock;
 pub mod documents;
 pub mod history;
@@ -23,6 +24,7 @@ pub mod throttle;
 pub mod vision;
 
 pub use access::{AccessChange, AccessChanges};
+pub use backup::{BackupRepo, DumpSink, Dumped, LoadSource, Loaded};
 pub use clock::Clock;
 pub use documents::{ValueDocument, ValuePrinter, ValueSheet, ValuedItem};
 pub use history::EventRepo;

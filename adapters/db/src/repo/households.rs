@@ -16,7 +16,7 @@ impl HouseholdRepo for Store {
         // Insert-or-nothing, then read: two processes creating the same household both end up with one row.
         let row = households::ActiveModel {
             name: Set(name.to_owned()),
-            created_at: Set(chrono::Utc::now()),
+            created_at: Set(trove_domain::kept_time(chrono::Utc::now())),
             ..Default::default()
         };
         households::Entity::insert(row)
