@@ -241,6 +241,12 @@ pub enum Forbidden {
     /// A token with the `write` scope (or a session).
     #[error("this needs a token with the write scope; this one may only read")]
     ReadToken,
+    /// A backup holds every household of the server: only its operator takes one (`trove backup`) when there
+    /// are others than the caller's.
+    #[error(
+        "a backup holds every household on this server, not only yours: the server's operator takes it with `trove backup`"
+    )]
+    OtherHouseholds,
 }
 
 /// The rule that refused a request, with its data. The message is the rule's own.

@@ -4,6 +4,7 @@
 //! The tool-calling loop lives here (`propose`); what it may write is decided by the rules in `trove_domain`.
 
 pub mod auth;
+pub mod backups;
 pub mod catalogue;
 pub mod contracts;
 pub mod demo;

@@ -173,7 +173,7 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
             }
         }
         Command::Backup { command: Some(BackupCommand::Verify { file }), .. } => {
-            let m = crate::backup::verify(&file)?;
+            let m = trove_backup::verify(&file)?;
             println!(
                 "{} is a whole backup: schema {}, made {} from {}, {} rows in {} tables, {} media files ({} bytes)",
                 file.display(),
@@ -190,7 +190,7 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
             let out = out.context("trove backup needs --out FILE")?;
             let store = open_store(&config).await?;
             let blobs = config.media.open()?;
-            let m = crate::backup::backup(&store, store.backend_name(), blobs.as_ref(), &out).await?;
+            let m = trove_backup::backup(&store, store.backend_name(), blobs.as_ref(), &out).await?;
             println!(
                 "backed up {} rows in {} tables and {} media files ({} bytes) to {}",
                 m.rows(),
@@ -206,7 +206,7 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
         Command::Restore { file } => {
             let store = open_store(&config).await?;
             let blobs = config.media.open()?;
-            let r = crate::backup::restore(&store, blobs.as_ref(), &file).await?;
+            let r = trove_backup::restore(&store, blobs.as_ref(), &file).await?;
             println!(
                 "restored {} rows in {} tables and {} media files from {} (made {} from {}) into {}; every session is ended",
                 r.tables.iter().map(|(_, n)| n).sum::<u64>(),
@@ -248,9 +248,12 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
                 .context("the listener has no address")?;
             announce(&app, demo, addr).await?;
             let sweeper = tokio::spawn(crate::sweep_media(app.services.media.clone()));
+            let backups =
+                tokio::spawn(crate::scheduled_backups(app.services.backups.clone(), app.services.clock.clone()));
             let hearing = app.hear_access_changes();
             let served = trove_http::serve(acceptor, app.services, shutdown_signal()).await;
             sweeper.abort();
+            backups.abort();
             hearing.abort();
             served?;
         }

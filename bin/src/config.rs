@@ -44,6 +44,9 @@ pub mod names {
     pub const AWS_REGION: &str = "AWS_REGION";
     pub const AWS_ACCESS_KEY_ID: &str = "AWS_ACCESS_KEY_ID";
     pub const AWS_SECRET_ACCESS_KEY: &str = "AWS_SECRET_ACCESS_KEY";
+    pub const TROVE_BACKUP_DIR: &str = "TROVE_BACKUP_DIR";
+    pub const TROVE_BACKUP_EVERY: &str = "TROVE_BACKUP_EVERY";
+    pub const TROVE_BACKUP_KEEP: &str = "TROVE_BACKUP_KEEP";
 }
 
 use names::*;
@@ -96,6 +99,30 @@ pub struct Config {
     /// Where media blobs are kept: `TROVE_MEDIA_URL=s3://BUCKET/PREFIX` (with `AWS_ENDPOINT_URL`, `AWS_REGION`,
     /// `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`), else files under `TROVE_DATA_DIR/media/`.
     pub media: trove_media::MediaLocation,
+    /// `TROVE_BACKUP_DIR` (default `TROVE_DATA_DIR/backups`), `TROVE_BACKUP_EVERY` (`30m`, `6h`, `1d`, `1w`;
+    /// unset: no scheduled backups), `TROVE_BACKUP_KEEP` (default 14).
+    pub backups: trove_application::backups::BackupSettings,
+}
+
+/// Reads a period such as `90s`, `30m`, `6h`, `1d` or `2w` (a whole number and its unit).
+///
+/// # Errors
+/// Anything else, or a period under a minute or over a year.
+pub fn parse_every(raw: &str) -> anyhow::Result<Duration> {
+    let raw = raw.trim();
+    let split = raw.find(|c: char| !c.is_ascii_digit()).unwrap_or(raw.len());
+    let (n, unit) = raw.split_at(split);
+    let n: u64 = n.parse().with_context(|| format!("{raw:?} does not start with a whole number"))?;
+    let secs = match unit.trim() {
+        "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        "d" => n * 86_400,
+        "w" => n * 7 * 86_400,
+        other => bail!("{raw:?}: the unit {other:?} is not s, m, h, d or w"),
+    };
+    anyhow::ensure!((60..=366 * 86_400).contains(&secs), "{raw:?} is not between a minute and a year");
+    Ok(Duration::from_secs(secs))
 }
 
 fn flag(name: &str, raw: Option<String>, default: bool) -> anyhow::Result<bool> {
@@ -269,7 +296,26 @@ impl Config {
                 .context(TROVE_MEDIA_URL)?,
             ),
         };
+        let backups = trove_application::backups::BackupSettings {
+            dir: get(TROVE_BACKUP_DIR).map_or_else(|| data_dir.join("backups"), PathBuf::from),
+            every: get(TROVE_BACKUP_EVERY)
+                .map(|v| {
+                    parse_every(&v)
+                        .with_context(|| format!("{TROVE_BACKUP_EVERY}={v:?} must be a period such as 1d or 6h"))
+                })
+                .transpose()?,
+            keep: match get(TROVE_BACKUP_KEEP) {
+                None => 14,
+                Some(v) => v
+                    .trim()
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|n| (1..=10_000).contains(n))
+                    .with_context(|| format!("{TROVE_BACKUP_KEEP}={v:?} must be a whole number from 1 to 10000"))?,
+            },
+        };
         Ok(Self {
+            backups,
             database_url,
             data_dir,
             bind,
@@ -416,6 +462,20 @@ mod tests {
     }
 
     #[test]
+    fn backups_are_kept_in_the_data_directory_unless_told_and_scheduled_only_when_asked() {
+        let c = config(&[("TROVE_DATA_DIR", "/srv/trove")]).unwrap();
+        assert_eq!((c.backups.dir, c.backups.every, c.backups.keep), (PathBuf::from("/srv/trove/backups"), None, 14));
+        let c =
+            config(&[("TROVE_BACKUP_DIR", "/mnt/nas/trove"), ("TROVE_BACKUP_EVERY", "1d"), ("TROVE_BACKUP_KEEP", "7")])
+                .unwrap();
+        assert_eq!(c.backups.dir, PathBuf::from("/mnt/nas/trove"));
+        assert_eq!((c.backups.every, c.backups.keep), (Some(Duration::from_secs(86_400)), 7));
+        for (raw, secs) in [("90s", 90), ("30m", 1_800), ("6h", 21_600), ("2w", 1_209_600)] {
+            assert_eq!(parse_every(raw).unwrap(), Duration::from_secs(secs), "{raw}");
+        }
+    }
+
+    #[test]
     fn bad_values_name_the_setting() {
         for (k, v) in [
             ("TROVE_BIND", "nowhere"),
@@ -435,6 +495,10 @@ mod tests {
             ("TROVE_PUBLIC_URL", "trove.home.example"),
             ("TROVE_PUBLIC_URL", "http://"),
             ("TROVE_PUBLIC_URL", "https://x/?a=1"),
+            ("TROVE_BACKUP_EVERY", "daily"),
+            ("TROVE_BACKUP_EVERY", "5s"),
+            ("TROVE_BACKUP_EVERY", "2y"),
+            ("TROVE_BACKUP_KEEP", "0"),
         ] {
             let err = format!("{:#}", config(&[(k, v)]).unwrap_err());
             assert!(err.contains(k), "{k}: {err}");

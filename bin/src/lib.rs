@@ -2,7 +2,6 @@
 //! can start the whole app.
 
 pub mod arenas;
-pub mod backup;
 pub mod check;
 pub mod cli;
 pub mod config;
@@ -150,6 +149,12 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
     // Every change through a use case is recorded in the household's history by this one recorder.
     let recorder = Recorder::new(clock.clone());
     let pictures = Arc::new(trove_vision::pictures::PictureWork::new());
+    let backups = trove_application::backups::Backups::new(
+        Arc::new(trove_backup::TarBackups::new(store.clone(), blobs.clone(), store.backend_name())),
+        store.clone(),
+        clock.clone(),
+        config.backups.clone(),
+    );
     let media = Media::new(store.clone(), blobs, pictures, items.clone(), clock.clone(), recorder.clone());
 
     let inventory = Inventory::new(items.clone(), places.clone(), projects.clone(), clock.clone(), recorder.clone());
@@ -219,6 +224,7 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         media,
         value,
         refresh,
+        backups,
     };
     Ok(App { store, services, model_name, token_checks })
 }
@@ -228,6 +234,31 @@ const FAKE_CREDENTIALS_SECRET: &str = "passkey_fake_credentials";
 
 /// How often the media sweep runs while serving.
 pub const MEDIA_SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(60 * 60);
+
+/// Writes a backup whenever one is due (`TROVE_BACKUP_EVERY` after the newest in `TROVE_BACKUP_DIR`, at once
+/// when there is none), until the task is dropped. A failed backup is logged and tried again an hour later, or
+/// at the next period if that is sooner.
+pub async fn scheduled_backups(backups: trove_application::backups::Backups, clock: Arc<dyn Clock>) {
+    let Some(every) = backups.settings().every else { return };
+    let dir = backups.settings().dir.clone();
+    loop {
+        let last = backups.last_made().unwrap_or_else(|e| {
+            tracing::warn!(dir = %dir.display(), error = %e, "cannot list the backups");
+            None
+        });
+        let due =
+            last.map_or(clock.now(), |at| at + chrono::Duration::from_std(every).unwrap_or(chrono::Duration::days(1)));
+        let wait = (due - clock.now()).to_std().unwrap_or_default();
+        tokio::time::sleep(wait).await;
+        match backups.write().await {
+            Ok(made) => tracing::info!(name = %made.name, bytes = made.bytes, "backup written"),
+            Err(e) => {
+                tracing::error!(dir = %dir.display(), error = %e, "the scheduled backup failed");
+                tokio::time::sleep(every.min(std::time::Duration::from_secs(3600))).await;
+            }
+        }
+    }
+}
 
 /// Runs the media sweep (`Media::sweep`: pending media older than a day, blobs no row names) at once and then
 /// every [`MEDIA_SWEEP_EVERY`], until the task is dropped. A failed sweep is logged and tried again next time.

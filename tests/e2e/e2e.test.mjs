@@ -986,6 +986,18 @@ test("value: a value set by hand on an item, the totals by room and type as bars
   await checkAccessible("the value page");
 });
 
+test("backups: the owner sees there is none yet, backs up now and downloads a whole archive, and the page says when", async () => {
+  await open("#/household", "default");
+  const backups = page.locator("section", { hasText: "Backups" });
+  assert.match(await backups.locator(".last-backup").textContent(), /No backup yet|Last backup/);
+  const [archive] = await Promise.all([page.waitForEvent("download"), backups.getByRole("button", { name: "Back up now and download" }).click()]);
+  assert.match(archive.suggestedFilename(), /^trove-backup-.*\.tar$/);
+  const listing = execFileSync("tar", ["tf", await archive.path()]).toString().split("\n");
+  assert.ok(listing.includes("manifest.json") && listing.some((l) => l.endsWith("-items.jsonl")), listing.join(" "));
+  assert.match(await backups.locator(".last-backup").textContent(), /^Last backup: .*MB/);
+  await backups.locator(".message.ok", { hasText: "trove restore" }).waitFor();
+});
+
 test("a give-away item has its share text with a copy button", async () => {
   await open("#/sell", "Sell & give");
   await page.locator("section", { hasText: "To give away" }).locator("ul.plain-list a").first().click();

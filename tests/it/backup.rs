@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use trove::backup::{Manifest, backup, restore, verify};
 use trove_application::ports::{BackupRepo, MediaStore};
+use trove_backup::{Manifest, backup, restore, verify};
 
 const PASSWORD: &str = "correct horse battery";
 
@@ -302,5 +302,78 @@ async fn a_backup_or_restore_killed_leaves_no_whole_looking_archive_and_no_half_
     let again = dir.join("again.tar");
     let after = backup(&store, "sqlite", media_at(&dir.join("r")).as_ref(), &again).await.unwrap();
     assert_eq!(after.tables, manifest.tables);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_owner_sees_the_last_backup_makes_one_and_downloads_it_and_the_schedule_keeps_the_newest() {
+    let dir = scratch("served");
+    let data = dir.join("data");
+    let url = fresh_database(Db::Sqlite).await;
+    let app =
+        TestApp::spawn_on(&url, &[("TROVE_DATA_DIR", data.display().to_string()), ("TROVE_BACKUP_KEEP", "2".into())])
+            .await;
+    assert!(trove::seed_demo(&app.app).await.unwrap() > 30);
+    let (s, status) = app.get("/api/backups").await;
+    assert_eq!(s, StatusCode::OK, "{status}");
+    assert_eq!(status, json!({"every_secs": null, "keep": 2, "last": null, "count": 0}));
+
+    let (s, made) = app.post("/api/backups", json!({})).await;
+    assert_eq!(s, StatusCode::CREATED, "{made}");
+    let name = made["name"].as_str().unwrap().to_owned();
+    assert!(name.starts_with("trove-backup-") && name.ends_with(".tar"), "{name}");
+    let (_, status) = app.get("/api/backups").await;
+    assert_eq!((status["last"].clone(), status["count"].as_u64()), (made.clone(), Some(1)));
+    let kept = data.join("backups").join(&name);
+    #[cfg(unix)]
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&kept).unwrap().permissions()) & 0o777,
+        0o600
+    );
+
+    let resp = app.client.get(app.url(&format!("/api/backups/{name}"))).bearer_auth(&app.token).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert_eq!(resp.headers()["content-type"], "application/x-tar");
+    let file = dir.join("downloaded.tar");
+    std::fs::write(&file, resp.bytes().await.unwrap()).unwrap();
+    assert!(rows(&verify(&file).unwrap(), "items") > 30, "the download is a whole archive");
+    let resp =
+        app.client.get(app.url("/api/backups/..%2Fdata%2Ftrove.db")).bearer_auth(&app.token).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::NOT_FOUND, "only the archives kept are served");
+
+    // The schedule: one at once (the newest is older than the period), then one a period; two are kept.
+    let mut settings = app.app.services.backups.settings().clone();
+    settings.every = Some(std::time::Duration::from_millis(300));
+    let store = app.app.store.clone();
+    let backups = trove_application::backups::Backups::new(
+        Arc::new(trove_backup::TarBackups::new(store.clone(), media_at(&data), "sqlite")),
+        store,
+        app.app.services.clock.clone(),
+        settings,
+    );
+    let task = tokio::spawn(trove::scheduled_backups(backups, app.app.services.clock.clone()));
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    task.abort();
+    let (_, status) = app.get("/api/backups").await;
+    assert_eq!(status["count"], 2, "the oldest beyond two are removed: {status}");
+    assert_ne!(status["last"]["name"], json!(name), "newer ones were written");
+
+    // A member may not; nor an owner while the server holds another household.
+    let link = trove::invite(&app.app, "default", trove_domain::people::Role::Member).await.unwrap();
+    let code = link.split("#/join/").nth(1).unwrap();
+    let joined = app
+        .client
+        .post(app.url("/api/invitations/accept"))
+        .json(&json!({"code": code, "name": "Robin", "password": PASSWORD}))
+        .send()
+        .await
+        .unwrap();
+    let cookie = joined.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_owned();
+    let resp = app.client.get(app.url("/api/backups")).header("cookie", cookie).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+    app.token_of("next door").await;
+    let (s, body) = app.post("/api/backups", json!({})).await;
+    assert_eq!(s, StatusCode::FORBIDDEN, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("trove backup"), "{body}");
     let _ = std::fs::remove_dir_all(&dir);
 }

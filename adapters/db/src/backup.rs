@@ -17,7 +17,7 @@ use futures_util::StreamExt as _;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     AccessMode, ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, DbBackend, EntityTrait,
-    IntoActiveModel, IsolationLevel, Iterable, PrimaryKeyToColumn, QueryFilter, QueryOrder, Statement,
+    IntoActiveModel, IsolationLevel, Iterable, PaginatorTrait, PrimaryKeyToColumn, QueryFilter, QueryOrder, Statement,
     TransactionTrait,
 };
 use sea_orm_migration::MigratorTrait as _;
@@ -218,6 +218,10 @@ impl BackupRepo for Store {
             .map(|h| ContentHash::parse(&h).ok_or_else(|| anyhow!("a media row names {h:?}, which is no content hash")))
             .collect::<anyhow::Result<Vec<_>>>()?;
         Ok(Dumped { tables, blobs })
+    }
+
+    async fn households(&self) -> Result<u64, RepoError> {
+        Ok(households::Entity::find().count(&self.db).await.context("count the households")?)
     }
 
     async fn is_empty(&self) -> Result<bool, RepoError> {

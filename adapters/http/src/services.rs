@@ -64,6 +64,8 @@ pub struct Services {
     pub value: Valuation,
     /// "Refresh values": pricing again what has no estimate or an old one, in the background.
     pub refresh: trove_application::refresh::ValueRefresh,
+    /// The backups the server keeps, and a fresh one for an owner.
+    pub backups: trove_application::backups::Backups,
 }
 
 impl std::fmt::Debug for Services {

@@ -3,6 +3,8 @@
 
 use crate::RepoError;
 use async_trait::async_trait;
+use std::path::Path;
+use trove_domain::Timestamp;
 use trove_domain::media::ContentHash;
 
 /// Receives a snapshot's tables, one after another, each row as one JSON object (no newline in it).
@@ -65,6 +67,12 @@ pub trait BackupRepo: Send + Sync {
     /// `Unexpected` (the sink's errors among them).
     async fn dump(&self, sink: &mut dyn DumpSink) -> Result<Dumped, RepoError>;
 
+    /// How many households the store holds (a backup holds every one of them).
+    ///
+    /// # Errors
+    /// `Unexpected` only.
+    async fn households(&self) -> Result<u64, RepoError>;
+
     /// Whether the store holds nothing a backup keeps (the built-in templates a server seeds aside).
     ///
     /// # Errors
@@ -77,4 +85,37 @@ pub trait BackupRepo: Send + Sync {
     /// # Errors
     /// `Unexpected` for a row that does not fit its table, an unknown table, or a failed write.
     async fn load(&self, source: &mut dyn LoadSource) -> Result<Vec<(String, u64)>, RepoError>;
+}
+
+/// A backup archive lying in a directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackupFile {
+    /// Its file name (`trove-backup-20261204T101500Z.tar`).
+    pub name: String,
+    /// When it was made.
+    pub at: Timestamp,
+    pub bytes: u64,
+}
+
+/// Backup archives in a directory: written whole (never a file that only looks whole), listed, removed.
+#[cfg_attr(any(test, feature = "testing"), mockall::automock)]
+#[async_trait]
+pub trait BackupArchives: Send + Sync {
+    /// Writes an archive of the whole store and its media into `dir` (created if missing), named by `at`.
+    ///
+    /// # Errors
+    /// When the store cannot be read or the file cannot be written; nothing named as an archive is left then.
+    async fn write_into(&self, dir: &Path, at: Timestamp) -> anyhow::Result<BackupFile>;
+
+    /// The archives in `dir`, newest first (none when it does not exist); other files are not archives.
+    ///
+    /// # Errors
+    /// When the directory cannot be read.
+    fn list(&self, dir: &Path) -> anyhow::Result<Vec<BackupFile>>;
+
+    /// Removes the archive `name` from `dir`.
+    ///
+    /// # Errors
+    /// When it cannot be removed.
+    fn remove(&self, dir: &Path, name: &str) -> anyhow::Result<()>;
 }

@@ -24,7 +24,7 @@ pub mod throttle;
 pub mod vision;
 
 pub use access::{AccessChange, AccessChanges};
-pub use backup::{BackupRepo, DumpSink, Dumped, LoadSource, Loaded};
+pub use backup::{BackupArchives, BackupFile, BackupRepo, DumpSink, Dumped, LoadSource, Loaded};
 pub use clock::Clock;
 pub use documents::{ValueDocument, ValuePrinter, ValueSheet, ValuedItem};
 pub use history::EventRepo;

@@ -6,6 +6,7 @@
 //! `Idempotency::once`. Feature files import [`crate::shared`], `crate::error`, `crate::auth` and `crate::services`,
 //! never each other.
 
+pub mod backups;
 pub mod capabilities;
 pub mod exchange;
 pub mod history;
@@ -39,7 +40,7 @@ pub type Apis = (
     media::MediaApi,
     people::PeopleApi,
     // Tuples of route groups go up to 13: the last ones make a tuple of their own.
-    (history::HistoryApi, capabilities::CapabilitiesApi, value::ValueApi),
+    (history::HistoryApi, capabilities::CapabilitiesApi, value::ValueApi, backups::BackupsApi),
 );
 
 /// All the API's route groups.
@@ -57,6 +58,11 @@ pub fn apis(s: Services) -> Apis {
         photo::PhotoApi(s.clone()),
         media::MediaApi(s.clone()),
         people::PeopleApi(s.clone()),
-        (history::HistoryApi(s.clone()), capabilities::CapabilitiesApi(s.clone()), value::ValueApi(s)),
+        (
+            history::HistoryApi(s.clone()),
+            capabilities::CapabilitiesApi(s.clone()),
+            value::ValueApi(s.clone()),
+            backups::BackupsApi(s),
+        ),
     )
 }

@@ -2,7 +2,7 @@
 // The people of a household: the owner's page (members and roles, invitations with a link to copy, the open
 // invitations with Revoke, ending a member's sessions) and everyone's API tokens for scripts.
 
-import { api } from "../api.js";
+import { api, apiBlob, download, megabytes } from "../api.js";
 import { refresh } from "../router.js";
 import { h, field, select, date, section, copyButton, flashNext, showError, mayWrite } from "../ui.js";
 import { addPasskey, passkeysSupported } from "../passkeys.js";
@@ -69,10 +69,11 @@ function invitationsSection(invitations, out) {
 
 export async function householdView(me) {
   const owner = me?.role === "owner";
-  const [{ members }, who, { invitations }] = await Promise.all([
+  const [{ members }, who, { invitations }, backups] = await Promise.all([
     api("/members"),
     api("/me"),
     owner ? api("/invitations") : Promise.resolve({ invitations: [] }),
+    owner ? api("/backups") : Promise.resolve(null),
   ]);
   const out = h("div", { class: "out" });
 
@@ -162,7 +163,40 @@ export async function householdView(me) {
     ),
     owner ? section("Invite someone", invite) : null,
     owner ? openList : null,
+    backups ? backupSection(backups) : null,
   );
+}
+
+/** The backups the server keeps: the last one's time and size, and a fresh one to download. */
+function backupSection(status) {
+  const out = h("div", { class: "out", "aria-live": "polite" });
+  const every = status.every_secs ? `A backup is written every ${period(status.every_secs)}; the newest ${status.keep} are kept.` : "No scheduled backups (set TROVE_BACKUP_EVERY, e.g. 1d).";
+  const last = status.last
+    ? h("p", { class: "last-backup" }, `Last backup: ${date(status.last.at)}, ${megabytes(status.last.bytes)} (${status.count} kept).`)
+    : h("p", { class: "last-backup" }, "No backup yet.");
+  const make = h("button", { type: "button", class: "primary" }, "Back up now and download");
+  make.addEventListener("click", () =>
+    attempt(out, async () => {
+      make.disabled = true;
+      try {
+        const made = await api("/backups", { method: "POST" });
+        download(await apiBlob(`/backups/${encodeURIComponent(made.name)}`), made.name);
+        last.textContent = `Last backup: ${date(made.at)}, ${megabytes(made.bytes)}.`;
+        out.replaceChildren(h("p", { class: "message ok" }, `${made.name} is downloaded. Restore it with: trove restore ${made.name}`));
+      } finally {
+        make.disabled = false;
+      }
+    }),
+  );
+  return section("Backups", h("p", {}, "One archive of everything: every item, place, member, history and file. ", every), last, h("div", { class: "actions" }, make), out);
+}
+
+/** Seconds as people say a period. */
+function period(secs) {
+  if (secs % 604800 === 0) return `${secs / 604800} week${secs === 604800 ? "" : "s"}`;
+  if (secs % 86400 === 0) return secs === 86400 ? "day" : `${secs / 86400} days`;
+  if (secs % 3600 === 0) return secs === 3600 ? "hour" : `${secs / 3600} hours`;
+  return `${Math.round(secs / 60)} minutes`;
 }
 
 /**

@@ -1,4 +1,4 @@
-//! `trove backup`, `trove backup verify` and `trove restore`: the whole store in one archive and back.
+//! The archive: the whole store in one file and back (`trove backup`, `trove backup verify`, `trove restore`).
 //!
 //! The archive is a tar file of, in this order: every media file a media row names (`media/<sha256>`, its name is
 //! its content's hash), every table as JSON lines (`tables/NN-<table>.jsonl`, one row an object, in the order they
@@ -170,7 +170,12 @@ async fn write_archive(
         ensure!(name == &part.name && *rows == part.rows, "the dump of {name} does not match what was written");
     }
 
-    let file = File::create(partial).with_context(|| format!("create {}", partial.display()))?;
+    // Owner only: an archive holds every password hash and secret of the store.
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let file = options.open(partial).with_context(|| format!("create {}", partial.display()))?;
     let mut archive = tar::Builder::new(BufWriter::with_capacity(1 << 20, file));
     let mut media = Vec::new();
     let mut missing = Vec::new();
