@@ -22,70 +22,18 @@
 
 #[path = "generated_inventory/mod.rs"]
 mod generated_inventory;
+#[path = "timed/mod.rs"]
+mod timed;
 
-use std::path::{Path, PathBuf};
+use timed::{Run, measured, median};
+
+use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
 
 const ROWS: usize = 100_000;
 const RUNS: usize = 3;
 /// The bound on `trove import`'s peak resident memory for the file, on either backend.
 const PEAK_MAX_MB: u64 = 150;
-
-/// What `/usr/bin/time -v` says of a command: wall time and peak resident memory.
-#[derive(Debug, Clone, Copy)]
-struct Run {
-    wall: Duration,
-    peak_kb: u64,
-}
-
-fn measured(command: Command) -> Run {
-    let program = command.get_program().to_owned();
-    let mut timed = Command::new("/usr/bin/time");
-    timed.arg("-v").arg(&program).args(command.get_args());
-    for (k, v) in command.get_envs() {
-        match v {
-            Some(v) => timed.env(k, v),
-            None => timed.env_remove(k),
-        };
-    }
-    let out = timed.output().expect("run /usr/bin/time");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{program:?} failed: {stderr}\n{}", String::from_utf8_lossy(&out.stdout));
-    let field = |name: &str| {
-        stderr.lines().find_map(|l| l.trim().strip_prefix(name)).map(str::trim).unwrap_or_else(|| panic!("{stderr}"))
-    };
-    // "h:mm:ss" or "m:ss.ss".
-    let wall: f64 = field("Elapsed (wall clock) time (h:mm:ss or m:ss):")
-        .split(':')
-        .fold(0.0, |acc, part| acc * 60.0 + part.parse::<f64>().unwrap());
-    let peak_kb = field("Maximum resident set size (kbytes):").parse().unwrap();
-    Run { wall: Duration::from_secs_f64(wall), peak_kb }
-}
-
-/// The CSV file and its header.
-fn sheet(dir: &Path) -> (PathBuf, Vec<String>) {
-    let at = generated_inventory::labelled_at();
-    let items: Vec<_> = generated_inventory::new_items(ROWS)
-        .into_iter()
-        .enumerate()
-        .map(|(n, item)| {
-            let mut item = generated_inventory::stored(item, n as i64 + 1);
-            item.place_path = trove_domain::testing::path(&format!("Room {} / Shelf {}", n % 10, (n / 10) % 10));
-            item.updated_at = at;
-            item
-        })
-        .collect();
-    let bytes = trove_csv::write(&items).unwrap();
-    let file = dir.join("items.csv");
-    std::fs::write(&file, &bytes).unwrap();
-    let header = String::from_utf8_lossy(&bytes[..bytes.iter().position(|b| *b == b'\n').unwrap()])
-        .split(',')
-        .map(str::to_owned)
-        .collect();
-    println!("{ROWS} rows, {:.1} MB of CSV", bytes.len() as f64 / 1e6);
-    (file, header)
-}
 
 /// The scratch table of the file's columns: the id a number, every other column text.
 fn scratch_table(header: &[String]) -> String {
@@ -98,12 +46,6 @@ fn trove(url: &str, dir: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_trove"));
     command.args(args).env("DATABASE_URL", url).env("TROVE_DATA_DIR", dir).env_remove("MODEL_API_KEY");
     command
-}
-
-fn median(mut runs: Vec<Run>) -> (Duration, u64) {
-    let peak = runs.iter().map(|r| r.peak_kb).max().unwrap_or(0);
-    runs.sort_by_key(|r| r.wall);
-    (runs[runs.len() / 2].wall, peak)
 }
 
 fn report(backend: &str, bulk: &str, ours: Vec<Run>, theirs: Vec<Run>) {
@@ -264,7 +206,7 @@ fn main() {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let dir = std::env::temp_dir().join(format!("trove_import_bench_{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let (file, header) = sheet(&dir);
+    let (file, header) = generated_inventory::sheet(&dir, ROWS);
     if args.iter().any(|a| a == "check") {
         check(&rt, &dir, &file);
         let _ = std::fs::remove_dir_all(&dir);

@@ -397,3 +397,27 @@ pub fn plain_json(items: &[Item]) -> String {
         .collect();
     Value::Array(array).to_string()
 }
+
+/// The CSV file and its header.
+pub fn sheet(dir: &std::path::Path, rows: usize) -> (std::path::PathBuf, Vec<String>) {
+    let at = labelled_at();
+    let items: Vec<_> = new_items(rows)
+        .into_iter()
+        .enumerate()
+        .map(|(n, item)| {
+            let mut item = stored(item, n as i64 + 1);
+            item.place_path = trove_domain::testing::path(&format!("Room {} / Shelf {}", n % 10, (n / 10) % 10));
+            item.updated_at = at;
+            item
+        })
+        .collect();
+    let bytes = trove_csv::write(&items).unwrap();
+    let file = dir.join("items.csv");
+    std::fs::write(&file, &bytes).unwrap();
+    let header = String::from_utf8_lossy(&bytes[..bytes.iter().position(|b| *b == b'\n').unwrap()])
+        .split(',')
+        .map(str::to_owned)
+        .collect();
+    println!("{rows} rows, {:.1} MB of CSV", bytes.len() as f64 / 1e6);
+    (file, header)
+}
