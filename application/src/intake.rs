@@ -15,8 +15,10 @@ use base64::Engine as _;
 use std::sync::Arc;
 use trove_domain::HouseholdId;
 use trove_domain::item::MeasurementSource;
+use trove_domain::item::Purchase;
 use trove_domain::matching::{self, Match, MatchIndex, Probe};
 use trove_domain::reading::{self, Candidate, ImageFormat};
+use trove_domain::receipt::{self, Receipt, ReceiptLine};
 use trove_domain::spend::CallKind;
 
 /// Largest photo read, in bytes (20 MB): a label photo, a photo of several items, a label to scan.
@@ -40,6 +42,24 @@ pub struct IntakeReading {
     pub notes: Vec<String>,
     /// The transcript a voice note was read from.
     pub transcript: Option<String>,
+    pub spend: RunSpend,
+}
+
+/// One line of a receipt read, with the purchase its item gains and the items it may be.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReceiptLineMatch {
+    pub line: ReceiptLine,
+    /// The receipt's day and vendor with the line's unit price: what the item's purchase becomes.
+    pub purchase: Purchase,
+    /// Best first, at most [`matching::DEFAULT_LIMIT`]; none: a new item.
+    pub matches: Vec<Match>,
+}
+
+/// What reading a receipt answers: the receipt as the rules judged it (with what does not add up) and its lines.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReceiptReading {
+    pub receipt: Receipt,
+    pub lines: Vec<ReceiptLineMatch>,
     pub spend: RunSpend,
 }
 
@@ -148,6 +168,83 @@ impl Intake {
         };
         let mut run = RunSpend::default();
         self.read(actor, reading_request(CallKind::ReadLabel, input), MeasurementSource::Label, &mut run, None).await
+    }
+
+    /// Reads a photo or a PDF of a receipt or an order confirmation: one call with the picture (checked and
+    /// downscaled as a label photo is) or the PDF beside an instruction, answered as a `Receipt`; the rules judge
+    /// it ([`receipt::read`]: lines against the total, the day, the currency) and each line is matched against the
+    /// inventory. Nothing is written.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for an empty or too large file, or one that is neither a JPEG, PNG or WebP picture nor a
+    /// PDF; otherwise as [`Intake::read_label`].
+    pub async fn read_receipt(&self, actor: Actor, file: Vec<u8>) -> Result<ReceiptReading, Error> {
+        if file.is_empty() {
+            return Err(Error::Invalid("the file is empty".into()));
+        }
+        if file.len() > IMAGE_MAX {
+            return Err(Error::Invalid(format!("the file is larger than {IMAGE_MAX} bytes")));
+        }
+        self.model.require(Capability::Images)?;
+        let text = "Read this receipt.".to_owned();
+        let input = if file.starts_with(b"%PDF-") {
+            InputItem::UserFile {
+                text,
+                filename: "receipt.pdf".into(),
+                file_data_url: format!(
+                    "data:application/pdf;base64,{}",
+                    base64::engine::general_purpose::STANDARD.encode(&file)
+                ),
+            }
+        } else if ImageFormat::sniff(&file).is_some() {
+            let images = self.images.clone();
+            let prepared = self.jobs.run(move || images.prepare_for_model(&file)).await?.map_err(label_refused)?;
+            InputItem::UserImage { text, image_data_url: data_url(prepared.format, &prepared.bytes) }
+        } else {
+            return Err(Error::Invalid("a receipt is a JPEG, PNG or WebP photo, or a PDF".into()));
+        };
+        let request = ModelRequest {
+            kind: CallKind::ReadReceipt,
+            instructions: crate::contracts::receipt::INSTRUCTIONS.to_owned(),
+            input: vec![input],
+            tools: Vec::new(),
+            output_schema: Some(crate::contracts::receipt::output_schema()),
+            max_output_tokens: 16_000,
+            max_tool_calls: None,
+            include_search_results: false,
+            household: None,
+        };
+        let mut run = RunSpend::default();
+        let response = self.model.respond(actor, &request, &mut run).await?;
+        let text = response
+            .final_text()
+            .ok_or_else(|| Error::ModelFailed { reason: "the model's answer holds no message".into(), spend: run })?;
+        let answer = crate::contracts::receipt::read(text).map_err(|e| Error::ModelFailed {
+            reason: format!("the model's answer is not a Receipt document: {e}"),
+            spend: run,
+        })?;
+        let receipt = receipt::read(&answer, self.clock.now().date_naive());
+        let index = self.index(actor.household).await?;
+        let lines = receipt
+            .lines
+            .iter()
+            .map(|line| {
+                let probe = Probe {
+                    name: &line.description,
+                    profile: "",
+                    item_type: None,
+                    brand: None,
+                    model: None,
+                    serial: None,
+                };
+                ReceiptLineMatch {
+                    line: line.clone(),
+                    purchase: receipt.purchase(line),
+                    matches: index.best(&probe, matching::DEFAULT_LIMIT),
+                }
+            })
+            .collect();
+        Ok(ReceiptReading { receipt, lines, spend: run })
     }
 
     /// Reads a listing's text (1 to 20,000 characters).

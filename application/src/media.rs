@@ -194,6 +194,48 @@ impl Media {
         Ok((whole, kept))
     }
 
+    /// Attaches a receipt kept at intake (pending media) to every item it covers: a medium per item naming the
+    /// same stored file, recorded as each item's `create`. The pending one is left to the sweep; the file stays
+    /// while a row names it.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] naming the medium when it is not pending media of the household, or naming the first
+    /// item that is not the household's (nothing is attached then: every item is checked first);
+    /// [`Error::Invalid`] for no items or more than 100.
+    pub async fn attach_receipt(
+        &self,
+        actor: Actor,
+        receipt: MediaId,
+        items: &[ItemId],
+    ) -> Result<Vec<Medium>, MediaError> {
+        let household = actor.household;
+        if items.is_empty() || items.len() > 100 {
+            return Err(Error::Invalid("item_ids must name 1 to 100 items".into()).into());
+        }
+        let pending = self.media.get(household, receipt).await.map_err(named(ObjectKind::Media, receipt.0))?;
+        if pending.item_id.is_some() {
+            return Err(Error::NotFound { what: ObjectKind::Media, id: receipt.0 }.into());
+        }
+        for item in items {
+            self.inventory.get(household, *item).await.map_err(named(ObjectKind::Item, item.0))?;
+        }
+        let mut attached = Vec::with_capacity(items.len());
+        for item in items {
+            let new = NewMedium {
+                item_id: Some(*item),
+                kind: MediaKind::Receipt,
+                media_type: pending.media_type,
+                bytes: pending.bytes,
+                size: pending.size,
+                sha256: pending.sha256.clone(),
+                caption: pending.caption.clone(),
+            };
+            let rec = self.recorder.recording(actor, Action::Create);
+            attached.push(self.media.insert(household, new, &rec).await.map_err(named(ObjectKind::Item, item.0))?);
+        }
+        Ok(attached)
+    }
+
     /// The media of an item, oldest first.
     ///
     /// # Errors

@@ -23,6 +23,7 @@ pub mod place;
 pub mod pricing;
 pub mod project;
 pub mod reading;
+pub mod receipt;
 pub mod report;
 pub mod spend;
 pub mod template;

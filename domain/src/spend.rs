@@ -18,16 +18,18 @@ pub enum CallKind {
     ReadListing,
     ReadVoice,
     Transcribe,
+    ReadReceipt,
 }
 
 impl CallKind {
-    pub const ALL: [CallKind; 6] = [
+    pub const ALL: [CallKind; 7] = [
         CallKind::Propose,
         CallKind::Price,
         CallKind::ReadLabel,
         CallKind::ReadListing,
         CallKind::ReadVoice,
         CallKind::Transcribe,
+        CallKind::ReadReceipt,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -38,6 +40,7 @@ impl CallKind {
             CallKind::ReadListing => "read_listing",
             CallKind::ReadVoice => "read_voice",
             CallKind::Transcribe => "transcribe",
+            CallKind::ReadReceipt => "read_receipt",
         }
     }
 

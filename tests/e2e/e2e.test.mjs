@@ -1119,6 +1119,32 @@ test("intake: a pasted listing gives a candidate that is saved as a new item", a
   }
 });
 
+test("intake: a receipt PDF is read into lines, the owned item gains its purchase, the new one is made, and both keep the receipt", async () => {
+  await open("#/intake", "Intake");
+  const pdf = path.join(SHOTS, "receipt.pdf");
+  writeFileSync(pdf, "%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n");
+  const form = page.getByRole("form", { name: "Read a receipt" });
+  await form.getByLabel("Receipt or order confirmation (photo or PDF)").setInputFiles(pdf);
+  await form.getByRole("button", { name: "Read receipt" }).click();
+  const read = page.locator("section", { hasText: "Receipt read" });
+  await read.waitFor();
+  assert.match(await read.locator(".receipt-head").textContent(), /The Pi Hut · 2026-11-28 · £63\.00/);
+  await read.getByText("The lines add up to the total.").waitFor();
+  const pi = (await apiGet("/items?q=Raspberry%20Pi%204%20Model%20B&limit=1")).items[0];
+  assert.equal(await read.getByLabel("What Raspberry Pi 4 Model B 4GB is").inputValue(), String(pi.id), "matched to the one owned");
+  assert.equal(await read.getByLabel("What Braided USB-C cable 1 m is").inputValue(), "new");
+  await read.getByRole("button", { name: "Save the receipt" }).click();
+  await read.getByText("Saved: 2 items have their purchase and the receipt.").waitFor();
+  const owned = await apiGet(`/items/${pi.id}`);
+  assert.deepEqual(owned.purchase, { date: "2026-11-28", price: 5400, currency: "GBP", vendor: "The Pi Hut" });
+  const media = await apiGet(`/items/${pi.id}/media`);
+  assert.ok(media.media.some((m) => m.kind === "receipt" && m.caption === "The Pi Hut, 2026-11-28"), JSON.stringify(media));
+  const cable = (await apiGet("/items?q=Braided&limit=1")).items[0];
+  assert.equal(cable.quantity, 2);
+  assert.equal((await apiGet(`/items/${cable.id}`)).purchase.price, 450, "9.00 for two: 4.50 each");
+  await checkAccessible("the receipt read");
+});
+
 test("intake: a candidate merges into the item it matches", async (t) => {
   const found = await apiGet("/items?q=PowerCore");
   const target = found.items[0];

@@ -199,8 +199,24 @@ function fill(schema, key = "", defs = {}) {
   }
 }
 
+/** A receipt read: a demo item the household owns and a cable it does not, adding up to the total. */
+function receipt() {
+  const answer = {
+    vendor: "The Pi Hut",
+    date: "2026-11-28",
+    currency: "GBP",
+    lines: [
+      { description: "Raspberry Pi 4 Model B 4GB", quantity: 1, price: 54.0 },
+      { description: "Braided USB-C cable 1 m", quantity: 2, price: 9.0 },
+    ],
+    total: 63.0,
+  };
+  return response([message(JSON.stringify(answer))], 1200, 200);
+}
+
 function reading(body) {
   const format = body.text?.format || {};
+  if (format.name === "Receipt") return receipt();
   const schema = format.schema || {};
   const value = fill(schema, "", schema.$defs || schema.definitions || {});
   return response([message(JSON.stringify(value))], 800, 150);

@@ -22,6 +22,7 @@ mod people;
 mod photo;
 mod places;
 mod projects;
+mod receipt;
 mod search;
 mod selling;
 mod sign_in;

@@ -47,8 +47,10 @@ enum WireInput<'a> {
     },
 }
 
+/// A content part of a user message; the variants are named as the wire's `type`s (`input_text`, ...).
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[allow(clippy::enum_variant_names)]
 enum WireContent<'a> {
     InputText {
         text: &'a str,
@@ -57,6 +59,11 @@ enum WireContent<'a> {
     InputImage {
         image_url: &'a str,
         detail: &'static str,
+    },
+    /// A file given inline (`file_data` a `data:` URL), such as a PDF.
+    InputFile {
+        filename: &'a str,
+        file_data: &'a str,
     },
 }
 
@@ -168,6 +175,11 @@ fn input_item<'a>(config: &ModelApiConfig, item: &'a InputItem) -> Result<Option
             content.push(WireContent::InputImage { image_url: image_data_url, detail: "auto" });
             Some(user_message(content))
         }
+        InputItem::UserFile { text, filename, file_data_url } => {
+            let mut content: Vec<_> = given(text).map(|text| WireContent::InputText { text }).into_iter().collect();
+            content.push(WireContent::InputFile { filename, file_data: file_data_url });
+            Some(user_message(content))
+        }
         InputItem::Replay(raw) => {
             let replay = RawValue::from_string(raw.0.clone())
                 .map_err(|e| ModelError::bad_response(format!("a replayed output item is not json: {e}")))?;
@@ -277,6 +289,22 @@ mod tests {
             "include": ["reasoning.encrypted_content"]
         });
         assert_eq!(body(&ModelApiConfig::new("k"), &r), want);
+    }
+
+    #[test]
+    fn a_file_is_sent_inline_beside_its_text() {
+        let mut r = request();
+        r.input = vec![InputItem::UserFile {
+            text: "Read this receipt.".into(),
+            filename: "receipt.pdf".into(),
+            file_data_url: "data:application/pdf;base64,JVBERi0=".into(),
+        }];
+        assert_eq!(
+            body(&ModelApiConfig::new("k"), &r)["input"],
+            json!([{"role": "user", "content": [
+                {"type": "input_text", "text": "Read this receipt."},
+                {"type": "input_file", "filename": "receipt.pdf", "file_data": "data:application/pdf;base64,JVBERi0="}]}])
+        );
     }
 
     #[test]

@@ -130,6 +130,7 @@ fn what(kind: CallKind) -> &'static str {
         CallKind::ReadListing => "reading a listing's text",
         CallKind::ReadVoice => "reading a voice note",
         CallKind::Transcribe => "speech to text",
+        CallKind::ReadReceipt => "reading a receipt",
     }
 }
 

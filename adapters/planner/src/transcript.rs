@@ -47,7 +47,7 @@ impl Transcript {
                         t.wish = trove_application::propose::wish_of(text).map(str::to_owned);
                     }
                 }
-                InputItem::UserImage { .. } => {}
+                InputItem::UserImage { .. } | InputItem::UserFile { .. } => {}
             }
         }
         t

@@ -8,7 +8,8 @@
 //!
 //! - [`proposal`]: the tool loop's final answer (`ProposalSet`), its three function tools and their arguments;
 //! - [`reading`]: a label photo, a listing's text or a voice note read into candidate items (`Reading`);
-//! - [`comparables`]: the web-searched comparables of a price call (`Comparables`).
+//! - [`comparables`]: the web-searched comparables of a price call (`Comparables`);
+//! - [`receipt`]: a photo or a PDF of a receipt read into its lines (`Receipt`).
 //!
 //! Every schema is strict: each object lists all its properties in `required` and sets `additionalProperties`
 //! to false; an optional value is nullable instead. The tests below check that of every schema file, and that
@@ -17,6 +18,7 @@
 pub mod comparables;
 pub mod proposal;
 pub mod reading;
+pub mod receipt;
 
 use crate::ports::model::OutputSchema;
 

@@ -6,17 +6,19 @@
 use super::comparables::{self, ComparablesAnswer};
 use super::proposal::{self, ItemDetailsArguments, ProposalSetAnswer};
 use super::reading::{self, ReadingAnswer};
+use super::receipt::{self, ReceiptAnswer};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 /// Every schema a request carries, by name.
-const SCHEMAS: [(&str, &str); 5] = [
+const SCHEMAS: [(&str, &str); 6] = [
     ("ProposalSet", proposal::SCHEMA),
     ("no parameters", proposal::NO_PARAMETERS),
     ("item_details parameters", proposal::ITEM_DETAILS_PARAMETERS),
     ("Reading", reading::SCHEMA),
     ("Comparables", comparables::SCHEMA),
+    ("Receipt", receipt::SCHEMA),
 ];
 
 fn parse(name: &str, text: &str) -> Value {
@@ -190,6 +192,11 @@ fn the_item_details_parameters_match_their_arguments() {
     check_matches::<ItemDetailsArguments>("item_details parameters", proposal::ITEM_DETAILS_PARAMETERS);
     assert_eq!(proposal::item_id_argument(r#"{"item_id": 12}"#), Ok(12));
     assert!(proposal::item_id_argument(r#"{"item_id": 12, "all": true}"#).is_err());
+}
+
+#[test]
+fn the_receipt_schema_matches_its_answer() {
+    check_matches::<ReceiptAnswer>("Receipt", receipt::SCHEMA);
 }
 
 #[test]

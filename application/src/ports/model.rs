@@ -19,6 +19,8 @@ pub enum InputItem {
     UserText(String),
     /// A user message of a text and an image (a `data:` URL).
     UserImage { text: String, image_data_url: String },
+    /// A user message of a text and a file (a PDF, as a `data:` URL, with its file name).
+    UserFile { text: String, filename: String, file_data_url: String },
     /// An earlier output item, replayed verbatim.
     Replay(RawJson),
     /// The answer to a function call, matched by `call_id`.

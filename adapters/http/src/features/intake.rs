@@ -4,13 +4,17 @@
 use crate::auth::Person;
 use crate::error::{ApiError, ApiResult};
 use crate::services::Services;
-use crate::shared::{CreateItem, FieldValue, Intent, NewFault, RunSpendDto, Source};
+use crate::shared::{CreateItem, FieldValue, Intent, NewFault, PriceDto, PurchaseDto, RunSpendDto, Source};
+use poem_openapi::param::Path;
 use poem_openapi::payload::Json;
 use poem_openapi::types::multipart::Upload;
 use poem_openapi::{ApiRequest, Multipart, Object, OpenApi, Tags};
-use trove_application::intake::{AUDIO_MAX, IMAGE_MAX, IntakeReading};
+use trove_application::intake::{AUDIO_MAX, IMAGE_MAX, IntakeReading, ReceiptReading};
+use trove_application::media::Upload as MediaUpload;
 use trove_domain::item::MeasurementSource;
+use trove_domain::media::{Caption, MediaKind};
 use trove_domain::reading::{self, ImageFormat};
+use trove_domain::{ItemId, MediaId};
 
 #[derive(Tags)]
 enum Tag {
@@ -54,6 +58,86 @@ pub struct VoiceTranscript {
 pub enum VoiceNote {
     Audio(VoiceUpload),
     Transcript(Json<VoiceTranscript>),
+}
+
+/// A receipt or an order confirmation.
+#[derive(Debug, Multipart)]
+pub struct ReceiptUpload {
+    /// A photo (JPEG, PNG or WebP) or a PDF, at most 20 MB.
+    pub file: Upload,
+}
+
+/// One line of a receipt, with the purchase its item gains and the items it may be.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct ReceiptLineDto {
+    pub description: String,
+    pub quantity: u32,
+    /// The whole line's price; `null` without a known currency.
+    pub price: Option<PriceDto>,
+    /// The purchase of the line's item: the receipt's day and vendor, the unit price. Set it on an existing item
+    /// (`PATCH /api/items/{id}` with `purchase`) or give it to a new one (`POST /api/items`).
+    pub purchase: PurchaseDto,
+    /// Best first, at most 5; none: a new item.
+    pub matches: Vec<MatchDto>,
+}
+
+/// A receipt read. Nothing is written to the inventory.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct ReceiptAnswer {
+    pub vendor: Option<String>,
+    pub date: Option<chrono::NaiveDate>,
+    pub currency: Option<String>,
+    pub total: Option<PriceDto>,
+    pub lines: Vec<ReceiptLineDto>,
+    /// What does not add up or was not kept (lines against the total, a date in the future, an unknown currency).
+    pub problems: Vec<String>,
+    /// The receipt, kept as pending media: attach it to the items it covers with
+    /// `POST /api/intake/receipt/{receipt_id}/attach`; removed after a day otherwise.
+    pub receipt_id: i64,
+    /// What the model call cost.
+    pub spend: RunSpendDto,
+}
+
+fn receipt_answer(r: &ReceiptReading, receipt_id: i64) -> ReceiptAnswer {
+    ReceiptAnswer {
+        vendor: r.receipt.vendor.clone(),
+        date: r.receipt.date,
+        currency: r.receipt.currency.map(|c| c.to_string()),
+        total: r.receipt.total.as_ref().map(PriceDto::new),
+        lines: r
+            .lines
+            .iter()
+            .map(|l| ReceiptLineDto {
+                description: l.line.description.clone(),
+                quantity: l.line.quantity,
+                price: l.line.price.as_ref().map(PriceDto::new),
+                purchase: PurchaseDto::new(&l.purchase),
+                matches: l
+                    .matches
+                    .iter()
+                    .map(|m| MatchDto { item_id: m.item_id.0, score: m.score, why: m.why.clone() })
+                    .collect(),
+            })
+            .collect(),
+        problems: r.receipt.problems.clone(),
+        receipt_id,
+        spend: (&r.spend).into(),
+    }
+}
+
+/// The items a receipt covers.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(deny_unknown_fields)]
+pub struct AttachReceipt {
+    /// 1 to 100 items of the household.
+    pub item_ids: Vec<i64>,
+}
+
+/// The receipt attached.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct ReceiptAttached {
+    /// The receipt's medium on each item, in the order of `item_ids` (`GET /api/media/{id}`).
+    pub media_ids: Vec<i64>,
 }
 
 /// An item of the inventory a candidate may be.
@@ -185,6 +269,45 @@ impl IntakeApi {
         let mut answer = answer(&reading, MeasurementSource::Label);
         answer.photo_id = Some(photo.id.0);
         Ok(Json(answer))
+    }
+
+    /// Read a photo or a PDF of a receipt or an order confirmation (multipart field `file`, at most 20 MB; 400 for
+    /// an empty file or one that is neither a picture nor a PDF) into its vendor, day, currency, total and lines,
+    /// each line with the purchase its item gains and its matches in the inventory. The rules say what does not
+    /// add up (`problems`). One model call without tools; nothing is written but the receipt, kept as pending
+    /// media (`receipt_id`) to attach to the items it covers once they are saved.
+    #[oai(path = "/intake/receipt", method = "post")]
+    async fn receipt(&self, Person(c): Person, body: ReceiptUpload) -> ApiResult<Json<ReceiptAnswer>> {
+        if body.file.size() > IMAGE_MAX {
+            return Err(ApiError::too_large("file", IMAGE_MAX).into());
+        }
+        let bytes = bytes_of(body.file, "file").await?;
+        let reading = self.0.intake.read_receipt((&c).into(), bytes.clone()).await.map_err(ApiError::from)?;
+        let caption = [reading.receipt.vendor.clone(), reading.receipt.date.map(|d| d.to_string())]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(", ");
+        let upload =
+            MediaUpload { bytes, kind: Some(MediaKind::Receipt), caption: Caption::new(&caption).ok().flatten() };
+        let kept = self.0.media.upload((&c).into(), None, upload).await.map_err(ApiError::from)?;
+        Ok(Json(receipt_answer(&reading, kept.id.0)))
+    }
+
+    /// Attach a receipt read at intake (`receipt_id`) to every item it covers, once they are saved: one medium
+    /// per item naming the same file, each in its item's history. 404 for a receipt that is not pending media of
+    /// the household or an item that is not the household's (nothing is attached then); 400 for no items or more
+    /// than 100.
+    #[oai(path = "/intake/receipt/:id/attach", method = "post")]
+    async fn attach(
+        &self,
+        Person(c): Person,
+        id: Path<i64>,
+        body: Json<AttachReceipt>,
+    ) -> ApiResult<Json<ReceiptAttached>> {
+        let items: Vec<ItemId> = body.0.item_ids.iter().copied().map(ItemId).collect();
+        let attached = self.0.media.attach_receipt((&c).into(), MediaId(id.0), &items).await.map_err(ApiError::from)?;
+        Ok(Json(ReceiptAttached { media_ids: attached.iter().map(|m| m.id.0).collect() }))
     }
 
     /// Read a listing's text into candidate items with their matches. One model call without tools; nothing is

@@ -4,7 +4,7 @@
 // new item or merged into the item it matches.
 
 import { api, capabilities } from "../api.js";
-import { h, svg, field, select, human, quantity, usd, flash, showError, withProgress, section, itemLink, mayWrite, needsModel, tooLarge, CONDITIONS, INTENTS } from "../ui.js";
+import { h, svg, field, select, human, quantity, usd, money, flash, showError, withProgress, section, itemLink, mayWrite, needsModel, tooLarge, CONDITIONS, INTENTS } from "../ui.js";
 import { toWav, startRecording } from "../wav.js";
 import { placeOptions } from "./places.js";
 
@@ -36,6 +36,7 @@ export async function intakeView() {
       { class: "grid" },
       offered(offer?.listing, "Paste a listing", "Reading a listing", () => listingPanel(show("listing"))),
       offered(offer?.label, "Label photo", "Reading a label photo", () => labelPanel(show("label"), limits.image_bytes)),
+      offered(offer?.label, "Receipt", "Reading a receipt", () => receiptPanel(results, limits.image_bytes)),
       offered(offer?.voice, "Voice note", "Reading a voice note", () => voicePanel(show("voice"), offer?.voice_audio, limits.audio_bytes)),
       photoPanel(regions, limits.image_bytes),
     ),
@@ -86,6 +87,80 @@ function labelPanel(show, limit) {
     show(await withProgress(out, "Reading the label…", () => api("/intake/label", { method: "POST", body }), button));
   });
   return section("Label photo", form);
+}
+
+/** A receipt's photo or PDF read into lines; each line saved as a new item or as the purchase of the item it matches. */
+function receiptPanel(results, limit) {
+  const file = h("input", { type: "file", name: "file", accept: "image/jpeg,image/png,image/webp,application/pdf", required: true });
+  const out = h("div", { class: "out" });
+  const button = h("button", { type: "submit", class: "primary" }, "Read receipt");
+  const form = h("form", { "aria-label": "Read a receipt" }, field("Receipt or order confirmation (photo or PDF)", file), h("div", { class: "actions" }, button), out);
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const big = tooLarge(file.files[0], limit);
+    if (big) return out.replaceChildren(h("p", { class: "message error", role: "alert" }, big));
+    const body = new FormData();
+    body.append("file", file.files[0]);
+    const answer = await withProgress(out, "Reading the receipt…", () => api("/intake/receipt", { method: "POST", body }), button);
+    if (answer) {
+      results.replaceChildren(receiptView(answer));
+      results.querySelector("h2")?.focus();
+    }
+  });
+  return section("Receipt", form);
+}
+
+/** The receipt read: what does not add up, then a choice per line, saved together with the receipt attached. */
+function receiptView(r) {
+  const choices = r.lines.map((line, i) => {
+    const options = [["new", `A new item: ${line.description}`], ...line.matches.map((m) => [String(m.item_id), `The purchase of item ${m.item_id} (${m.why})`]), ["skip", "Leave it out"]];
+    const choice = select(`line-${i}`, options, line.matches.length ? String(line.matches[0].item_id) : "new", { "aria-label": `What ${line.description} is` });
+    return { line, choice };
+  });
+  const out = h("div", { class: "out", "aria-live": "polite" });
+  const save = h("button", { type: "button", class: "primary" }, "Save the receipt");
+  save.addEventListener("click", async () => {
+    save.disabled = true;
+    try {
+      const ids = [];
+      for (const { line, choice } of choices) {
+        if (choice.value === "skip") continue;
+        if (choice.value === "new") {
+          const made = await api("/items", {
+            method: "POST",
+            body: { name: line.description, item_type: "other", profile: "", condition: "new", intent: "keep", quantity: line.quantity, purchase: line.purchase },
+          });
+          ids.push(made.id);
+        } else {
+          const id = Number(choice.value);
+          await api(`/items/${id}`, { method: "PATCH", body: { purchase: line.purchase } });
+          ids.push(id);
+        }
+      }
+      if (ids.length) await api(`/intake/receipt/${r.receipt_id}/attach`, { method: "POST", body: { item_ids: ids } });
+      out.replaceChildren(h("p", { class: "message ok" }, `Saved: ${ids.length} items have their purchase and the receipt.`), h("ul", { class: "plain-list" }, ids.map((id) => h("li", {}, itemLink(id)))));
+      save.hidden = true;
+    } catch (e) {
+      showError(e, out);
+      save.disabled = false;
+    }
+  });
+  const head = [r.vendor, r.date, r.total ? money(r.total.amount, r.total.currency) : null].filter(Boolean).join(" · ");
+  return section(
+    "Receipt read",
+    h("p", { class: "receipt-head" }, head || "No vendor, day or total read."),
+    r.problems.length ? h("ul", { class: "receipt-problems" }, r.problems.map((p) => h("li", { class: "message error" }, p))) : h("p", { class: "message ok" }, "The lines add up to the total."),
+    h(
+      "ol",
+      { class: "receipt-lines" },
+      choices.map(({ line, choice }) =>
+        h("li", {}, h("p", {}, `${line.quantity} × ${line.description}`, line.price ? ` — ${money(line.price.amount, line.price.currency)}` : ""), choice),
+      ),
+    ),
+    h("div", { class: "actions" }, save),
+    out,
+    h("p", { class: "hint" }, `Spent ${usd(r.spend.cost_micro_usd)}.`),
+  );
 }
 
 function voicePanel(show, audio, limit) {
