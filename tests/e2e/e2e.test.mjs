@@ -1130,7 +1130,7 @@ test("intake: a receipt PDF is read into lines, the owned item gains its purchas
   await read.waitFor();
   assert.match(await read.locator(".receipt-head").textContent(), /The Pi Hut · 2026-11-28 · £63\.00/);
   await read.getByText("The lines add up to the total.").waitFor();
-  const pi = (await apiGet("/items?q=Raspberry%20Pi%204%20Model%20B&limit=1")).items[0];
+  const pi = (await apiGet("/items?q=Raspberry%20Pi%204%20Model%20B&limit=20")).items.find((i) => i.name === "Raspberry Pi 4 Model B 4GB");
   assert.equal(await read.getByLabel("What Raspberry Pi 4 Model B 4GB is").inputValue(), String(pi.id), "matched to the one owned");
   assert.equal(await read.getByLabel("What Braided USB-C cable 1 m is").inputValue(), "new");
   await read.getByRole("button", { name: "Save the receipt" }).click();
