@@ -136,6 +136,14 @@ impl TestApp {
             .await
     }
 
+    /// Uploads media to an item (`POST /api/items/{item}/media`, multipart).
+    pub async fn upload_media(&self, item: i64, form: reqwest::multipart::Form) -> (StatusCode, Value) {
+        self.send(
+            self.client.post(self.url(&format!("/api/items/{item}/media"))).bearer_auth(&self.token).multipart(form),
+        )
+        .await
+    }
+
     pub async fn put(&self, path: &str, body: Value) -> (StatusCode, Value) {
         self.send(self.client.put(self.url(path)).bearer_auth(&self.token).json(&body)).await
     }
@@ -158,6 +166,9 @@ impl TestApp {
         page["items"].as_array().unwrap().clone()
     }
 }
+
+/// A one-page PDF, as a receipt or a manual is kept.
+pub const PDF: &[u8] = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n";
 
 /// A minimal valid item.
 pub fn item(name: &str, item_type: &str) -> Value {

@@ -60,6 +60,11 @@ async fn fill(app: &TestApp) -> (i64, i64) {
     assert_eq!(s, StatusCode::CREATED);
     let (s, moved) = app.patch(&format!("/api/places/{}", early["id"]), json!({"parent_id": late["id"]})).await;
     assert_eq!(s, StatusCode::OK, "{moved}");
+    // Two places of one name, told apart by the place they are in.
+    for parent in [&early["id"], &late["id"]] {
+        let (s, bin) = app.post("/api/places", json!({"name": "Bin", "parent_id": parent})).await;
+        assert_eq!(s, StatusCode::CREATED, "{bin}");
+    }
     let mut lamp = item("Brass desk lamp", "lamp");
     lamp["place_id"] = early["id"].clone();
     let lamp = app.create_item(lamp).await;
@@ -70,16 +75,8 @@ async fn fill(app: &TestApp) -> (i64, i64) {
         image::codecs::jpeg::JpegEncoder::new(&mut out).encode_image(&img).unwrap();
         out
     };
-    let resp = app
-        .client
-        .post(app.url(&format!("/api/items/{lamp}/media")))
-        .bearer_auth(&app.token)
-        .multipart(Form::new().part("file", Part::bytes(photo).file_name("lamp.jpg")))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), StatusCode::CREATED);
-    let media: Value = resp.json().await.unwrap();
+    let (s, media) = app.upload_media(lamp, Form::new().part("file", Part::bytes(photo).file_name("lamp.jpg"))).await;
+    assert_eq!(s, StatusCode::CREATED, "{media}");
     let thumb = app
         .client
         .get(app.url(&format!("/api/media/{}/thumb", media["id"])))

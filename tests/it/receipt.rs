@@ -2,7 +2,7 @@
 //! purchase each item gains and their matches; an answer whose lines do not add up is said so; nothing is written
 //! until the person saves, and then the receipt is attached to every item it covers.
 
-use crate::app::{Db, TestApp, assert_error, item};
+use crate::app::{Db, PDF, TestApp, assert_error, item};
 use crate::fake_model::{fake_api, message, response, settings};
 use crate::on_both;
 use reqwest::StatusCode;
@@ -26,8 +26,6 @@ fn photo() -> Vec<u8> {
     image::DynamicImage::ImageRgb8(img).write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png).unwrap();
     out
 }
-
-const PDF: &[u8] = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n";
 
 async fn send(app: &TestApp, bytes: Vec<u8>, name: &str) -> (StatusCode, Value) {
     let form = Form::new().part("file", Part::bytes(bytes).file_name(name.to_owned()));

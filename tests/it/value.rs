@@ -2,7 +2,7 @@
 //! and the same report as CSV and as the PDF an insurer is sent (its text read back with pdftotext, its pages
 //! rendered with pdftoppm).
 
-use crate::app::{Db, TestApp, assert_error, item};
+use crate::app::{Db, PDF, TestApp, assert_error, item};
 use crate::fake_model::{fake_api, message, response, settings, web_search};
 use crate::on_both;
 use reqwest::StatusCode;
@@ -16,20 +16,10 @@ on_both!(
     a_refresh_runs_one_at_a_time_stops_when_asked_and_at_the_budget,
 );
 
-/// A receipt: a one-page PDF.
-const RECEIPT: &[u8] = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n";
-
 async fn upload(app: &TestApp, item: i64, form: Form) -> Value {
-    let resp = app
-        .client
-        .post(app.url(&format!("/api/items/{item}/media")))
-        .bearer_auth(&app.token)
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), StatusCode::CREATED);
-    resp.json().await.unwrap()
+    let (status, kept) = app.upload_media(item, form).await;
+    assert_eq!(status, StatusCode::CREATED, "{kept}");
+    kept
 }
 
 /// A flat dark blue photo.
@@ -71,7 +61,7 @@ async fn the_value_report_totals_per_room_type_and_currency_in_json_csv_and_pdf(
             .as_i64()
             .unwrap();
     let receipt = Form::new()
-        .part("file", Part::bytes(RECEIPT.to_vec()).file_name("receipt.pdf"))
+        .part("file", Part::bytes(PDF.to_vec()).file_name("receipt.pdf"))
         .text("kind", "receipt")
         .text("caption", "Screwfix order 5521");
     let receipt_id = upload(&app, drill, receipt).await["id"].as_i64().unwrap();

@@ -385,7 +385,10 @@ pub async fn restore(store: &dyn BackupRepo, blobs: &dyn MediaStore, file: &Path
     };
     let loaded = store.load(&mut ArchiveRows(receive)).await;
     let _ = reader.join();
-    let tables = loaded.map_err(|e| anyhow!("{e}"))?;
+    let tables = loaded.map_err(|e| match e {
+        trove_application::RepoError::Unexpected(e) => e.context("nothing was restored"),
+        other => anyhow!("nothing was restored: {other}"),
+    })?;
     for (t, (name, rows)) in manifest.tables.iter().zip(&tables) {
         ensure!(&t.name == name && t.rows == *rows, "{name}: {rows} rows loaded, the manifest says {}", t.rows);
     }

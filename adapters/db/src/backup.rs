@@ -2,7 +2,7 @@
 //! PostgreSQL), dumped from one read transaction and loaded back in one write transaction.
 //!
 //! The tables are kept in the order they load in (a table after those it refers to). Places refer to places: they
-//! load without their parents, which are set once every place is in. What the store derives from the rows (the
+//! load once all are read, each after the place it is in. What the store derives from the rows (the
 //! search index, the search words, the household's item revision) is made again by the same triggers that make it
 //! on every write, so it is not in a backup. On PostgreSQL each table's id sequence is moved past the ids loaded.
 
@@ -14,7 +14,6 @@ use crate::entity::{
 use anyhow::{Context as _, anyhow};
 use async_trait::async_trait;
 use futures_util::StreamExt as _;
-use sea_orm::sea_query::Expr;
 use sea_orm::{
     AccessMode, ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, DbBackend, EntityTrait,
     IntoActiveModel, IsolationLevel, Iterable, PaginatorTrait, PrimaryKeyToColumn, QueryFilter, QueryOrder, Statement,
@@ -103,6 +102,29 @@ where
     Ok(())
 }
 
+/// Loads every place, each after the place it is in (a place may be in one made after it, with a larger id, so
+/// id order will not do; and two places of one name are told apart only by their parent, so they cannot all
+/// load without one first).
+async fn load_places(txn: &DatabaseTransaction, rows: &[Vec<u8>]) -> anyhow::Result<()> {
+    let mut waiting: Vec<places::Model> =
+        rows.iter().map(|r| serde_json::from_slice(r).context("a row of places")).collect::<anyhow::Result<_>>()?;
+    let mut loaded: std::collections::HashSet<i64> = std::collections::HashSet::new();
+    while !waiting.is_empty() {
+        let (ready, rest): (Vec<places::Model>, Vec<places::Model>) =
+            waiting.into_iter().partition(|p| p.parent_id.is_none_or(|parent| loaded.contains(&parent)));
+        if ready.is_empty() {
+            return Err(anyhow!("{} places are in places the backup does not hold, or in each other", rest.len()));
+        }
+        for batch in ready.chunks(batch_of("places")) {
+            let rows = batch.iter().map(serde_json::to_vec).collect::<Result<Vec<_>, _>>()?;
+            insert_rows::<places::Entity>(txn, &rows).await?;
+        }
+        loaded.extend(ready.iter().map(|p| p.id));
+        waiting = rest;
+    }
+    Ok(())
+}
+
 /// How many rows of a table one insert takes.
 fn batch_of(table: &str) -> usize {
     let columns = match table {
@@ -113,12 +135,12 @@ fn batch_of(table: &str) -> usize {
     VALUES_PER_INSERT / columns
 }
 
-/// Loads one batch of `table`'s rows; places lose their parent here and `parents` gets it.
+/// Loads one batch of `table`'s rows; the places are only gathered in `places` (see [`load_places`]).
 async fn load_batch(
     txn: &DatabaseTransaction,
     table: &str,
     rows: &mut Vec<Vec<u8>>,
-    parents: &mut Vec<(i64, i64)>,
+    places: &mut Vec<Vec<u8>>,
 ) -> anyhow::Result<u64> {
     let n = rows.len() as u64;
     match table {
@@ -130,15 +152,9 @@ async fn load_batch(
         "passkeys" => insert_rows::<passkeys::Entity>(txn, rows).await?,
         "templates" => insert_rows::<templates::Entity>(txn, rows).await?,
         "places" => {
-            let mut orphans = Vec::with_capacity(rows.len());
-            for r in rows.iter() {
-                let mut place: places::Model = serde_json::from_slice(r).context("a row of places")?;
-                if let Some(parent) = place.parent_id.take() {
-                    parents.push((place.id, parent));
-                }
-                orphans.push(serde_json::to_vec(&place)?);
-            }
-            insert_rows::<places::Entity>(txn, &orphans).await?;
+            // Kept until the table ends: they load parents first ([`load_places`]).
+            places.append(rows);
+            return Ok(n);
         }
         "projects" => insert_rows::<projects::Entity>(txn, rows).await?,
         "items" => insert_rows::<items::Entity>(txn, rows).await?,
@@ -255,13 +271,16 @@ impl BackupRepo for Store {
             .context("clear the seeded templates")?;
         let mut loaded: Vec<(String, u64)> = Vec::new();
         let mut rows: Vec<Vec<u8>> = Vec::new();
-        let mut parents: Vec<(i64, i64)> = Vec::new();
+        let mut places: Vec<Vec<u8>> = Vec::new();
         let mut expected = KEPT.iter();
         while let Some(next) = source.next()? {
             match next {
                 Loaded::Table(name) => {
                     if let Some((table, n)) = loaded.last_mut() {
-                        *n += load_batch(&txn, table, &mut rows, &mut parents).await?;
+                        *n += load_batch(&txn, table, &mut rows, &mut places).await?;
+                        if table == "places" {
+                            load_places(&txn, &std::mem::take(&mut places)).await?;
+                        }
                     }
                     if expected.next() != Some(&name.as_str()) {
                         return Err(anyhow!("the backup's table {name:?} is not the one expected next").into());
@@ -274,24 +293,16 @@ impl BackupRepo for Store {
                     };
                     rows.push(row);
                     if rows.len() >= batch_of(table) {
-                        *n += load_batch(&txn, table, &mut rows, &mut parents).await?;
+                        *n += load_batch(&txn, table, &mut rows, &mut places).await?;
                     }
                 }
             }
         }
         if let Some((table, n)) = loaded.last_mut() {
-            *n += load_batch(&txn, table, &mut rows, &mut parents).await?;
+            *n += load_batch(&txn, table, &mut rows, &mut places).await?;
         }
         if loaded.len() != KEPT.len() {
             return Err(anyhow!("the backup holds {} tables, not {}", loaded.len(), KEPT.len()).into());
-        }
-        for (id, parent) in parents {
-            places::Entity::update_many()
-                .col_expr(places::Column::ParentId, Expr::val(parent))
-                .filter(places::Column::Id.eq(id))
-                .exec(&txn)
-                .await
-                .context("set the places' parents")?;
         }
         if backend == DbBackend::Postgres {
             for table in KEPT.iter().filter(|t| **t != "instance_secrets") {
