@@ -8,7 +8,7 @@
 use crate::app::{Db, TestApp, fresh_database, item};
 use reqwest::StatusCode;
 use reqwest::multipart::{Form, Part};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
