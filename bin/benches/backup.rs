@@ -110,8 +110,10 @@ fn restore_by_hand(rt: &tokio::runtime::Runtime, postgres: bool, out: &Path, int
         c.args(["-d", &url, &out.with_extension("dump").to_string_lossy()]);
         measured(c)
     } else {
+        let file = sqlite_path(&url);
+        std::fs::create_dir_all(Path::new(&file).parent().unwrap()).unwrap();
         let mut c = Command::new("sqlite3");
-        c.args([&sqlite_path(&url), &format!(".restore '{}'", out.with_extension("db").display())]);
+        c.args([&file, &format!(".restore '{}'", out.with_extension("db").display())]);
         measured(c)
     };
     std::fs::create_dir_all(into).unwrap();
