@@ -130,7 +130,12 @@ const ID_LIST: &str = "^ *([0-9]{1,18} *(, *[0-9]{1,18} *)*)?$";
 
 /// The routes that name an object in their query (a place to list the items of, the items and places to
 /// label): they may answer `404` although their path names none and they take no body.
-const QUERY_NAMES_OBJECT: &[(&str, &str)] = &[("get", "/items"), ("get", "/labels.pdf")];
+const QUERY_NAMES_OBJECT: &[(&str, &str)] = &[("get", "/items"), ("get", "/labels.pdf"), ("get", "/report/value")];
+
+/// The routes that answer one document in the format asked (`format=json|csv|pdf`): their `200` is one answer
+/// with a content per format (poem-openapi keeps only the last of several answers of one status), the JSON one
+/// of this schema, and `Content-Disposition` only on the files.
+const FORMATS: &[(&str, &str, &str)] = &[("get", "/report/value", "ValueReportDto")];
 
 /// The routes that call the Model API: they may answer `402` (budget reached), `502` (the model failed) and
 /// `503` (the Model API is not configured).
@@ -140,6 +145,8 @@ const MODEL_ROUTES: &[(&str, &str)] = &[
     ("post", "/intake/label"),
     ("post", "/intake/listing"),
     ("post", "/intake/voice"),
+    ("post", "/intake/receipt"),
+    ("post", "/report/value/refresh"),
 ];
 
 /// The routes that read or write the media store: they may answer `503` with `Retry-After` when the storage is
@@ -151,6 +158,7 @@ const STORAGE_ROUTES: &[(&str, &str)] = &[
     ("delete", "/media/{id}"),
     ("post", "/intake/label"),
     ("post", "/intake/photo"),
+    ("post", "/intake/receipt"),
 ];
 
 /// poem-openapi's document (`spec`), made exact (see the module's documentation).
@@ -185,6 +193,9 @@ pub fn exact(spec: &str) -> String {
             let Some(item) = item.as_object_mut() else { continue };
             for (method, operation) in item.iter_mut() {
                 declare_errors(method, path, operation);
+                if let Some((_, _, schema)) = FORMATS.iter().find(|(m, p, _)| m == method && p == path) {
+                    one_answer_in_formats(operation, schema);
+                }
                 for (at, parameter, limits) in parameter_limits() {
                     if at != path {
                         continue;
@@ -200,6 +211,30 @@ pub fn exact(spec: &str) -> String {
         }
     }
     doc.to_string()
+}
+
+/// Makes the `200` of `operation` one answer with a content per format: JSON of `schema`, CSV and PDF, the
+/// files with an optional `Content-Disposition`.
+fn one_answer_in_formats(operation: &mut Value, schema: &str) {
+    let Some(ok) = operation.pointer_mut("/responses/200").and_then(Value::as_object_mut) else { return };
+    let binary = json!({"schema": {"type": "string", "format": "binary"}});
+    ok.insert(
+        "description".to_owned(),
+        json!("The report in the format asked: JSON (`format=json`, the default), CSV (a row per item) or PDF (for an insurer)."),
+    );
+    ok.insert(
+        "content".to_owned(),
+        json!({
+            "application/json; charset=utf-8": {"schema": {"$ref": format!("#/components/schemas/{schema}")}},
+            "text/csv; charset=utf-8": binary.clone(),
+            "application/pdf": binary,
+        }),
+    );
+    ok.insert(
+        "headers".to_owned(),
+        json!({"CONTENT-DISPOSITION": {"required": false, "deprecated": false, "schema": {"type": "string"},
+               "description": "`attachment; filename=...` for CSV and PDF."}}),
+    );
 }
 
 /// Sets every key of `limits` on `schema`. A schema that is only a `$ref` keeps it under `allOf`, since OpenAPI
@@ -360,6 +395,12 @@ fn declare_errors(method: &str, path: &str, operation: &mut Value) {
         }
         ("delete", "/invitations/{id}") => {
             statuses.push((410, "The invitation was used already."));
+        }
+        ("get", "/report/value/refresh") => {
+            statuses.push((503, "The model backend cannot search the web (not configured, or its provider lacks it)."));
+        }
+        ("post", "/report/value/refresh/stop") => {
+            statuses.push((404, "No refresh of values has run since the server started."));
         }
         _ => {}
     }
