@@ -13,6 +13,7 @@ pub mod ids;
 pub mod item;
 pub mod label;
 pub mod listing;
+pub mod loan;
 pub mod matching;
 pub mod measure;
 pub mod media;
