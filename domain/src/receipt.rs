@@ -67,6 +67,11 @@ pub struct Receipt {
 }
 
 impl Receipt {
+    /// How the kept receipt is captioned: its vendor and day ("Screwfix, 2026-11-30"), what of them was read.
+    pub fn caption(&self) -> String {
+        [self.vendor.clone(), self.date.map(|d| d.to_string())].into_iter().flatten().collect::<Vec<_>>().join(", ")
+    }
+
     /// The purchase a line's item gains: the receipt's day and vendor, the line's unit price.
     pub fn purchase(&self, line: &ReceiptLine) -> Purchase {
         Purchase { date: self.date, price: line.each(), vendor: self.vendor.clone() }
@@ -202,6 +207,7 @@ mod tests {
         );
         assert_eq!(r.lines[1].quantity, 4);
         assert_eq!(r.lines[1].each().unwrap().minor, 75);
+        assert_eq!(r.caption(), "Screwfix, 2026-12-01");
         let p = r.purchase(&r.lines[0]);
         assert_eq!((p.date, p.price.unwrap().minor, p.vendor.as_deref()), (Some(day(1)), 8_999, Some("Screwfix")));
         // Within a rounding per line.

@@ -87,6 +87,20 @@ where
         return Ok(());
     }
     let table = E::default().table_name().to_owned();
+    // Each insert carries at most VALUES_PER_INSERT bound values: the rows it takes follow from the columns.
+    let per_insert = (VALUES_PER_INSERT / E::Column::iter().count().max(1)).max(1);
+    for chunk in rows.chunks(per_insert) {
+        insert_chunk::<E>(txn, &table, chunk).await?;
+    }
+    Ok(())
+}
+
+async fn insert_chunk<E>(txn: &DatabaseTransaction, table: &str, rows: &[Vec<u8>]) -> anyhow::Result<()>
+where
+    E: EntityTrait,
+    E::Model: DeserializeOwned + IntoActiveModel<E::ActiveModel>,
+    E::ActiveModel: ActiveModelTrait<Entity = E> + Send,
+{
     let models = rows
         .iter()
         .enumerate()
@@ -115,25 +129,16 @@ async fn load_places(txn: &DatabaseTransaction, rows: &[Vec<u8>]) -> anyhow::Res
         if ready.is_empty() {
             return Err(anyhow!("{} places are in places the backup does not hold, or in each other", rest.len()));
         }
-        for batch in ready.chunks(batch_of("places")) {
-            let rows = batch.iter().map(serde_json::to_vec).collect::<Result<Vec<_>, _>>()?;
-            insert_rows::<places::Entity>(txn, &rows).await?;
-        }
+        let rows = ready.iter().map(serde_json::to_vec).collect::<Result<Vec<_>, _>>()?;
+        insert_rows::<places::Entity>(txn, &rows).await?;
         loaded.extend(ready.iter().map(|p| p.id));
         waiting = rest;
     }
     Ok(())
 }
 
-/// How many rows of a table one insert takes.
-fn batch_of(table: &str) -> usize {
-    let columns = match table {
-        "items" => 31,
-        "members" | "projects" | "media" | "events" | "spend_entries" | "passkeys" | "tokens" | "invitations" => 16,
-        _ => 8,
-    };
-    VALUES_PER_INSERT / columns
-}
+/// Rows read before they are loaded: a bound on what is held of a large table at once.
+const ROWS_PER_LOAD: usize = 2_000;
 
 /// Loads one batch of `table`'s rows; the places are only gathered in `places` (see [`load_places`]).
 async fn load_batch(
@@ -292,7 +297,7 @@ impl BackupRepo for Store {
                         return Err(anyhow!("a row before any table").into());
                     };
                     rows.push(row);
-                    if rows.len() >= batch_of(table) {
+                    if rows.len() >= ROWS_PER_LOAD {
                         *n += load_batch(&txn, table, &mut rows, &mut places).await?;
                     }
                 }

@@ -283,13 +283,11 @@ impl IntakeApi {
         }
         let bytes = bytes_of(body.file, "file").await?;
         let reading = self.0.intake.read_receipt((&c).into(), bytes.clone()).await.map_err(ApiError::from)?;
-        let caption = [reading.receipt.vendor.clone(), reading.receipt.date.map(|d| d.to_string())]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .join(", ");
-        let upload =
-            MediaUpload { bytes, kind: Some(MediaKind::Receipt), caption: Caption::new(&caption).ok().flatten() };
+        let upload = MediaUpload {
+            bytes,
+            kind: Some(MediaKind::Receipt),
+            caption: Caption::new(&reading.receipt.caption()).ok().flatten(),
+        };
         let kept = self.0.media.upload((&c).into(), None, upload).await.map_err(ApiError::from)?;
         Ok(Json(receipt_answer(&reading, kept.id.0)))
     }
