@@ -330,6 +330,18 @@ pub enum Refusal {
     /// "Refresh values" is already running for the household: one at a time.
     #[error("values are already being refreshed: stop that run or wait for it to end")]
     RefreshRunning,
+    /// A loan the lending rules refuse.
+    #[error(transparent)]
+    Loan(#[from] trove_domain::loan::LoanRefused),
+    /// A schedule, or maintenance done, the rules refuse.
+    #[error(transparent)]
+    Schedule(#[from] trove_domain::loan::ScheduleRefused),
+    /// A reminder channel that is not one (an address, a URL, a lead time).
+    #[error(transparent)]
+    Channel(#[from] trove_domain::notify::ChannelRefused),
+    /// Returning a loan that was returned already.
+    #[error("loan {0} was returned already")]
+    AlreadyReturned(trove_domain::ids::LoanId),
     /// A change conditional on the version the client read (`If-Match`) of an item now at another version.
     #[error("item {item} is at version {current}, not {expected}; read it again")]
     VersionMismatch { item: ItemId, expected: i64, current: i64 },

@@ -250,10 +250,12 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
             let sweeper = tokio::spawn(crate::sweep_media(app.services.media.clone()));
             let backups =
                 tokio::spawn(crate::scheduled_backups(app.services.backups.clone(), app.services.clock.clone()));
+            let reminding = tokio::spawn(crate::send_reminders(app.services.reminders.clone()));
             let hearing = app.hear_access_changes();
             let served = trove_http::serve(acceptor, app.services, shutdown_signal()).await;
             sweeper.abort();
             backups.abort();
+            reminding.abort();
             hearing.abort();
             served?;
         }

@@ -47,6 +47,10 @@ pub mod names {
     pub const TROVE_BACKUP_DIR: &str = "TROVE_BACKUP_DIR";
     pub const TROVE_BACKUP_EVERY: &str = "TROVE_BACKUP_EVERY";
     pub const TROVE_BACKUP_KEEP: &str = "TROVE_BACKUP_KEEP";
+    pub const TROVE_SMTP_URL: &str = "TROVE_SMTP_URL";
+    pub const TROVE_MAIL_FROM: &str = "TROVE_MAIL_FROM";
+    pub const TROVE_WEBHOOK_ALLOW_PRIVATE: &str = "TROVE_WEBHOOK_ALLOW_PRIVATE";
+    pub const TROVE_REMINDERS_EVERY: &str = "TROVE_REMINDERS_EVERY";
 }
 
 use names::*;
@@ -102,6 +106,32 @@ pub struct Config {
     /// `TROVE_BACKUP_DIR` (default `TROVE_DATA_DIR/backups`), `TROVE_BACKUP_EVERY` (`30m`, `6h`, `1d`, `1w`;
     /// unset: no scheduled backups), `TROVE_BACKUP_KEEP` (default 14).
     pub backups: trove_application::backups::BackupSettings,
+    /// `TROVE_SMTP_URL`, `TROVE_MAIL_FROM`, `TROVE_WEBHOOK_ALLOW_PRIVATE`, `TROVE_REMINDERS_EVERY`.
+    pub reminders: Reminding,
+}
+
+/// How reminders go out.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Reminding {
+    /// `TROVE_SMTP_URL` (`smtp://host:25`, `smtps://user:pass@host`); `None`: no e-mail.
+    pub smtp_url: Option<String>,
+    /// `TROVE_MAIL_FROM` (default `Trove <trove@localhost>`).
+    pub mail_from: String,
+    /// `TROVE_WEBHOOK_ALLOW_PRIVATE=1`: pushes may reach private addresses (a home network's ntfy).
+    pub allow_private: bool,
+    /// `TROVE_REMINDERS_EVERY` (default `15m`; from `1s`).
+    pub every: Duration,
+}
+
+impl std::fmt::Debug for Reminding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reminding")
+            .field("smtp", &self.smtp_url.as_ref().map(|_| "set"))
+            .field("mail_from", &self.mail_from)
+            .field("allow_private", &self.allow_private)
+            .field("every", &self.every)
+            .finish()
+    }
 }
 
 /// Reads a period such as `90s`, `30m`, `6h`, `1d` or `2w` (a whole number and its unit).
@@ -109,6 +139,14 @@ pub struct Config {
 /// # Errors
 /// Anything else, or a period under a minute or over a year.
 pub fn parse_every(raw: &str) -> anyhow::Result<Duration> {
+    parse_period(raw, 60)
+}
+
+/// Reads a period as [`parse_every`] does, from `min_secs` seconds to a year.
+///
+/// # Errors
+/// Anything else.
+pub fn parse_period(raw: &str, min_secs: u64) -> anyhow::Result<Duration> {
     let raw = raw.trim();
     let split = raw.find(|c: char| !c.is_ascii_digit()).unwrap_or(raw.len());
     let (n, unit) = raw.split_at(split);
@@ -121,7 +159,11 @@ pub fn parse_every(raw: &str) -> anyhow::Result<Duration> {
         "w" => n * 7 * 86_400,
         other => bail!("{raw:?}: the unit {other:?} is not s, m, h, d or w"),
     };
-    anyhow::ensure!((60..=366 * 86_400).contains(&secs), "{raw:?} is not between a minute and a year");
+    anyhow::ensure!(
+        (min_secs..=366 * 86_400).contains(&secs),
+        "{raw:?} is not between {} and a year",
+        if min_secs == 60 { "a minute".to_owned() } else { format!("{min_secs} s") }
+    );
     Ok(Duration::from_secs(secs))
 }
 
@@ -314,7 +356,18 @@ impl Config {
                     .with_context(|| format!("{TROVE_BACKUP_KEEP}={v:?} must be a whole number from 1 to 10000"))?,
             },
         };
+        let reminders = Reminding {
+            smtp_url: get(TROVE_SMTP_URL).filter(|u| !u.trim().is_empty()),
+            mail_from: get(TROVE_MAIL_FROM).unwrap_or_else(|| "Trove <trove@localhost>".into()),
+            allow_private: flag(TROVE_WEBHOOK_ALLOW_PRIVATE, get(TROVE_WEBHOOK_ALLOW_PRIVATE), false)?,
+            every: match get(TROVE_REMINDERS_EVERY) {
+                None => Duration::from_secs(15 * 60),
+                Some(v) => parse_period(&v, 1)
+                    .with_context(|| format!("{TROVE_REMINDERS_EVERY}={v:?} must be a period such as 15m or 30s"))?,
+            },
+        };
         Ok(Self {
+            reminders,
             backups,
             database_url,
             data_dir,

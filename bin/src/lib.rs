@@ -198,6 +198,36 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         clock.clone(),
     );
 
+    let lending = trove_application::lending::Lending::new(
+        items.clone(),
+        store.clone(),
+        store.clone(),
+        recorder.clone(),
+        clock.clone(),
+    );
+    let mail = match &config.reminders.smtp_url {
+        Some(url) => Some(trove_reminders::Mail::new(url, &config.reminders.mail_from)?),
+        None => None,
+    };
+    let reminders = trove_application::reminders::Reminders::new(
+        trove_application::reminders::ReminderPorts {
+            repo: store.clone(),
+            members: store.clone(),
+            notifier: Arc::new(
+                trove_reminders::Deliveries::new(mail, config.reminders.allow_private)
+                    .context("building the reminders' HTTP client")?,
+            ),
+            calendar: Arc::new(trove_reminders::IcsCalendar),
+            secrets: Arc::new(password::OsSecrets),
+            clock: clock.clone(),
+        },
+        lending.clone(),
+        trove_application::reminders::ReminderConfig {
+            every: config.reminders.every,
+            allow_private: config.reminders.allow_private,
+        },
+    );
+
     let services = Services {
         inventory,
         history,
@@ -225,6 +255,8 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         value,
         refresh,
         backups,
+        lending,
+        reminders,
     };
     Ok(App { store, services, model_name, token_checks })
 }
@@ -256,6 +288,24 @@ pub async fn scheduled_backups(backups: trove_application::backups::Backups, clo
                 tracing::error!(dir = %dir.display(), error = %e, "the scheduled backup failed");
                 tokio::time::sleep(every.min(std::time::Duration::from_secs(3600))).await;
             }
+        }
+    }
+}
+
+/// Sends reminders: a tick (`Reminders::tick`) at once and then every `TROVE_REMINDERS_EVERY`, until the task is
+/// dropped. A failed tick (the store unreachable) is logged and tried at the next; a failed delivery is the tick's
+/// own business (logged, tried again later).
+pub async fn send_reminders(reminders: trove_application::reminders::Reminders) {
+    let mut every = tokio::time::interval(reminders.config().every);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        match reminders.tick().await {
+            Ok(t) if t.written + t.sent + t.failed > 0 => {
+                tracing::info!(written = t.written, sent = t.sent, failed = t.failed, "reminders");
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "the reminders' tick failed; trying again at the next"),
         }
     }
 }

@@ -51,11 +51,14 @@ pub enum Field {
     Allocations,
     Missing,
     Role,
+    Loan,
+    Schedule,
+    Maintenance,
 }
 
 impl Field {
     /// Every field, for tests and documents.
-    pub const ALL: [Field; 34] = [
+    pub const ALL: [Field; 37] = [
         Field::Name,
         Field::ItemType,
         Field::Profile,
@@ -90,6 +93,9 @@ impl Field {
         Field::Allocations,
         Field::Missing,
         Field::Role,
+        Field::Loan,
+        Field::Schedule,
+        Field::Maintenance,
     ];
 
     /// The name the API gives it (`item_type`, `place_id`).
@@ -129,6 +135,9 @@ impl Field {
             Field::Allocations => "allocations",
             Field::Missing => "missing",
             Field::Role => "role",
+            Field::Loan => "loan",
+            Field::Schedule => "schedule",
+            Field::Maintenance => "maintenance",
         }
     }
 
@@ -452,10 +461,12 @@ pub enum ObjectKind {
     Token,
     Event,
     Passkey,
+    Loan,
+    Schedule,
 }
 
 impl ObjectKind {
-    pub const ALL: [ObjectKind; 10] = [
+    pub const ALL: [ObjectKind; 12] = [
         ObjectKind::Item,
         ObjectKind::Place,
         ObjectKind::Media,
@@ -466,6 +477,8 @@ impl ObjectKind {
         ObjectKind::Token,
         ObjectKind::Event,
         ObjectKind::Passkey,
+        ObjectKind::Loan,
+        ObjectKind::Schedule,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -480,6 +493,8 @@ impl ObjectKind {
             ObjectKind::Token => "token",
             ObjectKind::Event => "event",
             ObjectKind::Passkey => "passkey",
+            ObjectKind::Loan => "loan",
+            ObjectKind::Schedule => "schedule",
         }
     }
 
@@ -588,10 +603,16 @@ pub enum Action {
     Join,
     Role,
     Remove,
+    /// An item lent, and given back.
+    Lend,
+    Return,
+    /// A maintenance schedule set on an item, and maintenance done.
+    Schedule,
+    Maintain,
 }
 
 impl Action {
-    pub const ALL: [Action; 17] = [
+    pub const ALL: [Action; 21] = [
         Action::Create,
         Action::Patch,
         Action::Delete,
@@ -609,6 +630,10 @@ impl Action {
         Action::Join,
         Action::Role,
         Action::Remove,
+        Action::Lend,
+        Action::Return,
+        Action::Schedule,
+        Action::Maintain,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -630,6 +655,10 @@ impl Action {
             Action::Join => "join",
             Action::Role => "role",
             Action::Remove => "remove",
+            Action::Lend => "lend",
+            Action::Return => "return",
+            Action::Schedule => "schedule",
+            Action::Maintain => "maintain",
         }
     }
 

@@ -66,3 +66,11 @@ id!(
     /// A one-time invitation into a household.
     InvitationId
 );
+id!(
+    /// A loan of an item (or of units of a stock) to someone.
+    LoanId
+);
+id!(
+    /// A maintenance schedule of an item.
+    ScheduleId
+);

@@ -18,6 +18,7 @@ pub mod matching;
 pub mod measure;
 pub mod media;
 pub mod money;
+pub mod notify;
 pub mod pack;
 pub mod people;
 pub mod place;

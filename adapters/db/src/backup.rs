@@ -8,8 +8,9 @@
 
 use crate::Store;
 use crate::entity::{
-    events, households, instance_secrets, invitations, items, media, members, passkeys, places, price_reports,
-    projects, spend_entries, templates, tokens,
+    events, households, instance_secrets, invitations, items, loans, maintenance, media, members,
+    notification_settings, passkeys, places, price_reports, projects, reminders, schedules, spend_entries, templates,
+    tokens,
 };
 use anyhow::{Context as _, anyhow};
 use async_trait::async_trait;
@@ -28,7 +29,7 @@ use trove_application::ports::{BackupRepo, DumpSink, Dumped, LoadSource, Loaded}
 use trove_domain::media::ContentHash;
 
 /// The tables a backup keeps, in the order they load.
-pub const KEPT: [&str; 14] = [
+pub const KEPT: [&str; 19] = [
     "households",
     "instance_secrets",
     "members",
@@ -43,6 +44,11 @@ pub const KEPT: [&str; 14] = [
     "events",
     "price_reports",
     "spend_entries",
+    "loans",
+    "schedules",
+    "maintenance",
+    "notification_settings",
+    "reminders",
 ];
 
 /// Most bound values one insert carries (SQLite allows 32,766, PostgreSQL 65,535).
@@ -167,6 +173,11 @@ async fn load_batch(
         "events" => insert_rows::<events::Entity>(txn, rows).await?,
         "price_reports" => insert_rows::<price_reports::Entity>(txn, rows).await?,
         "spend_entries" => insert_rows::<spend_entries::Entity>(txn, rows).await?,
+        "loans" => insert_rows::<loans::Entity>(txn, rows).await?,
+        "schedules" => insert_rows::<schedules::Entity>(txn, rows).await?,
+        "maintenance" => insert_rows::<maintenance::Entity>(txn, rows).await?,
+        "notification_settings" => insert_rows::<notification_settings::Entity>(txn, rows).await?,
+        "reminders" => insert_rows::<reminders::Entity>(txn, rows).await?,
         other => return Err(anyhow!("a backup holds no table {other:?}")),
     }
     rows.clear();
@@ -229,6 +240,11 @@ impl BackupRepo for Store {
                 "events" => dump_table::<events::Entity>(&txn, sink, |_| {}).await?,
                 "price_reports" => dump_table::<price_reports::Entity>(&txn, sink, |_| {}).await?,
                 "spend_entries" => dump_table::<spend_entries::Entity>(&txn, sink, |_| {}).await?,
+                "loans" => dump_table::<loans::Entity>(&txn, sink, |_| {}).await?,
+                "schedules" => dump_table::<schedules::Entity>(&txn, sink, |_| {}).await?,
+                "maintenance" => dump_table::<maintenance::Entity>(&txn, sink, |_| {}).await?,
+                "notification_settings" => dump_table::<notification_settings::Entity>(&txn, sink, |_| {}).await?,
+                "reminders" => dump_table::<reminders::Entity>(&txn, sink, |_| {}).await?,
                 other => unreachable!("every kept table is dumped: {other}"),
             };
             tables.push((table.to_owned(), n));
@@ -310,7 +326,8 @@ impl BackupRepo for Store {
             return Err(anyhow!("the backup holds {} tables, not {}", loaded.len(), KEPT.len()).into());
         }
         if backend == DbBackend::Postgres {
-            for table in KEPT.iter().filter(|t| **t != "instance_secrets") {
+            // Tables keyed by something else than a serial id have no sequence.
+            for table in KEPT.iter().filter(|t| !matches!(**t, "instance_secrets" | "notification_settings")) {
                 let sql = format!(
                     "SELECT setval(pg_get_serial_sequence('{table}', 'id'), COALESCE((SELECT MAX(id) FROM {table}), 0) + 1, false)"
                 );

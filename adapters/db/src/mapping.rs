@@ -136,6 +136,8 @@ item_row_columns! {
     tags: String => Tags;
     details: String => Details;
     units_held: i64 => UnitsHeld;
+    units_lent: i64 => UnitsLent;
+    loan: Option<String> => Loan;
 }
 
 /// An item row as the domain's item (its cover unknown: none).
@@ -183,6 +185,8 @@ fn item_cols(m: ItemCols<'_>) -> anyhow::Result<Item> {
         quantity: units(m.quantity, "quantity", id)?,
         min_quantity: m.min_quantity.map(|q| units(q, "min_quantity", id)).transpose()?,
         units_held: units(m.units_held, "units_held", id)?,
+        units_lent: units(m.units_lent, "units_lent", id)?,
+        loan: m.loan.map(|l| from_json(l, "loan", id)).transpose()?,
         tags: if m.tags == "[]" { Tags::default() } else { from_json(m.tags, "tags", id)? },
         details: if m.details == "{}" { Details::default() } else { from_json(m.details, "details", id)? },
         place_id: m.place_id.map(PlaceId),
@@ -219,12 +223,13 @@ fn from_json_list<T: DeserializeOwned>(text: &str, what: &str, row: i64) -> anyh
 }
 
 /// The columns of an item's line, in the order [`item_line`] reads them: id, name, item_type, profile,
-/// condition, intent, availability, measurements, quantity, units_held.
-pub(crate) type LineRow = (i64, String, String, String, String, String, String, String, i64, i64);
+/// condition, intent, availability, measurements, quantity, units_held, units_lent.
+pub(crate) type LineRow = (i64, String, String, String, String, String, String, String, i64, i64, i64);
 
 /// The line of a present item (the query reads only present ones).
 pub(crate) fn item_line(row: LineRow) -> anyhow::Result<ItemLine> {
-    let (id, name, item_type, profile, condition, intent, availability, measurements, quantity, units_held) = row;
+    let (id, name, item_type, profile, condition, intent, availability, measurements, quantity, units_held, units_lent) =
+        row;
     Ok(ItemLine {
         id: ItemId(id),
         name: ItemName::stored(&name).with_context(|| format!("name of item {id}"))?,
@@ -237,6 +242,7 @@ pub(crate) fn item_line(row: LineRow) -> anyhow::Result<ItemLine> {
         measurements: from_json(&measurements, "measurements", id)?,
         quantity: units(quantity, "quantity", id)?,
         units_held: units(units_held, "units_held", id)?,
+        units_lent: units(units_lent, "units_lent", id)?,
     })
 }
 

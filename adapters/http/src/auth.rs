@@ -34,7 +34,10 @@ fn open_to_everyone(method: &Method, path: &str) -> bool {
         && (path == "/api/session/logout"
             || path == "/api/tokens"
             || path == "/api/passkeys/start"
-            || path == "/api/passkeys/finish"))
+            || path == "/api/passkeys/finish"
+            || path == "/api/me/notifications/test"
+            || path == "/api/me/calendar"))
+        || (method == Method::PUT && path == "/api/me/notifications")
         || (method == Method::DELETE && (path.starts_with("/api/tokens/") || path.starts_with("/api/passkeys/")))
 }
 

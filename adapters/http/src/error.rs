@@ -144,6 +144,9 @@ pub fn refusal_status(refusal: &Refusal) -> (StatusCode, &'static str) {
         Refusal::Place(PlaceRefused::DuplicateName { .. }) => CONFLICT,
         Refusal::Place(_) => RULE,
         Refusal::VersionMismatch { .. } => (StatusCode::PRECONDITION_FAILED, "precondition_failed"),
+        Refusal::Loan(trove_domain::loan::LoanRefused::TooMany { .. }) => CONFLICT,
+        Refusal::Loan(_) | Refusal::Schedule(_) | Refusal::Channel(_) => RULE,
+        Refusal::AlreadyReturned(_) | Refusal::Change(ChangeRefused::OnLoan { .. }) => CONFLICT,
         Refusal::Gone(_)
         | Refusal::Lifecycle(_)
         | Refusal::NotPriceable(_)

@@ -66,6 +66,10 @@ pub struct Services {
     pub refresh: trove_application::refresh::ValueRefresh,
     /// The backups the server keeps, and a fresh one for an owner.
     pub backups: trove_application::backups::Backups,
+    /// Loans, maintenance schedules and what falls due.
+    pub lending: trove_application::lending::Lending,
+    /// Each member's reminder channels, the delivery log, and calendar feeds.
+    pub reminders: trove_application::reminders::Reminders,
 }
 
 impl std::fmt::Debug for Services {

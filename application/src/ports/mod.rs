@@ -10,8 +10,10 @@ pub mod households;
 pub mod idempotency;
 pub mod inventory;
 pub mod labels;
+pub mod lending;
 pub mod media;
 pub mod model;
+pub mod notify;
 pub mod passkeys;
 pub mod people;
 pub mod places;
@@ -35,8 +37,12 @@ pub use inventory::{
     SortKey,
 };
 pub use labels::{CodeReader, Label, LabelLayout, LabelPrinter};
+pub use lending::{
+    Channels, LendingRepo, LoanFilter, Logged, NewLoan, NewReminder, Reminder, ReminderRepo, Subscriber,
+};
 pub use media::{MediaRepo, MediaStore, Pictures};
 pub use model::ModelPort;
+pub use notify::{CalendarWriter, DeliveryFailed, Note, Notifier};
 pub use passkeys::{PasskeyCeremonies, PasskeyRepo};
 pub use people::{InvitationRepo, MemberRepo, PasswordHasher, SecretSource, SessionRepo, TokenRepo};
 pub use places::{FoundPath, PlaceRepo};

@@ -43,6 +43,12 @@ pub struct Item {
     /// Units of a stock held by accepted projects ([`Hold::Units`]). Read-only: the store keeps it as projects
     /// are accepted, built and dropped; [`Item::units`] is what to read.
     pub units_held: u32,
+    /// Units of a stock out on loan ([`crate::loan`]). Read-only like `units_held`: the store keeps it as loans
+    /// are made and returned.
+    pub units_lent: u32,
+    /// The open loan of the item (of a stock lent several times, the one due back first). Read-only: the store
+    /// keeps it with the loans.
+    pub loan: Option<crate::loan::OnLoan>,
     pub tags: Tags,
     /// Notes, serial, purchase, warranty and a hand-set asking price.
     pub details: Details,
@@ -88,17 +94,24 @@ pub struct Units {
     /// Held by projects: every unit of an item a project holds whole (`reserved` or `in_use`), else the units
     /// of a stock that accepted projects hold.
     pub held: u32,
-    /// What a new project may take: none of an item that is not buildable, else the quantity less what is held.
+    /// Units out on loan: every unit of an item lent whole (`lent`), else the units of a stock lent.
+    pub lent: u32,
+    /// What a new project (or a new loan) may take: none of an item that is not buildable, else the quantity less
+    /// what is held and what is lent.
     pub available: u32,
 }
 
 /// **The** units rule over the state it reads (see [`Item::units`]).
-fn units(quantity: u32, units_held: u32, buildable: bool, availability: Availability) -> Units {
+fn units(quantity: u32, units_held: u32, units_lent: u32, buildable: bool, availability: Availability) -> Units {
     let held = match availability {
         Availability::Reserved | Availability::InUse => quantity,
         Availability::Available | Availability::Lent => units_held.min(quantity),
     };
-    Units { held, available: if buildable { quantity - held } else { 0 } }
+    let lent = match availability {
+        Availability::Lent => quantity - held,
+        _ => units_lent.min(quantity - held),
+    };
+    Units { held, lent, available: if buildable { quantity - held - lent } else { 0 } }
 }
 
 /// How a project holds an item it was accepted with: a single thing whole (it becomes `reserved`, then `in_use`
@@ -161,6 +174,8 @@ pub struct ItemLine {
     pub quantity: u32,
     /// As on the item.
     pub units_held: u32,
+    /// As on the item.
+    pub units_lent: u32,
 }
 
 impl ItemLine {
@@ -171,7 +186,7 @@ impl ItemLine {
 
     /// [`Item::units`] of this item.
     pub fn units(&self) -> Units {
-        units(self.quantity, self.units_held, self.is_buildable(), self.availability)
+        units(self.quantity, self.units_held, self.units_lent, self.is_buildable(), self.availability)
     }
 
     /// [`Item::current_measurements`] of this item.
@@ -194,6 +209,7 @@ impl From<&Item> for ItemLine {
             measurements: item.measurements.clone(),
             quantity: item.quantity,
             units_held: item.units_held,
+            units_lent: item.units_lent,
         }
     }
 }
@@ -243,7 +259,17 @@ impl Item {
     /// or units of a stock held by accepted projects) and units a new project may take (none unless buildable;
     /// else the quantity less what is held). An item of quantity 1 has 1 available exactly when it is buildable.
     pub fn units(&self) -> Units {
-        units(self.quantity, self.units_held, self.is_buildable(), self.availability)
+        units(self.quantity, self.units_held, self.units_lent, self.is_buildable(), self.availability)
+    }
+
+    /// The units free to lend: of an item present and `available` (whatever its intent: a thing kept for sale
+    /// may still be lent), the quantity less what projects hold and what is out on loan already.
+    pub fn lendable(&self) -> u32 {
+        if self.gone.is_some() || self.availability != Availability::Available {
+            return 0;
+        }
+        let u = units(self.quantity, self.units_held, self.units_lent, true, self.availability);
+        u.available
     }
 
     /// **The** current-field rule: the latest measurement per key (by time; on a tie, the later recorded), in
@@ -358,6 +384,8 @@ impl NewItem {
             quantity: self.quantity,
             min_quantity: self.min_quantity,
             units_held: 0,
+            units_lent: 0,
+            loan: None,
             tags: self.tags,
             details: self.details,
             place_id: self.place_id,
@@ -637,6 +665,9 @@ pub enum ChangeRefused {
     /// A stock whose units projects hold keeps at least those units, and stays for the projects.
     #[error("{name:?} has {held} units held by projects; {what}")]
     UnitsHeld { item: ItemId, name: String, held: u32, what: &'static str },
+    /// An item out on loan keeps its loan's units and availability until it is returned.
+    #[error("item {item} is lent to {to}; {what}")]
+    OnLoan { item: ItemId, to: String, what: &'static str },
 }
 
 fn held_word(a: Availability) -> &'static str {
@@ -700,6 +731,23 @@ impl Item {
             }
             if changes.availability == Some(Availability::Lent) || changes.intent.is_some_and(|i| i != Intent::Keep) {
                 return Err(refuse("drop or build those projects first"));
+            }
+        }
+        if let Some(loan) = &self.loan {
+            let lent = self.units().lent;
+            if changes.availability.is_some_and(|a| a != self.availability) {
+                return Err(ChangeRefused::OnLoan {
+                    item: self.id,
+                    to: loan.to.clone(),
+                    what: "mark it returned first",
+                });
+            }
+            if changes.quantity.is_some_and(|q| q < self.units_held + lent) {
+                return Err(ChangeRefused::OnLoan {
+                    item: self.id,
+                    to: loan.to.clone(),
+                    what: "its quantity cannot go under the units held and lent",
+                });
             }
         }
         if changes.components.as_ref().is_some_and(|c| c.contains(&self.id)) {
@@ -978,16 +1026,25 @@ mod tests {
     #[test]
     fn units_are_one_rule_over_every_kind_of_hold() {
         let mut stock = item(4, "aa_cell", Condition::Good);
-        assert_eq!(stock.units(), Units { held: 0, available: 1 });
+        assert_eq!(stock.units(), Units { held: 0, lent: 0, available: 1 });
         stock.availability = Availability::Reserved;
-        assert_eq!(stock.units(), Units { held: 1, available: 0 }, "a single thing held whole");
+        assert_eq!(stock.units(), Units { held: 1, lent: 0, available: 0 }, "a single thing held whole");
+        stock.availability = Availability::Lent;
+        assert_eq!(stock.units(), Units { held: 0, lent: 1, available: 0 }, "a single thing lent whole");
+        assert_eq!(stock.lendable(), 0);
         stock.availability = Availability::Available;
         stock.quantity = 10;
         stock.units_held = 4;
-        assert_eq!(stock.units(), Units { held: 4, available: 6 });
+        assert_eq!(stock.units(), Units { held: 4, lent: 0, available: 6 });
+        stock.units_lent = 2;
+        assert_eq!(stock.units(), Units { held: 4, lent: 2, available: 4 }, "loans count like holds");
+        stock.intent = Intent::Sell;
+        assert_eq!(stock.lendable(), 4, "a stock kept for sale may still be lent");
+        stock.intent = Intent::Keep;
+        stock.units_lent = 0;
         assert_eq!(Hold::of(&stock, 1), Hold::Units { item: ItemId(4), units: 1 });
         stock.intent = Intent::Sell;
-        assert_eq!(stock.units(), Units { held: 4, available: 0 }, "not buildable: nothing to take");
+        assert_eq!(stock.units(), Units { held: 4, lent: 0, available: 0 }, "not buildable: nothing to take");
         stock.intent = Intent::Keep;
         // What projects hold stays theirs: the quantity keeps them, the stock keeps its intent and stays here.
         let err = |changes: ItemChanges| stock.clone().apply(&changes).unwrap_err().to_string();

@@ -10,6 +10,8 @@ pub struct Model {
     /// Unique: `ensure_household` finds a household by name.
     pub name: String,
     pub created_at: DateTimeUtc,
+    /// The key webhook bodies are signed with (hex), made when first needed.
+    pub notify_secret: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

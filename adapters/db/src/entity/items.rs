@@ -48,6 +48,10 @@ pub struct Model {
     pub details: String,
     /// Units of a stock held by accepted projects; kept by the project lifecycle's writes only.
     pub units_held: i64,
+    /// Units of a stock out on loan; kept by lending and returning only.
+    pub units_lent: i64,
+    /// JSON of the open loan the item shows (`trove_domain::loan::OnLoan`), kept with the loans.
+    pub loan: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -20,6 +20,7 @@ mod m0015_history_field_names;
 mod m0016_item_record;
 mod m0017_units_held;
 mod m0018_no_stamp_index;
+mod m0019_lending;
 
 /// Every migration, in order.
 #[derive(Debug)]
@@ -47,6 +48,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0016_item_record::Migration),
             Box::new(m0017_units_held::Migration),
             Box::new(m0018_no_stamp_index::Migration),
+            Box::new(m0019_lending::Migration),
         ]
     }
 }

@@ -4,6 +4,7 @@ pub(crate) mod history;
 mod households;
 mod idempotency;
 pub(crate) mod inventory;
+mod lending;
 pub(crate) mod media;
 mod passkeys;
 pub(crate) mod people;

@@ -276,7 +276,7 @@ impl ProjectRepo for Store {
                     .col_expr(items::Column::Availability, Expr::val(Availability::Reserved.as_str()))
                     .col_expr(items::Column::ProjectId, Expr::val(id.0))
                     .filter(items::Column::Version.eq(version)),
-                // The rule of `Item::units`, in the statement: still buildable, and the units not held yet cover
+                // The rule of `Item::units`, in the statement: still buildable, and the units neither held nor lent cover
                 // these. The row's lock (or SQLite's one writer) makes the check and the write one step.
                 Hold::Units { units, .. } => update
                     .col_expr(items::Column::UnitsHeld, Expr::col(items::Column::UnitsHeld).add(i64::from(units)))
@@ -285,6 +285,7 @@ impl ProjectRepo for Store {
                     .filter(
                         Expr::col(items::Column::Quantity)
                             .sub(Expr::col(items::Column::UnitsHeld))
+                            .sub(Expr::col(items::Column::UnitsLent))
                             .gte(i64::from(units)),
                     ),
             };

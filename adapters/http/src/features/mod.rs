@@ -13,11 +13,13 @@ pub mod history;
 pub mod intake;
 pub mod items;
 pub mod labels;
+pub mod lending;
 pub mod media;
 pub mod people;
 pub mod photo;
 pub mod places;
 pub mod projects;
+pub mod reminders;
 pub mod selling;
 pub mod spend;
 pub mod templates;
@@ -40,7 +42,14 @@ pub type Apis = (
     media::MediaApi,
     people::PeopleApi,
     // Tuples of route groups go up to 13: the last ones make a tuple of their own.
-    (history::HistoryApi, capabilities::CapabilitiesApi, value::ValueApi, backups::BackupsApi),
+    (
+        history::HistoryApi,
+        capabilities::CapabilitiesApi,
+        value::ValueApi,
+        backups::BackupsApi,
+        lending::LendingApi,
+        reminders::RemindersApi,
+    ),
 );
 
 /// All the API's route groups.
@@ -62,7 +71,9 @@ pub fn apis(s: Services) -> Apis {
             history::HistoryApi(s.clone()),
             capabilities::CapabilitiesApi(s.clone()),
             value::ValueApi(s.clone()),
-            backups::BackupsApi(s),
+            backups::BackupsApi(s.clone()),
+            lending::LendingApi(s.clone()),
+            reminders::RemindersApi(s),
         ),
     )
 }

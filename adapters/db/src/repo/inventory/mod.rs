@@ -195,7 +195,7 @@ fn item_rows_statement(
 
 /// One item of the household with the path of its place, inside a transaction or not. The household's item
 /// revision comes with the row, so a path kept in `kept` at that revision needs no second query.
-async fn find_item<C: ConnectionTrait>(
+pub(crate) async fn find_item<C: ConnectionTrait>(
     db: &C,
     household: HouseholdId,
     id: ItemId,
@@ -632,6 +632,7 @@ impl InventoryRepo for Store {
                     C::Measurements,
                     C::Quantity,
                     C::UnitsHeld,
+                    C::UnitsLent,
                 ])
                 .filter(C::HouseholdId.eq(household.0))
                 .filter(C::GoneReason.is_null());

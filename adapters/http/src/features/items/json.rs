@@ -172,6 +172,21 @@ impl Serialize for PurchaseJson<'_> {
     }
 }
 
+/// An open loan as [`ItemLoanDto`] writes it.
+struct LoanJson<'a>(&'a trove_domain::loan::OnLoan);
+
+impl Serialize for LoanJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let l = self.0;
+        sorted_object!(s, "ItemLoan", {
+            "due": l.due.map(|d| d.to_string()),
+            "id": l.id.0,
+            "since": l.since.to_string(),
+            "to": l.to.as_str(),
+        })
+    }
+}
+
 /// A price as [`PriceDto`] writes it.
 struct PriceJson<'a>(&'a trove_domain::money::Money);
 
@@ -202,6 +217,7 @@ impl Serialize for ItemJson<'_> {
             "id": i.id.0,
             "intent": i.intent.as_str(),
             "item_type": i.item_type.as_str(),
+            "loan": Maybe(i.loan.as_ref().map(LoanJson)),
             "location": location,
             "low_stock": di::low_stock(i.quantity, i.min_quantity),
             "measurements": each(&i.measurements, MeasurementJson),
@@ -219,6 +235,7 @@ impl Serialize for ItemJson<'_> {
             "tests_done": each(&i.tests_done, TestJson),
             "units_available": units.available,
             "units_held": units.held,
+            "units_lent": units.lent,
             "updated_at": Time(&i.updated_at),
             "warranty_until": d.warranty_until.map(|w| w.to_string()),
         })

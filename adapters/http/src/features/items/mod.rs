@@ -132,9 +132,13 @@ pub struct ItemDto {
     /// Units held by projects: the whole item while a project holds a single thing (`reserved`, `in_use`), else
     /// the units of a stock that accepted projects hold.
     pub units_held: u32,
-    /// Units a new project may take: 0 unless buildable (intent `keep`, `available`, not gone), else the
-    /// quantity less the units held.
+    /// Units a new project (or loan) may take: 0 unless buildable (intent `keep`, `available`, not gone), else
+    /// the quantity less the units held and lent.
     pub units_available: u32,
+    /// Units out on loan: the whole item while it is lent whole, else the units of a stock lent.
+    pub units_lent: u32,
+    /// Its open loan (of a stock lent several times, the one due back first); `null` when nothing is out.
+    pub loan: Option<ItemLoanDto>,
     /// Whether a minimum is set and the quantity is at or under it.
     pub low_stock: bool,
     pub tags: Vec<String>,
@@ -145,6 +149,19 @@ pub struct ItemDto {
     pub warranty_until: Option<chrono::NaiveDate>,
     /// The asking price set by hand (listing drafts use it before any estimate).
     pub asking_price: Option<PriceDto>,
+}
+
+/// An item's open loan.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(rename = "ItemLoan")]
+pub struct ItemLoanDto {
+    /// The loan (`POST /api/loans/{id}/return` ends it).
+    pub id: i64,
+    /// Who has it.
+    pub to: String,
+    pub since: chrono::NaiveDate,
+    /// The day it is due back; `null`: no date.
+    pub due: Option<chrono::NaiveDate>,
 }
 
 impl ItemDto {
@@ -201,6 +218,8 @@ impl ItemDto {
             min_quantity: i.min_quantity,
             units_held: i.units().held,
             units_available: i.units().available,
+            units_lent: i.units().lent,
+            loan: i.loan.as_ref().map(|l| ItemLoanDto { id: l.id.0, to: l.to.clone(), since: l.since, due: l.due }),
             low_stock: di::low_stock(i.quantity, i.min_quantity),
             tags: i.tags.as_slice().to_vec(),
             notes: i.details.notes.clone(),
