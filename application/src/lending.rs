@@ -31,6 +31,8 @@ pub struct LoanRequest {
     pub to: Borrower,
     /// Units of a stock (1 when not given).
     pub units: Option<u32>,
+    /// The day it was lent (today when not given; a loan recorded late names an earlier day).
+    pub since: Option<NaiveDate>,
     pub due: Option<NaiveDate>,
     pub note: Option<String>,
 }
@@ -116,11 +118,12 @@ impl Lending {
         };
         let units = req.units.unwrap_or(1);
         let today = self.today();
+        let since = req.since.unwrap_or(today);
         let mut tries = 0;
         loop {
             let found = self.items.get(h, item).await.map_err(named(ObjectKind::Item, item.0))?;
             found.check_changeable().map_err(Refusal::Change)?;
-            check_loan(&to, units, found.lendable(), today, req.due).map_err(Refusal::Loan)?;
+            check_loan(&to, units, found.lendable(), since, req.due, today).map_err(Refusal::Loan)?;
             let new = NewLoan {
                 item,
                 version: found.version,
@@ -128,7 +131,7 @@ impl Lending {
                 units,
                 to: to.clone(),
                 to_name: to_name.clone(),
-                since: today,
+                since,
                 due: req.due,
                 note: note.clone(),
             };

@@ -93,18 +93,20 @@ pub enum LoanRefused {
     DueBeforeStart { since: NaiveDate, due: NaiveDate },
     #[error("the borrower needs a name of 1 to {TEXT_MAX} characters")]
     BadName,
+    #[error("a loan cannot start in the future ({since})")]
+    StartsInFuture { since: NaiveDate },
 }
 
 /// A loan as asked, checked against the units free to lend (the item's units neither held by projects nor out on
-/// other loans).
+/// other loans) and its dates: it starts today or earlier (a loan recorded late), and is due back no earlier.
 ///
 /// ```
 /// use chrono::NaiveDate;
 /// use trove_domain::loan::{Borrower, check_loan};
 /// let day = |d| NaiveDate::from_ymd_opt(2026, 12, d).unwrap();
 /// let sam = Borrower::Named { name: "Sam next door".into(), contact: None };
-/// assert!(check_loan(&sam, 1, 1, day(4), Some(day(11))).is_ok());
-/// assert!(check_loan(&sam, 2, 1, day(4), None).is_err());
+/// assert!(check_loan(&sam, 1, 1, day(4), Some(day(11)), day(4)).is_ok());
+/// assert!(check_loan(&sam, 2, 1, day(4), None, day(4)).is_err());
 /// ```
 ///
 /// # Errors
@@ -115,7 +117,11 @@ pub fn check_loan(
     available: u32,
     since: NaiveDate,
     due: Option<NaiveDate>,
+    today: NaiveDate,
 ) -> Result<(), LoanRefused> {
+    if since > today {
+        return Err(LoanRefused::StartsInFuture { since });
+    }
     if let Borrower::Named { name, .. } = to
         && (name.trim().is_empty() || name.chars().count() > TEXT_MAX)
     {
@@ -393,15 +399,23 @@ mod tests {
     #[test]
     fn a_loan_is_checked_against_the_free_units_and_its_dates() {
         let sam = Borrower::Named { name: "Sam".into(), contact: Some("07700 900123".into()) };
-        assert_eq!(check_loan(&sam, 0, 3, day(12, 4), None), Err(LoanRefused::NoUnits));
-        assert_eq!(check_loan(&sam, 4, 3, day(12, 4), None), Err(LoanRefused::TooMany { asked: 4, available: 3 }));
+        assert_eq!(check_loan(&sam, 0, 3, day(12, 4), None, day(12, 4)), Err(LoanRefused::NoUnits));
         assert_eq!(
-            check_loan(&sam, 1, 3, day(12, 4), Some(day(12, 3))).unwrap_err().to_string(),
+            check_loan(&sam, 4, 3, day(12, 4), None, day(12, 4)),
+            Err(LoanRefused::TooMany { asked: 4, available: 3 })
+        );
+        assert_eq!(
+            check_loan(&sam, 1, 3, day(12, 4), Some(day(12, 3)), day(12, 4)).unwrap_err().to_string(),
             "the loan is due back on 2026-12-03, before it starts on 2026-12-04"
         );
         let blank = Borrower::Named { name: "  ".into(), contact: None };
-        assert_eq!(check_loan(&blank, 1, 1, day(12, 4), None), Err(LoanRefused::BadName));
-        assert_eq!(check_loan(&Borrower::Member(2), 3, 3, day(12, 4), Some(day(12, 4))), Ok(()));
+        assert_eq!(check_loan(&blank, 1, 1, day(12, 4), None, day(12, 4)), Err(LoanRefused::BadName));
+        assert_eq!(check_loan(&Borrower::Member(2), 3, 3, day(12, 4), Some(day(12, 4)), day(12, 4)), Ok(()));
+        assert_eq!(
+            check_loan(&Borrower::Member(2), 1, 1, day(12, 5), None, day(12, 4)),
+            Err(LoanRefused::StartsInFuture { since: day(12, 5) })
+        );
+        assert!(check_loan(&Borrower::Member(2), 1, 1, day(11, 20), Some(day(11, 27)), day(12, 4)).is_ok(), "late");
         assert!(!overdue(Some(day(12, 4)), false, day(12, 4)), "due today is not overdue yet");
         assert!(overdue(Some(day(12, 4)), false, day(12, 5)));
         assert!(!overdue(Some(day(12, 4)), true, day(12, 5)), "returned");

@@ -14,6 +14,7 @@ mod intake;
 mod item_bounds;
 mod item_record;
 mod items;
+mod lending;
 mod media;
 mod model_check;
 mod openapi_snapshot;

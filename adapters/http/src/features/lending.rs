@@ -44,6 +44,8 @@ pub struct LendBody {
     /// Units of a stock to lend (1 when left out); at most the units neither held by projects nor lent.
     #[oai(validator(minimum(value = "1"), maximum(value = "1000000000")))]
     pub units: Option<u32>,
+    /// The day it was lent: today when left out (a loan recorded late names an earlier day; never a later one).
+    pub since: Option<NaiveDate>,
     /// The day it is due back; none: no date.
     pub due: Option<NaiveDate>,
     /// At most 200 characters.
@@ -326,7 +328,7 @@ impl LendingApi {
                 );
             }
         };
-        let req = LoanRequest { to, units: b.units, due: b.due, note: b.note };
+        let req = LoanRequest { to, units: b.units, since: b.since, due: b.due, note: b.note };
         let (loan, item) = self.0.lending.lend(Actor::from(&c), ItemId(id.0), req).await.map_err(ApiError::from)?;
         Ok(LoanMade::Created(Json(LoanMadeDto { loan: loan_dto(&loan, self.today()), item: ItemDto::new(&item) })))
     }
