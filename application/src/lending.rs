@@ -186,11 +186,10 @@ impl Lending {
         let found = self.items.get(actor.household, item).await.map_err(named(ObjectKind::Item, item.0))?;
         found.check_changeable().map_err(Refusal::Change)?;
         let rec = self.recorder.recording(actor, Action::Schedule);
-        Ok(self
-            .repo
+        self.repo
             .add_schedule(actor.household, item, &title, every, next, &rec)
             .await
-            .map_err(named(ObjectKind::Item, item.0))?)
+            .map_err(named(ObjectKind::Item, item.0))
     }
 
     /// The household's schedules, or one item's.

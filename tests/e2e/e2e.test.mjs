@@ -2291,6 +2291,66 @@ test("a file over the size limit is refused before it is sent, in MB as the hint
   }
 });
 
+test("lending: an item lent to a neighbour from its page is on Lent out and Due with the nav's badge, then returned; reminders are set and a calendar link given, all within a phone's width", async () => {
+  const made = await createItemInPage({ name: "Hedge trimmer", item_type: "tool", profile: "", condition: "good", intent: "keep", location: "Shed" });
+  await open(`#/items/${made.id}`, "Hedge trimmer");
+  const lend = page.getByRole("form", { name: "Lend" });
+  await lend.getByLabel("To").fill("Sam next door");
+  await lend.getByLabel("Contact").fill("07700 900123");
+  const due = new Date(Date.now() + 3 * 86_400_000).toISOString().slice(0, 10);
+  await lend.getByLabel("Due back").fill(due);
+  await lend.getByRole("button", { name: "Lend" }).click();
+  await page.getByText("Lent to Sam next door.").waitFor();
+  await page.locator(".lent-to", { hasText: "Lent to Sam next door" }).waitFor();
+  assert.equal((await apiGet(`/items/${made.id}`)).availability, "lent");
+  const history = await apiGet(`/items/${made.id}/history`);
+  assert.ok(history.events.some((e) => e.action === "lend"), "the lending is in the item's history");
+
+  // Lent out: who has what, with Returned; Due: the loan due back, and the nav's count.
+  await open("#/lent", "Lent out");
+  const row = page.locator("li.loan", { hasText: "Hedge trimmer" });
+  assert.match(await row.textContent(), /Sam next door/);
+  await open("#/due", "Due");
+  const dueRow = page.locator("li.due-row", { hasText: "Hedge trimmer" });
+  assert.match(await dueRow.textContent(), /Due back/);
+  const count = page.locator("#due-count");
+  assert.ok(Number(await count.textContent()) >= 1, "the nav counts what falls due");
+
+  // Reminders: an e-mail and a lead time saved; a calendar link to subscribe to.
+  const reminders = page.getByRole("form", { name: "Reminders" });
+  await reminders.getByLabel("E-mail").fill("sam@example.org");
+  await reminders.getByLabel("Days ahead").fill("5");
+  await reminders.getByRole("button", { name: "Save reminders" }).click();
+  await page.getByText("Reminders saved.").waitFor();
+  const saved = await apiGet("/me/notifications");
+  assert.deepEqual([saved.email, saved.lead_days], ["sam@example.org", 5]);
+  const link = await page.getByLabel("Calendar link").inputValue();
+  const ics = await (await fetch(link.replace(/^https?:\/\/[^/]+/, base))).text();
+  assert.match(ics, /BEGIN:VCALENDAR/);
+  assert.match(ics, /Hedge trimmer/);
+
+  await page.setViewportSize({ width: 390, height: 844 });
+  try {
+    for (const [hash, heading] of [["#/lent", "Lent out"], ["#/due", "Due"], [`#/items/${made.id}`, "Hedge trimmer"]]) {
+      await open(hash, heading);
+      assert.ok((await sideways()) <= 1, `no sideways scrolling on ${hash} at 390 px`);
+    }
+    await shot("lent-phone");
+    // Returned, from the Lent out page, in thumb reach.
+    await open("#/lent", "Lent out");
+    const back = page.locator("li.loan", { hasText: "Hedge trimmer" }).getByRole("button", { name: "Returned" });
+    const box = await back.boundingBox();
+    assert.ok(box && box.height >= 40, `Returned is a thumb-sized button: ${box?.height}`);
+    await back.click();
+    await page.getByText("Hedge trimmer is back from Sam next door.").waitFor();
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 860 });
+  }
+  const after = await apiGet(`/items/${made.id}`);
+  assert.deepEqual([after.availability, after.loan], ["available", null]);
+  await checkAccessible("the lent out page");
+});
+
 test("every main page, at 390 px and at desktop width, scrolls only down and logs no error", async () => {
   const item = (await apiGet("/items?intent=sell&limit=1")).items[0];
   const project = (await apiGet("/projects")).projects[0];
@@ -2307,6 +2367,8 @@ test("every main page, at 390 px and at desktop width, scrolls only down and log
     ["#/intake", "Intake", "intake"],
     ["#/spend", "Spend", null],
     ["#/value", "Value", "value"],
+    ["#/lent", "Lent out", null],
+    ["#/due", "Due", "due"],
     ["#/activity", "Activity", null],
     ["#/household", "default", "household"],
     ["#/tokens", "API tokens", null],

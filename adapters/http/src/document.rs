@@ -130,7 +130,8 @@ const ID_LIST: &str = "^ *([0-9]{1,18} *(, *[0-9]{1,18} *)*)?$";
 
 /// The routes that name an object in their query (a place to list the items of, the items and places to
 /// label): they may answer `404` although their path names none and they take no body.
-const QUERY_NAMES_OBJECT: &[(&str, &str)] = &[("get", "/items"), ("get", "/labels.pdf"), ("get", "/report/value")];
+const QUERY_NAMES_OBJECT: &[(&str, &str)] =
+    &[("get", "/items"), ("get", "/labels.pdf"), ("get", "/report/value"), ("get", "/calendar.ics")];
 
 /// The routes that answer one document in the format asked (`format=json|csv|pdf`): their `200` is one answer
 /// with a content per format (poem-openapi keeps only the last of several answers of one status), the JSON one

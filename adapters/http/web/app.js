@@ -17,6 +17,7 @@ import { placesView, placeView } from "./views/places.js";
 import { scanView } from "./views/scan.js";
 import { householdView, tokensView } from "./views/people.js";
 import { activityView } from "./views/history.js";
+import { lentView, dueView, refreshDueBadge } from "./views/lending.js";
 import { passkeysSupported, signInWithPasskey, signUpWithPasskey } from "./passkeys.js";
 
 const main = document.getElementById("main");
@@ -42,6 +43,8 @@ const routes = [
   [/^\/spend$/, () => spendView(), "spend"],
   [/^\/value$/, (m, q) => valueView(q), "value"],
   [/^\/activity$/, (m, q) => activityView(q), "activity"],
+  [/^\/lent$/, () => lentView(signedInMember()), "lent"],
+  [/^\/due$/, (m, q) => dueView(q, signedInMember()), "due"],
   [/^\/household$/, () => householdView(signedInMember()), "household"],
   [/^\/tokens$/, () => tokensView(), "tokens"],
 ];
@@ -75,8 +78,10 @@ function signedIn(who) {
   // Intake only writes: a viewer is not offered it.
   const intake = /** @type {HTMLElement | null} */ (document.querySelector('#nav a[data-section="intake"]'));
   if (intake) intake.hidden = who?.member.role === "viewer";
-  if (who) capabilities();
-  else forgetCapabilities();
+  if (who) {
+    capabilities();
+    refreshDueBadge();
+  } else forgetCapabilities();
 }
 
 /** The header's menu button: on a phone the sections are behind it (on a wide screen the nav shows whole). */

@@ -256,6 +256,7 @@ pub enum DueKindDto {
 
 /// One thing that falls due.
 #[derive(Debug, Clone, PartialEq, Object)]
+#[oai(rename = "Due")]
 pub struct DueDto {
     pub on: NaiveDate,
     pub kind: DueKindDto,

@@ -5,6 +5,7 @@ import { api, rememberName } from "../api.js";
 import { breadcrumbs, labelsButton, placeOptions } from "./places.js";
 import { gallery } from "./gallery.js";
 import { historySection } from "./history.js";
+import { lendingSections } from "./lending.js";
 import {
   h,
   field,
@@ -96,7 +97,7 @@ function render(root, item) {
       { class: "quantity-line" },
       String(item.quantity),
       item.min_quantity != null ? ` (low at ${item.min_quantity})` : null,
-      item.quantity !== 1 ? ` · ${item.units_held} held by projects, ${item.units_available} free` : null,
+      item.quantity !== 1 ? ` · ${item.units_held} held by projects, ${item.units_lent} lent, ${item.units_available} free` : null,
       item.low_stock ? [" ", badge("low stock", "low")] : null,
     ),
     item.tags.length ? [h("dt", {}, "Tags"), h("dd", { class: "tags" }, item.tags.map((t) => h("a", { class: "tag", href: `#/items?tag=${encodeURIComponent(t)}` }, t)))] : null,
@@ -348,6 +349,7 @@ function render(root, item) {
     ),
     item.gone ? h("p", { class: "message info" }, `This item is gone (${human(item.gone.reason)}).`) : null,
     h("div", { class: "grid" }, section("Details", details), current, change),
+    h("div", { class: "grid" }, ...lendingSections(item, (fresh) => render(root, fresh)).filter(Boolean)),
     itemGallery,
     h("div", { class: "grid" }, faults, tests),
     history,
