@@ -5,7 +5,7 @@
 
 import { api, query } from "../api.js";
 import { refresh } from "../router.js";
-import { h, field, select, human, badge, flash, showError, mayWrite, formValues, section, itemLink, copyButton, date } from "../ui.js";
+import { h, field, select, human, badge, flash, flashNext, showError, mayWrite, formValues, section, itemLink, copyButton, date } from "../ui.js";
 
 /** @typedef {import("../api.js").Schemas["Loan"]} Loan */
 /** @typedef {import("../api.js").Schemas["Due"]} Due */
@@ -24,7 +24,8 @@ function returnedButton(loan, done) {
     button.disabled = true;
     try {
       await api(`/loans/${loan.id}/return`, { method: "POST", body: {} });
-      flash(`${loan.item_name} is back from ${loan.to}.`, "ok");
+      flashNext(`${loan.item_name} is back from ${loan.to}.`, "ok");
+      refreshDueBadge();
       await done();
     } catch (e) {
       showError(e);
@@ -288,7 +289,7 @@ export function lendingSections(item, rerender) {
           method: "POST",
           body: { to: { name: v.name, contact: v.contact || null }, units: v.units ? Number(v.units) : null, due: v.due || null },
         });
-        flash(`Lent to ${made.loan.to}.`, "ok");
+        flashNext(`Lent to ${made.loan.to}.`, "ok");
         refreshDueBadge();
         rerender(made.item);
       } catch (err) {
@@ -348,11 +349,13 @@ function maintenanceSection(item) {
       }
     });
     body.replaceChildren(
-      rows.length ? h("ul", { class: "schedules" }, rows) : h("p", {}, "No maintenance is scheduled."),
-      add,
-      done.length
-        ? h("details", {}, h("summary", {}, `Done (${done.length})`), h("ul", {}, done.map((d) => h("li", {}, `${dayText(d.at)}: ${d.title}${d.note ? ` — ${d.note}` : ""}`))))
-        : null,
+      ...[
+        rows.length ? h("ul", { class: "schedules" }, rows) : h("p", {}, "No maintenance is scheduled."),
+        add,
+        done.length
+          ? h("details", {}, h("summary", {}, `Done (${done.length})`), h("ul", {}, done.map((d) => h("li", {}, `${dayText(d.at)}: ${d.title}${d.note ? ` — ${d.note}` : ""}`))))
+          : null,
+      ].filter((n) => n !== null),
     );
   };
   draw().catch((e) => showError(e));
