@@ -92,6 +92,22 @@ async fn fill(app: &TestApp) -> (i64, i64) {
     let project = proposed["projects"][0]["id"].as_i64().unwrap();
     let (s, _) = app.post(&format!("/api/projects/{project}/accept"), json!({})).await;
     assert_eq!(s, StatusCode::OK);
+    // A loan, a schedule done once, reminder settings with a calendar key, and a reminder written.
+    let (s, lent) = app.post(&format!("/api/items/{lamp}/loans"), json!({"to": {"name": "Sam next door"}})).await;
+    assert_eq!(s, StatusCode::CREATED, "{lent}");
+    let (s, schedule) =
+        app.post(&format!("/api/items/{lamp}/schedules"), json!({"title": "Polish", "every": {"months": 6}})).await;
+    assert_eq!(s, StatusCode::CREATED, "{schedule}");
+    let (s, _) = app.post(&format!("/api/schedules/{}/done", schedule["id"]), json!({"note": "brass polish"})).await;
+    assert_eq!(s, StatusCode::OK);
+    let (s, _) =
+        app.put("/api/me/notifications", json!({"email": "sam@example.org", "urls": [], "lead_days": 400})).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "a lead time over a year");
+    let (s, _) =
+        app.put("/api/me/notifications", json!({"email": "sam@example.org", "urls": [], "lead_days": 365})).await;
+    assert_eq!(s, StatusCode::OK);
+    let (s, _) = app.get("/api/me/calendar").await;
+    assert_eq!(s, StatusCode::OK);
     (lamp, project)
 }
 
@@ -127,6 +143,11 @@ async fn a_backup_restores_exactly_on_either_backend_and_across_them() {
     assert!(rows(&made, "items") > 30 && rows(&made, "members") >= 2 && rows(&made, "events") > 30, "{made:?}");
     assert_eq!(made.media.len(), 2, "the photo and its thumbnail");
     assert!(rows(&made, "projects") >= 1 && rows(&made, "price_reports") == 1 && rows(&made, "spend_entries") >= 1);
+    assert_eq!(
+        ["loans", "schedules", "maintenance", "notification_settings"].map(|t| rows(&made, t)),
+        [1, 1, 1, 1],
+        "lending, maintenance and reminder settings are kept"
+    );
 
     // SQLite -> PostgreSQL -> SQLite: each archive has the same tables and files, byte for byte.
     let mut previous = first.clone();
