@@ -115,13 +115,16 @@ impl Backups {
         Ok(files.iter().find(|f| f.name == name).map(|f| self.settings.dir.join(&f.name)))
     }
 
-    /// One scheduled backup: written, then the oldest beyond the number kept removed.
+    /// One scheduled backup: written, then the oldest beyond the number kept removed. A removal that fails is
+    /// logged and tried again after the next backup: the backup made stands.
     ///
     /// # Errors
     /// `Unexpected` when the archive cannot be written (the older ones are then all kept).
     pub async fn write(&self) -> Result<BackupFile, Error> {
         let made = self.archives.write_into(&self.settings.dir, self.clock.now()).await?;
-        self.prune(&self.settings.dir)?;
+        if let Err(e) = self.prune(&self.settings.dir) {
+            tracing::warn!(dir = %self.settings.dir.display(), error = %e, "old backups could not all be removed");
+        }
         Ok(made)
     }
 

@@ -197,6 +197,10 @@ pub enum Error {
     /// written but the spend of the calls that were made.
     #[error("{reason}")]
     ModelFailed { reason: String, spend: RunSpend },
+    /// The model provider is rate limiting (after the retries that fit in a request): nothing was answered,
+    /// the attempt is recorded; the same request may succeed after `retry_after_s` seconds.
+    #[error("{reason}")]
+    ModelBusy { reason: String, retry_after_s: u64, spend: RunSpend },
     /// The limit of concurrent CPU-heavy jobs is reached and its queue is full (`jobs::Jobs`); nothing ran. The
     /// same request may succeed after `retry_after_s` seconds.
     #[error("the server is busy with other {work}; try again in {retry_after_s} s")]

@@ -129,9 +129,17 @@ impl Metered {
             return unsent(error);
         }
         let usage = error.usage().unwrap_or_default();
-        match self.record(actor, kind, &usage, CallOutcome::Failed, run).await {
-            Ok(()) => Error::ModelFailed { reason: error.to_string(), spend: *run },
-            Err(e) => e,
+        if let Err(e) = self.record(actor, kind, &usage, CallOutcome::Failed, run).await {
+            return e;
+        }
+        match error {
+            // Load, not a broken call: the client is told when to try again, as for a busy server.
+            ModelError::RateLimited { retry_after, .. } => Error::ModelBusy {
+                reason: error.to_string(),
+                retry_after_s: retry_after.map_or(RATE_LIMITED_RETRY_S, |d| d.as_secs().max(1)),
+                spend: *run,
+            },
+            _ => Error::ModelFailed { reason: error.to_string(), spend: *run },
         }
     }
 
@@ -148,11 +156,37 @@ impl Metered {
         request: &ModelRequest,
         run: &mut RunSpend,
     ) -> Result<ModelResponse, Error> {
+        let response = self.send(actor, request, run).await?;
+        self.record(actor, request.kind, &response.usage, CallOutcome::Ok, run).await?;
+        Ok(response)
+    }
+
+    /// Sends `request` after the budget check; an answer cut short by its output budget (`incomplete`,
+    /// `max_output_tokens`) is recorded as the failed attempt it is and sent once more with twice the budget (at
+    /// most [`OUTPUT_TOKENS_MAX`]) if the month's budget still allows. The answer is not recorded yet.
+    async fn send(&self, actor: Actor, request: &ModelRequest, run: &mut RunSpend) -> Result<ModelResponse, Error> {
         self.check_budget(actor.household).await?;
         match self.model.respond(request).await {
-            Ok(response) => {
-                self.record(actor, request.kind, &response.usage, CallOutcome::Ok, run).await?;
-                Ok(response)
+            Ok(response) => Ok(response),
+            Err(ModelError::Incomplete { reason, usage })
+                if reason == INCOMPLETE_OUTPUT && request.max_output_tokens < OUTPUT_TOKENS_MAX =>
+            {
+                self.record(actor, request.kind, &usage, CallOutcome::Failed, run).await?;
+                self.check_budget(actor.household).await?;
+                let larger = ModelRequest {
+                    max_output_tokens: request.max_output_tokens.saturating_mul(2).min(OUTPUT_TOKENS_MAX),
+                    ..request.clone()
+                };
+                tracing::info!(
+                    kind = request.kind.as_str(),
+                    from = request.max_output_tokens,
+                    to = larger.max_output_tokens,
+                    "the answer ran out of output tokens; asking once more with a larger budget"
+                );
+                match self.model.respond(&larger).await {
+                    Ok(response) => Ok(response),
+                    Err(e) => Err(self.failed(actor, request.kind, e, run).await),
+                }
             }
             Err(e) => Err(self.failed(actor, request.kind, e, run).await),
         }
@@ -171,11 +205,7 @@ impl Metered {
         run: &mut RunSpend,
         read: impl FnOnce(ModelResponse) -> Result<T, String>,
     ) -> Result<T, Error> {
-        self.check_budget(actor.household).await?;
-        let response = match self.model.respond(request).await {
-            Ok(response) => response,
-            Err(e) => return Err(self.failed(actor, request.kind, e, run).await),
-        };
+        let response = self.send(actor, request, run).await?;
         let usage = response.usage;
         match read(response) {
             Ok(answer) => {
@@ -212,6 +242,15 @@ impl Metered {
         }
     }
 }
+
+/// The reason of an answer cut short by its output budget.
+const INCOMPLETE_OUTPUT: &str = "max_output_tokens";
+
+/// The largest output budget an answer cut short is given when it is asked once more.
+pub const OUTPUT_TOKENS_MAX: u32 = 64_000;
+
+/// The wait a client is told when the provider rate limits without saying how long.
+pub const RATE_LIMITED_RETRY_S: u64 = 30;
 
 /// A model error from before anything was sent, as the use case's error: nothing was billed, nothing recorded.
 fn unsent(error: ModelError) -> Error {

@@ -111,7 +111,17 @@ pub async fn run(app: &App, config: &Config) -> anyhow::Result<ModelCheck> {
             names::MODEL_PROVIDER
         );
     };
-    let backend = format!("{} at {}, model {}", settings.profile.provider, settings.base_url, settings.model);
+    let mut backend = format!("{} at {}, model {}", settings.profile.provider, settings.base_url, settings.model);
+    if config.rates_assumed {
+        backend.push_str(&format!(
+            " (not in Trove's table of models: its rates are assumed to be the {} profile's; set {}, {} and {} to \
+             your bill)",
+            settings.profile.provider,
+            names::RATE_INPUT_PER_MTOK,
+            names::RATE_CACHED_PER_MTOK,
+            names::RATE_OUTPUT_PER_MTOK
+        ));
+    }
     let api = ModelApi::new(settings)?;
     let household = app.store.ensure_household(trove_application::auth::DEFAULT_HOUSEHOLD).await?;
     let check = Checker { api, ledger: app.store.clone(), app, config, household };

@@ -96,6 +96,8 @@ pub struct Config {
     /// `MODEL_REPLAY_REASONING`: ask for reasoning's encrypted content and replay it with the function calls it
     /// came with; off, reasoning items are dropped (for a provider that refuses the include value).
     pub model_replay_reasoning: bool,
+    /// The model is not in `trove_model::models`' table: its rates are the provider's, assumed (set `RATE_*`).
+    pub rates_assumed: bool,
     /// `PRICE_SEARCH_CONTEXT`, `PRICE_MAX_SEARCHES`, `TROVE_LOCATION`, `TROVE_CURRENCY`.
     pub price: PriceSettings,
     /// Rates (default: the provider's) and `SPEND_MONTHLY_LIMIT_USD`.
@@ -294,7 +296,15 @@ impl Config {
             Some(c) => Some(Currency::new(&c).with_context(|| format!("{TROVE_CURRENCY}={c:?} is not an ISO code"))?),
             None => location.country.as_deref().and_then(currency_of),
         };
-        let d = profile.rates;
+        // Rates follow the model (its table's list rates), the provider's when the model is not in the table or
+        // runs on a server of one's own (`compatible`: zero).
+        let model_name = get(MODEL_NAME).unwrap_or_else(|| profile.model.into());
+        let known = match provider {
+            Provider::Compatible => None,
+            _ => trove_model::models::known(&model_name),
+        };
+        let rates_assumed = provider != Provider::Compatible && known.is_none();
+        let d = known.map_or(profile.rates, |m| m.rates(profile.rates));
         let rate = |name: &str, default| usd(name, get(name), default);
         let rates = Rates {
             input_per_mtok: rate(RATE_INPUT_PER_MTOK, d.input_per_mtok)?,
@@ -378,12 +388,14 @@ impl Config {
             model_provider: provider,
             model_api_url: get(MODEL_API_URL).unwrap_or_else(|| profile.base_url.into()),
             model_api_key: get(MODEL_API_KEY),
-            model_name: get(MODEL_NAME).unwrap_or_else(|| profile.model.into()),
+            model_name,
             model_transcribe_model: get(MODEL_TRANSCRIBE_MODEL).unwrap_or_else(|| profile.transcribe_model.into()),
             model_timeout: Duration::from_secs(timeout),
             model_strict_tools: switch(MODEL_STRICT_TOOLS, true)?,
             model_send_max_tool_calls: switch(MODEL_SEND_MAX_TOOL_CALLS, profile.max_tool_calls)?,
-            model_replay_reasoning: switch(MODEL_REPLAY_REASONING, true)?,
+            // Only a reasoning model is asked for its reasoning: a non-reasoning one refuses the `include`.
+            model_replay_reasoning: switch(MODEL_REPLAY_REASONING, known.is_none_or(|m| m.reasons))?,
+            rates_assumed,
             price: PriceSettings { context_size, max_searches, location, currency },
             spend: SpendPolicy { rates, monthly_limit },
             media,
@@ -478,7 +490,7 @@ mod tests {
         assert_eq!((c.model_api_url.as_str(), c.model_name.as_str()), ("https://proxy.example/v1", "gpt-5"));
         assert_eq!(c.model_transcribe_model, "whisper-1");
         assert_eq!(c.spend.rates.per_search, MicroUsd(25_000));
-        assert_eq!(c.spend.rates.input_per_mtok, MicroUsd(250_000));
+        assert_eq!(c.spend.rates.input_per_mtok, MicroUsd(1_250_000), "gpt-5's own rates, not the profile's");
         assert!(!c.model_replay_reasoning);
         // No key, not a server of your own: the local planner.
         assert_eq!(c.model_api(), None);
@@ -512,6 +524,26 @@ mod tests {
         assert_eq!(c.spend.rates.input_per_mtok, MicroUsd(2_500_000));
         assert_eq!(c.price.context_size, SearchContextSize::High);
         assert!(!c.model_strict_tools);
+    }
+
+    #[test]
+    fn rates_and_reasoning_follow_the_model() {
+        let c = config(&[("MODEL_PROVIDER", "openai"), ("MODEL_NAME", "gpt-4.1")]).unwrap();
+        assert_eq!(c.spend.rates.input_per_mtok, MicroUsd(2_000_000));
+        assert!(!c.model_replay_reasoning, "a non-reasoning model is not asked for its reasoning");
+        assert!(!c.rates_assumed);
+        let c = config(&[("MODEL_PROVIDER", "openai"), ("MODEL_NAME", "gpt-5-2025-08-07")]).unwrap();
+        assert_eq!(c.spend.rates.output_per_mtok, MicroUsd(10_000_000));
+        assert!(c.model_replay_reasoning);
+        let c =
+            config(&[("MODEL_PROVIDER", "openai"), ("MODEL_NAME", "gpt-4.1"), ("RATE_INPUT_PER_MTOK", "1.5")]).unwrap();
+        assert_eq!(c.spend.rates.input_per_mtok, MicroUsd(1_500_000), "every rate stays overridable");
+        let c = config(&[("MODEL_PROVIDER", "openai"), ("MODEL_NAME", "my-finetune")]).unwrap();
+        assert!(c.rates_assumed && c.model_replay_reasoning);
+        assert_eq!(c.spend.rates, Provider::OpenAi.profile().rates);
+        let c = config(&[("MODEL_PROVIDER", "compatible"), ("MODEL_NAME", "gpt-4o-mini")]).unwrap();
+        assert!(!c.rates_assumed);
+        assert_eq!(c.spend.rates.input_per_mtok, MicroUsd(0), "a server of one's own costs nothing");
     }
 
     #[test]

@@ -78,7 +78,12 @@ impl BackupArchives for TarBackups {
             let entry = entry?;
             let name = entry.file_name().to_string_lossy().into_owned();
             if let Some(at) = archive_time(&name) {
-                files.push(BackupFile { name, at, bytes: entry.metadata()?.len() });
+                // Another process keeping the same directory may remove an archive between the listing and this.
+                match entry.metadata() {
+                    Ok(m) => files.push(BackupFile { name, at, bytes: m.len() }),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(e).with_context(|| format!("read {name}")),
+                }
             }
         }
         files.sort_by_key(|f| std::cmp::Reverse(f.at));
@@ -87,7 +92,11 @@ impl BackupArchives for TarBackups {
 
     fn remove(&self, dir: &Path, name: &str) -> anyhow::Result<()> {
         anyhow::ensure!(archive_time(name).is_some(), "{name:?} is not a backup archive's name");
-        std::fs::remove_file(dir.join(name)).with_context(|| format!("remove {name}"))
+        match std::fs::remove_file(dir.join(name)) {
+            // Removed already (by another process keeping the same directory): what was asked is done.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            other => other.with_context(|| format!("remove {name}")),
+        }
     }
 }
 

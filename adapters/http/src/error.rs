@@ -102,6 +102,11 @@ impl From<Error> for ApiError {
             Error::ModelFailed { spend, .. } => {
                 Self { spend: Some(spend), ..Self::new(StatusCode::BAD_GATEWAY, "model_failed", message) }
             }
+            Error::ModelBusy { retry_after_s, spend, .. } => Self {
+                retry_after_s: Some(retry_after_s),
+                spend: Some(spend),
+                ..Self::new(StatusCode::SERVICE_UNAVAILABLE, "model_busy", message)
+            },
             Error::Busy { retry_after_s, .. } => Self {
                 retry_after_s: Some(retry_after_s),
                 ..Self::new(StatusCode::SERVICE_UNAVAILABLE, "busy", message)

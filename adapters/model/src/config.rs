@@ -36,7 +36,8 @@ pub struct ModelApiConfig {
     pub backoff_base: Duration,
     /// No computed backoff waits longer than this.
     pub backoff_cap: Duration,
-    /// No wait asked for by `Retry-After` is honoured beyond this, so one odd header cannot stall a request.
+    /// The longest `Retry-After` waited out within a request: a provider asking for more is not tried again
+    /// early (the wait is never cut short); the request fails as rate limited and the client is told the wait.
     pub retry_after_cap: Duration,
     /// Send `"strict": true` on function tools.
     pub strict_tools: bool,

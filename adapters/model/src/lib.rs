@@ -6,6 +6,7 @@
 //! later (429, 408, 5xx, timeouts, connection errors) but never of a request the provider refused.
 
 mod config;
+pub mod models;
 pub mod profile;
 mod request;
 mod response;
@@ -39,16 +40,13 @@ pub struct ModelApi {
 #[derive(Debug)]
 enum Failure {
     /// The provider answered with an error status.
-    Status { status: StatusCode, message: String, code: Option<String>, retry_after: Option<Duration> },
+    Status { status: StatusCode, message: String, out_of_quota: bool, retry_after: Option<Duration> },
     /// A `200` that is a failed response of the kind that may succeed later (`server_error`,
     /// `rate_limit_exceeded`); its body is kept, to be read as the failure should no attempt be left.
     FailedAnswer { message: String, body: Vec<u8> },
     /// No (complete) answer: timeout, refused connection, broken body.
     Transport(String),
 }
-
-/// The error code of a 429 that is a billing state, not load: another attempt cannot help.
-const INSUFFICIENT_QUOTA: &str = "insufficient_quota";
 
 /// The answer of `/asr/transcribe`; `sessionId` and `turns` are not needed.
 #[derive(Debug, Deserialize)]
@@ -127,7 +125,7 @@ impl ModelApi {
                         Ok(body) => Failure::Status {
                             status,
                             message: response::http_error_message(status, &body),
-                            code: response::http_error_code(&body),
+                            out_of_quota: response::out_of_quota(&body),
                             retry_after,
                         },
                         Err(e) => Failure::Transport(describe(&e, &self.config)),
@@ -139,21 +137,25 @@ impl ModelApi {
             };
             let (retryable, retry_after) = match &failure {
                 // A 429 for an account out of quota is billing, not load: it fails at once.
-                Failure::Status { code: Some(code), .. } if code == INSUFFICIENT_QUOTA => (false, None),
+                Failure::Status { out_of_quota: true, .. } => (false, None),
                 Failure::Status { status, retry_after, .. } => (retry::is_retryable(status.as_u16()), *retry_after),
                 Failure::FailedAnswer { .. } | Failure::Transport(_) => (true, None),
             };
             attempt += 1;
-            if !retryable || attempt >= attempts {
+            // A provider that asks to wait longer than a request may is told to the client as it is (never cut
+            // short and tried too early).
+            let waits_too_long = retry_after.is_some_and(|asked| asked > self.config.retry_after_cap);
+            if !retryable || attempt >= attempts || waits_too_long {
                 return match failure {
-                    Failure::Status { status, message, code: Some(code), .. } if code == INSUFFICIENT_QUOTA => {
-                        Err(ModelError::Http {
-                            status: status.as_u16(),
-                            message: format!(
-                                "the provider account has no quota left ({message}); check the plan, credit and \
+                    Failure::Status { status, message, out_of_quota: true, .. } => Err(ModelError::Http {
+                        status: status.as_u16(),
+                        message: format!(
+                            "the provider account has no quota left ({message}); check the plan, credit and \
                                  billing of your account with the model provider"
-                            ),
-                        })
+                        ),
+                    }),
+                    Failure::Status { status, message, retry_after, .. } if status == StatusCode::TOO_MANY_REQUESTS => {
+                        Err(ModelError::RateLimited { message, retry_after })
                     }
                     Failure::Status { status, message, .. } => {
                         Err(ModelError::Http { status: status.as_u16(), message })
@@ -166,7 +168,7 @@ impl ModelApi {
                 };
             }
             let delay = match retry_after {
-                Some(asked) => asked.min(self.config.retry_after_cap),
+                Some(asked) => asked,
                 None => retry::backoff(
                     attempt - 1,
                     self.config.backoff_base,

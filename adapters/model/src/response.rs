@@ -135,13 +135,16 @@ pub(crate) fn http_error_message(status: reqwest::StatusCode, body: &[u8]) -> St
     }
 }
 
-/// The `error.code` of an HTTP error body, when it has a string one (`insufficient_quota`, ...).
-pub(crate) fn http_error_code(body: &[u8]) -> Option<String> {
-    match serde_json::from_slice::<WireErrorBody>(body).ok()?.error.code? {
-        Value::String(code) if !code.is_empty() => Some(code),
-        _ => None,
-    }
+/// Whether an HTTP error body says the account is out of quota (`insufficient_quota`), in its `code` or, since the
+/// reference says `code` is often null, in its `type`: a billing state, which no retry helps.
+pub(crate) fn out_of_quota(body: &[u8]) -> bool {
+    let Ok(wire) = serde_json::from_slice::<WireErrorBody>(body) else { return false };
+    let code = matches!(&wire.error.code, Some(Value::String(c)) if c == INSUFFICIENT_QUOTA);
+    code || wire.error.kind.as_deref() == Some(INSUFFICIENT_QUOTA)
 }
+
+/// The error code and type of an account out of quota.
+const INSUFFICIENT_QUOTA: &str = "insufficient_quota";
 
 /// Whether a `200` answer is a failed response worth another attempt: `status: failed` with the error code
 /// `server_error` or `rate_limit_exceeded`, which say the provider's side broke, not the request. Its message
@@ -386,16 +389,14 @@ mod tests {
     }
 
     #[test]
-    fn error_codes() {
-        let code = |body: &str| http_error_code(body.as_bytes());
-        assert_eq!(
-            code(r#"{"error": {"message": "m", "type": "insufficient_quota", "code": "insufficient_quota"}}"#)
-                .as_deref(),
-            Some("insufficient_quota")
-        );
-        assert_eq!(code(r#"{"error": {"message": "m", "code": null}}"#), None);
-        assert_eq!(code(r#"{"error": {"message": "m", "code": 7}}"#), None);
-        assert_eq!(code("busy"), None);
+    fn out_of_quota_by_code_or_by_type() {
+        let quota = |body: &str| out_of_quota(body.as_bytes());
+        assert!(quota(r#"{"error": {"message": "m", "type": "insufficient_quota", "code": "insufficient_quota"}}"#));
+        assert!(quota(r#"{"error": {"message": "m", "type": "insufficient_quota", "code": null}}"#), "by type");
+        assert!(quota(r#"{"error": {"message": "m", "code": "insufficient_quota"}}"#), "by code");
+        assert!(!quota(r#"{"error": {"message": "m", "type": "rate_limit_error", "code": null}}"#));
+        assert!(!quota(r#"{"error": {"message": "m", "code": 7}}"#));
+        assert!(!quota("busy"));
     }
 
     #[test]

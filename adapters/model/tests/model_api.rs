@@ -526,27 +526,71 @@ async fn a_429_with_retry_after_is_waited_out_then_retried() {
 }
 
 #[tokio::test]
-async fn a_retry_after_beyond_the_cap_is_cut_to_the_cap() {
+async fn a_retry_after_beyond_what_a_request_waits_is_passed_on_never_cut_short() {
     let server = MockServer::start().await;
     responses()
-        .respond_with(ResponseTemplate::new(429).insert_header("retry-after", "3600"))
-        .up_to_n_times(1)
+        .respond_with(
+            ResponseTemplate::new(429)
+                .insert_header("retry-after", "3600")
+                .set_body_json(error_body("Rate limit reached", "rate_limit_error")),
+        )
         .expect(1)
         .mount(&server)
         .await;
-    responses().respond_with(json_answer(&completed(json!([message("ok")])))).expect(1).mount(&server).await;
     let config = ModelApiConfig { retry_after_cap: ms(10), ..config(&server) };
 
-    let started = Instant::now();
-    // A broken cap would wait the hour asked for: the generous bound turns that into a failure, not a hang.
-    tokio::time::timeout(Duration::from_secs(60), api(config).respond(&proposal_request(vec![])))
+    // A request that waited the hour would hang here: the bound turns that into a failure.
+    let err = tokio::time::timeout(Duration::from_secs(30), api(config).respond(&proposal_request(vec![])))
         .await
-        .expect("the wait was capped")
-        .unwrap();
+        .expect("no wait at all")
+        .unwrap_err();
 
-    // The capped wait did happen.
-    assert!(started.elapsed() >= ms(10), "retried after {:?}", started.elapsed());
-    assert_eq!(sent(&server).await.len(), 2);
+    assert_eq!(
+        err,
+        ModelError::RateLimited {
+            message: "rate_limit_error: Rate limit reached".into(),
+            retry_after: Some(Duration::from_secs(3600))
+        },
+        "the provider's wait, as it asked"
+    );
+    assert_eq!(sent(&server).await.len(), 1, "not tried again early");
+}
+
+#[tokio::test]
+async fn a_429_that_outlasts_the_retries_is_rate_limiting_not_a_broken_call() {
+    let server = MockServer::start().await;
+    responses()
+        .respond_with(ResponseTemplate::new(429).set_body_json(error_body("Rate limit reached", "rate_limit_error")))
+        .expect(3)
+        .mount(&server)
+        .await;
+    let config = ModelApiConfig { max_attempts: 3, ..config(&server) };
+
+    let err = api(config).respond(&proposal_request(vec![])).await.unwrap_err();
+
+    assert_eq!(
+        err,
+        ModelError::RateLimited { message: "rate_limit_error: Rate limit reached".into(), retry_after: None }
+    );
+}
+
+#[tokio::test]
+async fn an_account_out_of_quota_is_known_by_its_type_when_its_code_is_null() {
+    let server = MockServer::start().await;
+    responses()
+        .respond_with(
+            ResponseTemplate::new(429)
+                .set_body_json(error_body("You exceeded your current quota", "insufficient_quota")),
+        )
+        .expect(1)
+        .mount(&server)
+        .await;
+
+    let err = api(config(&server)).respond(&proposal_request(vec![])).await.unwrap_err();
+
+    let ModelError::Http { status: 429, message } = &err else { panic!("{err:?}") };
+    assert!(message.starts_with("the provider account has no quota left"), "{message}");
+    assert_eq!(sent(&server).await.len(), 1, "never retried");
 }
 
 #[tokio::test]

@@ -128,6 +128,32 @@ async fn each_successful_call_writes_one_entry_costed_at_the_configured_rates() 
 }
 
 #[tokio::test]
+async fn a_provider_rate_limiting_is_busy_with_its_wait_and_still_recorded() {
+    for (retry_after, want_s) in [(Some(std::time::Duration::from_secs(120)), 120), (None, RATE_LIMITED_RETRY_S)] {
+        let mut model = model();
+        model
+            .expect_respond()
+            .times(1)
+            .return_const(Err(ModelError::RateLimited { message: "slow down".into(), retry_after }));
+        let (ledger, entries) = ledger();
+        let metered = metered(model, ledger, policy());
+        let mut run = RunSpend::default();
+
+        let result = metered.respond(ASKER, &request(CallKind::Propose), &mut run).await;
+
+        match result {
+            Err(Error::ModelBusy { reason, retry_after_s, spend }) => {
+                assert_eq!(reason, "the model provider is rate limiting requests: slow down");
+                assert_eq!(retry_after_s, want_s);
+                assert_eq!(spend.calls, 1);
+            }
+            other => panic!("expected ModelBusy, got {other:?}"),
+        }
+        assert_eq!(*entries.lock().unwrap(), vec![failed(CallKind::Propose, Usage::default(), 0)]);
+    }
+}
+
+#[tokio::test]
 async fn a_failed_call_without_usage_still_writes_an_entry_with_zero_tokens() {
     let cases = [
         (ModelError::Http { status: 503, message: "overloaded".into() }, "the Model API answered 503: overloaded"),
@@ -162,7 +188,7 @@ async fn a_failed_call_with_usage_writes_an_entry_with_that_usage() {
     model
         .expect_respond()
         .times(1)
-        .return_const(Err(ModelError::Incomplete { reason: "max_output_tokens".into(), usage: billed }));
+        .return_const(Err(ModelError::Failed { message: "server_error: broke".into(), usage: billed }));
     let (ledger, entries) = ledger();
     let metered = metered(model, ledger, policy());
     let mut run = RunSpend::default();
@@ -172,12 +198,51 @@ async fn a_failed_call_with_usage_writes_an_entry_with_that_usage() {
     // 3000 * 2 + 16000 * 8 = 134000, and one search: 144000 micro-USD.
     match result {
         Err(Error::ModelFailed { reason, spend }) => {
-            assert_eq!(reason, "the model's answer is incomplete (max_output_tokens)");
+            assert_eq!(reason, "the model failed: server_error: broke");
             assert_eq!(spend.cost, MicroUsd(144_000));
         }
         other => panic!("expected ModelFailed, got {other:?}"),
     }
     assert_eq!(*entries.lock().unwrap(), vec![failed(CallKind::ReadLabel, billed, 144_000)]);
+}
+
+#[tokio::test]
+async fn an_answer_cut_short_by_its_output_budget_is_asked_once_more_with_twice_the_budget() {
+    let billed = Usage { input_tokens: 3_000, output_tokens: 16_000, ..Usage::default() };
+    let done = Usage { input_tokens: 3_000, output_tokens: 20_000, ..Usage::default() };
+    for second_also_short in [false, true] {
+        let mut model = model();
+        let budgets = Arc::new(Mutex::new(Vec::new()));
+        let seen = budgets.clone();
+        let mut calls = 0;
+        model.expect_respond().times(2).returning(move |r: &ModelRequest| {
+            seen.lock().unwrap().push(r.max_output_tokens);
+            calls += 1;
+            if calls == 1 || second_also_short {
+                Err(ModelError::Incomplete { reason: "max_output_tokens".into(), usage: billed })
+            } else {
+                Ok(ModelResponse { output: vec![], usage: done })
+            }
+        });
+        let (ledger, entries) = ledger();
+        let metered = metered(model, ledger, policy());
+        let mut run = RunSpend::default();
+        let mut asked = request(CallKind::ReadLabel);
+        asked.max_output_tokens = 16_000;
+
+        let result = metered.respond(ASKER, &asked, &mut run).await;
+
+        assert_eq!(*budgets.lock().unwrap(), vec![16_000, 32_000]);
+        let outcomes: Vec<CallOutcome> = entries.lock().unwrap().iter().map(|e| e.outcome).collect();
+        if second_also_short {
+            assert!(matches!(result, Err(Error::ModelFailed { .. })), "{result:?}");
+            assert_eq!(outcomes, vec![CallOutcome::Failed, CallOutcome::Failed], "both attempts are in the ledger");
+        } else {
+            assert_eq!(result.unwrap().usage, done);
+            assert_eq!(outcomes, vec![CallOutcome::Failed, CallOutcome::Ok], "the cut-short attempt is in the ledger");
+        }
+        assert_eq!(run.calls, 2);
+    }
 }
 
 #[tokio::test]

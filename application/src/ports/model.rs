@@ -294,6 +294,10 @@ pub enum ModelError {
     /// No answer: timeout or connection failure (after retries).
     #[error("the Model API could not be reached: {0}")]
     Unreachable(String),
+    /// The provider is rate limiting (429) beyond the retries, or asks to wait longer than a request may:
+    /// the same request may succeed after `retry_after` (when the provider said).
+    #[error("the model provider is rate limiting requests: {message}")]
+    RateLimited { message: String, retry_after: Option<std::time::Duration> },
     /// The provider's answer is not the shape the reference gives.
     /// The input cannot be sent as it is (an audio file the transcription does not take); nothing was sent.
     #[error("{0}")]

@@ -709,8 +709,8 @@ async fn a_refused_incomplete_or_failed_call_fails_the_run_and_records_its_usage
             "the model refused: I can't help with that.",
         ),
         (
-            ModelError::Incomplete { reason: "max_output_tokens".into(), usage: billed },
-            "the model's answer is incomplete (max_output_tokens)",
+            ModelError::Incomplete { reason: "content_filter".into(), usage: billed },
+            "the model's answer is incomplete (content_filter)",
         ),
         (
             ModelError::Failed { message: "server_error: try again".into(), usage: billed },
