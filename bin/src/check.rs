@@ -11,7 +11,7 @@ use trove_application::ports::model::{
     Capability, InputItem, ModelError, ModelPort, ModelRequest, ModelResponse, OutputSchema, OutputView,
     SearchContextSize, Tool,
 };
-use trove_application::ports::{HouseholdRepo, SpendLedger};
+use trove_application::ports::{HouseholdRepo, InventoryRepo, SpendLedger};
 use trove_domain::HouseholdId;
 use trove_domain::spend::{CallKind, CallOutcome, SpendEntry, Usage};
 use trove_model::ModelApi;
@@ -161,6 +161,11 @@ pub async fn run(app: &App, config: &Config) -> anyhow::Result<ModelCheck> {
         },
     });
     rows.push(Row {
+        capability: "context for this household's listing",
+        verdict: check.context().await?,
+        setting: CONTEXT_SETTING,
+    });
+    rows.push(Row {
         capability: "audio transcription (1 s)",
         verdict: check.transcription().await?,
         setting: if check.api.capabilities().audio { names::MODEL_TRANSCRIBE_MODEL } else { names::MODEL_PROVIDER },
@@ -180,6 +185,45 @@ fn stopped(error: &ModelError, api: &ModelApi) -> Option<String> {
             Some(format!("the provider rejected the key ({status}): {message}; check {}", names::MODEL_API_KEY))
         }
         _ => None,
+    }
+}
+
+/// Where the context of a server of one's own is set.
+const CONTEXT_SETTING: &str = "the server's context length (Ollama: OLLAMA_CONTEXT_LENGTH; vLLM: --max-model-len)";
+
+/// Fewer tokens than this are read whole by any model's context.
+const SMALL_LISTING: u64 = 2_000;
+
+/// Whether a provider's message says the input is longer than the model's context.
+fn context_exceeded(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    ["context length", "context_length", "maximum context", "context window", "too many tokens", "prompt is too long"]
+        .iter()
+        .any(|p| m.contains(p))
+}
+
+/// The verdict on a call that sent about `sent` tokens of listing: the provider refused it for its length, read
+/// only part of it (Ollama cuts what does not fit, silently, and reports what it read), or read it whole.
+fn context_verdict(answer: &Result<ModelResponse, ModelError>, sent: u64, items: usize) -> Verdict {
+    match answer {
+        Err(ModelError::Http { message, .. }) if context_exceeded(message) => Verdict::Refused(format!(
+            "this household's listing ({items} items, about {sent} tokens) does not fit the model's context: {message}"
+        )),
+        Err(e) => Verdict::Refused(e.to_string()),
+        // A listing this short fits any context a model is served with; a server's count may differ from ours.
+        Ok(r) if sent < SMALL_LISTING => Verdict::Works(format!(
+            "this household's listing is short ({items} items, {} tokens read)",
+            r.usage.input_tokens
+        )),
+        Ok(r) if r.usage.input_tokens < sent / 2 => Verdict::Refused(format!(
+            "the model read {} of about {sent} tokens of this household's listing ({items} items): its context is \
+             too small for real proposals, and the rest was cut without a word",
+            r.usage.input_tokens
+        )),
+        Ok(r) => Verdict::Works(format!(
+            "this household's listing ({items} items, {} tokens read) fits",
+            r.usage.input_tokens
+        )),
     }
 }
 
@@ -211,6 +255,28 @@ impl Checker<'_> {
         let entry = SpendEntry::new(now, kind, &model, &usage, &self.config.spend.rates, outcome);
         self.ledger.record(self.household, &entry).await?;
         Ok(())
+    }
+
+    /// One call the size of this household's real listing (what `list_inventory` answers a proposal), to find a
+    /// context too small for real proposals: a refusal for its length, or fewer tokens read than were sent.
+    async fn context(&self) -> anyhow::Result<Verdict> {
+        let lines = self.app.store.lines(self.household).await?;
+        let buildable: Vec<_> = lines.iter().filter(|l| l.is_buildable()).collect();
+        let listing = trove_application::tools::inventory_output(buildable.iter().copied());
+        // About four characters a token: a rough count, enough to tell a whole read from a cut one.
+        let sent = (listing.len() as u64 / 4).max(1);
+        let request = ModelRequest {
+            kind: CallKind::Propose,
+            instructions: "Answer with the one word OK.".into(),
+            input: vec![InputItem::UserText(listing)],
+            tools: vec![],
+            output_schema: None,
+            max_output_tokens: MAX_OUTPUT_TOKENS,
+            max_tool_calls: None,
+            include_search_results: false,
+            household: None,
+        };
+        Ok(context_verdict(&self.call(&request).await?, sent, buildable.len()))
     }
 
     /// A strict function tool: the model calls it once, then its call (with its reasoning) is replayed with the
@@ -369,6 +435,23 @@ pub fn silent_wav() -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_context_too_small_is_found_by_a_refusal_or_by_a_cut_read() {
+        let answer =
+            |input_tokens| Ok(ModelResponse { output: vec![], usage: Usage { input_tokens, ..Usage::default() } });
+        assert!(
+            matches!(context_verdict(&answer(4_096), 12_000, 46), Verdict::Refused(m) if m.contains("read 4096 of about 12000"))
+        );
+        assert!(matches!(context_verdict(&answer(11_500), 12_000, 46), Verdict::Works(_)));
+        let vllm = Err(ModelError::Http {
+            status: 400,
+            message: "This model's maximum context length is 4096 tokens. However, you requested 12000 tokens".into(),
+        });
+        assert!(matches!(context_verdict(&vllm, 12_000, 46), Verdict::Refused(m) if m.contains("does not fit")));
+        let other = Err(ModelError::Http { status: 400, message: "unknown parameter".into() });
+        assert!(matches!(context_verdict(&other, 12_000, 46), Verdict::Refused(m) if !m.contains("does not fit")));
+    }
 
     #[test]
     fn the_silent_wav_is_one_sendable_second() {

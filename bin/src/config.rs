@@ -391,7 +391,8 @@ impl Config {
             model_name,
             model_transcribe_model: get(MODEL_TRANSCRIBE_MODEL).unwrap_or_else(|| profile.transcribe_model.into()),
             model_timeout: Duration::from_secs(timeout),
-            model_strict_tools: switch(MODEL_STRICT_TOOLS, true)?,
+            // A server of one's own takes `strict` only if it implements it: off unless switched on.
+            model_strict_tools: switch(MODEL_STRICT_TOOLS, provider != Provider::Compatible)?,
             model_send_max_tool_calls: switch(MODEL_SEND_MAX_TOOL_CALLS, profile.max_tool_calls)?,
             // Only a reasoning model is asked for its reasoning: a non-reasoning one refuses the `include`.
             model_replay_reasoning: switch(MODEL_REPLAY_REASONING, known.is_none_or(|m| m.reasons))?,

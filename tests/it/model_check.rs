@@ -74,11 +74,17 @@ async fn every_capability_of_meta_is_checked_and_recorded() {
             ("structured answer", &Verdict::Works("20 tokens in, 5 out".into())),
             ("strict function tool, call and replay", &Verdict::Works("1 call, replayed".into())),
             ("web search (max_tool_calls 1)", &Verdict::Works("1 search".into())),
+            (
+                "context for this household's listing",
+                &Verdict::Works("this household's listing is short (0 items, 20 tokens read)".into())
+            ),
             ("audio transcription (1 s)", &Verdict::Works("1000 ms of audio".into())),
         ]
     );
     let bodies = seen.bodies();
-    assert_eq!(bodies.len(), 4);
+    assert_eq!(bodies.len(), 5);
+    // The listing's call carries this household's listing, as `list_inventory` answers a proposal.
+    assert!(bodies[4]["input"].to_string().contains("buildable items"), "{}", bodies[4]);
     // The function call is replayed with its reasoning, and the strict tool asked for the reasoning back.
     assert_eq!(bodies[1]["include"], json!(["reasoning.encrypted_content"]));
     assert_eq!(bodies[1]["tools"][0]["strict"], json!(true));
@@ -94,6 +100,7 @@ async fn every_capability_of_meta_is_checked_and_recorded() {
             (CallKind::Propose, CallOutcome::Ok),
             (CallKind::Propose, CallOutcome::Ok),
             (CallKind::Price, CallOutcome::Ok),
+            (CallKind::Propose, CallOutcome::Ok),
             (CallKind::Transcribe, CallOutcome::Ok),
         ]
     );
@@ -119,8 +126,56 @@ async fn a_server_of_your_own_is_not_asked_for_what_it_does_not_offer() {
     let line = shown.lines().find(|l| l.starts_with("web search")).expect("a web search line");
     assert!(line.contains(" not offered (MODEL_PROVIDER=compatible has no web search) "), "{shown}");
     assert!(line.ends_with(" MODEL_PROVIDER"), "{shown}");
-    assert_eq!(seen.bodies().len(), 3);
-    assert_eq!(entries.len(), 3);
+    assert_eq!(seen.bodies().len(), 4);
+    assert_eq!(entries.len(), 4);
+    // A server of one's own is sent no `store`, `include` or `strict` (off unless switched on).
+    for body in seen.bodies() {
+        assert!(body.get("store").is_none() && body.get("include").is_none(), "{body}");
+        assert!(!body.to_string().contains("\"strict\""), "{body}");
+    }
+}
+
+#[tokio::test]
+async fn a_context_too_small_for_this_households_listing_is_found_and_its_setting_named() {
+    // Ollama at its default context: it reads 4,096 tokens of a long prompt and says nothing of the rest.
+    let (server, _) = fake_api(|body, n| {
+        if body["input"].to_string().contains("buildable items") {
+            ResponseTemplate::new(200).set_body_json(response(vec![message("OK", &[])], 4_096, 1))
+        } else {
+            capable(body, n)
+        }
+    })
+    .await;
+    let mut vars: HashMap<String, String> =
+        [("MODEL_PROVIDER", "compatible"), ("MODEL_API_URL", server.uri().as_str())]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect();
+    vars.insert("DATABASE_URL".into(), fresh_database(Db::Sqlite).await);
+    let config = trove::Config::from_vars(|k| vars.get(k).cloned()).expect("config");
+    let app = trove::build(&config).await.expect("the app builds");
+    // A household of 2,000 cells: a listing of some 30,000 tokens.
+    let rows: String = (0..2_000)
+        .map(|i| format!("Salvaged 18650 cell {i},lithium_cell,Samsung 25R 2500 mAh,good,keep,,\n"))
+        .collect();
+    let dir = std::env::temp_dir().join(format!("trove-context-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("cells.csv");
+    std::fs::write(&csv, format!("name,item_type,profile,condition,intent,location,notes\n{rows}")).unwrap();
+    trove::exchange::import_file(&app, &csv, "default", false).await.unwrap();
+
+    let check = check::run(&app, &config).await.unwrap();
+
+    assert!(!check.passed(), "{}", check.render());
+    let row = check.rows.iter().find(|r| r.capability == "context for this household's listing").unwrap();
+    let Verdict::Refused(why) = &row.verdict else { panic!("{row:?}") };
+    assert!(why.contains("read 4096 of about") && why.contains("cut without a word"), "{why}");
+    assert!(
+        row.setting.contains("OLLAMA_CONTEXT_LENGTH") && row.setting.contains("--max-model-len"),
+        "{}",
+        row.setting
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]

@@ -70,7 +70,8 @@ impl ModelApiConfig {
             backoff_base: Duration::from_millis(500),
             backoff_cap: Duration::from_secs(8),
             retry_after_cap: Duration::from_secs(60),
-            strict_tools: true,
+            // A server of one's own is sent `strict` only when switched on.
+            strict_tools: provider != Provider::Compatible,
             send_max_tool_calls: profile.max_tool_calls,
             replay_reasoning: true,
             profile,

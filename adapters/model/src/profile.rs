@@ -14,6 +14,9 @@ use trove_domain::spend::Rates;
 pub const INCLUDE_SEARCH_RESULTS: &str = "web_search_call.results";
 /// `include` value: the encrypted content of reasoning items, so they can be replayed statelessly.
 pub const INCLUDE_REASONING: &str = "reasoning.encrypted_content";
+/// The pages a web search looked at (`web_search_call.action.sources`): on OpenAI's answers, where `results` are
+/// not given, what grounds a price's comparables. Unconfirmed on Meta, so not asked of it.
+pub const INCLUDE_SEARCH_SOURCES: &str = "web_search_call.action.sources";
 
 /// Which provider a Model API is (`MODEL_PROVIDER`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -61,6 +64,7 @@ impl Provider {
                 strict_false_allowed: false,
                 max_tool_calls: true,
                 include: &[INCLUDE_SEARCH_RESULTS, INCLUDE_REASONING],
+                store: true,
             },
             Provider::OpenAi => Profile {
                 provider: self,
@@ -80,7 +84,8 @@ impl Provider {
                 web_search: true,
                 strict_false_allowed: true,
                 max_tool_calls: true,
-                include: &[INCLUDE_SEARCH_RESULTS, INCLUDE_REASONING],
+                include: &[INCLUDE_SEARCH_RESULTS, INCLUDE_SEARCH_SOURCES, INCLUDE_REASONING],
+                store: true,
             },
             Provider::Compatible => Profile {
                 provider: self,
@@ -98,11 +103,14 @@ impl Provider {
                 },
                 // Ollama treats a `web_search` tool as a function; none of them searches.
                 web_search: false,
-                strict_false_allowed: true,
+                // Servers of one's own take only what they implement: no `strict` at all unless
+                // `MODEL_STRICT_TOOLS` switches it on (it is off by default for them), no `include`, no `store`.
+                strict_false_allowed: false,
                 // Ollama drops it; without web search there is nothing for it to cap.
                 max_tool_calls: false,
-                // vLLM accepts only a fixed list (no `web_search_call.results`); Ollama ignores `include`.
-                include: &[INCLUDE_REASONING],
+                // vLLM accepts only a fixed list and Ollama ignores it: nothing is asked for.
+                include: &[],
+                store: false,
             },
         }
     }
@@ -158,6 +166,9 @@ pub struct Profile {
     pub max_tool_calls: bool,
     /// The `include` values the provider accepts; nothing else is ever asked for.
     pub include: &'static [&'static str],
+    /// `store: false` is sent (the provider keeps responses unless told not to); servers of one's own are not
+    /// sent the field.
+    pub store: bool,
 }
 
 impl Profile {

@@ -4,7 +4,7 @@
 //! optional field here is left out rather than sent empty.
 
 use crate::config::ModelApiConfig;
-use crate::profile::{INCLUDE_REASONING, INCLUDE_SEARCH_RESULTS};
+use crate::profile::{INCLUDE_REASONING, INCLUDE_SEARCH_RESULTS, INCLUDE_SEARCH_SOURCES};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use trove_application::ports::model::{
@@ -22,7 +22,8 @@ pub(crate) struct WireRequest<'a> {
     tools: Vec<WireTool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     text: Option<WireText<'a>>,
-    store: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    store: Option<bool>,
     max_output_tokens: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_tool_calls: Option<u32>,
@@ -109,7 +110,8 @@ struct WireFormat<'a> {
     #[serde(rename = "type")]
     kind: &'static str,
     name: &'a str,
-    strict: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    strict: Option<bool>,
     schema: Box<RawValue>,
 }
 
@@ -132,11 +134,14 @@ pub(crate) fn build<'a>(config: &'a ModelApiConfig, request: &'a ModelRequest) -
     let input =
         request.input.iter().filter_map(|item| input_item(config, item).transpose()).collect::<Result<_, _>>()?;
     let tools = request.tools.iter().map(|tool| wire_tool(config, tool)).collect::<Result<_, _>>()?;
-    let text = request.output_schema.as_ref().map(wire_text).transpose()?;
+    // A server of one's own gets `strict` on the output schema only when switched on, as on its tools.
+    let strict_schema = (config.profile.provider != crate::Provider::Compatible || config.strict_tools).then_some(true);
+    let text = request.output_schema.as_ref().map(|s| wire_text(s, strict_schema)).transpose()?;
     let calls_functions = request.tools.iter().any(|t| matches!(t, Tool::Function { .. }));
     let mut include = Vec::new();
     if request.include_search_results {
         include.push(INCLUDE_SEARCH_RESULTS);
+        include.push(INCLUDE_SEARCH_SOURCES);
     }
     if calls_functions && config.replay_reasoning {
         include.push(INCLUDE_REASONING);
@@ -148,7 +153,7 @@ pub(crate) fn build<'a>(config: &'a ModelApiConfig, request: &'a ModelRequest) -
         input,
         tools,
         text,
-        store: false,
+        store: config.profile.store.then_some(false),
         max_output_tokens: request.max_output_tokens,
         max_tool_calls: request.max_tool_calls.filter(|_| config.send_max_tool_calls),
         include,
@@ -230,12 +235,12 @@ fn wire_location(location: &ApproximateLocation) -> Option<WireLocation<'_>> {
     any.then_some(wire)
 }
 
-fn wire_text(schema: &OutputSchema) -> Result<WireText<'_>, ModelError> {
+fn wire_text(schema: &OutputSchema, strict: Option<bool>) -> Result<WireText<'_>, ModelError> {
     Ok(WireText {
         format: WireFormat {
             kind: "json_schema",
             name: &schema.name,
-            strict: true,
+            strict,
             schema: json_text(&schema.schema, || format!("the output schema {}", schema.name))?,
         },
     })

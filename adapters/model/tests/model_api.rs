@@ -1171,6 +1171,20 @@ async fn meta_is_sent_no_field_it_does_not_know_whatever_the_switches() {
 }
 
 #[tokio::test]
+async fn pricing_on_openai_asks_for_the_pages_searched_and_meta_only_for_results() {
+    let server = MockServer::start().await;
+    responses().respond_with(json_answer(&completed(json!([message("{}")])))).mount(&server).await;
+
+    api(with_provider(Provider::OpenAi, &server)).respond(&price_request(None)).await.unwrap();
+    api(with_provider(Provider::Meta, &server)).respond(&price_request(None)).await.unwrap();
+
+    let bodies = sent_bodies(&server).await;
+    // OpenAI answers its searches with `action.sources` and no `results`: the sources are what grounds a price.
+    assert_eq!(bodies[0]["include"], json!(["web_search_call.results", "web_search_call.action.sources"]));
+    assert_eq!(bodies[1]["include"], json!(["web_search_call.results"]), "unconfirmed on Meta: not asked");
+}
+
+#[tokio::test]
 async fn vllm_is_sent_only_include_values_of_its_list_and_no_search() {
     let server = provider(vllm_refuses, completed(json!([message("{}")]))).await;
     let api = api(with_provider(Provider::Compatible, &server));
@@ -1192,8 +1206,30 @@ async fn vllm_is_sent_only_include_values_of_its_list_and_no_search() {
     );
     let bodies = sent_bodies(&server).await;
     assert_eq!(bodies.len(), 2);
-    assert_eq!(bodies[0]["include"], json!(["reasoning.encrypted_content"]));
     assert_eq!(api.capabilities(), Capabilities { web_search: false, images: true, audio: false, remote: true });
+    // Only what such servers take: no `store`, no `include`, no `strict` (it is off unless switched on).
+    for body in &bodies {
+        for field in ["store", "include", "max_tool_calls"] {
+            assert_eq!(body.get(field), None, "{field}: {body}");
+        }
+        assert!(!body.to_string().contains("\"strict\""), "{body}");
+    }
+}
+
+#[tokio::test]
+async fn a_server_of_ones_own_is_sent_strict_only_when_switched_on() {
+    let server = provider(vllm_refuses, completed(json!([message("{}")]))).await;
+    let config = ModelApiConfig { strict_tools: true, ..with_provider(Provider::Compatible, &server) };
+
+    for request in loop_steps() {
+        api(config.clone()).respond(&request).await.unwrap();
+    }
+
+    let bodies = sent_bodies(&server).await;
+    let tools = bodies[0]["tools"].as_array().unwrap();
+    assert!(tools.iter().filter(|t| t["type"] == "function").all(|t| t["strict"] == true), "{tools:?}");
+    assert_eq!(bodies[1]["text"]["format"]["strict"], true, "{}", bodies[1]);
+    assert_eq!(bodies[0].get("store"), None);
 }
 
 #[tokio::test]

@@ -97,7 +97,9 @@ function render(root, item) {
       { class: "quantity-line" },
       String(item.quantity),
       item.min_quantity != null ? ` (low at ${item.min_quantity})` : null,
-      item.quantity !== 1 ? ` · ${item.units_held} held by projects, ${item.units_lent} lent, ${item.units_available} free` : null,
+      item.quantity !== 1
+        ? ` · ${item.units_held} held by projects, ${item.units_lent ? `${item.units_lent} lent, ` : ""}${item.units_available} free`
+        : null,
       item.low_stock ? [" ", badge("low stock", "low")] : null,
     ),
     item.tags.length ? [h("dt", {}, "Tags"), h("dd", { class: "tags" }, item.tags.map((t) => h("a", { class: "tag", href: `#/items?tag=${encodeURIComponent(t)}` }, t)))] : null,

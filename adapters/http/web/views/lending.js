@@ -331,7 +331,7 @@ function maintenanceSection(item) {
           { class: "inline-form", "aria-label": "Add a schedule" },
           field("Task", h("input", { name: "title", required: "", maxlength: "120", placeholder: "Descale" })),
           field("Every", h("input", { name: "n", type: "number", min: "1", value: "3", required: "", inputmode: "numeric" })),
-          field("Unit", select("unit", [["months", "months"], ["days", "days"]], "months")),
+          field("Period", select("unit", [["months", "months"], ["days", "days"]], "months")),
           h("button", { type: "submit" }, "Add schedule"),
           out,
         )
