@@ -6,7 +6,8 @@ use crate::ports::model::{Capabilities, Capability, ModelError, ModelRequest, Mo
 use crate::ports::{Clock, ModelPort, SpendLedger};
 use crate::recorder::Actor;
 use serde::Serialize;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use trove_domain::HouseholdId;
 use trove_domain::money::MicroUsd;
 use trove_domain::spend::{self, CallKind, CallOutcome, Rates, SpendEntry, Usage};
@@ -49,6 +50,28 @@ pub struct Metered {
     ledger: Arc<dyn SpendLedger>,
     clock: Arc<dyn Clock>,
     policy: SpendPolicy,
+    /// What each household's calls in flight may still cost (their estimates, until their real cost is in the
+    /// ledger), so concurrent runs cannot together cross the budget.
+    reserved: Arc<Mutex<HashMap<HouseholdId, i64>>>,
+}
+
+/// A call's estimate held against its household's budget until its real cost is recorded (or it fails).
+struct Reservation {
+    reserved: Arc<Mutex<HashMap<HouseholdId, i64>>>,
+    household: HouseholdId,
+    amount: i64,
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        let mut all = self.reserved.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(held) = all.get_mut(&self.household) {
+            *held -= self.amount;
+            if *held <= 0 {
+                all.remove(&self.household);
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for Metered {
@@ -67,7 +90,7 @@ impl Metered {
         clock: Arc<dyn Clock>,
         policy: SpendPolicy,
     ) -> Self {
-        Self { model, ledger, clock, policy }
+        Self { model, ledger, clock, policy, reserved: Arc::default() }
     }
 
     pub fn policy(&self) -> SpendPolicy {
@@ -93,6 +116,29 @@ impl Metered {
         let spent = self.ledger.total_since(household, spend::month_start(self.clock.now())).await?;
         spend::check_budget(spent, Some(limit))?;
         Ok(())
+    }
+
+    /// The step rule before sending `request`: what it may cost (its estimated input and its whole output budget,
+    /// its searches, at the rates) must fit in what is left of the month's budget after the spend and what calls
+    /// in flight have reserved; it is then reserved until the call's real cost is recorded.
+    ///
+    /// # Errors
+    /// [`Error::Budget`] naming what the call may cost.
+    async fn reserve(&self, household: HouseholdId, request: &ModelRequest) -> Result<Option<Reservation>, Error> {
+        let Some(limit) = self.policy.monthly_limit else { return Ok(None) };
+        let usage = Usage {
+            input_tokens: request.estimated_input_tokens(),
+            output_tokens: u64::from(request.max_output_tokens),
+            searches: request.searches_at_most(),
+            ..Usage::default()
+        };
+        let estimate = spend::cost(&self.policy.rates, &usage);
+        let spent = self.ledger.total_since(household, spend::month_start(self.clock.now())).await?;
+        let mut all = self.reserved.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let held = all.get(&household).copied().unwrap_or(0);
+        spend::check_step(spent, MicroUsd(held), estimate, Some(limit))?;
+        *all.entry(household).or_insert(0) += estimate.0;
+        Ok(Some(Reservation { reserved: self.reserved.clone(), household, amount: estimate.0 }))
     }
 
     /// Refuses, before anything is sent, a call that needs a capability the backend lacks.
@@ -156,27 +202,34 @@ impl Metered {
         request: &ModelRequest,
         run: &mut RunSpend,
     ) -> Result<ModelResponse, Error> {
-        let response = self.send(actor, request, run).await?;
+        let (response, _held) = self.send(actor, request, run).await?;
         self.record(actor, request.kind, &response.usage, CallOutcome::Ok, run).await?;
         Ok(response)
     }
 
-    /// Sends `request` after the budget check; an answer cut short by its output budget (`incomplete`,
-    /// `max_output_tokens`) is recorded as the failed attempt it is and sent once more with twice the budget (at
-    /// most [`OUTPUT_TOKENS_MAX`]) if the month's budget still allows. The answer is not recorded yet.
-    async fn send(&self, actor: Actor, request: &ModelRequest, run: &mut RunSpend) -> Result<ModelResponse, Error> {
-        self.check_budget(actor.household).await?;
+    /// Sends `request` after the step rule ([`Metered::reserve`]); an answer cut short by its output budget
+    /// (`incomplete`, `max_output_tokens`) is recorded as the failed attempt it is and sent once more with twice
+    /// the budget (at most [`OUTPUT_TOKENS_MAX`]) if the month's budget still allows. The answer is not recorded
+    /// yet: its reservation is answered with it, held until it is.
+    async fn send(
+        &self,
+        actor: Actor,
+        request: &ModelRequest,
+        run: &mut RunSpend,
+    ) -> Result<(ModelResponse, Option<Reservation>), Error> {
+        let held = self.reserve(actor.household, request).await?;
         match self.model.respond(request).await {
-            Ok(response) => Ok(response),
+            Ok(response) => Ok((response, held)),
             Err(ModelError::Incomplete { reason, usage })
                 if reason == INCOMPLETE_OUTPUT && request.max_output_tokens < OUTPUT_TOKENS_MAX =>
             {
                 self.record(actor, request.kind, &usage, CallOutcome::Failed, run).await?;
-                self.check_budget(actor.household).await?;
+                drop(held);
                 let larger = ModelRequest {
                     max_output_tokens: request.max_output_tokens.saturating_mul(2).min(OUTPUT_TOKENS_MAX),
                     ..request.clone()
                 };
+                let held = self.reserve(actor.household, &larger).await?;
                 tracing::info!(
                     kind = request.kind.as_str(),
                     from = request.max_output_tokens,
@@ -184,7 +237,7 @@ impl Metered {
                     "the answer ran out of output tokens; asking once more with a larger budget"
                 );
                 match self.model.respond(&larger).await {
-                    Ok(response) => Ok(response),
+                    Ok(response) => Ok((response, held)),
                     Err(e) => Err(self.failed(actor, request.kind, e, run).await),
                 }
             }
@@ -205,7 +258,7 @@ impl Metered {
         run: &mut RunSpend,
         read: impl FnOnce(ModelResponse) -> Result<T, String>,
     ) -> Result<T, Error> {
-        let response = self.send(actor, request, run).await?;
+        let (response, _held) = self.send(actor, request, run).await?;
         let usage = response.usage;
         match read(response) {
             Ok(answer) => {

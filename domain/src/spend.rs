@@ -207,15 +207,40 @@ pub fn month_key(at: Timestamp) -> String {
     format!("{:04}-{:02}", at.year(), at.month())
 }
 
-/// Refusal of a call because the month's budget is spent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "the monthly model budget is spent: {spent} of {limit} this month (SPEND_MONTHLY_LIMIT_USD); raise it or wait for next month"
-)]
+/// Refusal of a call because the month's budget is spent, or what is left of it does not cover what the call may
+/// cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BudgetReached {
+    /// This month's spend, with what runs going on have reserved.
     pub spent: MicroUsd,
     pub limit: MicroUsd,
+    /// What the refused call may cost at most; zero when the budget is simply spent.
+    pub needed: MicroUsd,
 }
+
+impl fmt::Display for BudgetReached {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.needed.0 > 0 && self.spent < self.limit {
+            write!(
+                f,
+                "the monthly model budget does not cover this call: it may cost up to {}, and {} of {} is left \
+                 this month, runs going on included (SPEND_MONTHLY_LIMIT_USD); raise it or wait for next month",
+                self.needed,
+                MicroUsd(self.limit.0 - self.spent.0),
+                self.limit
+            )
+        } else {
+            write!(
+                f,
+                "the monthly model budget is spent: {} of {} this month (SPEND_MONTHLY_LIMIT_USD); raise it or wait \
+                 for next month",
+                self.spent, self.limit
+            )
+        }
+    }
+}
+
+impl std::error::Error for BudgetReached {}
 
 /// The budget rule: a call may start while this month's spend is below the limit (no limit: always).
 ///
@@ -223,9 +248,41 @@ pub struct BudgetReached {
 /// [`BudgetReached`] once `spent_this_month >= limit`.
 pub fn check_budget(spent_this_month: MicroUsd, limit: Option<MicroUsd>) -> Result<(), BudgetReached> {
     match limit {
-        Some(limit) if spent_this_month >= limit => Err(BudgetReached { spent: spent_this_month, limit }),
+        Some(limit) if spent_this_month >= limit => {
+            Err(BudgetReached { spent: spent_this_month, limit, needed: MicroUsd(0) })
+        }
         _ => Ok(()),
     }
+}
+
+/// The step rule: a call is sent only when what it may cost (`estimate`: its input and its whole output budget
+/// at the rates) fits in what is left of the month's budget after this month's spend and what runs going on have
+/// reserved, so a run never crosses the limit by the call that is sent, only ever by less than nothing.
+///
+/// ```
+/// use trove_domain::money::MicroUsd;
+/// use trove_domain::spend::check_step;
+/// let limit = Some(MicroUsd(1_000_000));
+/// assert!(check_step(MicroUsd(500_000), MicroUsd(200_000), MicroUsd(300_000), limit).is_ok());
+/// assert!(check_step(MicroUsd(500_000), MicroUsd(200_000), MicroUsd(300_001), limit).is_err());
+/// assert!(check_step(MicroUsd(5_000_000), MicroUsd(0), MicroUsd(1), None).is_ok());
+/// ```
+///
+/// # Errors
+/// [`BudgetReached`] naming what the call may cost.
+pub fn check_step(
+    spent: MicroUsd,
+    reserved: MicroUsd,
+    estimate: MicroUsd,
+    limit: Option<MicroUsd>,
+) -> Result<(), BudgetReached> {
+    let Some(limit) = limit else { return Ok(()) };
+    let committed = MicroUsd(spent.0.saturating_add(reserved.0));
+    check_budget(committed, Some(limit))?;
+    if committed.0.saturating_add(estimate.0) > limit.0 {
+        return Err(BudgetReached { spent: committed, limit, needed: estimate });
+    }
+    Ok(())
 }
 
 /// The most past calls an expected cost is averaged over: the latest ones, so a change of model or rates shows

@@ -35,12 +35,17 @@ fn comparables() -> Value {
 }
 
 fn price_answer() -> ResponseTemplate {
+    price_answer_with(400)
+}
+
+/// A price answer that reports `output_tokens` of output.
+fn price_answer_with(output_tokens: u64) -> ResponseTemplate {
     let search = web_search(
         "used raspberry pi 4 4gb price",
         &["https://www.ebay.co.uk/itm/111", "https://www.ebay.co.uk/itm/222"],
     );
     let msg = message(&comparables().to_string(), &["https://cex.example/pi4"]);
-    ResponseTemplate::new(200).set_body_json(response(vec![search, msg], 2000, 400))
+    ResponseTemplate::new(200).set_body_json(response(vec![search, msg], 2000, output_tokens))
 }
 
 async fn for_sale(app: &TestApp) -> i64 {
@@ -134,13 +139,16 @@ async fn pricing_keeps_only_grounded_comparables_and_records_history_and_spend(d
 }
 
 async fn a_spent_budget_refuses_before_anything_is_sent(db: Db) {
-    let (server, seen) = fake_api(|_, _| price_answer()).await;
+    // A price call may cost up to USD 0.078488 (its input, 16,000 output tokens and 4 searches): the first fits
+    // in 0.08; it costs 0.022 (2,000 in, 4,000 out, 1 search), and then neither another price call nor a
+    // proposal step (up to about 0.069) fits in what is left.
+    let (server, seen) = fake_api(|_, _| price_answer_with(4_000)).await;
     let mut s = settings(&server);
-    s.push(("SPEND_MONTHLY_LIMIT_USD", "0.001".into()));
+    s.push(("SPEND_MONTHLY_LIMIT_USD", "0.08".into()));
     let app = TestApp::spawn(db, &s).await;
     let id = for_sale(&app).await;
     let (status, _) = app.post(&format!("/api/items/{id}/price"), json!({})).await;
-    assert_eq!(status, StatusCode::OK, "the first call starts under the budget");
+    assert_eq!(status, StatusCode::OK, "the first call fits in the budget");
     let (status, body) = app.post(&format!("/api/items/{id}/price"), json!({})).await;
     assert_error(status, &body, StatusCode::PAYMENT_REQUIRED, "budget_reached");
     assert!(body["error"]["message"].as_str().unwrap().contains("SPEND_MONTHLY_LIMIT_USD"), "{body}");
@@ -149,7 +157,7 @@ async fn a_spent_budget_refuses_before_anything_is_sent(db: Db) {
     assert_eq!(seen.bodies().len(), 1, "nothing was sent after the budget was reached");
     let (_, spend) = app.get("/api/spend").await;
     assert_eq!(spend["entries"].as_array().unwrap().len(), 1);
-    assert_eq!(spend["monthly_limit_micro_usd"], 1000);
+    assert_eq!(spend["monthly_limit_micro_usd"], 80_000);
 
     // Another household has its own budget.
     let other = app.token_of("others").await;

@@ -309,23 +309,28 @@ async fn a_refresh_runs_one_at_a_time_stops_when_asked_and_at_the_budget(db: Db)
     let (_, spend) = app.get("/api/spend").await;
     assert_eq!(spend["totals"]["all"]["cost_micro_usd"], run["spent_micro_usd"], "every call is in the ledger");
 
-    // A budget of less than one call: the plan says one fits, and the run stops by itself after it.
+    // A budget that covers what one call may cost (USD 0.078488) but not two: the run stops by itself after one.
     let (server, seen) = fake_api(|_, _| priced(0)).await;
     let mut s = settings(&server);
-    s.push(("SPEND_MONTHLY_LIMIT_USD", "0.001".into()));
+    s.push(("SPEND_MONTHLY_LIMIT_USD", "0.08".into()));
     let app = TestApp::spawn(db, &s).await;
     for i in 0..3 {
         app.create_item(item(&format!("Probe {i}"), "probe")).await;
     }
     let (_, plan) = app.get("/api/report/value/refresh").await;
-    assert_eq!((plan["items"].as_u64(), plan["affordable"].as_u64()), (Some(3), Some(1)), "{plan}");
-    assert_eq!(plan["monthly_limit_micro_usd"], 1_000);
+    assert_eq!(plan["items"].as_u64(), Some(3), "{plan}");
+    assert_eq!(plan["monthly_limit_micro_usd"], 80_000);
     let (s, _) = app.post("/api/report/value/refresh", json!({})).await;
     assert_eq!(s, StatusCode::ACCEPTED);
     let run = run_over(&app).await;
     assert_eq!((run["state"].as_str(), run["done"].as_u64()), (Some("budget_reached"), Some(1)), "{run}");
     assert!(run["reason"].as_str().unwrap().contains("budget"), "{run}");
     assert_eq!(seen.bodies().len(), 1);
+    // What is left covers no call: a new run stops at once, having sent nothing.
     let (s, body) = app.post("/api/report/value/refresh", json!({})).await;
-    assert_eq!(s, StatusCode::PAYMENT_REQUIRED, "a spent budget refuses a new run: {body}");
+    assert_eq!(s, StatusCode::ACCEPTED, "{body}");
+    let run = run_over(&app).await;
+    assert_eq!((run["state"].as_str(), run["done"].as_u64()), (Some("budget_reached"), Some(0)), "{run}");
+    assert!(run["reason"].as_str().unwrap().contains("does not cover this call"), "{run}");
+    assert_eq!(seen.bodies().len(), 1, "nothing more was sent");
 }

@@ -343,7 +343,7 @@ async fn a_spent_budget_refuses_before_sending() {
     let answered = metered.respond(ASKER, &request(CallKind::Propose), &mut run).await;
     let transcribed = metered.transcribe(ASKER, b"RIFF", &mut run).await;
 
-    let want = BudgetReached { spent: MicroUsd(2_000_000), limit: MicroUsd(2_000_000) };
+    let want = BudgetReached { spent: MicroUsd(2_000_000), limit: MicroUsd(2_000_000), needed: MicroUsd(0) };
     assert!(matches!(answered, Err(Error::Budget(b)) if b == want), "{answered:?}");
     assert!(matches!(transcribed, Err(Error::Budget(b)) if b == want), "{transcribed:?}");
     assert_eq!(run, RunSpend::default());
@@ -355,14 +355,57 @@ async fn below_the_budget_or_without_one_the_call_is_sent() {
         let mut model = model();
         model.expect_respond().times(1).return_const(Ok(ModelResponse { output: vec![], usage: Usage::default() }));
         let (mut ledger, entries) = ledger();
-        // Without a limit the ledger's total is never read.
-        ledger.expect_total_since().times(spent_calls).returning(|_, _| Ok(MicroUsd(1_999_999)));
+        // Without a limit the ledger's total is never read. The call may cost up to 128,012 micro-USD (16,000
+        // output tokens and its few input tokens at the rates): 1,871,988 spent leaves just that.
+        ledger.expect_total_since().times(spent_calls).returning(|_, _| Ok(MicroUsd(1_871_988)));
         let metered = metered(model, ledger, SpendPolicy { rates: rates(), monthly_limit: limit });
         let mut run = RunSpend::default();
 
         metered.respond(ASKER, &request(CallKind::Propose), &mut run).await.unwrap();
 
         assert_eq!(entries.lock().unwrap().len(), 1, "{limit:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_call_that_may_cost_more_than_is_left_is_refused_before_it_is_sent() {
+    let mut model = model();
+    model.expect_respond().times(0);
+    let mut ledger = MockSpendLedger::new();
+    ledger.expect_total_since().times(1).returning(|_, _| Ok(MicroUsd(1_871_989)));
+    ledger.expect_record().times(0);
+    let metered = metered(model, ledger, SpendPolicy { rates: rates(), monthly_limit: Some(MicroUsd(2_000_000)) });
+    let mut run = RunSpend::default();
+
+    let answered = metered.respond(ASKER, &request(CallKind::Propose), &mut run).await;
+
+    let want = BudgetReached { spent: MicroUsd(1_871_989), limit: MicroUsd(2_000_000), needed: MicroUsd(128_012) };
+    assert!(matches!(answered, Err(Error::Budget(b)) if b == want), "{answered:?}");
+    let Err(Error::Budget(b)) = answered else { unreachable!() };
+    assert!(b.to_string().starts_with("the monthly model budget does not cover this call: it may cost up to"), "{b}");
+}
+
+#[tokio::test]
+async fn concurrent_calls_reserve_what_they_may_cost_and_give_it_back_once_recorded() {
+    // Two calls at once on 2,000,000 with nothing spent: the first reserves 128,012, the second fits beside it;
+    // with 1,800,000 spent only one fits while the other is in flight.
+    for (spent, both) in [(0, true), (1_800_000, false)] {
+        let mut model = model();
+        model.expect_respond().returning(|_| Ok(ModelResponse { output: vec![], usage: Usage::default() }));
+        let (mut ledger, entries) = ledger();
+        ledger.expect_total_since().returning(move |_, _| Ok(MicroUsd(spent)));
+        let metered = metered(model, ledger, SpendPolicy { rates: rates(), monthly_limit: Some(MicroUsd(2_000_000)) });
+
+        let first = metered.reserve(HOUSEHOLD, &request(CallKind::Propose)).await.unwrap();
+        let second = metered.reserve(HOUSEHOLD, &request(CallKind::Propose)).await;
+        assert_eq!(second.is_ok(), both, "spent {spent}");
+        drop(first);
+        drop(second);
+        // Given back: a call is judged on the spend alone again.
+        let mut run = RunSpend::default();
+        metered.respond(ASKER, &request(CallKind::Propose), &mut run).await.unwrap();
+        assert_eq!(entries.lock().unwrap().len(), 1);
+        assert!(metered.reserved.lock().unwrap().is_empty(), "nothing stays reserved");
     }
 }
 

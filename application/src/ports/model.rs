@@ -107,6 +107,49 @@ pub struct ModelRequest {
     pub household: Option<HouseholdId>,
 }
 
+/// Tokens an image costs in an estimate, whatever its bytes (a photo is billed by its tiles, not its size).
+pub const IMAGE_TOKENS_ESTIMATE: u64 = 1_500;
+
+impl ModelRequest {
+    /// About how many input tokens the request sends: its texts (instructions, messages, replayed items, tool
+    /// outputs, tools' and schema's definitions) at four characters a token, and a flat count per image or file.
+    /// For budget checks before sending, not for the bill.
+    pub fn estimated_input_tokens(&self) -> u64 {
+        let mut chars = self.instructions.len();
+        let mut flat = 0;
+        for item in &self.input {
+            chars += match item {
+                InputItem::UserText(t) => t.len(),
+                InputItem::UserImage { text, .. } => {
+                    flat += IMAGE_TOKENS_ESTIMATE;
+                    text.len()
+                }
+                InputItem::UserFile { text, file_data_url, .. } => text.len() + file_data_url.len() / 8,
+                InputItem::Replay(raw) => raw.0.len(),
+                InputItem::FunctionCallOutput { output, .. } => output.len(),
+            };
+        }
+        for tool in &self.tools {
+            if let Tool::Function { name, description, parameters } = tool {
+                chars += name.len() + description.len() + parameters.len();
+            }
+        }
+        if let Some(schema) = &self.output_schema {
+            chars += schema.schema.len();
+        }
+        (chars as u64).div_ceil(4) + flat
+    }
+
+    /// The web searches the request may make: its cap, else one when it has the web search tool.
+    pub fn searches_at_most(&self) -> u32 {
+        let searches = self.tools.iter().any(|t| matches!(t, Tool::WebSearch { .. }));
+        match self.max_tool_calls {
+            Some(n) if searches => n,
+            _ => u32::from(searches),
+        }
+    }
+}
+
 /// A page a web search returned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SearchPage {

@@ -776,7 +776,7 @@ async fn a_spent_budget_stops_the_run_before_the_model_is_called() {
 
     match result {
         Err(Error::Budget(b)) => {
-            assert_eq!(b, BudgetReached { spent: MicroUsd(5_000_000), limit: MicroUsd(5_000_000) })
+            assert_eq!(b, BudgetReached { spent: MicroUsd(5_000_000), limit: MicroUsd(5_000_000), needed: MicroUsd(0) })
         }
         other => panic!("expected Budget, got {other:?}"),
     }
@@ -789,8 +789,9 @@ async fn the_budget_is_checked_before_every_step() {
     let call = function_call("fc_1", "call_a", "list_inventory", "{}");
     let mut h = Harness::new(vec![tool_step(vec![call])]);
     h.policy.monthly_limit = Some(MicroUsd(5_000_000));
-    // Below the limit before step 1; another run spent the rest before step 2.
-    let totals = Mutex::new(VecDeque::from([MicroUsd(4_999_999), MicroUsd(5_000_001)]));
+    // Enough left for step 1 (what it may cost: its input and 16,000 output tokens); another run spent the rest
+    // before step 2.
+    let totals = Mutex::new(VecDeque::from([MicroUsd(4_000_000), MicroUsd(5_000_001)]));
     h.ledger.expect_total_since().times(2).returning(move |_, _| Ok(totals.lock().unwrap().pop_front().unwrap()));
     h.expect_no_insert();
     let (use_case, requests, entries) = h.use_case();
