@@ -50,6 +50,8 @@ pub struct Metered {
     ledger: Arc<dyn SpendLedger>,
     clock: Arc<dyn Clock>,
     policy: SpendPolicy,
+    /// Output budgets set per call kind (`MODEL_MAX_OUTPUT_TOKENS`), replacing the use cases' own.
+    output_budgets: Arc<HashMap<CallKind, u32>>,
     /// What each household's calls in flight may still cost (their estimates, until their real cost is in the
     /// ledger), so concurrent runs cannot together cross the budget.
     reserved: Arc<Mutex<HashMap<HouseholdId, i64>>>,
@@ -90,7 +92,13 @@ impl Metered {
         clock: Arc<dyn Clock>,
         policy: SpendPolicy,
     ) -> Self {
-        Self { model, ledger, clock, policy, reserved: Arc::default() }
+        Self { model, ledger, clock, policy, output_budgets: Arc::default(), reserved: Arc::default() }
+    }
+
+    /// The same, with the output budget of each call kind in `budgets` set (`MODEL_MAX_OUTPUT_TOKENS`).
+    #[must_use]
+    pub fn with_output_budgets(self, budgets: HashMap<CallKind, u32>) -> Self {
+        Self { output_budgets: Arc::new(budgets), ..self }
     }
 
     pub fn policy(&self) -> SpendPolicy {
@@ -217,6 +225,14 @@ impl Metered {
         request: &ModelRequest,
         run: &mut RunSpend,
     ) -> Result<(ModelResponse, Option<Reservation>), Error> {
+        let budgeted;
+        let request = match self.output_budgets.get(&request.kind) {
+            Some(&max) if max != request.max_output_tokens => {
+                budgeted = ModelRequest { max_output_tokens: max, ..request.clone() };
+                &budgeted
+            }
+            _ => request,
+        };
         let held = self.reserve(actor.household, request).await?;
         match self.model.respond(request).await {
             Ok(response) => Ok((response, held)),

@@ -47,6 +47,7 @@ pub mod names {
     pub const TROVE_BACKUP_DIR: &str = "TROVE_BACKUP_DIR";
     pub const TROVE_BACKUP_EVERY: &str = "TROVE_BACKUP_EVERY";
     pub const TROVE_BACKUP_KEEP: &str = "TROVE_BACKUP_KEEP";
+    pub const MODEL_MAX_OUTPUT_TOKENS: &str = "MODEL_MAX_OUTPUT_TOKENS";
     pub const TROVE_SMTP_URL: &str = "TROVE_SMTP_URL";
     pub const TROVE_MAIL_FROM: &str = "TROVE_MAIL_FROM";
     pub const TROVE_WEBHOOK_ALLOW_PRIVATE: &str = "TROVE_WEBHOOK_ALLOW_PRIVATE";
@@ -96,6 +97,8 @@ pub struct Config {
     /// `MODEL_REPLAY_REASONING`: ask for reasoning's encrypted content and replay it with the function calls it
     /// came with; off, reasoning items are dropped (for a provider that refuses the include value).
     pub model_replay_reasoning: bool,
+    /// `MODEL_MAX_OUTPUT_TOKENS` (`propose=24000,price=8000`): the output budget of each call kind named.
+    pub output_budgets: Vec<(trove_domain::spend::CallKind, u32)>,
     /// The model is not in `trove_model::models`' table: its rates are the provider's, assumed (set `RATE_*`).
     pub rates_assumed: bool,
     /// `PRICE_SEARCH_CONTEXT`, `PRICE_MAX_SEARCHES`, `TROVE_LOCATION`, `TROVE_CURRENCY`.
@@ -134,6 +137,25 @@ impl std::fmt::Debug for Reminding {
             .field("every", &self.every)
             .finish()
     }
+}
+
+/// Reads `kind=tokens` pairs, comma-separated (`propose=24000,price=8000`), each from 256 to 128,000 tokens.
+///
+/// # Errors
+/// An unknown kind, a number out of bounds, or a pair without `=`.
+pub fn parse_output_budgets(raw: &str) -> anyhow::Result<Vec<(trove_domain::spend::CallKind, u32)>> {
+    raw.split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|pair| {
+            let (kind, n) = pair.split_once('=').with_context(|| format!("{pair:?} has no ="))?;
+            let kind = trove_domain::spend::CallKind::parse(kind.trim())
+                .with_context(|| format!("{:?} is not a call kind", kind.trim()))?;
+            let n: u32 = n.trim().parse().with_context(|| format!("{:?} is not a whole number", n.trim()))?;
+            anyhow::ensure!((256..=128_000).contains(&n), "{n} is not from 256 to 128000");
+            Ok((kind, n))
+        })
+        .collect()
 }
 
 /// Reads a period such as `90s`, `30m`, `6h`, `1d` or `2w` (a whole number and its unit).
@@ -397,6 +419,14 @@ impl Config {
             // Only a reasoning model is asked for its reasoning: a non-reasoning one refuses the `include`.
             model_replay_reasoning: switch(MODEL_REPLAY_REASONING, known.is_none_or(|m| m.reasons))?,
             rates_assumed,
+            output_budgets: match get(MODEL_MAX_OUTPUT_TOKENS) {
+                None => Vec::new(),
+                Some(v) => parse_output_budgets(&v).with_context(|| {
+                    format!("{MODEL_MAX_OUTPUT_TOKENS}={v:?} must read like propose=24000,price=8000 (kinds: {})", {
+                        trove_domain::spend::CallKind::ALL.map(|k| k.as_str()).join(", ")
+                    })
+                })?,
+            },
             price: PriceSettings { context_size, max_searches, location, currency },
             spend: SpendPolicy { rates, monthly_limit },
             media,
@@ -525,6 +555,18 @@ mod tests {
         assert_eq!(c.spend.rates.input_per_mtok, MicroUsd(2_500_000));
         assert_eq!(c.price.context_size, SearchContextSize::High);
         assert!(!c.model_strict_tools);
+    }
+
+    #[test]
+    fn output_budgets_are_set_per_call_kind() {
+        use trove_domain::spend::CallKind;
+        let c = config(&[("MODEL_MAX_OUTPUT_TOKENS", "propose=24000, price=8000")]).unwrap();
+        assert_eq!(c.output_budgets, vec![(CallKind::Propose, 24_000), (CallKind::Price, 8_000)]);
+        assert!(config(&[]).unwrap().output_budgets.is_empty());
+        for bad in ["propose", "guess=1000", "price=10", "price=lots"] {
+            let err = config(&[("MODEL_MAX_OUTPUT_TOKENS", bad)]).unwrap_err();
+            assert!(format!("{err:#}").contains("MODEL_MAX_OUTPUT_TOKENS"), "{bad}: {err:#}");
+        }
     }
 
     #[test]

@@ -131,7 +131,8 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         None => Arc::new(trove_planner::LocalPlanner::new(items.clone(), templates.clone())),
     };
     let model_name = model.model_name(trove_domain::spend::CallKind::Propose);
-    let metered = Metered::new(model, ledger.clone(), clock.clone(), config.spend);
+    let metered = Metered::new(model, ledger.clone(), clock.clone(), config.spend)
+        .with_output_budgets(config.output_budgets.iter().copied().collect());
     let sheet: Arc<dyn ItemSheet> = Arc::new(trove_csv::CsvSheet);
     // One limit of concurrent CPU-heavy jobs (images) for the whole server, sized to the cores.
     let jobs = Jobs::for_cores();

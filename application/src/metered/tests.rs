@@ -246,6 +246,25 @@ async fn an_answer_cut_short_by_its_output_budget_is_asked_once_more_with_twice_
 }
 
 #[tokio::test]
+async fn an_output_budget_set_for_a_call_kind_replaces_the_use_cases_own() {
+    let mut model = model();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let saw = seen.clone();
+    model.expect_respond().times(2).returning(move |r: &ModelRequest| {
+        saw.lock().unwrap().push((r.kind, r.max_output_tokens));
+        Ok(ModelResponse { output: vec![], usage: Usage::default() })
+    });
+    let (ledger, _) = ledger();
+    let metered = metered(model, ledger, policy()).with_output_budgets(HashMap::from([(CallKind::Propose, 24_000)]));
+    let mut run = RunSpend::default();
+
+    metered.respond(ASKER, &request(CallKind::Propose), &mut run).await.unwrap();
+    metered.respond(ASKER, &request(CallKind::Price), &mut run).await.unwrap();
+
+    assert_eq!(*seen.lock().unwrap(), vec![(CallKind::Propose, 24_000), (CallKind::Price, 16_000)]);
+}
+
+#[tokio::test]
 async fn a_backend_that_cannot_serve_the_request_is_not_billed() {
     let mut model = model();
     model
