@@ -475,6 +475,29 @@ async fn pushes_never_reach_private_addresses_unless_allowed(db: Db) {
         home.post("/api/me/notifications/test", json!({"channel": format!("http://localhost:{port}/hook")})).await;
     assert_eq!(sent["delivered"], true, "{sent}");
     assert_eq!(hook_calls(&hooks).await.len(), 1);
+
+    // ntfy and Gotify on the home network, in the URLs people paste into Shoutrrr.
+    Mock::given(method("POST")).and(path("/")).respond_with(ResponseTemplate::new(200)).mount(&hooks).await;
+    Mock::given(method("POST")).and(path("/message")).respond_with(ResponseTemplate::new(200)).mount(&hooks).await;
+    for channel in [
+        format!("ntfy://127.0.0.1:{port}/house?scheme=http"),
+        format!("gotify://127.0.0.1:{port}/AppTok3n?disabletls=yes"),
+    ] {
+        let (_, sent) = home.post("/api/me/notifications/test", json!({"channel": channel})).await;
+        assert_eq!(sent["delivered"], true, "{channel}: {sent}");
+    }
+    let calls = hook_calls(&hooks).await;
+    let ntfy = calls.iter().find(|c| c.url.path() == "/").expect("the ntfy publish");
+    let body: Value = serde_json::from_slice(&ntfy.body).unwrap();
+    assert_eq!(
+        (body["topic"].as_str(), body["title"].as_str()),
+        (Some("house"), Some("Trove: a test reminder")),
+        "{body}"
+    );
+    let gotify = calls.iter().find(|c| c.url.path() == "/message").expect("the Gotify message");
+    assert_eq!(gotify.headers.get("x-gotify-key").unwrap(), "AppTok3n");
+    let body: Value = serde_json::from_slice(&gotify.body).unwrap();
+    assert!(body["message"].as_str().unwrap().contains("This is a test from Trove"), "{body}");
 }
 
 async fn the_calendar_feed_parses_and_holds_what_falls_due(db: Db) {
