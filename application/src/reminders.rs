@@ -16,11 +16,13 @@ use crate::lending::Lending;
 use crate::ports::{
     CalendarWriter, Channels, Clock, MemberRepo, NewReminder, Note, Notifier, Reminder, ReminderRepo, SecretSource,
 };
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::sync::Arc;
 use std::time::Duration;
 use trove_domain::HouseholdId;
 use trove_domain::loan::{LEAD_DAYS_MAX, remind_now, retry_after};
-use trove_domain::notify::{self, ChannelRefused, Push};
+use trove_domain::notify::{self, ChannelRefused};
 use trove_domain::people::Permission;
 
 /// The lead time of a member who never chose one, in days.
@@ -139,8 +141,7 @@ impl Reminders {
         for url in c.urls {
             let url = url.trim().to_owned();
             let push = notify::push(&url).map_err(Refusal::Channel)?;
-            if let Some(host) = literal_host(&push)
-                && let Ok(ip) = host.parse::<std::net::IpAddr>()
+            if let Some(ip) = push.literal_ip()
                 && !notify::reachable(ip, self.config.allow_private)
             {
                 return Err(Refusal::Channel(ChannelRefused::BadUrl {
@@ -253,6 +254,8 @@ impl Reminders {
     /// Storage (a failed delivery is not an error: it is logged and tried again).
     pub async fn tick(&self) -> Result<Tick, Error> {
         let mut tick = Tick { written: self.write_due().await?, ..Tick::default() };
+        // Each household's name and signing key, read once per tick however many of its reminders go out.
+        let mut senders: HashMap<HouseholdId, (String, String)> = HashMap::new();
         loop {
             let now = self.clock.now();
             let until = now + chrono::Duration::from_std(self.config.lease()).unwrap_or(chrono::Duration::MAX);
@@ -261,7 +264,14 @@ impl Reminders {
                 return Ok(tick);
             }
             for r in claimed {
-                if self.deliver(&r).await? {
+                let sender = match senders.entry(r.household) {
+                    Entry::Occupied(known) => known.into_mut(),
+                    Entry::Vacant(slot) => {
+                        let name = self.members.household(r.household).await?.name;
+                        slot.insert((name, self.secret(r.household).await?))
+                    }
+                };
+                if self.deliver(&r, &sender.0, &sender.1).await? {
                     tick.sent += 1;
                 } else {
                     tick.failed += 1;
@@ -306,13 +316,17 @@ impl Reminders {
         Ok(written)
     }
 
-    /// Delivers one claimed reminder and records how it went; answers whether it went.
-    async fn deliver(&self, r: &Reminder) -> Result<bool, Error> {
-        let household = self.members.household(r.household).await?.name;
-        let note =
-            Note { subject: r.subject.clone(), body: r.body.clone(), key: r.key.clone(), item: r.item.0, household };
-        let secret = self.secret(r.household).await?;
-        match self.notifier.deliver(&r.channel, &note, &secret).await {
+    /// Delivers one claimed reminder of the household named `household`, a webhook's body signed with `secret`,
+    /// and records how it went; answers whether it went.
+    async fn deliver(&self, r: &Reminder, household: &str, secret: &str) -> Result<bool, Error> {
+        let note = Note {
+            subject: r.subject.clone(),
+            body: r.body.clone(),
+            key: r.key.clone(),
+            item: r.item.0,
+            household: household.to_owned(),
+        };
+        match self.notifier.deliver(&r.channel, &note, secret).await {
             Ok(()) => {
                 self.repo.sent(r.id, self.clock.now()).await?;
                 Ok(true)
@@ -327,24 +341,6 @@ impl Reminders {
             }
         }
     }
-}
-
-/// The host of a push written as an address, to refuse a private one when it is saved (names are checked at
-/// every delivery, when they are resolved).
-fn literal_host(push: &Push) -> Option<String> {
-    let url = match push {
-        Push::Ntfy { base, .. } | Push::Gotify { base, .. } => base.as_str(),
-        Push::Webhook { url } => url.as_str(),
-        _ => return None,
-    };
-    let rest = url.split_once("://")?.1;
-    let authority = rest.split(['/', '?']).next()?;
-    let host = if let Some(v6) = authority.strip_prefix('[') {
-        v6.split(']').next()?
-    } else {
-        authority.rsplit_once(':').map_or(authority, |(h, _)| h)
-    };
-    Some(host.to_owned())
 }
 
 /// A channel as the log shows it: a URL without its path and query (they carry tokens).

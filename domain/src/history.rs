@@ -4,6 +4,7 @@
 //! (`"good"`, `"12"` for a place id, `"a, b"` for a list); `None` is absent.
 
 use crate::item::{Availability, Condition, Intent, Item, ItemChanges, ItemName, ItemType, Tags};
+use crate::loan::{Done, Loan, Schedule};
 use crate::media::Medium;
 use crate::people::{EventId, MemberId};
 use crate::place::Place;
@@ -193,6 +194,38 @@ pub fn between(before: Option<Fields>, after: Option<Fields>) -> Vec<FieldChange
         change(&mut out, name, value(&before, i), value(&after, i));
     }
     out
+}
+
+/// What lending `loan` (`lent`) or its return did to its item: its loan, and the item's availability when it was
+/// lent whole.
+pub fn loan_changes(loan: &Loan, lent: bool, whole: bool) -> Vec<FieldChange> {
+    let described = Some(loan.described());
+    let available = Some(Availability::Available.as_str().to_owned());
+    let lent_word = Some(Availability::Lent.as_str().to_owned());
+    let (loan, availability) = if lent {
+        (FieldChange::new(Field::Loan, None, described), FieldChange::new(Field::Availability, available, lent_word))
+    } else {
+        (FieldChange::new(Field::Loan, described, None), FieldChange::new(Field::Availability, lent_word, available))
+    };
+    if whole { vec![loan, availability] } else { vec![loan] }
+}
+
+/// What setting `schedule` on its item did: a schedule where there was none.
+pub fn schedule_changes(schedule: &Schedule) -> Vec<FieldChange> {
+    vec![FieldChange::new(Field::Schedule, None, Some(schedule.described()))]
+}
+
+/// What logging maintenance `done` did to its item: the maintenance done, and its schedule moved from `before` to
+/// `after`.
+pub fn maintenance_changes(done: &Done, before: &Schedule, after: &Schedule) -> Vec<FieldChange> {
+    let mut what = format!("{} on {}", done.title, done.at);
+    if let Some(note) = &done.note {
+        what.push_str(&format!(": {note}"));
+    }
+    vec![
+        FieldChange::new(Field::Maintenance, None, Some(what)),
+        FieldChange::new(Field::Schedule, Some(before.described()), Some(after.described())),
+    ]
 }
 
 /// Who made a write, when, and as which action: what a store needs to write the events of a write in the write's
@@ -698,6 +731,70 @@ pub enum UndoRefused {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lending_returning_and_maintenance_read_in_the_history_as_what_they_did() {
+        use crate::ids::{LoanId, ScheduleId};
+        use crate::loan::{Borrower, Every};
+        use chrono::{Months, NaiveDate};
+        let day = |m, d| NaiveDate::from_ymd_opt(2026, m, d).unwrap();
+        let loan = Loan {
+            id: LoanId(3),
+            item: ItemId(7),
+            item_name: "Drill".into(),
+            units: 1,
+            to: Borrower::Named { name: "Sam".into(), contact: None },
+            to_name: "Sam".into(),
+            since: day(12, 4),
+            due: Some(day(12, 11)),
+            note: None,
+            returned_at: None,
+            created_by: None,
+        };
+        let shown = |c: &FieldChange| (c.field, c.before.clone(), c.after.clone());
+        let sam = Some("Sam, due back 2026-12-11".to_owned());
+        let lent: Vec<_> = loan_changes(&loan, true, true).iter().map(shown).collect();
+        assert_eq!(
+            lent,
+            vec![
+                (Field::Loan, None, sam.clone()),
+                (Field::Availability, Some("available".into()), Some("lent".into()))
+            ]
+        );
+        let back: Vec<_> = loan_changes(&loan, false, false).iter().map(shown).collect();
+        assert_eq!(back, vec![(Field::Loan, sam, None)], "a stock's units: no availability change");
+
+        let before = Schedule {
+            id: ScheduleId(1),
+            item: ItemId(7),
+            item_name: "Kettle".into(),
+            title: "Descale".into(),
+            every: Every::Months(3),
+            next: day(12, 1),
+        };
+        let after = Schedule { next: day(12, 4).checked_add_months(Months::new(3)).unwrap(), ..before.clone() };
+        let done = Done {
+            item: ItemId(7),
+            schedule: Some(ScheduleId(1)),
+            title: "Descale".into(),
+            at: day(12, 4),
+            note: Some("citric acid".into()),
+            cost: None,
+            member: None,
+        };
+        let logged: Vec<_> = maintenance_changes(&done, &before, &after).iter().map(shown).collect();
+        assert_eq!(
+            logged,
+            vec![
+                (Field::Maintenance, None, Some("Descale on 2026-12-04: citric acid".into())),
+                (
+                    Field::Schedule,
+                    Some("Descale every 3 months, next 2026-12-01".into()),
+                    Some("Descale every 3 months, next 2027-03-04".into())
+                ),
+            ]
+        );
+    }
 
     #[test]
     fn object_kinds_read_back() {

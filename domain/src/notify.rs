@@ -24,6 +24,31 @@ pub enum Push {
     Webhook { url: String },
 }
 
+impl Push {
+    /// The address the push goes to when its URL writes one (`http://192.168.1.5/...`), to judge with
+    /// [`reachable`] when it is saved; a name is judged on the addresses it resolves to, when it is sent.
+    ///
+    /// ```
+    /// use trove_domain::notify::push;
+    /// assert_eq!(push("ntfy://192.168.1.5:8080/house").unwrap().literal_ip(), "192.168.1.5".parse().ok());
+    /// assert_eq!(push("http://[::1]/x").unwrap().literal_ip(), "::1".parse().ok());
+    /// assert_eq!(push("https://hooks.example/x").unwrap().literal_ip(), None);
+    /// ```
+    pub fn literal_ip(&self) -> Option<IpAddr> {
+        let url = match self {
+            Push::Ntfy { base, .. } | Push::Gotify { base, .. } => base.as_str(),
+            Push::Webhook { url } => url.as_str(),
+            Push::Discord { .. } | Push::Slack { .. } | Push::Telegram { .. } => return None,
+        };
+        let authority = url.split_once("://")?.1.split(['/', '?']).next()?;
+        let host = match authority.strip_prefix('[') {
+            Some(v6) => v6.split(']').next()?,
+            None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+        };
+        host.parse().ok()
+    }
+}
+
 /// Why a channel is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ChannelRefused {

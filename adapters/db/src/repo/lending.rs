@@ -20,7 +20,7 @@ use trove_application::RepoError;
 use trove_application::ports::{
     Channels, LendingRepo, LoanFilter, Logged, NewLoan, NewReminder, Reminder, ReminderRepo, Subscriber,
 };
-use trove_domain::history::{Field, FieldChange, ObjectKind, Recording};
+use trove_domain::history::{self, ObjectKind, Recording};
 use trove_domain::ids::{LoanId, ScheduleId};
 use trove_domain::item::{Availability, Item};
 use trove_domain::loan::{Borrower, Done, Due, DueKind, Every, Loan, Schedule};
@@ -116,7 +116,8 @@ async fn keep_shown_loan(txn: &DatabaseTransaction, household: HouseholdId, item
         .all(txn)
         .await
         .context("read the item's open loans")?;
-    let open = loans_of(txn, household, open).await?;
+    // The shown loan names its borrower, not its item: no names to read.
+    let open = open.into_iter().map(|r| loan_of(r, String::new())).collect::<anyhow::Result<Vec<_>>>()?;
     let shown = Loan::shown_of(&open).map(|l| to_json(&l.on_loan(), "loan")).transpose()?;
     items::Entity::update_many()
         .col_expr(items::Column::Loan, Expr::val(shown))
@@ -125,25 +126,6 @@ async fn keep_shown_loan(txn: &DatabaseTransaction, household: HouseholdId, item
         .await
         .context("keep the item's loan")?;
     Ok(())
-}
-
-/// The changes of a loan's start (`lent`) or end on an item: its loan, and its availability when lent whole.
-fn loan_changes(loan: &Loan, lent: bool, whole: bool) -> Vec<FieldChange> {
-    let described = Some(loan.described());
-    let (available, lent_word) = (Some(Availability::Available.as_str().to_owned()), Some("lent".to_owned()));
-    let mut changes = if lent {
-        vec![FieldChange::new(Field::Loan, None, described)]
-    } else {
-        vec![FieldChange::new(Field::Loan, described, None)]
-    };
-    if whole {
-        changes.push(if lent {
-            FieldChange::new(Field::Availability, available, lent_word)
-        } else {
-            FieldChange::new(Field::Availability, lent_word, available)
-        });
-    }
-    changes
 }
 
 async fn found_item(txn: &DatabaseTransaction, household: HouseholdId, item: ItemId) -> Result<Item, RepoError> {
@@ -208,7 +190,8 @@ impl LendingRepo for Store {
         let loan = loan_of(row, before.name.to_string())?;
         keep_shown_loan(&txn, household, item).await?;
         let after = found_item(&txn, household, item).await?;
-        let event = rec.event(ObjectKind::Item, item.0, loan_changes(&loan, true, new.whole), Some(after.version));
+        let event =
+            rec.event(ObjectKind::Item, item.0, history::loan_changes(&loan, true, new.whole), Some(after.version));
         insert_event(&txn, household, &event).await?;
         txn.commit().await.context("commit the loan")?;
         Ok((loan, after))
@@ -253,7 +236,8 @@ impl LendingRepo for Store {
         loan.returned_at = Some(rec.at);
         keep_shown_loan(&txn, household, item).await?;
         let after = found_item(&txn, household, item).await?;
-        let event = rec.event(ObjectKind::Item, item.0, loan_changes(&loan, false, whole), Some(after.version));
+        let event =
+            rec.event(ObjectKind::Item, item.0, history::loan_changes(&loan, false, whole), Some(after.version));
         insert_event(&txn, household, &event).await?;
         txn.commit().await.context("commit the return")?;
         Ok(Some(loan))
@@ -318,7 +302,7 @@ impl LendingRepo for Store {
         .await
         .context("write the schedule")?;
         let schedule = schedule_of(row, found.name.to_string())?;
-        let changes = vec![FieldChange::new(Field::Schedule, None, Some(schedule.described()))];
+        let changes = history::schedule_changes(&schedule);
         insert_event(&txn, household, &rec.event(ObjectKind::Item, item.0, changes, None)).await?;
         txn.commit().await.context("commit the schedule")?;
         Ok(schedule)
@@ -404,14 +388,7 @@ impl LendingRepo for Store {
         let name = names.get(&row.item_id).cloned().unwrap_or_default();
         let before = schedule_of(row, name)?;
         let after = Schedule { next, ..before.clone() };
-        let mut what = format!("{} on {}", done.title, done.at);
-        if let Some(note) = &done.note {
-            what.push_str(&format!(": {note}"));
-        }
-        let changes = vec![
-            FieldChange::new(Field::Maintenance, None, Some(what)),
-            FieldChange::new(Field::Schedule, Some(before.described()), Some(after.described())),
-        ];
+        let changes = history::maintenance_changes(done, &before, &after);
         insert_event(&txn, household, &rec.event(ObjectKind::Item, done.item.0, changes, None)).await?;
         txn.commit().await.context("commit the maintenance")?;
         Ok(Some(after))
