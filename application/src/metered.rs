@@ -2,8 +2,12 @@
 //! one spend entry naming the member who asked (the [`Actor`]; none for the command line).
 
 use crate::Error;
-use crate::ports::model::{Capabilities, Capability, ModelError, ModelRequest, ModelResponse, Transcript};
+use crate::ports::model::{
+    Attempt, CallWatch, Capabilities, Capability, ModelError, ModelRequest, ModelResponse, Streamed, Transcript,
+    watching,
+};
 use crate::ports::{Clock, ModelPort, SpendLedger};
+use crate::progress::{Progress, ProgressSink, Unwatched};
 use crate::recorder::Actor;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -176,14 +180,17 @@ impl Metered {
         Ok(())
     }
 
-    /// Records a call that failed after it was sent (with the usage the provider reported, zero if none) and
-    /// turns its error into [`Error::ModelFailed`]; an error from before sending is answered as it is, unrecorded.
+    /// Records a call that failed after it was sent (with the usage the provider reported, or the estimate of
+    /// what an unanswered call cost, zero if neither) and turns its error into [`Error::ModelFailed`]; an error
+    /// from before sending is answered as it is, unrecorded.
     async fn failed(&self, actor: Actor, kind: CallKind, error: ModelError, run: &mut RunSpend) -> Error {
         if !error.was_sent() {
             return unsent(error);
         }
         let usage = error.usage().unwrap_or_default();
-        if let Err(e) = self.record(actor, kind, &usage, CallOutcome::Failed, run).await {
+        let outcome =
+            if matches!(error, ModelError::Unanswered { .. }) { CallOutcome::Unanswered } else { CallOutcome::Failed };
+        if let Err(e) = self.record(actor, kind, &usage, outcome, run).await {
             return e;
         }
         match error {
@@ -210,9 +217,38 @@ impl Metered {
         request: &ModelRequest,
         run: &mut RunSpend,
     ) -> Result<ModelResponse, Error> {
-        let (response, _held) = self.send(actor, request, run).await?;
+        let (response, _held) = self.send(actor, request, run, &Unwatched).await?;
         self.record(actor, request.kind, &response.usage, CallOutcome::Ok, run).await?;
         Ok(response)
+    }
+
+    /// Calls the backend with a watch around the call: the provider's progress goes to `progress` as it streams,
+    /// and each attempt the backend tried again is recorded, failed (with the usage the provider reported) or
+    /// unanswered (with its estimate), before the call's own outcome.
+    async fn call(
+        &self,
+        actor: Actor,
+        request: &ModelRequest,
+        run: &mut RunSpend,
+        progress: &dyn ProgressSink,
+    ) -> Result<Result<ModelResponse, ModelError>, Error> {
+        let (tx, mut streamed) = tokio::sync::mpsc::unbounded_channel();
+        let watch = Arc::new(Watch { streamed: tx, retried: Mutex::default() });
+        let call = watching(watch.clone(), self.model.respond(request));
+        tokio::pin!(call);
+        let answer = loop {
+            tokio::select! {
+                answer = &mut call => break answer,
+                Some(s) = streamed.recv() => progress.report(Progress::Writing { output_tokens: s.output_tokens }),
+            }
+        };
+        let retried = std::mem::take(&mut *watch.retried.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        for attempt in retried {
+            let outcome = if attempt.estimated { CallOutcome::Unanswered } else { CallOutcome::Failed };
+            tracing::warn!(kind = request.kind.as_str(), reason = %attempt.reason, %outcome, "a model call's attempt gave no answer and was tried again");
+            self.record(actor, request.kind, &attempt.usage, outcome, run).await?;
+        }
+        Ok(answer)
     }
 
     /// Sends `request` after the step rule ([`Metered::reserve`]); an answer cut short by its output budget
@@ -224,6 +260,7 @@ impl Metered {
         actor: Actor,
         request: &ModelRequest,
         run: &mut RunSpend,
+        progress: &dyn ProgressSink,
     ) -> Result<(ModelResponse, Option<Reservation>), Error> {
         let budgeted;
         let request = match self.output_budgets.get(&request.kind) {
@@ -234,7 +271,7 @@ impl Metered {
             _ => request,
         };
         let held = self.reserve(actor.household, request).await?;
-        match self.model.respond(request).await {
+        match self.call(actor, request, run, progress).await? {
             Ok(response) => Ok((response, held)),
             Err(ModelError::Incomplete { reason, usage })
                 if reason == INCOMPLETE_OUTPUT && request.max_output_tokens < OUTPUT_TOKENS_MAX =>
@@ -252,7 +289,7 @@ impl Metered {
                     to = larger.max_output_tokens,
                     "the answer ran out of output tokens; asking once more with a larger budget"
                 );
-                match self.model.respond(&larger).await {
+                match self.call(actor, &larger, run, progress).await? {
                     Ok(response) => Ok((response, held)),
                     Err(e) => Err(self.failed(actor, request.kind, e, run).await),
                 }
@@ -274,7 +311,22 @@ impl Metered {
         run: &mut RunSpend,
         read: impl FnOnce(ModelResponse) -> Result<T, String>,
     ) -> Result<T, Error> {
-        let (response, _held) = self.send(actor, request, run).await?;
+        self.respond_and_read_watched(actor, request, run, &Unwatched, read).await
+    }
+
+    /// [`Metered::respond_and_read`], reporting the answer's progress to `progress` as the provider streams it.
+    ///
+    /// # Errors
+    /// As [`Metered::respond_and_read`].
+    pub async fn respond_and_read_watched<T>(
+        &self,
+        actor: Actor,
+        request: &ModelRequest,
+        run: &mut RunSpend,
+        progress: &dyn ProgressSink,
+        read: impl FnOnce(ModelResponse) -> Result<T, String>,
+    ) -> Result<T, Error> {
+        let (response, _held) = self.send(actor, request, run, progress).await?;
         let usage = response.usage;
         match read(response) {
             Ok(answer) => {
@@ -301,7 +353,15 @@ impl Metered {
     /// As [`Metered::respond`].
     pub async fn transcribe(&self, actor: Actor, wav: &[u8], run: &mut RunSpend) -> Result<Transcript, Error> {
         self.check_budget(actor.household).await?;
-        match self.model.transcribe(wav).await {
+        let (tx, _streamed) = tokio::sync::mpsc::unbounded_channel();
+        let watch = Arc::new(Watch { streamed: tx, retried: Mutex::default() });
+        let answer = watching(watch.clone(), self.model.transcribe(wav)).await;
+        let retried = std::mem::take(&mut *watch.retried.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        for attempt in retried {
+            let outcome = if attempt.estimated { CallOutcome::Unanswered } else { CallOutcome::Failed };
+            self.record(actor, CallKind::Transcribe, &attempt.usage, outcome, run).await?;
+        }
+        match answer {
             Ok(t) => {
                 let usage = Usage { audio_ms: t.audio_ms, ..Usage::default() };
                 self.record(actor, CallKind::Transcribe, &usage, CallOutcome::Ok, run).await?;
@@ -309,6 +369,24 @@ impl Metered {
             }
             Err(e) => Err(self.failed(actor, CallKind::Transcribe, e, run).await),
         }
+    }
+}
+
+/// The watch [`Metered`] sets around each call: progress goes out as it comes, retried attempts are kept to be
+/// recorded when the call returns.
+struct Watch {
+    streamed: tokio::sync::mpsc::UnboundedSender<Streamed>,
+    retried: Mutex<Vec<Attempt>>,
+}
+
+impl CallWatch for Watch {
+    fn streamed(&self, progress: Streamed) {
+        // The receiver lives as long as the call: a send fails only after it returned, when no one listens.
+        let _ = self.streamed.send(progress);
+    }
+
+    fn retried(&self, attempt: Attempt) {
+        self.retried.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(attempt);
     }
 }
 

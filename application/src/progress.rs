@@ -14,6 +14,8 @@ pub enum Progress {
     Tool { name: String, output_bytes: usize },
     /// The pricing call was sent: the model searches the web for comparables (at most `max_searches` queries).
     Searching { max_searches: u32 },
+    /// The model is writing its answer, as the provider streams it: about this many output tokens so far.
+    Writing { output_tokens: u64 },
 }
 
 /// Where a run reports what it does. Reporting never fails and never blocks the run.

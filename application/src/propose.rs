@@ -9,7 +9,7 @@
 use crate::Error;
 use crate::contracts::proposal;
 use crate::metered::{Metered, RunSpend};
-use crate::ports::model::{InputItem, ModelRequest, ModelResponse, OutputView};
+use crate::ports::model::{InputItem, ModelRequest, ModelResponse, OutputView, RawJson};
 use crate::ports::{InventoryRepo, ProjectRepo, TemplateRepo};
 use crate::progress::{Progress, ProgressSink, Unwatched};
 use crate::recorder::{Actor, Recorder};
@@ -21,6 +21,7 @@ use trove_domain::history::Action;
 use trove_domain::item::Item;
 use trove_domain::project::{self, Dropped, Project, ProjectStatus, ProposalSet};
 use trove_domain::spend::CallKind;
+use trove_domain::template::Template;
 use trove_domain::text::clip;
 use trove_domain::{HouseholdId, ItemId};
 
@@ -68,7 +69,7 @@ pub struct ProposeProjects {
     projects: Arc<dyn ProjectRepo>,
     /// The `list_inventory` output per household, rebuilt only when the inventory changed: reading and
     /// formatting every item is most of a step's cost, and owners ask again and again.
-    listings: Arc<RevisionCache<String>>,
+    listings: Arc<RevisionCache<(Vec<Template>, String)>>,
     /// Where each project written is recorded (`create`) with who asked.
     recorder: Recorder,
 }
@@ -80,9 +81,21 @@ impl std::fmt::Debug for ProposeProjects {
 }
 
 /// What the tools read, loaded at most once per run: tools only read, and a run is short.
-#[derive(Default)]
 struct ToolCache {
-    inventory: Option<Arc<String>>,
+    /// The catalogue the listing was made for, and the listing.
+    listing: Arc<(Vec<Template>, String)>,
+}
+
+/// The `call_id`s of the two calls answered before the first step.
+pub const LISTED_CALL_ID: &str = "call_list_inventory";
+pub const CATALOGUED_CALL_ID: &str = "call_template_catalog";
+
+/// A `function_call` input item for a call the loop answers itself (no `id`: no model output item stands behind
+/// it, so there is no reasoning item to go with it).
+fn answered_call(call_id: &str, name: &str) -> RawJson {
+    RawJson(
+        serde_json::json!({"type": "function_call", "call_id": call_id, "name": name, "arguments": "{}"}).to_string(),
+    )
 }
 
 impl ProposeProjects {
@@ -130,9 +143,22 @@ impl ProposeProjects {
             Some(w) => format!("{WISH_PREFIX}{w}"),
             None => "Propose projects I can build from my inventory.".to_owned(),
         };
-        let mut input = vec![InputItem::UserText(first)];
+        // The two calls every run makes are answered before the first step, ahead of the wish: the request then
+        // opens with the same instructions, tools, listing and catalogue from one proposal to the next while the
+        // inventory and the catalogue are unchanged, a prefix the provider serves from its cache.
+        let templates = self.templates.list(household).await?;
+        let listing = self.listing(household, &templates).await?;
+        let mut input = Vec::with_capacity(8);
+        for (call_id, name, output) in [
+            (LISTED_CALL_ID, tools::LIST_INVENTORY, listing.1.clone()),
+            (CATALOGUED_CALL_ID, tools::TEMPLATE_CATALOG, tools::catalog_output(&templates)),
+        ] {
+            input.push(InputItem::Replay(answered_call(call_id, name)));
+            input.push(InputItem::FunctionCallOutput { call_id: call_id.to_owned(), output });
+        }
+        input.push(InputItem::UserText(first));
         let mut run = RunSpend::default();
-        let mut cache = ToolCache::default();
+        let cache = ToolCache { listing };
         for step in 1..=MAX_STEPS {
             // The input moves into the request and back after the call: the inventory's listing in it (megabytes
             // at 100,000 items) is never copied per step.
@@ -149,7 +175,7 @@ impl ProposeProjects {
             };
             let answer = self
                 .model
-                .respond_and_read(actor, &request, &mut run, |response| {
+                .respond_and_read_watched(actor, &request, &mut run, progress, |response| {
                     let calls: Vec<(String, String, String)> = response
                         .function_calls()
                         .map(|(id, name, args)| (id.to_owned(), name.to_owned(), args.to_owned()))
@@ -185,12 +211,34 @@ impl ProposeProjects {
                 }
             }
             for (call_id, name, arguments) in calls {
-                let output = self.tool(household, &name, &arguments, &mut cache).await?;
+                let output = self.tool(household, &name, &arguments, &cache).await?;
                 progress.report(Progress::Tool { name, output_bytes: output.len() });
                 input.push(InputItem::FunctionCallOutput { call_id, output });
             }
         }
         unreachable!("the loop returns at step {MAX_STEPS}")
+    }
+
+    /// The `list_inventory` output for the household's items and `templates`: the cached one while neither the
+    /// inventory nor the catalogue changed.
+    async fn listing(
+        &self,
+        household: HouseholdId,
+        templates: &[Template],
+    ) -> Result<Arc<(Vec<Template>, String)>, Error> {
+        let items = self.items.clone();
+        self.listings
+            .get_matching(
+                self.items.as_ref(),
+                household,
+                |(cached, _)| cached.as_slice() == templates,
+                || async move {
+                    let present = items.lines(household).await?;
+                    let text = tools::inventory_output(present.iter().filter(|i| i.is_buildable()), templates);
+                    Ok((templates.to_vec(), text))
+                },
+            )
+            .await
     }
 
     /// Answers one tool call. Tools only read.
@@ -199,24 +247,11 @@ impl ProposeProjects {
         household: HouseholdId,
         name: &str,
         arguments: &str,
-        cache: &mut ToolCache,
+        cache: &ToolCache,
     ) -> Result<String, Error> {
         Ok(match name {
-            tools::LIST_INVENTORY => {
-                if cache.inventory.is_none() {
-                    let items = self.items.clone();
-                    let listing = self
-                        .listings
-                        .get(self.items.as_ref(), household, || async move {
-                            let present = items.lines(household).await?;
-                            Ok(tools::inventory_output(present.iter().filter(|i| i.is_buildable())))
-                        })
-                        .await?;
-                    cache.inventory = Some(listing);
-                }
-                cache.inventory.as_deref().cloned().unwrap_or_default()
-            }
-            tools::TEMPLATE_CATALOG => tools::catalog_output(&self.templates.list(household).await?),
+            tools::LIST_INVENTORY => cache.listing.1.clone(),
+            tools::TEMPLATE_CATALOG => tools::catalog_output(&cache.listing.0),
             tools::ITEM_DETAILS => match proposal::item_id_argument(arguments) {
                 Err(message) => tools::error_output(&message),
                 Ok(id) => match self.items.get(household, ItemId(id)).await {

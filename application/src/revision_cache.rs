@@ -46,10 +46,30 @@ impl<T> RevisionCache<T> {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, Error>>,
     {
+        self.get_matching(items, household, |_| true, build).await
+    }
+
+    /// [`RevisionCache::get`], where the cached value is kept only while `still` also holds of it (it was built
+    /// from something besides the items, the catalogue say, that must not have changed either).
+    ///
+    /// # Errors
+    /// When the store fails, or `build` does.
+    pub async fn get_matching<F, Fut>(
+        &self,
+        items: &dyn InventoryRepo,
+        household: HouseholdId,
+        still: impl FnOnce(&T) -> bool,
+        build: F,
+    ) -> Result<Arc<T>, Error>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, Error>>,
+    {
         let revision = items.revision(household).await?;
         let poisoned = || Error::Unexpected(anyhow::anyhow!("the inventory cache is poisoned"));
         if let Some((at, value)) = self.entries.lock().map_err(|_| poisoned())?.get(&household)
             && *at == revision
+            && still(value)
         {
             return Ok(value.clone());
         }

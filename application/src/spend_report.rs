@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use trove_domain::money::MicroUsd;
 use trove_domain::people::MemberId;
-use trove_domain::spend::{self, CallOutcome, SpendEntry};
+use trove_domain::spend::{self, SpendEntry};
 use trove_domain::{HouseholdId, Timestamp};
 
 /// Totals of a set of entries.
@@ -27,7 +27,7 @@ pub struct Totals {
 impl Totals {
     fn add(&mut self, e: &SpendEntry) {
         self.calls += 1;
-        self.failed_calls += u64::from(e.outcome == CallOutcome::Failed);
+        self.failed_calls += u64::from(e.outcome.is_failure());
         self.input_tokens += e.input_tokens;
         self.cached_tokens += e.cached_tokens;
         self.output_tokens += e.output_tokens;

@@ -8,9 +8,10 @@
 //! letter after the id (none for `good`) and the values space-separated in the type's order. Nothing reads these outputs back but the model: the local planner
 //! plans from the stores, and the tests read the format back only to show nothing is lost.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use trove_domain::item::{Condition, Item, ItemLine, Measurement};
-use trove_domain::template::Template;
+use trove_domain::template::{Requirement, Template};
 use trove_domain::units::{Unit, write_number};
 
 /// Name of the tool listing every buildable item.
@@ -20,9 +21,11 @@ pub const TEMPLATE_CATALOG: &str = "template_catalog";
 /// Name of the tool giving one item in full.
 pub const ITEM_DETAILS: &str = "item_details";
 
-const INVENTORY_HEADER: &str = "buildable items (intent keep, available): #type|field unit|... then per item \
-id+condition[xN] name|profile|values (- unmeasured); condition N new, L like_new, F fair, P poor, X for_parts, else \
-good; xN: N units available (a stock), else 1";
+const INVENTORY_HEADER: &str = "items a build may use (intent keep, available; items no catalogue requirement can take are \
+left out): #type|field unit|... then per row ids+condition[xN] name|profile|values (- unmeasured); ids: one id, or \
+like items' ids joined by commas (same name, profile, condition, values and units); condition N new, L like_new, F \
+fair, P poor, X for_parts, else good; xN: N units available (a stock), else 1; a row whose name|profile is ^ has \
+the row above's";
 const CATALOG_HEADER: &str =
     "templates; id|label|goal|effort|requirements as key: label (key? = optional, key xN = N units)";
 
@@ -33,70 +36,184 @@ fn cell(text: &str) -> String {
     out
 }
 
-/// The output of `list_inventory` for `items` (the caller passes only buildable ones).
+/// Which items some requirement of `templates` may take ([`Requirement::may_fit`]): the requirements indexed by
+/// the item types they accept, so each item is checked only against those of its own type.
+pub struct Takers<'t> {
+    by_type: HashMap<&'t str, Vec<&'t Requirement>>,
+}
+
+impl<'t> Takers<'t> {
+    pub fn of(templates: &'t [Template]) -> Self {
+        let mut by_type: HashMap<&str, Vec<&Requirement>> = HashMap::new();
+        for requirement in templates.iter().flat_map(|t| &t.requirements) {
+            for item_type in &requirement.item_types {
+                by_type.entry(item_type.as_str()).or_default().push(requirement);
+            }
+        }
+        Self { by_type }
+    }
+
+    /// Whether some requirement may take `item`.
+    pub fn may_take(&self, item: &ItemLine) -> bool {
+        self.by_type.get(item.item_type.as_str()).is_some_and(|rs| rs.iter().any(|r| r.may_fit(item)))
+    }
+}
+
+/// The output of `list_inventory`: of `items` (the caller passes only buildable ones), those some requirement of
+/// `templates` may take, since no build can use the others.
 ///
-/// Items are grouped by type, so the type and its fields' names and units are written once per type; each item
-/// line carries its id with its condition's letter (none for `good`), its name, its profile and its values:
+/// Items are grouped by type, so the type and its fields' names and units are written once per type. Like items
+/// (same name, profile, condition, values and available units: a box of identical cells entered one by one) are
+/// one row whose ids are joined by commas. Each row carries its ids with the condition's letter (none for
+/// `good`), the units available when more than one, the name, the profile and the values; rows are in name and
+/// profile order, and a row with the name and profile of the row above writes `^` for them:
 ///
 /// ```text
-/// buildable items (...)
+/// items a build may use (...)
 /// #lithium_cell|capacity mAh|voltage V
-/// 12 Samsung 25R 18650|2500 mAh, 20 A|2500 3.6
-/// 14F LG HG2||3000 -
+/// 12,13,19 Samsung 25R 18650|2500 mAh, 20 A|2500 3.6
+/// 14F ^|2400 -
 /// ```
-pub fn inventory_output<'a>(items: impl IntoIterator<Item = &'a ItemLine>) -> String {
-    let mut sorted: Vec<&ItemLine> = items.into_iter().collect();
+pub fn inventory_output<'a>(items: impl IntoIterator<Item = &'a ItemLine>, templates: &[Template]) -> String {
+    inventory_output_with(items, templates, Levers::ALL)
+}
+
+/// What makes the listing small, each of which may be switched off to measure what it saves
+/// (`bench/proposal_cost`); Trove always lists with [`Levers::ALL`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Levers {
+    /// Leave out items no requirement of the catalogue may take.
+    pub only_takeable: bool,
+    /// One row for like items, their ids joined.
+    pub like_items_together: bool,
+    /// `^` for a row's name and profile when the row above has the same.
+    pub ditto: bool,
+}
+
+impl Levers {
+    pub const ALL: Levers = Levers { only_takeable: true, like_items_together: true, ditto: true };
+    pub const NONE: Levers = Levers { only_takeable: false, like_items_together: false, ditto: false };
+}
+
+/// [`inventory_output`] with only some of its [`Levers`].
+pub fn inventory_output_with<'a>(
+    items: impl IntoIterator<Item = &'a ItemLine>,
+    templates: &[Template],
+    levers: Levers,
+) -> String {
+    let takers = Takers::of(templates);
+    let mut sorted: Vec<&ItemLine> =
+        items.into_iter().filter(|i| !levers.only_takeable || takers.may_take(i)).collect();
     sorted.sort_by(|a, b| a.item_type.cmp(&b.item_type).then(a.id.cmp(&b.id)));
-    let mut out = String::with_capacity(INVENTORY_HEADER.len() + sorted.len() * 64);
+    let mut out = String::with_capacity(INVENTORY_HEADER.len() + sorted.len() * 24);
     out.push_str(INVENTORY_HEADER);
     let mut start = 0;
     while start < sorted.len() {
         let item_type = &sorted[start].item_type;
         let end = start + sorted[start..].iter().take_while(|i| &i.item_type == item_type).count();
-        let group = &sorted[start..end];
-        // Each item's current fields, read once.
-        let fields: Vec<Vec<&Measurement>> = group.iter().map(|item| item.current_measurements()).collect();
-        // The type's columns: every (key, unit) measured on any of its items. A key measured in two dimensions
-        // (capacity in mAh and in Wh) gets two columns, so no value is lost.
-        let mut columns: Vec<(&str, Unit)> = Vec::new();
-        for m in fields.iter().flatten() {
-            if !columns.contains(&(m.key.as_str(), m.unit)) {
-                columns.push((m.key.as_str(), m.unit));
-            }
-        }
-        columns.sort_unstable_by(|a, b| a.0.cmp(b.0).then(a.1.symbol().cmp(b.1.symbol())));
-        let _ = write!(out, "\n#{item_type}");
-        for (key, unit) in &columns {
-            let _ = write!(out, "|{key} {unit}");
-        }
-        for (item, fields) in group.iter().zip(&fields) {
-            // `id name`: a space costs nothing (the name's first word takes it), a separator a token per line;
-            // the condition is one letter after the id, none for `good`.
-            let _ = write!(out, "\n{}{}", item.id, condition_code(item.condition));
-            let available = item.units().available;
-            if available > 1 {
-                let _ = write!(out, "x{available}");
-            }
-            out.push(' ');
-            push_cell(&mut out, item.name.as_str());
-            out.push('|');
-            push_cell(&mut out, &item.profile);
-            if !columns.is_empty() {
-                out.push('|');
-            }
-            for (i, column) in columns.iter().enumerate() {
-                if i > 0 {
-                    out.push(' ');
-                }
-                match fields.iter().find(|m| (m.key.as_str(), m.unit) == *column) {
-                    Some(m) => write_number(&mut out, m.value),
-                    None => out.push('-'),
-                }
-            }
-        }
+        write_type(&mut out, item_type.as_str(), &sorted[start..end], levers);
         start = end;
     }
     out
+}
+
+/// One row of the listing before it is written: what makes items alike, and their ids.
+struct Row<'a> {
+    name: String,
+    profile: String,
+    condition: Condition,
+    available: u32,
+    values: String,
+    ids: Vec<&'a ItemLine>,
+}
+
+impl Row<'_> {
+    /// What like items share, in the order rows are listed.
+    fn likeness(&self) -> (&str, &str, &str, u32, &str) {
+        (&self.name, &self.profile, condition_code(self.condition), self.available, &self.values)
+    }
+}
+
+/// Writes one type's header line and its rows.
+fn write_type(out: &mut String, item_type: &str, group: &[&ItemLine], levers: Levers) {
+    // Each item's current fields, read once.
+    let fields: Vec<Vec<&Measurement>> = group.iter().map(|item| item.current_measurements()).collect();
+    // The type's columns: every (key, unit) measured on any of its items. A key measured in two dimensions
+    // (capacity in mAh and in Wh) gets two columns, so no value is lost.
+    let mut columns: Vec<(&str, Unit)> = Vec::new();
+    for m in fields.iter().flatten() {
+        if !columns.contains(&(m.key.as_str(), m.unit)) {
+            columns.push((m.key.as_str(), m.unit));
+        }
+    }
+    columns.sort_unstable_by(|a, b| a.0.cmp(b.0).then(a.1.symbol().cmp(b.1.symbol())));
+    let _ = write!(out, "\n#{item_type}");
+    for (key, unit) in &columns {
+        let _ = write!(out, "|{key} {unit}");
+    }
+    let mut rows: Vec<Row> = group
+        .iter()
+        .zip(&fields)
+        .map(|(item, fields)| {
+            let mut values = String::new();
+            for (i, column) in columns.iter().enumerate() {
+                if i > 0 {
+                    values.push(' ');
+                }
+                match fields.iter().find(|m| (m.key.as_str(), m.unit) == *column) {
+                    Some(m) => write_number(&mut values, m.value),
+                    None => values.push('-'),
+                }
+            }
+            Row {
+                name: cell(item.name.as_str()),
+                profile: cell(&item.profile),
+                condition: item.condition,
+                available: item.units().available,
+                values,
+                ids: vec![*item],
+            }
+        })
+        .collect();
+    // Like items next to each other (then by id), and merged into the first of them.
+    rows.sort_by(|a, b| a.likeness().cmp(&b.likeness()).then(a.ids[0].id.0.cmp(&b.ids[0].id.0)));
+    let mut merged: Vec<Row> = Vec::with_capacity(rows.len());
+    for row in rows {
+        match merged.last_mut() {
+            Some(last) if levers.like_items_together && last.likeness() == row.likeness() => {
+                last.ids.extend(row.ids);
+            }
+            _ => merged.push(row),
+        }
+    }
+    let mut above: Option<(&str, &str)> = None;
+    for row in &merged {
+        out.push('\n');
+        for (i, item) in row.ids.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            let _ = write!(out, "{}", item.id);
+        }
+        out.push_str(condition_code(row.condition));
+        if row.available > 1 {
+            let _ = write!(out, "x{}", row.available);
+        }
+        // `ids name`: a space costs nothing (the name's first word takes it), a separator a token per row.
+        out.push(' ');
+        if levers.ditto && above == Some((row.name.as_str(), row.profile.as_str())) {
+            out.push('^');
+        } else {
+            out.push_str(&row.name);
+            out.push('|');
+            out.push_str(&row.profile);
+        }
+        if !columns.is_empty() {
+            out.push('|');
+            out.push_str(&row.values);
+        }
+        above = Some((&row.name, &row.profile));
+    }
 }
 
 /// The condition's letter in the listing; `good`, the most common, has none.
@@ -201,10 +318,12 @@ mod tests {
         pub units: u32,
     }
 
-    /// Reads a `list_inventory` output back; lines that do not parse are skipped.
+    /// Reads a `list_inventory` output back, one line per item (a row of like items gives one per id); rows that
+    /// do not parse are skipped.
     pub fn parse_inventory(output: &str) -> Vec<InventoryLine> {
         let mut item_type = String::new();
         let mut columns: Vec<(String, String)> = Vec::new();
+        let mut above = (String::new(), String::new());
         let mut out = Vec::new();
         for line in output.lines().skip(1) {
             if let Some(header) = line.strip_prefix('#') {
@@ -215,38 +334,45 @@ mod tests {
                     .collect();
                 continue;
             }
-            let cols: Vec<&str> = line.split('|').collect();
-            let values: Vec<&str> = match (cols.len(), columns.len()) {
-                (2, 0) => Vec::new(),
-                (3, n) if n > 0 => cols[2].split(' ').collect(),
+            let Some((ids, rest)) = line.split_once(' ') else { continue };
+            let cols: Vec<&str> = rest.split('|').collect();
+            let (name, profile, values) = match (cols.as_slice(), columns.is_empty()) {
+                (["^"], true) => (above.0.clone(), above.1.clone(), ""),
+                (["^", values], false) => (above.0.clone(), above.1.clone(), *values),
+                ([name, profile], true) => (name.to_string(), profile.to_string(), ""),
+                ([name, profile, values], false) => (name.to_string(), profile.to_string(), *values),
                 _ => continue,
             };
-            let Some((id, name)) = cols[0].split_once(' ') else { continue };
+            above = (name.clone(), profile.clone());
+            let values: Vec<&str> = if columns.is_empty() { Vec::new() } else { values.split(' ').collect() };
             if values.len() != columns.len() {
                 continue;
             }
-            let (id, units) = match id.split_once('x') {
-                Some((id, n)) => (id, n.parse().unwrap_or(0)),
-                None => (id, 1),
+            let (ids, units) = match ids.split_once('x') {
+                Some((ids, n)) => (ids, n.parse().unwrap_or(0)),
+                None => (ids, 1),
             };
-            let digits = id.trim_end_matches(|c: char| c.is_ascii_alphabetic());
-            let condition = Condition::ALL.iter().copied().find(|c| condition_code(*c) == &id[digits.len()..]);
-            let (Ok(id), Some(condition)) = (digits.parse(), condition) else { continue };
-            let fields = columns
+            let code_at = ids.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(ids.len());
+            let condition = Condition::ALL.iter().copied().find(|c| condition_code(*c) == &ids[code_at..]);
+            let Some(condition) = condition else { continue };
+            let fields: Vec<(String, Quantity)> = columns
                 .iter()
-                .zip(values)
-                .filter(|(_, v)| *v != "-")
+                .zip(&values)
+                .filter(|(_, v)| **v != "-")
                 .filter_map(|((k, u), v)| Some((k.clone(), units::normalise(v.parse().ok()?, u).ok()?)))
                 .collect();
-            out.push(InventoryLine {
-                id,
-                name: name.to_owned(),
-                item_type: item_type.clone(),
-                condition,
-                profile: cols[1].to_owned(),
-                fields,
-                units,
-            });
+            for id in ids[..code_at].split(',') {
+                let Ok(id) = id.parse() else { continue };
+                out.push(InventoryLine {
+                    id,
+                    name: name.clone(),
+                    item_type: item_type.clone(),
+                    condition,
+                    profile: profile.clone(),
+                    fields: fields.clone(),
+                    units,
+                });
+            }
         }
         out
     }
@@ -308,7 +434,7 @@ mod tests {
     use trove_domain::item::{
         Fault, Intent, ItemName, ItemType, Measurement, MeasurementSource, NewItem, TestDone, TestResult,
     };
-    use trove_domain::template::{NewTemplate, requirement};
+    use trove_domain::template::{FieldBound, NewTemplate, requirement};
     use trove_domain::{ItemId, TemplateId};
 
     fn item(id: i64, name: &str, item_type: &str) -> Item {
@@ -331,6 +457,20 @@ mod tests {
         items.iter().map(ItemLine::from).collect()
     }
 
+    /// A catalogue of one template taking any item of `types`, whatever its condition and fields.
+    fn taking(types: &[&str]) -> Vec<Template> {
+        let reqs = types.iter().map(|t| requirement(t, "any", &[t], None, false, vec![]).unwrap()).collect();
+        vec![NewTemplate::new("Anything", "Use it.", "an hour", &[], reqs).unwrap().with_id(TemplateId(1))]
+    }
+
+    /// The listing of `items` under a catalogue taking every type among them.
+    fn listed(items: &[Item]) -> String {
+        let mut types: Vec<&str> = items.iter().map(|i| i.item_type.as_str()).collect();
+        types.sort_unstable();
+        types.dedup();
+        inventory_output(&lines(items), &taking(&types))
+    }
+
     #[test]
     fn inventory_round_trips_and_groups_by_type_and_condition() {
         let mut pi = item(1, "Pi", "single_board_computer");
@@ -344,13 +484,13 @@ mod tests {
         good.quantity = 10;
         good.units_held = 4;
         let items = [good, pi, worn, item(2, "Cell B", "lithium_cell")];
-        let out = inventory_output(&lines(&items));
+        let out = listed(&items);
         assert_eq!(
             out.lines().skip(1).collect::<Vec<_>>(),
             vec![
                 "#lithium_cell|capacity mAh|voltage V",
-                "2L Cell B|Brand   Model line two|3400 3.7",
                 "3x6 Cell A|Brand   Model line two|3400 3.7",
+                "2L Cell B|Brand   Model line two|3400 3.7",
                 "4F Cell D|Brand   Model line two|- 3.7",
                 "#single_board_computer",
                 "1L Pi|Brand   Model line two",
@@ -362,8 +502,8 @@ mod tests {
         assert_eq!(
             summary,
             vec![
-                (2, "lithium_cell", Condition::LikeNew, 2),
                 (3, "lithium_cell", Condition::Good, 2),
+                (2, "lithium_cell", Condition::LikeNew, 2),
                 (4, "lithium_cell", Condition::Fair, 1),
                 (1, "single_board_computer", Condition::LikeNew, 0),
             ]
@@ -371,8 +511,8 @@ mod tests {
         assert_eq!(back[0].fields[0].0, "capacity");
         assert_eq!(back[0].fields[0].1, Quantity { value: 3400.0, unit: Unit::MilliampHour });
         assert_eq!(back[2].fields, vec![("voltage".to_owned(), Quantity { value: 3.7, unit: Unit::Volt })]);
-        assert_eq!(back.iter().map(|l| l.units).collect::<Vec<_>>(), [1, 6, 1, 1]);
-        assert_eq!(back[0].name, "Cell B");
+        assert_eq!(back.iter().map(|l| l.units).collect::<Vec<_>>(), [6, 1, 1, 1]);
+        assert_eq!(back[1].name, "Cell B");
         assert_eq!(back[0].profile, "Brand   Model line two");
     }
 
@@ -383,11 +523,12 @@ mod tests {
         let mut other = item(8, "Other pack", "battery_pack");
         other.measurements =
             vec![Measurement::new("capacity", 99.0, "Wh", pack.created_at, MeasurementSource::Label).unwrap()];
-        let out = inventory_output(&lines(&[pack, other]));
+        let out = listed(&[pack, other]);
         assert_eq!(out.lines().nth(1), Some("#battery_pack|capacity Wh|capacity mAh"), "{out}");
         let back = parse_inventory(&out);
-        assert_eq!(back[0].fields, vec![("capacity".to_owned(), Quantity { value: 3400.0, unit: Unit::MilliampHour })]);
-        assert_eq!(back[1].fields, vec![("capacity".to_owned(), Quantity { value: 99.0, unit: Unit::WattHour })]);
+        // Rows in name order: "Other pack" first.
+        assert_eq!(back[0].fields, vec![("capacity".to_owned(), Quantity { value: 99.0, unit: Unit::WattHour })]);
+        assert_eq!(back[1].fields, vec![("capacity".to_owned(), Quantity { value: 3400.0, unit: Unit::MilliampHour })]);
     }
 
     #[test]
@@ -400,9 +541,80 @@ mod tests {
             .collect();
         let current: Vec<(&str, f64)> = cell.current_fields().iter().map(|(k, m)| (k.as_str(), m.value)).collect();
         assert_eq!(current, vec![("capacity", 3000.0)], "the later recorded of two at the same time");
-        let listed: Vec<(&str, f64)> = cell.current_measurements().iter().map(|m| (m.key.as_str(), m.value)).collect();
-        assert_eq!(listed, current);
-        assert!(inventory_output(&lines(&[cell])).ends_with("|3000"));
+        let shown: Vec<(&str, f64)> = cell.current_measurements().iter().map(|m| (m.key.as_str(), m.value)).collect();
+        assert_eq!(shown, current);
+        assert!(listed(&[cell]).ends_with("|3000"));
+    }
+
+    #[test]
+    fn like_items_share_a_row_and_a_repeated_name_is_written_once() {
+        let cells: Vec<Item> = [5, 9, 6].iter().map(|id| item(*id, "Cell", "lithium_cell")).collect();
+        let mut worn = item(7, "Cell", "lithium_cell");
+        worn.condition = Condition::Fair;
+        let mut stock = item(8, "Cell", "lithium_cell");
+        stock.quantity = 4;
+        let mut other = item(3, "Cell", "lithium_cell");
+        other.profile = "another brand".into();
+        let items: Vec<Item> = cells.into_iter().chain([worn, stock, other]).collect();
+        let out = listed(&items);
+        assert_eq!(
+            out.lines().skip(1).collect::<Vec<_>>(),
+            vec![
+                "#lithium_cell|capacity mAh|voltage V",
+                "7F Cell|Brand   Model line two|3400 3.7",
+                "5,6,9L ^|3400 3.7",
+                "8Lx4 ^|3400 3.7",
+                "3L Cell|another brand|3400 3.7",
+            ],
+            "{out}"
+        );
+        let back = parse_inventory(&out);
+        let ids: Vec<(i64, Condition, u32, &str)> =
+            back.iter().map(|l| (l.id, l.condition, l.units, l.profile.as_str())).collect();
+        let profile = "Brand   Model line two";
+        assert_eq!(
+            ids,
+            vec![
+                (7, Condition::Fair, 1, profile),
+                (5, Condition::LikeNew, 1, profile),
+                (6, Condition::LikeNew, 1, profile),
+                (9, Condition::LikeNew, 1, profile),
+                (8, Condition::LikeNew, 4, profile),
+                (3, Condition::LikeNew, 1, "another brand"),
+            ]
+        );
+        assert!(back.iter().all(|l| l.name == "Cell" && l.fields.len() == 2), "{back:?}");
+    }
+
+    #[test]
+    fn only_items_some_requirement_may_take_are_listed() {
+        let bound = FieldBound::new("capacity", Some(3000.0), None, "mAh").unwrap();
+        let cell = requirement("cell", "a cell", &["lithium_cell"], Some(Condition::Fair), false, vec![bound]);
+        let board = requirement("board", "a board", &["single_board_computer"], None, false, vec![]);
+        let template = NewTemplate::new("Light", "Light up.", "an hour", &[], vec![cell.unwrap(), board.unwrap()]);
+        let catalogue = vec![template.unwrap().with_id(TemplateId(1))];
+        let fits = item(1, "Good cell", "lithium_cell");
+        let mut poor = item(2, "Poor cell", "lithium_cell");
+        poor.condition = Condition::Poor;
+        let mut weak = item(3, "Weak cell", "lithium_cell");
+        weak.measurements.retain(|m| m.key.as_str() == "voltage");
+        weak.measurements
+            .push(Measurement::new("capacity", 2.0, "Ah", weak.created_at, MeasurementSource::Test).unwrap());
+        let mut unmeasured = item(4, "Unmeasured cell", "lithium_cell");
+        unmeasured.measurements.clear();
+        // A major fault is not on the line: only its details tell, so the item stays listed.
+        let mut faulty = item(5, "Faulty cell", "lithium_cell");
+        faulty.faults = vec![Fault::new("swollen", Severity::Major).unwrap()];
+        let lamp = item(6, "Lamp", "lamp");
+        let pi = item(7, "Pi", "single_board_computer");
+        let all = [fits, poor, weak, unmeasured, faulty, lamp, pi];
+        let ids: Vec<i64> = parse_inventory(&inventory_output(&lines(&all), &catalogue)).iter().map(|l| l.id).collect();
+        assert_eq!(ids, vec![5, 1, 7]);
+        // Nothing is listed for a household without templates: no build can use anything.
+        assert_eq!(inventory_output(&lines(&all), &[]).lines().count(), 1);
+        // With every lever off, every item given is listed.
+        let every = inventory_output_with(&lines(&all), &catalogue, Levers::NONE);
+        assert_eq!(parse_inventory(&every).len(), all.len());
     }
 
     #[test]

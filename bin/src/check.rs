@@ -261,8 +261,11 @@ impl Checker<'_> {
     /// context too small for real proposals: a refusal for its length, or fewer tokens read than were sent.
     async fn context(&self) -> anyhow::Result<Verdict> {
         let lines = self.app.store.lines(self.household).await?;
-        let buildable: Vec<_> = lines.iter().filter(|l| l.is_buildable()).collect();
-        let listing = trove_application::tools::inventory_output(buildable.iter().copied());
+        let templates = trove_application::ports::TemplateRepo::list(self.app.store.as_ref(), self.household).await?;
+        let buildable = lines.iter().filter(|l| l.is_buildable());
+        let listing = trove_application::tools::inventory_output(buildable.clone(), &templates);
+        let takers = trove_application::tools::Takers::of(&templates);
+        let listed = buildable.filter(|l| takers.may_take(l)).count();
         // About four characters a token: a rough count, enough to tell a whole read from a cut one.
         let sent = (listing.len() as u64 / 4).max(1);
         let request = ModelRequest {
@@ -276,7 +279,7 @@ impl Checker<'_> {
             include_search_results: false,
             household: None,
         };
-        Ok(context_verdict(&self.call(&request).await?, sent, buildable.len()))
+        Ok(context_verdict(&self.call(&request).await?, sent, listed))
     }
 
     /// A strict function tool: the model calls it once, then its call (with its reasoning) is replayed with the

@@ -25,7 +25,10 @@ pub mod names {
     pub const MODEL_API_KEY: &str = "MODEL_API_KEY";
     pub const MODEL_NAME: &str = "MODEL_NAME";
     pub const MODEL_TRANSCRIBE_MODEL: &str = "MODEL_TRANSCRIBE_MODEL";
+    pub const MODEL_IDLE_TIMEOUT_SECS: &str = "MODEL_IDLE_TIMEOUT_SECS";
+    /// The older name of `MODEL_IDLE_TIMEOUT_SECS`, still read.
     pub const MODEL_TIMEOUT_SECS: &str = "MODEL_TIMEOUT_SECS";
+    pub const MODEL_STREAM: &str = "MODEL_STREAM";
     pub const MODEL_STRICT_TOOLS: &str = "MODEL_STRICT_TOOLS";
     pub const MODEL_SEND_MAX_TOOL_CALLS: &str = "MODEL_SEND_MAX_TOOL_CALLS";
     pub const MODEL_REPLAY_REASONING: &str = "MODEL_REPLAY_REASONING";
@@ -87,8 +90,11 @@ pub struct Config {
     pub model_name: String,
     /// `MODEL_TRANSCRIBE_MODEL` (default: the provider's speech-to-text model).
     pub model_transcribe_model: String,
-    /// `MODEL_TIMEOUT_SECS`: one request's timeout.
-    pub model_timeout: Duration,
+    /// `MODEL_IDLE_TIMEOUT_SECS` (or its older name `MODEL_TIMEOUT_SECS`): the longest wait for the next byte of
+    /// an answer; a long answer that keeps coming is never cut.
+    pub model_idle_timeout: Duration,
+    /// `MODEL_STREAM`: ask for answers as server-sent events (default on).
+    pub model_stream: bool,
     /// `MODEL_STRICT_TOOLS`: send `strict: true` on function tools (unconfirmed on Meta, so switchable).
     pub model_strict_tools: bool,
     /// `MODEL_SEND_MAX_TOOL_CALLS`: send `max_tool_calls` (unconfirmed on Meta, so switchable; default: whether
@@ -340,14 +346,18 @@ impl Config {
                 MicroUsd::parse_usd(&v).with_context(|| format!("{SPEND_MONTHLY_LIMIT_USD}={v:?} is not an amount"))
             })
             .transpose()?;
-        let timeout = match get(MODEL_TIMEOUT_SECS) {
-            None => 120,
+        let (timeout_name, timeout) = match get(MODEL_IDLE_TIMEOUT_SECS) {
+            Some(v) => (MODEL_IDLE_TIMEOUT_SECS, Some(v)),
+            None => (MODEL_TIMEOUT_SECS, get(MODEL_TIMEOUT_SECS)),
+        };
+        let timeout = match timeout {
+            None => 60,
             Some(v) => v
                 .trim()
                 .parse::<u64>()
                 .ok()
                 .filter(|n| *n > 0)
-                .with_context(|| format!("{MODEL_TIMEOUT_SECS}={v:?} must be a positive whole number"))?,
+                .with_context(|| format!("{timeout_name}={v:?} must be a positive whole number"))?,
         };
         let database_url = get(DATABASE_URL);
         if let Some(url) = &database_url
@@ -412,7 +422,8 @@ impl Config {
             model_api_key: get(MODEL_API_KEY),
             model_name,
             model_transcribe_model: get(MODEL_TRANSCRIBE_MODEL).unwrap_or_else(|| profile.transcribe_model.into()),
-            model_timeout: Duration::from_secs(timeout),
+            model_idle_timeout: Duration::from_secs(timeout),
+            model_stream: switch(MODEL_STREAM, true)?,
             // A server of one's own takes `strict` only if it implements it: off unless switched on.
             model_strict_tools: switch(MODEL_STRICT_TOOLS, provider != Provider::Compatible)?,
             model_send_max_tool_calls: switch(MODEL_SEND_MAX_TOOL_CALLS, profile.max_tool_calls)?,
@@ -444,7 +455,8 @@ impl Config {
         let mut c = ModelApiConfig::for_provider(self.model_provider, key).with_base_url(self.model_api_url.clone());
         c.model.clone_from(&self.model_name);
         c.transcribe_model.clone_from(&self.model_transcribe_model);
-        c.request_timeout = self.model_timeout;
+        c.idle_timeout = self.model_idle_timeout;
+        c.stream = self.model_stream;
         c.strict_tools = self.model_strict_tools;
         c.send_max_tool_calls = self.model_send_max_tool_calls;
         c.replay_reasoning = self.model_replay_reasoning;

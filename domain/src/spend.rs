@@ -133,20 +133,34 @@ pub enum CallOutcome {
     /// The call answered something the use case could read.
     #[default]
     Ok,
-    /// The call failed (an error status after retries, no answer, an unusable or refused answer).
+    /// The call failed (an error status after retries, an unusable, failed or refused answer).
     Failed,
+    /// The call was sent and no whole answer came back (it timed out, or the connection broke): what it cost is
+    /// an estimate, its input from what was sent and its output from what had streamed back.
+    Unanswered,
 }
 
 impl CallOutcome {
     /// Every outcome, in order.
-    pub const ALL: [CallOutcome; 2] = [CallOutcome::Ok, CallOutcome::Failed];
+    pub const ALL: [CallOutcome; 3] = [CallOutcome::Ok, CallOutcome::Failed, CallOutcome::Unanswered];
 
-    /// The outcome's word, as stored and shown ("ok", "failed").
+    /// The outcome's word, as stored and shown ("ok", "failed", "unanswered").
     pub fn as_str(self) -> &'static str {
         match self {
             CallOutcome::Ok => "ok",
             CallOutcome::Failed => "failed",
+            CallOutcome::Unanswered => "unanswered",
         }
+    }
+
+    /// Whether the call gave no usable answer (failed, or no answer at all).
+    pub fn is_failure(self) -> bool {
+        self != CallOutcome::Ok
+    }
+
+    /// Whether the entry's tokens are an estimate rather than the provider's count.
+    pub fn is_estimate(self) -> bool {
+        self == CallOutcome::Unanswered
     }
 
     /// The outcome of a word written by [`CallOutcome::as_str`].

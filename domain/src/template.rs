@@ -2,7 +2,7 @@
 //! sees.
 
 use crate::ids::TemplateId;
-use crate::item::{Condition, FieldKey, Item, ItemType, Severity};
+use crate::item::{Condition, FieldKey, Item, ItemLine, ItemType, Severity};
 use crate::text::{self, ControlCharacter, Lines};
 use crate::units::{self, Quantity, Unit, format_number};
 use serde::{Deserialize, Serialize};
@@ -193,7 +193,56 @@ impl Facts for ItemFacts<'_, '_> {
     }
 }
 
+/// A listed item's facts for a requirement: a line carries no faults, so none is known to disqualify it.
+struct LineFacts<'r, 'i> {
+    requirement: &'r Requirement,
+    line: &'i ItemLine,
+}
+
+impl Facts for LineFacts<'_, '_> {
+    fn type_accepted(&self) -> bool {
+        self.requirement.item_types.contains(&self.line.item_type)
+    }
+
+    fn condition(&self) -> Condition {
+        self.line.condition
+    }
+
+    fn has_fault(&self, _severities: &[Severity]) -> bool {
+        false
+    }
+
+    fn field(&self, n: usize) -> Option<Quantity> {
+        self.line.field(self.requirement.fields[n].key.as_str())
+    }
+}
+
 impl Requirement {
+    /// The machine check on what a listing shows of an item (type, condition, fields; its faults are not read):
+    /// `false` only for an item the check refuses whatever its faults, so an item no requirement of the
+    /// catalogue may take can be left out of `list_inventory` (no build can use it), and one it may take is
+    /// never left out.
+    ///
+    /// ```
+    /// use trove_domain::item::{Condition, Intent, ItemLine, ItemName, ItemType, NewItem};
+    /// use trove_domain::template::requirement;
+    /// use trove_domain::{ItemId, Timestamp};
+    ///
+    /// let board = requirement("board", "a board", &["single_board_computer"], Some(Condition::Good), false, vec![]);
+    /// let board = board.unwrap();
+    /// let line = |item_type, condition| {
+    ///     let name = ItemName::new("Raspberry Pi 4").unwrap();
+    ///     let item = NewItem::new(name, ItemType::new(item_type).unwrap(), String::new(), condition, Intent::Keep);
+    ///     ItemLine::from(&item.stored(ItemId(1), Timestamp::default()))
+    /// };
+    /// assert!(board.may_fit(&line("single_board_computer", Condition::Good)));
+    /// assert!(!board.may_fit(&line("single_board_computer", Condition::Poor)));
+    /// assert!(!board.may_fit(&line("monitor", Condition::New)));
+    /// ```
+    pub fn may_fit(&self, line: &ItemLine) -> bool {
+        self.first_miss(&LineFacts { requirement: self, line }).is_none()
+    }
+
     /// The machine check: does `item` meet this requirement? Buildability is a separate rule
     /// ([`Item::buildable`]); this only looks at type, condition, faults and fields.
     ///

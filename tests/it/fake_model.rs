@@ -87,9 +87,15 @@ pub fn settings(server: &MockServer) -> Vec<(&'static str, String)> {
     vec![("MODEL_API_KEY", "test-key".to_owned()), ("MODEL_API_URL", server.uri())]
 }
 
-/// True when the request's input holds a function call output (a later step of the loop).
+/// True when the request's input holds the output of a call the model made (a later step of the loop; the
+/// listing and the catalogue answered before the first step do not count).
 pub fn has_tool_outputs(body: &Value) -> bool {
-    body["input"].as_array().is_some_and(|items| items.iter().any(|i| i["type"] == "function_call_output"))
+    let answered_first = [trove_application::propose::LISTED_CALL_ID, trove_application::propose::CATALOGUED_CALL_ID];
+    body["input"].as_array().is_some_and(|items| {
+        items
+            .iter()
+            .any(|i| i["type"] == "function_call_output" && !answered_first.iter().any(|id| i["call_id"] == *id))
+    })
 }
 
 /// The output of the tool call `call_id` in the request's input.

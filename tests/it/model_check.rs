@@ -84,7 +84,7 @@ async fn every_capability_of_meta_is_checked_and_recorded() {
     let bodies = seen.bodies();
     assert_eq!(bodies.len(), 5);
     // The listing's call carries this household's listing, as `list_inventory` answers a proposal.
-    assert!(bodies[4]["input"].to_string().contains("buildable items"), "{}", bodies[4]);
+    assert!(bodies[4]["input"].to_string().contains("items a build may use"), "{}", bodies[4]);
     // The function call is replayed with its reasoning, and the strict tool asked for the reasoning back.
     assert_eq!(bodies[1]["include"], json!(["reasoning.encrypted_content"]));
     assert_eq!(bodies[1]["tools"][0]["strict"], json!(true));
@@ -139,7 +139,7 @@ async fn a_server_of_your_own_is_not_asked_for_what_it_does_not_offer() {
 async fn a_context_too_small_for_this_households_listing_is_found_and_its_setting_named() {
     // Ollama at its default context: it reads 4,096 tokens of a long prompt and says nothing of the rest.
     let (server, _) = fake_api(|body, n| {
-        if body["input"].to_string().contains("buildable items") {
+        if body["input"].to_string().contains("items a build may use") {
             ResponseTemplate::new(200).set_body_json(response(vec![message("OK", &[])], 4_096, 1))
         } else {
             capable(body, n)

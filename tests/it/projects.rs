@@ -266,12 +266,34 @@ async fn the_loop_against_a_fake_model_writes_only_what_the_rules_keep(db: Db) {
     assert_eq!(bodies[0]["model"], "muse-spark-1.3");
     assert_eq!(bodies[0]["store"], false);
     assert_eq!(bodies[0]["tools"].as_array().unwrap().len(), 3);
-    assert!(bodies[0]["input"][0]["content"][0]["text"].as_str().unwrap().contains("something for the kids"));
+    // The listing and the catalogue are answered first, then comes the wish: a prefix the same from one proposal
+    // to the next.
+    let opening: Vec<(&str, &str)> = bodies[0]["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["type"].as_str().unwrap_or("message"), i["call_id"].as_str().unwrap_or_default()))
+        .collect();
+    assert_eq!(
+        opening,
+        vec![
+            ("function_call", "call_list_inventory"),
+            ("function_call_output", "call_list_inventory"),
+            ("function_call", "call_template_catalog"),
+            ("function_call_output", "call_template_catalog"),
+            ("message", ""),
+        ]
+    );
+    assert!(bodies[0]["input"][4]["content"][0]["text"].as_str().unwrap().contains("something for the kids"));
     let replayed: Vec<&str> =
         bodies[1]["input"].as_array().unwrap().iter().map(|i| i["type"].as_str().unwrap_or("message")).collect();
     assert_eq!(
         replayed,
         vec![
+            "function_call",
+            "function_call_output",
+            "function_call",
+            "function_call_output",
             "message",
             "function_call",
             "function_call",

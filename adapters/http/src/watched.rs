@@ -46,6 +46,7 @@ pub fn progress_event(event: &Progress) -> Event {
         Progress::Step { number, max, tools } => ("step", json!({ "number": number, "max": max, "tools": tools })),
         Progress::Tool { name, output_bytes } => ("tool", json!({ "name": name, "output_bytes": output_bytes })),
         Progress::Searching { max_searches } => ("searching", json!({ "max_searches": max_searches })),
+        Progress::Writing { output_tokens } => ("writing", json!({ "output_tokens": output_tokens })),
     };
     Event::message(data.to_string()).event_type(name)
 }

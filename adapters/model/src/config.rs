@@ -28,8 +28,11 @@ pub struct ModelApiConfig {
     pub model: String,
     /// The model of `/asr/transcribe`.
     pub transcribe_model: String,
-    /// The limit of one attempt, from sending to the last byte of the answer. Reasoning takes time: be generous.
-    pub request_timeout: Duration,
+    /// The longest wait for the next byte of an answer (`MODEL_IDLE_TIMEOUT_SECS`): an answer streams as it is
+    /// written, so a long one that keeps coming is never cut, and a stalled one is found within this.
+    pub idle_timeout: Duration,
+    /// Ask for the answer as a stream of server-sent events (`MODEL_STREAM`, on by default).
+    pub stream: bool,
     /// Attempts in all, the first included (at least one is always made).
     pub max_attempts: u32,
     /// The first retry waits about this long; each further retry doubles it.
@@ -65,7 +68,8 @@ impl ModelApiConfig {
             api_key: api_key.into(),
             model: profile.model.to_owned(),
             transcribe_model: profile.transcribe_model.to_owned(),
-            request_timeout: Duration::from_secs(300),
+            idle_timeout: Duration::from_secs(60),
+            stream: true,
             max_attempts: 5,
             backoff_base: Duration::from_millis(500),
             backoff_cap: Duration::from_secs(8),
@@ -98,7 +102,8 @@ impl fmt::Debug for ModelApiConfig {
             .field("api_key", &"<redacted>")
             .field("model", &self.model)
             .field("transcribe_model", &self.transcribe_model)
-            .field("request_timeout", &self.request_timeout)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("stream", &self.stream)
             .field("max_attempts", &self.max_attempts)
             .field("backoff_base", &self.backoff_base)
             .field("backoff_cap", &self.backoff_cap)

@@ -11,6 +11,7 @@ pub mod profile;
 mod request;
 mod response;
 mod retry;
+mod stream;
 pub mod wav;
 
 pub use config::{DEFAULT_BASE_URL, DEFAULT_MODEL, DEFAULT_TRANSCRIBE_MODEL, ModelApiConfig};
@@ -24,7 +25,8 @@ use serde::Deserialize;
 use std::error::Error as _;
 use std::time::Duration;
 use trove_application::ports::model::{
-    Capabilities, Capability, ModelError, ModelPort, ModelRequest, ModelResponse, Transcript,
+    Attempt, CallWatch, Capabilities, Capability, ModelError, ModelPort, ModelRequest, ModelResponse, Streamed,
+    Transcript,
 };
 use trove_domain::spend::{CallKind, Usage};
 
@@ -39,14 +41,21 @@ pub struct ModelApi {
 /// Why one attempt failed, before deciding whether to try again.
 #[derive(Debug)]
 enum Failure {
-    /// The provider answered with an error status.
+    /// The provider answered with an error status (nothing was billed).
     Status { status: StatusCode, message: String, out_of_quota: bool, retry_after: Option<Duration> },
     /// A `200` that is a failed response of the kind that may succeed later (`server_error`,
-    /// `rate_limit_exceeded`); its body is kept, to be read as the failure should no attempt be left.
+    /// `rate_limit_exceeded`); its body is kept, to be read as the failure should no attempt be left, and its
+    /// usage was billed.
     FailedAnswer { message: String, body: Vec<u8> },
-    /// No (complete) answer: timeout, refused connection, broken body.
-    Transport(String),
+    /// The request never reached the provider (no connection): nothing was billed.
+    Unreached(String),
+    /// The request was sent and no whole answer came back (no byte for the idle timeout, a broken connection or
+    /// stream, an `error` event): it may have been billed, for its input and what had streamed back.
+    Unanswered { reason: String, output_tokens: u64 },
 }
+
+/// Output tokens streamed between two progress reports, about.
+const PROGRESS_STEP: u64 = 50;
 
 /// The answer of `/asr/transcribe`; `sessionId` and `turns` are not needed.
 #[derive(Debug, Deserialize)]
@@ -73,14 +82,15 @@ struct WireAudioUsage {
 }
 
 impl ModelApi {
-    /// A client for `config`. Each attempt is limited to `config.request_timeout`.
+    /// A client for `config`. No attempt has a total time limit, since a long answer is not a failure: every
+    /// read waits at most `config.idle_timeout` for its next byte.
     ///
     /// # Errors
     /// When the HTTP client cannot be built (its TLS setup failed).
     pub fn new(config: ModelApiConfig) -> anyhow::Result<Self> {
         let client = reqwest::Client::builder()
-            .timeout(config.request_timeout)
-            .connect_timeout(config.request_timeout.min(Duration::from_secs(30)))
+            .read_timeout(config.idle_timeout)
+            .connect_timeout(config.idle_timeout.min(Duration::from_secs(30)))
             .user_agent(concat!("trove/", env!("CARGO_PKG_VERSION")))
             .build()
             .context("could not build the http client of the model api")?;
@@ -96,14 +106,23 @@ impl ModelApi {
     /// successful answer. `build` is called once per attempt because a multipart body cannot be sent twice.
     /// `retry_answer` says when a `200` body is itself a failure worth another attempt (a failed response); the
     /// body of the last attempt is answered all the same, for the caller to read as the failure it is.
+    ///
+    /// Error statuses and requests that never reached the provider cost nothing and are tried again up to
+    /// `max_attempts`, after a backoff or the provider's `Retry-After`. An attempt that reached the provider and
+    /// gave no usable answer (a failed answer, no byte for the idle timeout, a broken stream) may have been
+    /// billed: it is tried again at most once, and the call's watch is told of it with what it cost (the failed
+    /// answer's usage, or `input_estimate` and the output that had streamed back, marked as an estimate).
     async fn send(
         &self,
         what: &str,
         build: impl Fn() -> RequestBuilder,
         retry_answer: impl Fn(&[u8]) -> Option<String>,
+        input_estimate: u64,
     ) -> Result<Vec<u8>, ModelError> {
+        let watch = trove_application::ports::model::watch();
         let attempts = self.config.max_attempts.max(1);
         let mut attempt = 0;
+        let mut reached_retries = 0;
         loop {
             let request = build();
             // A server of your own may need no key: then no `Authorization` header at all.
@@ -117,10 +136,10 @@ impl ModelApi {
                         .get(RETRY_AFTER)
                         .and_then(|v| v.to_str().ok())
                         .and_then(|v| retry::parse_retry_after(v, chrono::Utc::now()));
-                    match answer.bytes().await {
+                    match self.read_body(answer, watch.as_deref()).await {
                         Ok(body) if status.is_success() => match retry_answer(&body) {
-                            Some(message) => Failure::FailedAnswer { message, body: body.to_vec() },
-                            None => return Ok(body.to_vec()),
+                            Some(message) => Failure::FailedAnswer { message, body },
+                            None => return Ok(body),
                         },
                         Ok(body) => Failure::Status {
                             status,
@@ -128,18 +147,22 @@ impl ModelApi {
                             out_of_quota: response::out_of_quota(&body),
                             retry_after,
                         },
-                        Err(e) => Failure::Transport(describe(&e, &self.config)),
+                        Err(failure) => failure,
                     }
                 }
                 // A request that cannot even be built (a malformed base URL) fails the same way every time.
                 Err(e) if e.is_builder() => return Err(ModelError::Unreachable(describe(&e, &self.config))),
-                Err(e) => Failure::Transport(describe(&e, &self.config)),
+                Err(e) if e.is_connect() => Failure::Unreached(describe(&e, &self.config)),
+                Err(e) => Failure::Unanswered { reason: describe(&e, &self.config), output_tokens: 0 },
             };
+            let reached = matches!(failure, Failure::FailedAnswer { .. } | Failure::Unanswered { .. });
             let (retryable, retry_after) = match &failure {
                 // A 429 for an account out of quota is billing, not load: it fails at once.
                 Failure::Status { out_of_quota: true, .. } => (false, None),
                 Failure::Status { status, retry_after, .. } => (retry::is_retryable(status.as_u16()), *retry_after),
-                Failure::FailedAnswer { .. } | Failure::Transport(_) => (true, None),
+                Failure::Unreached(_) => (true, None),
+                // What reached the provider is sent again at most once: a retry is not free.
+                Failure::FailedAnswer { .. } | Failure::Unanswered { .. } => (reached_retries < 1, None),
             };
             attempt += 1;
             // A provider that asks to wait longer than a request may is told to the client as it is (never cut
@@ -161,11 +184,39 @@ impl ModelApi {
                         Err(ModelError::Http { status: status.as_u16(), message })
                     }
                     Failure::FailedAnswer { body, .. } => Ok(body),
-                    Failure::Transport(reason) if retryable && attempts > 1 => {
-                        Err(ModelError::Unreachable(format!("{reason} (after {attempts} attempts)")))
+                    Failure::Unreached(reason) if attempt > 1 => {
+                        Err(ModelError::Unreachable(format!("{reason} (after {attempt} attempts)")))
                     }
-                    Failure::Transport(reason) => Err(ModelError::Unreachable(reason)),
+                    Failure::Unreached(reason) => Err(ModelError::Unreachable(reason)),
+                    Failure::Unanswered { reason, output_tokens } => {
+                        let reason = if attempt > 1 { format!("{reason} (after {attempt} attempts)") } else { reason };
+                        let estimate = Usage { input_tokens: input_estimate, output_tokens, ..Usage::default() };
+                        Err(ModelError::Unanswered { reason, estimate })
+                    }
                 };
+            }
+            if reached {
+                reached_retries += 1;
+                let attempt = match &failure {
+                    Failure::FailedAnswer { message, body } => Attempt {
+                        usage: response::billed(body).unwrap_or_default(),
+                        estimated: false,
+                        reason: message.clone(),
+                    },
+                    Failure::Unanswered { reason, output_tokens } => Attempt {
+                        usage: Usage {
+                            input_tokens: input_estimate,
+                            output_tokens: *output_tokens,
+                            ..Usage::default()
+                        },
+                        estimated: true,
+                        reason: reason.clone(),
+                    },
+                    _ => unreachable!("only what reached the provider is counted"),
+                };
+                if let Some(watch) = &watch {
+                    watch.retried(attempt);
+                }
             }
             let delay = match retry_after {
                 Some(asked) => asked,
@@ -183,14 +234,77 @@ impl ModelApi {
                 ),
                 Failure::FailedAnswer { message, .. } => tracing::warn!(
                     call = what, attempt, of = attempts, %message, ?delay,
-                    "the model api answered a failed response; retrying"
+                    "the model api answered a failed response; retrying once"
                 ),
-                Failure::Transport(reason) => tracing::warn!(
+                Failure::Unreached(reason) => tracing::warn!(
                     call = what, attempt, of = attempts, %reason, ?delay,
                     "the model api could not be reached; retrying"
                 ),
+                Failure::Unanswered { reason, .. } => tracing::warn!(
+                    call = what, attempt, of = attempts, %reason, ?delay,
+                    "the model api gave no whole answer; retrying once"
+                ),
             }
             tokio::time::sleep(delay).await;
+        }
+    }
+
+    /// The body of an answer: whole, or, for a stream of server-sent events, the response its terminal event
+    /// carries, telling `watch` how much the model has written as the events come. Every read waits at most
+    /// the idle timeout for its next byte (the client's read timeout), however long the whole answer takes.
+    async fn read_body(
+        &self,
+        mut answer: reqwest::Response,
+        watch: Option<&dyn CallWatch>,
+    ) -> Result<Vec<u8>, Failure> {
+        let streamed = answer
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
+        if !streamed {
+            return answer
+                .bytes()
+                .await
+                .map(|b| b.to_vec())
+                .map_err(|e| Failure::Unanswered { reason: describe(&e, &self.config), output_tokens: 0 });
+        }
+        let mut events = stream::Events::default();
+        let mut told = 0;
+        loop {
+            let fed = match answer.chunk().await {
+                Ok(Some(chunk)) => events.feed(&chunk),
+                Ok(None) => {
+                    return Err(Failure::Unanswered {
+                        reason: "the answer's stream ended before the response was complete".into(),
+                        output_tokens: events.output_tokens(),
+                    });
+                }
+                Err(e) => {
+                    return Err(Failure::Unanswered {
+                        reason: describe(&e, &self.config),
+                        output_tokens: events.output_tokens(),
+                    });
+                }
+            };
+            match fed {
+                stream::Fed::More => {
+                    let written = events.output_tokens();
+                    if written >= told + PROGRESS_STEP {
+                        told = written;
+                        if let Some(watch) = watch {
+                            watch.streamed(Streamed { output_tokens: written });
+                        }
+                    }
+                }
+                stream::Fed::Done(body) => return Ok(body),
+                stream::Fed::Error(message) => {
+                    return Err(Failure::Unanswered {
+                        reason: format!("the answer's stream reported an error: {message}"),
+                        output_tokens: events.output_tokens(),
+                    });
+                }
+            }
         }
     }
 }
@@ -198,7 +312,7 @@ impl ModelApi {
 /// A transport error in words, with its causes (reqwest's own message rarely says what went wrong).
 fn describe(error: &reqwest::Error, config: &ModelApiConfig) -> String {
     if error.is_timeout() {
-        return format!("no answer within {:?}", config.request_timeout);
+        return format!("no byte came for {:?}", config.idle_timeout);
     }
     let mut text = error.to_string();
     let mut source = error.source();
@@ -239,6 +353,7 @@ impl ModelPort for ModelApi {
                 "responses",
                 || self.client.post(&url).header(CONTENT_TYPE, "application/json").body(body.clone()),
                 response::retryable_failure,
+                request.estimated_input_tokens(),
             )
             .await?;
         let response = response::parse(&answer)?;
@@ -288,6 +403,7 @@ impl ModelApi {
                     self.client.post(&url).multipart(form)
                 },
                 |_| None,
+                0,
             )
             .await?;
         // The audio was billed whatever the answer says: when it does not say how long, its own length is costed.
@@ -321,6 +437,7 @@ impl ModelApi {
                     self.client.post(&url).multipart(form)
                 },
                 |_| None,
+                0,
             )
             .await?;
         let billed = Usage { audio_ms: played, ..Usage::default() };

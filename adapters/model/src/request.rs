@@ -29,6 +29,8 @@ pub(crate) struct WireRequest<'a> {
     max_tool_calls: Option<u32>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     include: Vec<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream: Option<bool>,
 }
 
 #[derive(Debug, Serialize)]
@@ -157,6 +159,7 @@ pub(crate) fn build<'a>(config: &'a ModelApiConfig, request: &'a ModelRequest) -
         max_output_tokens: request.max_output_tokens,
         max_tool_calls: request.max_tool_calls.filter(|_| config.send_max_tool_calls),
         include,
+        stream: config.stream.then_some(true),
     })
 }
 
@@ -291,7 +294,8 @@ mod tests {
             "tools": [{"type": "function", "name": "t", "strict": true, "parameters": {}}],
             "store": false,
             "max_output_tokens": 100,
-            "include": ["reasoning.encrypted_content"]
+            "include": ["reasoning.encrypted_content"],
+            "stream": true
         });
         assert_eq!(body(&ModelApiConfig::new("k"), &r), want);
     }

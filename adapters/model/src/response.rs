@@ -175,7 +175,7 @@ fn failure_message(error: &WireError) -> String {
 
 /// The usage an unreadable `200` body still reports, read as leniently as it can be: its `usage` member and its
 /// searches. `None` when the body is not JSON or has no readable `usage`.
-fn billed(body: &[u8]) -> Option<Usage> {
+pub(crate) fn billed(body: &[u8]) -> Option<Usage> {
     let value: Value = serde_json::from_slice(body).ok()?;
     let wire = WireUsage::deserialize(value.get("usage")?).ok()?;
     Some(usage(wire, items(value.get("output")).iter().filter(|item| is_search(item)).count()))

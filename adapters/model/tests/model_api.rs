@@ -2,10 +2,12 @@
 //! retries, and error bodies.
 
 use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use trove_application::ports::model::{
-    ApproximateLocation, Capabilities, Citation, InputItem, ModelError, ModelPort, ModelRequest, OutputSchema,
-    OutputView, SearchContextSize, SearchPage, Tool, Transcript,
+    ApproximateLocation, Attempt, CallWatch, Capabilities, Citation, InputItem, ModelError, ModelPort, ModelRequest,
+    OutputSchema, OutputView, SearchContextSize, SearchPage, Streamed, Tool, Transcript, watching,
 };
 use trove_domain::spend::{CallKind, Usage};
 use trove_model::{ModelApi, ModelApiConfig, Provider};
@@ -18,10 +20,12 @@ fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
-/// Settings against `server`, with waits so short that no test sleeps for long.
+/// Settings against `server`, with waits so short that no test sleeps for long. Answers whole (not streamed),
+/// as the tests of the answer's shapes answer; the streaming tests switch it on.
 fn config(server: &MockServer) -> ModelApiConfig {
     ModelApiConfig {
-        request_timeout: Duration::from_secs(10),
+        idle_timeout: Duration::from_secs(10),
+        stream: false,
         backoff_base: ms(1),
         backoff_cap: ms(20),
         retry_after_cap: Duration::from_secs(5),
@@ -672,18 +676,27 @@ async fn other_client_errors_are_never_retried() {
 }
 
 #[tokio::test]
-async fn timeouts_are_retried_then_unreachable() {
+async fn a_stalled_answer_is_sent_again_once_then_unanswered_with_its_estimate() {
     let server = MockServer::start().await;
     responses()
         .respond_with(json_answer(&completed(json!([message("late")]))).set_delay(Duration::from_secs(3)))
-        .expect(3)
+        .expect(2)
         .mount(&server)
         .await;
-    let config = ModelApiConfig { request_timeout: Duration::from_secs(1), max_attempts: 3, ..config(&server) };
+    let config = ModelApiConfig { idle_timeout: Duration::from_secs(1), max_attempts: 5, ..config(&server) };
+    let request = proposal_request(vec![]);
+    let watch = Arc::new(Watched::default());
 
-    let err = api(config).respond(&proposal_request(vec![])).await.unwrap_err();
+    let err = watching(watch.clone(), api(config).respond(&request)).await.unwrap_err();
 
-    assert_eq!(err, ModelError::Unreachable("no answer within 1s (after 3 attempts)".into()));
+    // Sent twice, not five times: what reached the provider is retried once.
+    let estimate = Usage { input_tokens: request.estimated_input_tokens(), ..Usage::default() };
+    assert_eq!(err, ModelError::Unanswered { reason: "no byte came for 1s (after 2 attempts)".into(), estimate });
+    assert_eq!(err.usage(), Some(estimate));
+    let retried = watch.retried.lock().unwrap().clone();
+    assert_eq!(retried.len(), 1, "the first attempt is told to the ledger, the last is the error");
+    assert_eq!((retried[0].usage, retried[0].estimated), (estimate, true));
+    assert!(estimate.input_tokens > 100, "{estimate:?}");
 }
 
 #[tokio::test]
@@ -696,7 +709,7 @@ async fn a_timeout_then_an_answer_succeeds() {
         .mount(&server)
         .await;
     responses().respond_with(json_answer(&completed(json!([message("ok")])))).expect(1).mount(&server).await;
-    let config = ModelApiConfig { request_timeout: Duration::from_secs(1), ..config(&server) };
+    let config = ModelApiConfig { idle_timeout: Duration::from_secs(1), ..config(&server) };
 
     let answer = api(config).respond(&proposal_request(vec![])).await.unwrap();
 
@@ -995,14 +1008,18 @@ async fn a_failed_response_of_the_providers_making_is_retried() {
 }
 
 #[tokio::test]
-async fn a_failed_response_is_retried_up_to_max_attempts_then_read_as_failed() {
+async fn a_failed_response_is_retried_once_then_read_as_failed() {
     let server = MockServer::start().await;
-    responses().respond_with(json_answer(&failed_answer("server_error"))).expect(3).mount(&server).await;
-    let config = ModelApiConfig { max_attempts: 3, ..config(&server) };
+    // A failed answer was billed: it is sent again once, however many attempts errors of status may take.
+    responses().respond_with(json_answer(&failed_answer("server_error"))).expect(2).mount(&server).await;
+    let config = ModelApiConfig { max_attempts: 5, ..config(&server) };
+    let watch = Arc::new(Watched::default());
 
-    let err = api(config).respond(&proposal_request(vec![])).await.unwrap_err();
+    let err = watching(watch.clone(), api(config).respond(&proposal_request(vec![]))).await.unwrap_err();
 
     assert_eq!(err, ModelError::Failed { message: "try again later (server_error)".into(), usage: USAGE });
+    let retried = watch.retried.lock().unwrap().clone();
+    assert_eq!(retried.iter().map(|a| (a.usage, a.estimated)).collect::<Vec<_>>(), vec![(USAGE, false)]);
 }
 
 #[tokio::test]
@@ -1039,10 +1056,21 @@ fn unknown_key(value: &Value, known: &[&str]) -> Option<String> {
     value.as_object()?.keys().find(|k| !known.contains(&k.as_str())).cloned()
 }
 
-/// Meta: any unknown or unsupported field is a 400.
+/// Meta: any unknown or unsupported field is a 400. `stream` is the Responses surface's own (the answer as
+/// server-sent events); should the service refuse it, `MODEL_STREAM=false` leaves it out.
 fn meta_refuses(body: &Value) -> Option<String> {
-    const TOP: &[&str] =
-        &["model", "instructions", "input", "tools", "text", "store", "max_output_tokens", "max_tool_calls", "include"];
+    const TOP: &[&str] = &[
+        "model",
+        "instructions",
+        "input",
+        "tools",
+        "text",
+        "store",
+        "max_output_tokens",
+        "max_tool_calls",
+        "include",
+        "stream",
+    ];
     const TOOL: &[&str] =
         &["type", "name", "description", "strict", "parameters", "search_context_size", "user_location"];
     const PART: &[&str] = &["type", "text", "image_url", "detail"];
@@ -1293,4 +1321,203 @@ async fn openai_transcribes_at_audio_transcriptions() {
     assert_eq!(names, ["file", "model", "response_format"]);
     assert_eq!(parts[0].1.as_slice(), wav().as_slice());
     assert_eq!(parts[1].1.as_slice(), b"gpt-4o-mini-transcribe");
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Streaming: an idle timeout, not a total one; a retry is not free.
+// ---------------------------------------------------------------------------------------------------------------
+
+/// A watch that keeps what it is told.
+#[derive(Default)]
+struct Watched {
+    streamed: Mutex<Vec<u64>>,
+    retried: Mutex<Vec<Attempt>>,
+}
+
+impl CallWatch for Watched {
+    fn streamed(&self, progress: Streamed) {
+        self.streamed.lock().unwrap().push(progress.output_tokens);
+    }
+
+    fn retried(&self, attempt: Attempt) {
+        self.retried.lock().unwrap().push(attempt);
+    }
+}
+
+/// One server-sent event.
+fn sse(event: &Value) -> String {
+    format!("event: {}\ndata: {event}\n\n", event["type"].as_str().unwrap())
+}
+
+/// The events of an answer writing `text` in `deltas` pieces, then completing with it.
+fn answer_events(text: &str, deltas: usize) -> Vec<String> {
+    let mut events = vec![sse(&json!({"type": "response.created", "sequence_number": 0,
+                                      "response": {"id": "resp_9", "status": "in_progress", "output": []}}))];
+    let chars: Vec<char> = text.chars().collect();
+    for (n, piece) in chars.chunks(chars.len().div_ceil(deltas)).enumerate() {
+        let delta: String = piece.iter().collect();
+        events.push(sse(&json!({"type": "response.output_text.delta", "sequence_number": n + 1,
+                                "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": delta})));
+    }
+    events.push(sse(&json!({"type": "response.completed", "sequence_number": deltas + 1,
+                            "response": completed(json!([message(text)]))})));
+    events
+}
+
+/// A server that answers each request with `events`, waiting `gap` before each, then closes; a request's events
+/// stop after `stall_after` of them (and the connection hangs) when it is given. Counts the requests it read.
+async fn slow_server(
+    events: Vec<String>,
+    gap: Duration,
+    stall_after: Option<usize>,
+) -> (String, Arc<Mutex<Vec<Value>>>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let bodies = Arc::new(Mutex::new(Vec::new()));
+    let seen = bodies.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut socket, _)) = listener.accept().await else { return };
+            let (events, seen) = (events.clone(), seen.clone());
+            tokio::spawn(async move {
+                // The request: headers, then as many bytes as `content-length` says.
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 8192];
+                let body_start = loop {
+                    let n = socket.read(&mut chunk).await.unwrap_or(0);
+                    if n == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                    if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                        break i + 4;
+                    }
+                };
+                let head = String::from_utf8_lossy(&buf[..body_start]).to_ascii_lowercase();
+                let length: usize = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .and_then(|v| v.trim().parse().ok())
+                    .unwrap_or(0);
+                while buf.len() < body_start + length {
+                    let n = socket.read(&mut chunk).await.unwrap_or(0);
+                    if n == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                }
+                seen.lock().unwrap().push(serde_json::from_slice(&buf[body_start..]).unwrap_or(Value::Null));
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n\
+                            connection: close\r\n\r\n";
+                if socket.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                for (n, event) in events.iter().enumerate() {
+                    if stall_after == Some(n) {
+                        tokio::time::sleep(Duration::from_secs(30)).await;
+                        return;
+                    }
+                    tokio::time::sleep(gap).await;
+                    if socket.write_all(event.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+                let _ = socket.shutdown().await;
+            });
+        }
+    });
+    (url, bodies)
+}
+
+fn streaming(url: &str, idle: Duration) -> ModelApiConfig {
+    ModelApiConfig {
+        idle_timeout: idle,
+        stream: true,
+        backoff_base: ms(1),
+        backoff_cap: ms(20),
+        ..ModelApiConfig::new(KEY).with_base_url(url)
+    }
+}
+
+#[tokio::test]
+async fn a_streamed_answer_is_read_from_its_events_and_its_progress_told() {
+    let server = MockServer::start().await;
+    let text = "x".repeat(1_000);
+    responses()
+        .respond_with(ResponseTemplate::new(200).set_body_raw(answer_events(&text, 10).concat(), "text/event-stream"))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let watch = Arc::new(Watched::default());
+    let config = ModelApiConfig { stream: true, ..config(&server) };
+
+    let answer = watching(watch.clone(), api(config).respond(&proposal_request(vec![]))).await.unwrap();
+
+    assert_eq!(answer.final_text(), Some(text.as_str()));
+    assert_eq!(answer.usage, USAGE);
+    assert_eq!(sent_bodies(&server).await[0]["stream"], json!(true));
+    assert!(watch.retried.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_slow_but_steady_answer_longer_than_the_idle_timeout_is_not_cut_or_retried() {
+    // Twelve events 300 ms apart: 3.6 seconds in all against an idle timeout of one second.
+    let text = "z".repeat(1_000);
+    let (url, bodies) = slow_server(answer_events(&text, 10), ms(300), None).await;
+    let watch = Arc::new(Watched::default());
+    let started = Instant::now();
+
+    let answer =
+        watching(watch.clone(), api(streaming(&url, Duration::from_secs(1))).respond(&proposal_request(vec![]))).await;
+
+    assert_eq!(answer.unwrap().final_text(), Some(text.as_str()));
+    assert!(started.elapsed() >= Duration::from_secs(3), "{:?}", started.elapsed());
+    assert_eq!(bodies.lock().unwrap().len(), 1, "sent once");
+    assert_eq!(bodies.lock().unwrap()[0]["stream"], json!(true));
+    assert!(watch.retried.lock().unwrap().is_empty());
+    // 1,000 characters in ten deltas of 100: about 250 tokens, told as they came (every 50 tokens or so).
+    let told = watch.streamed.lock().unwrap().clone();
+    assert_eq!(told, vec![50, 100, 150, 200, 250]);
+}
+
+#[tokio::test]
+async fn a_stream_that_stalls_is_sent_again_once_and_each_attempt_is_costed() {
+    let text = "y".repeat(800);
+    // Every attempt streams 4 of its events (three deltas of 80 characters), then stalls.
+    let (url, bodies) = slow_server(answer_events(&text, 10), ms(10), Some(4)).await;
+    let watch = Arc::new(Watched::default());
+    let request = proposal_request(vec![]);
+
+    let err = watching(watch.clone(), api(streaming(&url, ms(700))).respond(&request)).await.unwrap_err();
+
+    assert_eq!(bodies.lock().unwrap().len(), 2, "what reached the provider is sent again once, not five times");
+    // 240 characters had streamed: about 60 output tokens, with the input sent.
+    let estimate = Usage { input_tokens: request.estimated_input_tokens(), output_tokens: 60, ..Usage::default() };
+    match &err {
+        ModelError::Unanswered { reason, estimate: e } => {
+            assert_eq!(*e, estimate);
+            assert!(reason.contains("no byte came for 700ms") && reason.contains("after 2 attempts"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let retried = watch.retried.lock().unwrap().clone();
+    assert_eq!(retried.iter().map(|a| (a.usage, a.estimated)).collect::<Vec<_>>(), vec![(estimate, true)]);
+}
+
+#[tokio::test]
+async fn a_failed_answer_is_sent_again_once_and_its_usage_told() {
+    let server = MockServer::start().await;
+    let failed = json!({"id": "resp_f", "status": "failed", "output": [],
+                        "error": {"code": "server_error", "message": "The model crashed"},
+                        "usage": {"input_tokens": 900, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 30}});
+    responses().respond_with(json_answer(&failed)).up_to_n_times(1).expect(1).mount(&server).await;
+    responses().respond_with(json_answer(&completed(json!([message("ok")])))).expect(1).mount(&server).await;
+    let watch = Arc::new(Watched::default());
+
+    let answer = watching(watch.clone(), api(config(&server)).respond(&proposal_request(vec![]))).await.unwrap();
+
+    assert_eq!(answer.final_text(), Some("ok"));
+    let retried = watch.retried.lock().unwrap().clone();
+    let billed = Usage { input_tokens: 900, output_tokens: 30, ..Usage::default() };
+    assert_eq!(retried.iter().map(|a| (a.usage, a.estimated)).collect::<Vec<_>>(), vec![(billed, false)]);
 }

@@ -3,7 +3,8 @@
 //! It plays the model's part in the proposal loop, so the loop in `trove-application` runs unchanged against it
 //! and its steps, tool calls and spend entries are those a model would cause:
 //!
-//! 1. with no tool output in the input yet, it calls `list_inventory` and `template_catalog`;
+//! 1. unless the input holds `list_inventory` and `template_catalog` answered (the loop answers them before the
+//!    first step), it calls them;
 //! 2. with both answered, it allocates the household's spare items to the templates' requirements by the
 //!    domain's rule ([`allocation::allocate`]: never one item to two proposals) and calls `item_details` for
 //!    every chosen item;
@@ -192,7 +193,7 @@ impl ModelPort for LocalPlanner {
         }
         let steps = Steps::read(&request.input);
         let step = steps.step();
-        if step == 1 {
+        if !steps.listed() {
             return Ok(response(vec![
                 function_call(step, 1, LIST_INVENTORY, "{}".to_owned()),
                 function_call(step, 2, TEMPLATE_CATALOG, "{}".to_owned()),

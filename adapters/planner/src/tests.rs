@@ -123,7 +123,7 @@ async fn run_from(planner: &LocalPlanner, items: &[Item], templates: &[Template]
             let output = match name.as_str() {
                 LIST_INVENTORY => {
                     let lines: Vec<ItemLine> = items.iter().filter(|i| i.is_buildable()).map(ItemLine::from).collect();
-                    inventory_output(&lines)
+                    inventory_output(&lines, templates)
                 }
                 TEMPLATE_CATALOG => catalog_output(templates),
                 ITEM_DETAILS => {
@@ -345,7 +345,8 @@ async fn details_showing_an_item_unusable_drop_it() {
     let mut input = vec![];
     let first = p.respond(&request(CallKind::Propose, input.clone())).await.unwrap();
     input.extend(first.output.iter().map(|o| InputItem::Replay(o.raw.clone())));
-    let outputs = [inventory_output(&[ItemLine::from(&drive), ItemLine::from(&dock)]), catalog_output(&templates)];
+    let outputs =
+        [inventory_output(&[ItemLine::from(&drive), ItemLine::from(&dock)], &templates), catalog_output(&templates)];
     for ((call_id, _, _), output) in first.function_calls().zip(outputs) {
         input.push(InputItem::FunctionCallOutput { call_id: call_id.to_owned(), output });
     }
@@ -369,7 +370,8 @@ async fn details_showing_an_item_unusable_drop_it() {
     let mut input = vec![];
     let first = p.respond(&request(CallKind::Propose, input.clone())).await.unwrap();
     input.extend(first.output.iter().map(|o| InputItem::Replay(o.raw.clone())));
-    let outputs = [inventory_output(&[ItemLine::from(&drive), ItemLine::from(&dock)]), catalog_output(&templates)];
+    let outputs =
+        [inventory_output(&[ItemLine::from(&drive), ItemLine::from(&dock)], &templates), catalog_output(&templates)];
     for ((call_id, _, _), output) in first.function_calls().zip(outputs) {
         input.push(InputItem::FunctionCallOutput { call_id: call_id.to_owned(), output });
     }

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeSet, HashSet};
 use trove_application::ports::model::InputItem;
-use trove_application::tools::ITEM_DETAILS;
+use trove_application::tools::{ITEM_DETAILS, LIST_INVENTORY, TEMPLATE_CATALOG};
 use trove_domain::ItemId;
 
 /// One function call replayed from an earlier step.
@@ -58,13 +58,10 @@ impl Transcript {
         self.wish.as_deref()
     }
 
-    /// Which step of the loop this is, from 1. Step 1 has no tool output yet. Later steps are counted from the
-    /// step number the planner wrote into its call ids (`call_{step}_{n}`); should those be unreadable, a step
-    /// with `item_details` calls behind it counts as the third.
+    /// Which step of the loop this is, from 1: one more than the last step number the planner wrote into its
+    /// call ids (`call_{step}_{n}`); the loop's own calls, answered before the first step, carry none. Should the
+    /// ids be unreadable, a step with `item_details` calls behind it counts as the third.
     pub fn step(&self) -> u32 {
-        if self.answered.is_empty() {
-            return 1;
-        }
         let written = self
             .calls
             .iter()
@@ -73,8 +70,16 @@ impl Transcript {
         match written {
             Some(s) => s + 1,
             None if self.calls.iter().any(|c| c.name == ITEM_DETAILS) => 3,
-            None => 2,
+            None => 1,
         }
+    }
+
+    /// Whether `list_inventory` and `template_catalog` were both answered (by the loop before the first step, or
+    /// after the planner called them).
+    pub fn listed(&self) -> bool {
+        [LIST_INVENTORY, TEMPLATE_CATALOG]
+            .iter()
+            .all(|tool| self.calls.iter().any(|c| c.name == *tool && self.answered.contains(&c.call_id)))
     }
 
     /// The items whose `item_details` call was answered: the planner has seen their faults.
@@ -108,6 +113,16 @@ mod tests {
         assert_eq!(Transcript::read(&[InputItem::UserText("hi".into())]).step(), 1);
         let t = Transcript::read(&[call("call_1_1", "list_inventory", "{}"), output("call_1_1", "x")]);
         assert_eq!(t.step(), 2);
+        assert!(!t.listed(), "the catalogue is not answered yet");
+        // The loop's own calls, answered before the first step.
+        let t = Transcript::read(&[
+            call("call_list_inventory", "list_inventory", "{}"),
+            output("call_list_inventory", "x"),
+            call("call_template_catalog", "template_catalog", "{}"),
+            output("call_template_catalog", "x"),
+            InputItem::UserText("hi".into()),
+        ]);
+        assert_eq!((t.step(), t.listed()), (1, true));
         let t = Transcript::read(&[
             call("call_1_1", "list_inventory", "{}"),
             output("call_1_1", "x"),

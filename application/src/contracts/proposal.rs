@@ -8,8 +8,8 @@ use trove_domain::project::{Proposal, ProposalSet, ProposedAllocation};
 
 /// How the model should choose: the instructions sent with every step.
 pub const INSTRUCTIONS: &str = "You help the owner of a pile of gear decide what to build from what they already \
-have. Call list_inventory and template_catalog first; call item_details for items whose faults, tests or \
-accessories matter. Propose up to 5 projects from the catalogue that use the owner's spare items well. For each \
+have. list_inventory and template_catalog are answered before the owner's request; call item_details for items \
+whose faults, tests or accessories matter. Propose up to 5 projects from the catalogue that use the owner's spare items well. For each \
 proposal give the template_id, a short title, a one-sentence reason naming the items used, and allocations: for \
 each requirement key, the item_id and how many of its units it takes (1 for a single thing; a requirement marked \
 xN takes N units, from one item or several), only ids from list_inventory, never more units of an item across \

@@ -337,6 +337,11 @@ pub enum ModelError {
     /// No answer: timeout or connection failure (after retries).
     #[error("the Model API could not be reached: {0}")]
     Unreachable(String),
+    /// The call was sent and no whole answer came back (no byte for the idle timeout, a broken connection or
+    /// stream) after the retries allowed: `estimate` is what it may have cost (the input sent, the output that had
+    /// streamed back).
+    #[error("the Model API gave no whole answer: {reason}")]
+    Unanswered { reason: String, estimate: Usage },
     /// The provider is rate limiting (429) beyond the retries, or asks to wait longer than a request may:
     /// the same request may succeed after `retry_after` (when the provider said).
     #[error("the model provider is rate limiting requests: {message}")]
@@ -369,9 +374,52 @@ impl ModelError {
             | ModelError::Failed { usage, .. }
             | ModelError::Refused { usage, .. } => Some(*usage),
             ModelError::BadResponse { usage, .. } => *usage,
+            ModelError::Unanswered { estimate, .. } => Some(*estimate),
             _ => None,
         }
     }
+}
+
+/// One attempt of a call that was sent and gave no usable answer, and was tried again: what it cost, as the
+/// provider said (a `failed` answer's usage) or as estimated (no whole answer came back).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attempt {
+    pub usage: Usage,
+    /// `true` when `usage` is an estimate: the input sent and the output that had streamed back.
+    pub estimated: bool,
+    /// Why it did not answer, for the log.
+    pub reason: String,
+}
+
+/// What the provider has streamed back of an answer so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Streamed {
+    /// Output tokens so far, about (four characters a token of the text, reasoning summaries and call arguments).
+    pub output_tokens: u64,
+}
+
+/// What a backend tells while a call runs: the answer's progress as the provider streams it, and each attempt
+/// sent that did not answer and is tried again (so the ledger holds every attempt, not only the last).
+pub trait CallWatch: Send + Sync {
+    fn streamed(&self, progress: Streamed);
+    fn retried(&self, attempt: Attempt);
+}
+
+tokio::task_local! {
+    /// The watch of the call running on this task, set by [`watching`].
+    static WATCH: std::sync::Arc<dyn CallWatch>;
+}
+
+/// Runs `call` (a backend's [`ModelPort::respond`]) with `watch` told what happens meanwhile: the one metered
+/// wrapper sets it around every call, and every backend reaches it through [`watch`] without the port's
+/// signature carrying it.
+pub async fn watching<F: Future>(watch: std::sync::Arc<dyn CallWatch>, call: F) -> F::Output {
+    WATCH.scope(watch, call).await
+}
+
+/// The watch of the call running on this task, if any.
+pub fn watch() -> Option<std::sync::Arc<dyn CallWatch>> {
+    WATCH.try_with(std::sync::Arc::clone).ok()
 }
 
 /// A model backend: the remote Model API, the local planner, or a mock.

@@ -342,6 +342,35 @@ fn output(call_id: &str, text: String) -> InputItem {
     InputItem::FunctionCallOutput { call_id: call_id.into(), output: text }
 }
 
+/// The listing of the buildable inventory under the catalogue.
+fn listing() -> String {
+    tools::inventory_output(&buildable_inventory().iter().map(ItemLine::from).collect::<Vec<_>>(), &catalogue())
+}
+
+/// A `function_call` the loop answers itself before the first step.
+fn answered(call_id: &str, name: &str) -> InputItem {
+    let raw = serde_json::json!({"type": "function_call", "call_id": call_id, "name": name, "arguments": "{}"});
+    InputItem::Replay(RawJson(raw.to_string()))
+}
+
+/// How every run's input opens: the listing and the catalogue answered, then the owner's wish.
+fn opening(wish: &str) -> Vec<InputItem> {
+    vec![
+        answered("call_list_inventory", "list_inventory"),
+        output("call_list_inventory", listing()),
+        answered("call_template_catalog", "template_catalog"),
+        output("call_template_catalog", tools::catalog_output(&catalogue())),
+        InputItem::UserText(wish.into()),
+    ]
+}
+
+/// `opening(wish)` followed by `more`.
+fn opening_then(wish: &str, more: Vec<InputItem>) -> Vec<InputItem> {
+    let mut input = opening(wish);
+    input.extend(more);
+    input
+}
+
 fn model_failed(result: Result<ProposeOutcome, Error>) -> (String, RunSpend) {
     match result {
         Err(Error::ModelFailed { reason, spend }) => (reason, spend),
@@ -383,7 +412,7 @@ async fn two_steps_replay_the_calls_answer_them_by_call_id_and_write_what_the_ru
 
     let requests = requests.lock().unwrap().clone();
     assert_eq!(requests.len(), 2);
-    let wish = InputItem::UserText("The owner's wish: something for the kids".into());
+    let wish = "The owner's wish: something for the kids";
     for r in &requests {
         assert_eq!(r.kind, CallKind::Propose);
         assert_eq!(r.instructions, proposal::INSTRUCTIONS);
@@ -393,21 +422,25 @@ async fn two_steps_replay_the_calls_answer_them_by_call_id_and_write_what_the_ru
         assert_eq!(r.max_tool_calls, None);
         assert!(!r.include_search_results);
     }
-    assert_eq!(requests[0].input, vec![wish.clone()]);
-    let inventory_text = tools::inventory_output(&buildable_inventory().iter().map(ItemLine::from).collect::<Vec<_>>());
+    assert_eq!(requests[0].input, opening(wish));
+    let inventory_text = listing();
     // Not meant for sale, not reserved: items 13 and 15 are not shown to the model.
-    assert!(!inventory_text.lines().any(|l| l.starts_with("13|") || l.starts_with("15|")), "{inventory_text}");
-    assert_eq!(inventory_text.lines().skip(1).filter(|l| !l.starts_with(['#', '@'])).count(), 3, "{inventory_text}");
+    let rows: Vec<&str> = inventory_text.lines().skip(1).filter(|l| !l.starts_with('#')).collect();
+    let ids: Vec<&str> = rows.iter().map(|l| l.split(|c: char| !c.is_ascii_digit()).next().unwrap()).collect();
+    assert_eq!(ids, vec!["14", "12", "10"], "{inventory_text}");
+    // The model may call the listing again: it is answered the same.
     assert_eq!(
         requests[1].input,
-        vec![
+        opening_then(
             wish,
-            replay(&rs),
-            replay(&fc_inventory),
-            replay(&fc_catalog),
-            output("call_a", inventory_text),
-            output("call_b", tools::catalog_output(&catalogue())),
-        ]
+            vec![
+                replay(&rs),
+                replay(&fc_inventory),
+                replay(&fc_catalog),
+                output("call_a", inventory_text),
+                output("call_b", tools::catalog_output(&catalogue())),
+            ]
+        )
     );
 
     let want = NewProject {
@@ -482,8 +515,9 @@ async fn a_watched_run_reports_its_steps_and_tools_as_they_happen() {
             InputItem::FunctionCallOutput { output, .. } => Some(output.len()),
             _ => None,
         })
+        .skip(2)
         .collect();
-    assert_eq!(outputs.len(), 2);
+    assert_eq!(outputs.len(), 2, "the listing and the catalogue answered first, then the two calls");
     assert_eq!(
         seen.into_inner().unwrap(),
         vec![
@@ -504,7 +538,7 @@ async fn without_a_wish_the_loop_asks_for_projects_from_the_inventory() {
         let (use_case, requests, _) = h.use_case();
         let outcome = use_case.run(ASKER, brief).await.unwrap();
         assert_eq!(outcome.steps, 1);
-        assert_eq!(requests.lock().unwrap()[0].input, vec![InputItem::UserText(DEFAULT_WISH.into())], "{brief:?}");
+        assert_eq!(requests.lock().unwrap()[0].input, opening(DEFAULT_WISH), "{brief:?}");
     }
 }
 
@@ -528,14 +562,11 @@ async fn a_reasoning_item_is_replayed_only_with_its_encrypted_content() {
     assert_eq!(outcome.steps, 3);
     let requests = requests.lock().unwrap().clone();
     let catalog = output("call_a", tools::catalog_output(&catalogue()));
-    let step_2 = vec![InputItem::UserText(DEFAULT_WISH.into()), replay(&sealed), replay(&call), catalog];
+    let step_2 = opening_then(DEFAULT_WISH, vec![replay(&sealed), replay(&call), catalog]);
     assert_eq!(requests[1].input, step_2);
     let mut step_3 = step_2;
     step_3.push(replay(&call_again));
-    step_3.push(output(
-        "call_b",
-        tools::inventory_output(&buildable_inventory().iter().map(ItemLine::from).collect::<Vec<_>>()),
-    ));
+    step_3.push(output("call_b", listing()));
     assert_eq!(requests[2].input, step_3);
     assert!(
         !requests
@@ -557,11 +588,10 @@ async fn an_unknown_tool_is_answered_with_an_error_and_the_loop_goes_on() {
     let requests = requests.lock().unwrap().clone();
     assert_eq!(
         requests[1].input,
-        vec![
-            InputItem::UserText(DEFAULT_WISH.into()),
-            replay(&call),
-            output("call_x", r#"{"error":"no tool named fly_to_moon"}"#.into()),
-        ]
+        opening_then(
+            DEFAULT_WISH,
+            vec![replay(&call), output("call_x", r#"{"error":"no tool named fly_to_moon"}"#.into())]
+        )
     );
     assert_eq!(outcome.steps, 2);
     assert!(outcome.projects.is_empty() && outcome.dropped.is_empty());
@@ -586,13 +616,15 @@ async fn item_details_answers_one_item_in_full_or_no_such_item() {
     assert!(details.contains("faults: minor: scratch on the bezel"), "{details}");
     assert_eq!(
         requests.lock().unwrap()[1].input,
-        vec![
-            InputItem::UserText(DEFAULT_WISH.into()),
-            replay(&found),
-            replay(&missing),
-            output("call_a", details),
-            output("call_b", r#"{"error":"no such item"}"#.into()),
-        ]
+        opening_then(
+            DEFAULT_WISH,
+            vec![
+                replay(&found),
+                replay(&missing),
+                output("call_a", details),
+                output("call_b", r#"{"error":"no such item"}"#.into()),
+            ]
+        )
     );
 }
 
@@ -614,9 +646,12 @@ async fn item_details_with_malformed_arguments_is_answered_with_an_error_and_the
 
     assert_eq!(outcome.steps, 2);
     let input = requests.lock().unwrap()[1].input.clone();
-    assert_eq!(input.len(), 1 + 2 * malformed.len());
-    assert_eq!(&input[1..=malformed.len()], calls.iter().map(replay).collect::<Vec<_>>().as_slice());
-    for (n, (item, args)) in input[1 + malformed.len()..].iter().zip(malformed).enumerate() {
+    let opened = opening(DEFAULT_WISH).len();
+    assert_eq!(input[..opened], opening(DEFAULT_WISH));
+    let input = &input[opened..];
+    assert_eq!(input.len(), 2 * malformed.len());
+    assert_eq!(&input[..malformed.len()], calls.iter().map(replay).collect::<Vec<_>>().as_slice());
+    for (n, (item, args)) in input[malformed.len()..].iter().zip(malformed).enumerate() {
         let InputItem::FunctionCallOutput { call_id, output } = item else { panic!("{item:?} is not an output") };
         assert_eq!(call_id, &format!("call_{n}"));
         let error = tool_error(output);
@@ -640,8 +675,8 @@ async fn a_fourth_answer_that_still_calls_tools_fails_the_run_and_writes_nothing
     assert_eq!(reason, "the model still called tools after 4 steps");
     let requests = requests.lock().unwrap().clone();
     assert_eq!(requests.len(), 4);
-    let inventory_text = tools::inventory_output(&buildable_inventory().iter().map(ItemLine::from).collect::<Vec<_>>());
-    let mut want = vec![InputItem::UserText(DEFAULT_WISH.into())];
+    let inventory_text = listing();
+    let mut want = opening(DEFAULT_WISH);
     for (n, call) in steps.iter().take(3).enumerate() {
         want.push(replay(call));
         want.push(output(&format!("call_{}", n + 1), inventory_text.clone()));
@@ -829,7 +864,7 @@ async fn a_brief_of_2000_characters_is_accepted_counting_characters_not_bytes() 
 
     use_case.run(ASKER, Some(&brief)).await.unwrap();
 
-    assert_eq!(requests.lock().unwrap()[0].input, vec![InputItem::UserText(format!("The owner's wish: {brief}"))]);
+    assert_eq!(requests.lock().unwrap()[0].input, opening(&format!("The owner's wish: {brief}")));
 }
 
 #[tokio::test]
@@ -904,16 +939,17 @@ async fn tools_never_write() {
 }
 
 #[tokio::test]
-async fn a_failing_inventory_read_fails_the_run_without_writing() {
-    let call = function_call("fc_1", "call_a", "list_inventory", "{}");
-    let mut h = Harness::new(vec![tool_step(vec![call])]);
+async fn a_failing_inventory_read_fails_the_run_before_any_call_and_writes_nothing() {
+    let mut h = Harness::new(vec![]);
     h.items.expect_lines().times(1).returning(|_| Err(RepoError::Unexpected(anyhow::anyhow!("database down"))));
     h.lines_calls = exactly(0);
     h.expect_no_insert();
-    let (use_case, _, entries) = h.use_case();
+    let (use_case, requests, entries) = h.use_case();
 
     let result = use_case.run(ASKER, None).await;
 
     assert!(matches!(&result, Err(Error::Unexpected(e)) if e.to_string() == "database down"), "{result:?}");
-    assert_eq!(entries.lock().unwrap().len(), 1);
+    // The listing is read before the first step: nothing was sent, so nothing was spent.
+    assert!(requests.lock().unwrap().is_empty());
+    assert!(entries.lock().unwrap().is_empty());
 }

@@ -284,6 +284,168 @@ const KINDS: &[Kind] = &[
     },
 ];
 
+/// The household's other things: kinds no template of the catalogue takes (tools, kitchen, books, outdoor and
+/// sports gear, toys, furniture), for [`household_items`].
+const HOUSEHOLD: &[Kind] = &[
+    Kind {
+        item_type: "power_tool",
+        names: &[
+            "Bosch cordless drill",
+            "Makita impact driver",
+            "DeWalt jigsaw",
+            "Ryobi orbital sander",
+            "Dremel 4000",
+        ],
+        variants: &["", "18 V", "with case"],
+        profiles: &["two batteries and charger", "bare tool", "bought used, works", "chuck a little loose"],
+        fields: &[("weight", "g", 900.0, 2500.0, 100.0), ("power", "W", 100.0, 800.0, 50.0)],
+    },
+    Kind {
+        item_type: "hand_tool",
+        names: &[
+            "Wera screwdriver set",
+            "Knipex pliers",
+            "Stanley claw hammer",
+            "Bahco adjustable wrench",
+            "tape measure",
+        ],
+        variants: &["", "small", "large"],
+        profiles: &["in the red toolbox", "from a grandparent", "slightly rusty", "magnetic tip"],
+        fields: &[("weight", "g", 100.0, 900.0, 50.0)],
+    },
+    Kind {
+        item_type: "kitchen_appliance",
+        names: &[
+            "KitchenAid stand mixer",
+            "Philips air fryer",
+            "Breville kettle",
+            "Nespresso machine",
+            "Kenwood blender",
+        ],
+        variants: &["", "white", "black"],
+        profiles: &["used weekly", "in the cupboard above the fridge", "descaled last month", "missing one attachment"],
+        fields: &[("power", "W", 800.0, 2400.0, 100.0), ("weight", "g", 1000.0, 9000.0, 500.0)],
+    },
+    Kind {
+        item_type: "cookware",
+        names: &["Le Creuset casserole", "IKEA frying pan", "Tefal saucepan", "cast iron skillet", "baking tray"],
+        variants: &["", "24 cm", "28 cm"],
+        profiles: &["induction ready", "non-stick worn", "dishwasher safe", "lid included"],
+        fields: &[("diameter", "mm", 160.0, 300.0, 20.0)],
+    },
+    Kind {
+        item_type: "book",
+        names: &["The Art of Electronics", "Make: Electronics", "Dune", "The Joy of Cooking", "Atlas of the world"],
+        variants: &["", "hardback", "paperback"],
+        profiles: &["second edition", "signed copy", "cover torn", "on the living room shelf"],
+        fields: &[("pages", "pcs", 150.0, 1200.0, 50.0)],
+    },
+    Kind {
+        item_type: "camping_gear",
+        names: &["MSR tent", "Therm-a-Rest mat", "Jetboil stove", "Osprey backpack", "sleeping bag"],
+        variants: &["", "2 person", "winter"],
+        profiles: &["used on two trips", "stuff sack included", "zip repaired", "stored in the loft"],
+        fields: &[("weight", "g", 300.0, 3000.0, 100.0)],
+    },
+    Kind {
+        item_type: "sports_equipment",
+        names: &["road bike helmet", "tennis racket", "yoga mat", "football", "climbing harness"],
+        variants: &["", "M", "L"],
+        profiles: &["barely used", "child size", "grip replaced", "in the garage"],
+        fields: &[("weight", "g", 200.0, 1500.0, 50.0)],
+    },
+    Kind {
+        item_type: "toy",
+        names: &["LEGO Technic set", "wooden train set", "Duplo box", "Nerf blaster", "jigsaw puzzle"],
+        variants: &["", "complete", "1000 pieces"],
+        profiles: &["all pieces counted", "box damaged", "for ages 6 and up", "in the kids' room"],
+        fields: &[("pieces", "pcs", 10.0, 2000.0, 10.0)],
+    },
+    Kind {
+        item_type: "furniture",
+        names: &["IKEA Kallax shelf", "office chair", "folding table", "bedside cabinet", "bar stool"],
+        variants: &["", "white", "oak"],
+        profiles: &["assembled", "flat-packed in the garage", "one wobbly leg", "bought 2019"],
+        fields: &[("width", "mm", 400.0, 1500.0, 50.0), ("weight", "g", 3000.0, 25000.0, 1000.0)],
+    },
+    Kind {
+        item_type: "garden_tool",
+        names: &["Fiskars spade", "hedge trimmer", "hose reel", "lawn mower", "pruning shears"],
+        variants: &["", "electric", "cordless"],
+        profiles: &["in the shed", "blade sharpened", "handle taped", "winter storage"],
+        fields: &[("weight", "g", 300.0, 25000.0, 100.0)],
+    },
+];
+
+/// `n` new items of a household that makes: half of its things are parts and gear of the kinds the catalogue
+/// builds from, half are its other things ([`HOUSEHOLD`]), and like things come as several items (a pack of
+/// cells, four mugs, two identical boards: entered one by one, as an import or a receipt does). A product's label
+/// fields are the product's, so the units of one pack carry the same values; conditions vary between packs. All
+/// meant to keep and available.
+pub fn household_items(n: usize) -> Vec<NewItem> {
+    let mut rng = Rng(0x686f_7573_6568);
+    let conditions = [
+        Condition::New,
+        Condition::LikeNew,
+        Condition::Good,
+        Condition::Good,
+        Condition::Good,
+        Condition::Fair,
+        Condition::Fair,
+        Condition::Poor,
+        Condition::ForParts,
+    ];
+    let packs = [1, 1, 1, 1, 2, 2, 3, 4, 5, 10];
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let kind = if rng.below(2) == 0 { rng.pick(KINDS) } else { rng.pick(HOUSEHOLD) };
+        let variant = *rng.pick(kind.variants);
+        let base = *rng.pick(kind.names);
+        let name = if variant.is_empty() { base.to_owned() } else { format!("{base} {variant}") };
+        let mut profile = (*rng.pick(kind.profiles)).to_owned();
+        if rng.below(3) == 0 {
+            profile.push_str(", ");
+            let note: &&str = rng.pick(NOTES);
+            profile.push_str(note);
+        }
+        // The product's fields: the same for every unit of this name, from a generator seeded by the name.
+        let mut product =
+            Rng(name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)));
+        let count = 1 + product.below(kind.fields.len().min(3));
+        let skip = product.below(kind.fields.len() - count + 1);
+        let fields: Vec<(&str, &str, f64)> = kind
+            .fields
+            .iter()
+            .skip(skip)
+            .take(count)
+            .map(|&(key, unit, lo, hi, step)| {
+                let steps = ((hi - lo) / step).round() as usize;
+                let value = lo + step * product.below(steps + 1) as f64;
+                (key, unit, (value * 1000.0).round() / 1000.0)
+            })
+            .collect();
+        let condition = *rng.pick(&conditions);
+        for _ in 0..*rng.pick(&packs) {
+            if out.len() == n {
+                break;
+            }
+            let mut item = NewItem::new(
+                ItemName::new(&name).unwrap(),
+                ItemType::new(kind.item_type).unwrap(),
+                profile.clone(),
+                condition,
+                Intent::Keep,
+            );
+            for &(key, unit, value) in &fields {
+                item.measurements
+                    .push(Measurement::new(key, value, unit, labelled_at(), MeasurementSource::Label).unwrap());
+            }
+            out.push(item);
+        }
+    }
+    out
+}
+
 /// Notes an owner adds to a profile now and then.
 const NOTES: &[&str] =
     &["bought 2021", "from a kit", "slight scratch on top", "tested working", "label faded", "box kept"];

@@ -155,6 +155,15 @@ fn current_of(measurements: &[Measurement]) -> Vec<&Measurement> {
     out
 }
 
+/// The current value of `key` among `measurements` (see [`Item::field`]).
+fn field_of(measurements: &[Measurement], key: &str) -> Option<Quantity> {
+    measurements
+        .iter()
+        .filter(|m| m.key.as_str() == key)
+        .reduce(|current, m| if current.at > m.at { current } else { m })
+        .map(Measurement::quantity)
+}
+
 /// What a listing of the inventory shows of an item (`list_inventory`): read without its faults, tests,
 /// accessories and components, so a store can read thousands at a time cheaply. The buildable and current-field
 /// rules are [`Item`]'s own.
@@ -192,6 +201,11 @@ impl ItemLine {
     /// [`Item::current_measurements`] of this item.
     pub fn current_measurements(&self) -> Vec<&Measurement> {
         current_of(&self.measurements)
+    }
+
+    /// [`Item::field`] of this item.
+    pub fn field(&self, key: &str) -> Option<Quantity> {
+        field_of(&self.measurements, key)
     }
 }
 
@@ -288,11 +302,7 @@ impl Item {
     /// a tie, the later recorded), without collecting the others, since the machine check asks this of every
     /// candidate item.
     pub fn field(&self, key: &str) -> Option<Quantity> {
-        self.measurements
-            .iter()
-            .filter(|m| m.key.as_str() == key)
-            .reduce(|current, m| if current.at > m.at { current } else { m })
-            .map(Measurement::quantity)
+        field_of(&self.measurements, key)
     }
 
     /// The current fields as `key: value unit`, comma-separated ("capacity: 3400 mAh, voltage: 3.7 V").

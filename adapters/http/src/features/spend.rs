@@ -38,6 +38,8 @@ pub struct SpendEntryDto {
 pub enum CallOutcomeDto {
     Ok,
     Failed,
+    /// Sent, and no whole answer came back (timed out, connection broken): its tokens are estimated.
+    Unanswered,
 }
 
 impl From<CallOutcome> for CallOutcomeDto {
@@ -45,6 +47,7 @@ impl From<CallOutcome> for CallOutcomeDto {
         match o {
             CallOutcome::Ok => Self::Ok,
             CallOutcome::Failed => Self::Failed,
+            CallOutcome::Unanswered => Self::Unanswered,
         }
     }
 }
