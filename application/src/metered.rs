@@ -109,6 +109,12 @@ impl Metered {
         self.policy
     }
 
+    /// The output budget a call of `kind` is sent with: the one set for its kind (`MODEL_MAX_OUTPUT_TOKENS`), else
+    /// the use case's own `default`.
+    pub fn output_budget(&self, kind: CallKind, default: u32) -> u32 {
+        self.output_budgets.get(&kind).copied().unwrap_or(default)
+    }
+
     /// What the backend can do (web search, images, audio), asked before a call that needs it.
     pub fn capabilities(&self) -> Capabilities {
         self.model.capabilities()
@@ -242,6 +248,10 @@ impl Metered {
                 Some(s) = streamed.recv() => progress.report(Progress::Writing { output_tokens: s.output_tokens }),
             }
         };
+        // What came with the answer's last poll is told too, in order.
+        while let Ok(s) = streamed.try_recv() {
+            progress.report(Progress::Writing { output_tokens: s.output_tokens });
+        }
         let retried = std::mem::take(&mut *watch.retried.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
         for attempt in retried {
             let outcome = if attempt.estimated { CallOutcome::Unanswered } else { CallOutcome::Failed };

@@ -21,6 +21,9 @@ use trove_domain::pricing::{self, GroundingPages, PriceReport};
 use trove_domain::spend::CallKind;
 use trove_domain::{HouseholdId, ItemId};
 
+/// The output budget of a price call: reasoning and the comparables it writes.
+pub const PRICE_MAX_OUTPUT_TOKENS: u32 = 16_000;
+
 /// The pricing settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PriceSettings {
@@ -121,7 +124,7 @@ impl Selling {
             input: vec![InputItem::UserText(describe_for_pricing(item))],
             tools: vec![Tool::WebSearch { context_size: self.settings.context_size, location }],
             output_schema: Some(contract::output_schema()),
-            max_output_tokens: 16_000,
+            max_output_tokens: PRICE_MAX_OUTPUT_TOKENS,
             max_tool_calls: Some(self.settings.max_searches),
             include_search_results: true,
             household: None,

@@ -45,7 +45,7 @@ pub struct RefreshPlan {
     /// The month's budget, if one is set, and what is spent of it.
     pub monthly_limit: Option<MicroUsd>,
     pub spent_this_month: MicroUsd,
-    /// How many of `items` fit in what is left of the budget (all without one).
+    /// How many of `items` the budget lets be priced, each call passing the step rule first (all without one).
     pub affordable: u64,
 }
 
@@ -172,13 +172,23 @@ impl ValueRefresh {
         let each = spend::expected_cost(&past, &policy.rates, &typical_price_call(self.selling.max_searches()));
         let spent_this_month = self.ledger.total_since(household, spend::month_start(now)).await?;
         let expected = MicroUsd(each.each.0.saturating_mul(i64::try_from(items).unwrap_or(i64::MAX)));
+        // What the step rule holds against the budget before each call: its whole output budget and every search.
+        let step = spend::cost(
+            &policy.rates,
+            &Usage {
+                output_tokens: u64::from(
+                    self.metered.output_budget(CallKind::Price, crate::price::PRICE_MAX_OUTPUT_TOKENS),
+                ),
+                ..typical_price_call(self.selling.max_searches())
+            },
+        );
         Ok(RefreshPlan {
             items,
             each,
             expected,
             monthly_limit: policy.monthly_limit,
             spent_this_month,
-            affordable: spend::affordable(items, each.each, spent_this_month, policy.monthly_limit),
+            affordable: spend::affordable(items, each.each, step, spent_this_month, policy.monthly_limit),
         })
     }
 

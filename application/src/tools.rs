@@ -24,8 +24,8 @@ pub const ITEM_DETAILS: &str = "item_details";
 const INVENTORY_HEADER: &str = "items a build may use (intent keep, available; items no catalogue requirement can take are \
 left out): #type|field unit|... then per row ids+condition[xN] name|profile|values (- unmeasured); ids: one id, or \
 like items' ids joined by commas (same name, profile, condition, values and units); condition N new, L like_new, F \
-fair, P poor, X for_parts, else good; xN: N units available (a stock), else 1; a row whose name|profile is ^ has \
-the row above's";
+fair, P poor, X for_parts, else good; xN: N units available (a stock), else 1; ^ in place of name|profile: the \
+row above's name and profile; ^ in place of the name: the row above's name";
 const CATALOG_HEADER: &str =
     "templates; id|label|goal|effort|requirements as key: label (key? = optional, key xN = N units)";
 
@@ -66,13 +66,15 @@ impl<'t> Takers<'t> {
 /// (same name, profile, condition, values and available units: a box of identical cells entered one by one) are
 /// one row whose ids are joined by commas. Each row carries its ids with the condition's letter (none for
 /// `good`), the units available when more than one, the name, the profile and the values; rows are in name and
-/// profile order, and a row with the name and profile of the row above writes `^` for them:
+/// profile order, and a row with the name and profile of the row above writes `^` for both, one with only its
+/// name the same `^` for the name:
 ///
 /// ```text
 /// items a build may use (...)
 /// #lithium_cell|capacity mAh|voltage V
 /// 12,13,19 Samsung 25R 18650|2500 mAh, 20 A|2500 3.6
 /// 14F ^|2400 -
+/// 15 ^|rewrapped|2450 3.7
 /// ```
 pub fn inventory_output<'a>(items: impl IntoIterator<Item = &'a ItemLine>, templates: &[Template]) -> String {
     inventory_output_with(items, templates, Levers::ALL)
@@ -86,7 +88,7 @@ pub struct Levers {
     pub only_takeable: bool,
     /// One row for like items, their ids joined.
     pub like_items_together: bool,
-    /// `^` for a row's name and profile when the row above has the same.
+    /// `^` for a row's name and profile when the row above has the same, or for its name alone.
     pub ditto: bool,
 }
 
@@ -201,12 +203,17 @@ fn write_type(out: &mut String, item_type: &str, group: &[&ItemLine], levers: Le
         }
         // `ids name`: a space costs nothing (the name's first word takes it), a separator a token per row.
         out.push(' ');
-        if levers.ditto && above == Some((row.name.as_str(), row.profile.as_str())) {
-            out.push('^');
-        } else {
-            out.push_str(&row.name);
-            out.push('|');
-            out.push_str(&row.profile);
+        match above {
+            Some((name, profile)) if levers.ditto && name == row.name && profile == row.profile => out.push('^'),
+            Some((name, _)) if levers.ditto && name == row.name => {
+                out.push_str("^|");
+                out.push_str(&row.profile);
+            }
+            _ => {
+                out.push_str(&row.name);
+                out.push('|');
+                out.push_str(&row.profile);
+            }
         }
         if !columns.is_empty() {
             out.push('|');
@@ -343,6 +350,7 @@ mod tests {
                 ([name, profile, values], false) => (name.to_string(), profile.to_string(), *values),
                 _ => continue,
             };
+            let name = if name == "^" { above.0.clone() } else { name };
             above = (name.clone(), profile.clone());
             let values: Vec<&str> = if columns.is_empty() { Vec::new() } else { values.split(' ').collect() };
             if values.len() != columns.len() {
@@ -564,7 +572,7 @@ mod tests {
                 "7F Cell|Brand   Model line two|3400 3.7",
                 "5,6,9L ^|3400 3.7",
                 "8Lx4 ^|3400 3.7",
-                "3L Cell|another brand|3400 3.7",
+                "3L ^|another brand|3400 3.7",
             ],
             "{out}"
         );

@@ -331,27 +331,29 @@ pub fn expected_cost(past: &[MicroUsd], rates: &Rates, prior: &Usage) -> Expecte
     Expected { each: MicroUsd((sum + n - 1) / n), from_calls: last.len() }
 }
 
-/// How many calls of `each` fit in what is left of the month's budget (`limit - spent`); all of `wanted` without
-/// a budget. A call is allowed to start while the spend is under the limit, so the last one may cross it.
+/// How many calls, one after the other, the month's budget lets start: each must pass the step rule
+/// ([`check_step`]: what is spent plus its own estimate `step`, its whole output budget and every search it may
+/// run, within the limit), and each is expected to spend `each` once done. All of `wanted` without a budget.
 ///
 /// ```
 /// use trove_domain::money::MicroUsd;
 /// use trove_domain::spend::affordable;
-/// assert_eq!(affordable(10, MicroUsd(100), MicroUsd(0), Some(MicroUsd(250))), 3);
-/// assert_eq!(affordable(10, MicroUsd(100), MicroUsd(250), Some(MicroUsd(250))), 0);
-/// assert_eq!(affordable(10, MicroUsd(100), MicroUsd(0), None), 10);
+/// // 1,000 left: a call may cost 400 at most and costs 100 as a rule: the 7th starts with 600 spent, the 8th not.
+/// assert_eq!(affordable(10, MicroUsd(100), MicroUsd(400), MicroUsd(0), Some(MicroUsd(1_000))), 7);
+/// assert_eq!(affordable(10, MicroUsd(100), MicroUsd(400), MicroUsd(700), Some(MicroUsd(1_000))), 0);
+/// assert_eq!(affordable(10, MicroUsd(100), MicroUsd(400), MicroUsd(0), None), 10);
 /// ```
-pub fn affordable(wanted: u64, each: MicroUsd, spent: MicroUsd, limit: Option<MicroUsd>) -> u64 {
+pub fn affordable(wanted: u64, each: MicroUsd, step: MicroUsd, spent: MicroUsd, limit: Option<MicroUsd>) -> u64 {
     let Some(limit) = limit else { return wanted };
-    let left = limit.0 - spent.0;
-    if left <= 0 {
+    let room = limit.0.saturating_sub(spent.0).saturating_sub(step.0.max(0));
+    if room < 0 {
         return 0;
     }
     if each.0 <= 0 {
         return wanted;
     }
-    // Calls start while under the limit: ceil(left / each) of them start.
-    let n = u64::try_from((left + each.0 - 1) / each.0).unwrap_or(u64::MAX);
+    // The first call starts with `room` to spare; each one after it with `each` less.
+    let n = u64::try_from(room / each.0).unwrap_or(u64::MAX).saturating_add(1);
     n.min(wanted)
 }
 
@@ -367,8 +369,20 @@ mod tests {
         // Only the last 20 count: 5 old calls at 1,000 and 20 new ones at 10.
         let past: Vec<MicroUsd> = [MicroUsd(1_000); 5].into_iter().chain([MicroUsd(10); 20]).collect();
         assert_eq!(expected_cost(&past, &Rates::default(), &prior), Expected { each: MicroUsd(10), from_calls: 20 });
-        assert_eq!(affordable(7, MicroUsd(0), MicroUsd(5), Some(MicroUsd(10))), 7, "free calls all fit");
-        assert_eq!(affordable(7, MicroUsd(3), MicroUsd(11), Some(MicroUsd(10))), 0, "over the limit already");
+        assert_eq!(affordable(7, MicroUsd(0), MicroUsd(4), MicroUsd(5), Some(MicroUsd(10))), 7, "free calls all fit");
+        assert_eq!(affordable(7, MicroUsd(3), MicroUsd(4), MicroUsd(11), Some(MicroUsd(10))), 0, "over already");
+        // Whatever a call is expected to cost, none starts that could cross the limit at its worst.
+        assert_eq!(affordable(7, MicroUsd(1), MicroUsd(6), MicroUsd(5), Some(MicroUsd(10))), 0, "no room for one");
+        assert_eq!(affordable(7, MicroUsd(1), MicroUsd(5), MicroUsd(5), Some(MicroUsd(10))), 1, "room for one");
+        // Each call that starts passes the step rule after those before it spent what they are expected to.
+        for (spent, step, each) in [(0, 400, 100), (123, 50, 7), (900, 100, 1)] {
+            let n = affordable(1_000, MicroUsd(each), MicroUsd(step), MicroUsd(spent), Some(MicroUsd(1_000)));
+            let spent_before = |k: u64| MicroUsd(spent + each * i64::try_from(k).unwrap());
+            assert!(
+                n == 0 || check_step(spent_before(n - 1), MicroUsd(0), MicroUsd(step), Some(MicroUsd(1_000))).is_ok()
+            );
+            assert!(check_step(spent_before(n), MicroUsd(0), MicroUsd(step), Some(MicroUsd(1_000))).is_err(), "{n}");
+        }
     }
 
     fn check(usage: Usage, want_micro: i64) {

@@ -14,6 +14,7 @@ on_both!(
     accept_refuses_an_item_that_is_no_longer_buildable,
     the_loop_against_a_fake_model_writes_only_what_the_rules_keep,
     a_model_failure_writes_nothing_but_the_spend,
+    a_stalled_model_is_sent_again_once_and_both_attempts_are_in_the_ledger,
     propose_streams_its_steps_as_server_sent_events,
     a_repeated_run_refreshes_its_open_proposals_instead_of_copying_them,
 );
@@ -314,6 +315,39 @@ async fn the_loop_against_a_fake_model_writes_only_what_the_rules_keep(db: Db) {
     assert_eq!(spend["entries"][0]["input_tokens"], 1000);
     assert_eq!(spend["totals"]["all"]["cost_micro_usd"], cost);
     assert_eq!(spend["totals"]["by_kind"]["propose"]["calls"], 2);
+}
+
+async fn a_stalled_model_is_sent_again_once_and_both_attempts_are_in_the_ledger(db: Db) {
+    // No byte for three seconds, against an idle timeout of one.
+    let (server, seen) = fake_api(|_, _| {
+        ResponseTemplate::new(200)
+            .set_body_json(response(vec![message("{\"proposals\": []}", &[])], 500, 50))
+            .set_delay(std::time::Duration::from_secs(3))
+    })
+    .await;
+    let mut vars = settings(&server);
+    vars.push(("MODEL_IDLE_TIMEOUT_SECS", "1".into()));
+    let app = TestApp::spawn(db, &vars).await;
+    app.create_item(item("Spare Pi", "single_board_computer")).await;
+
+    let (status, body) = app.post("/api/projects/propose", json!({})).await;
+
+    assert_error(status, &body, StatusCode::BAD_GATEWAY, "model_failed");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("no whole answer") && message.contains("after 2 attempts"), "{body}");
+    assert_eq!(seen.bodies().len(), 2, "what reached the provider is sent again once, not five times");
+    assert_eq!(seen.bodies()[0]["stream"], true, "answers are asked for as a stream");
+    // Both attempts are entries, their input estimated from what was sent, marked as unanswered.
+    let (_, spend) = app.get("/api/spend").await;
+    let entries = spend["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 2, "{spend}");
+    for entry in entries {
+        assert_eq!(entry["outcome"], "unanswered", "{entry}");
+        assert!(entry["input_tokens"].as_u64().unwrap() > 100, "{entry}");
+        assert!(entry["cost_micro_usd"].as_i64().unwrap() > 0, "{entry}");
+    }
+    assert_eq!(spend["totals"]["all"]["failed_calls"], 2);
+    assert_eq!(body["error"]["spend"]["calls"], 2);
 }
 
 async fn a_model_failure_writes_nothing_but_the_spend(db: Db) {

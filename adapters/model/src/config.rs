@@ -88,6 +88,15 @@ impl ModelApiConfig {
         self
     }
 
+    /// Whether reasoning items are replayed from the provider's stored state: a reasoning model (or one not in
+    /// the table) whose reasoning is not asked back encrypted (`MODEL_REPLAY_REASONING=false`) on a provider
+    /// that keeps responses. Its requests are sent `store: true` and its reasoning items replayed as they came
+    /// (by id, without encrypted content), so a function call never goes back without its reasoning, which a
+    /// reasoning model refuses.
+    pub fn reasoning_stored(&self) -> bool {
+        !self.replay_reasoning && self.profile.store && crate::models::known(&self.model).is_none_or(|m| m.reasons)
+    }
+
     /// The URL of `path` under the base, however the base's trailing slash was written.
     pub(crate) fn url(&self, path: &str) -> String {
         format!("{}/{}", self.base_url.trim_end_matches('/'), path.trim_start_matches('/'))

@@ -25,8 +25,8 @@ use serde::Deserialize;
 use std::error::Error as _;
 use std::time::Duration;
 use trove_application::ports::model::{
-    Attempt, CallWatch, Capabilities, Capability, ModelError, ModelPort, ModelRequest, ModelResponse, Streamed,
-    Transcript,
+    Attempt, CallWatch, Capabilities, Capability, ModelError, ModelPort, ModelRequest, ModelResponse, OutputView,
+    Streamed, Transcript,
 };
 use trove_domain::spend::{CallKind, Usage};
 
@@ -356,7 +356,15 @@ impl ModelPort for ModelApi {
                 request.estimated_input_tokens(),
             )
             .await?;
-        let response = response::parse(&answer)?;
+        let mut response = response::parse(&answer)?;
+        if self.config.reasoning_stored() {
+            // The provider keeps the response: its reasoning items go back by id, without encrypted content.
+            for item in &mut response.output {
+                if let OutputView::Reasoning { replayable } = &mut item.view {
+                    *replayable = true;
+                }
+            }
+        }
         tracing::debug!(kind = %request.kind, usage = ?response.usage, items = response.output.len(), "model api answered");
         Ok(response)
     }

@@ -121,8 +121,9 @@ struct WireFormat<'a> {
 ///
 /// Tool-calling requests ask for `reasoning.encrypted_content` (when the profile takes it and
 /// `replay_reasoning` is on), so that reasoning items come back replayable and a function call is never replayed
-/// without its reasoning; with `replay_reasoning` off, replayed reasoning items are dropped instead. Only the
-/// `include` values the profile takes are ever sent.
+/// without its reasoning. With `replay_reasoning` off, a reasoning model on a provider that keeps responses is
+/// sent `store: true` and its reasoning items replayed by id ([`ModelApiConfig::reasoning_stored`]); elsewhere
+/// replayed reasoning items are dropped. Only the `include` values the profile takes are ever sent.
 ///
 /// # Errors
 /// `Unavailable` when the request needs web search and the profile has none (nothing is sent); `BadResponse`
@@ -155,7 +156,7 @@ pub(crate) fn build<'a>(config: &'a ModelApiConfig, request: &'a ModelRequest) -
         input,
         tools,
         text,
-        store: config.profile.store.then_some(false),
+        store: if config.reasoning_stored() { Some(true) } else { config.profile.store.then_some(false) },
         max_output_tokens: request.max_output_tokens,
         max_tool_calls: request.max_tool_calls.filter(|_| config.send_max_tool_calls),
         include,
@@ -193,7 +194,7 @@ fn input_item<'a>(config: &ModelApiConfig, item: &'a InputItem) -> Result<Option
                 .map_err(|e| ModelError::bad_response(format!("a replayed output item is not json: {e}")))?;
             let reasoning =
                 serde_json::from_str::<ItemType<'_>>(replay.get()).is_ok_and(|item| item.kind == Some("reasoning"));
-            (config.replay_reasoning || !reasoning).then_some(WireInput::Replay(replay))
+            (config.replay_reasoning || config.reasoning_stored() || !reasoning).then_some(WireInput::Replay(replay))
         }
         InputItem::FunctionCallOutput { call_id, output } => {
             Some(WireInput::FunctionCallOutput { kind: "function_call_output", call_id, output })

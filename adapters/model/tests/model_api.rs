@@ -905,7 +905,8 @@ async fn an_unreadable_transcription_is_a_bad_response() {
 #[tokio::test]
 async fn reasoning_is_asked_for_and_replayed_or_dropped_by_the_setting() {
     let server = MockServer::start().await;
-    responses().respond_with(json_answer(&completed(json!([message("{}")])))).expect(2).mount(&server).await;
+    let reasoned = completed(json!([{"type": "reasoning", "id": "rs_9", "summary": []}, message("{}")]));
+    responses().respond_with(json_answer(&reasoned)).expect(4).mount(&server).await;
     let replayed = || {
         let mut input = vec![InputItem::UserText("a lamp".into())];
         input.extend(
@@ -917,24 +918,48 @@ async fn reasoning_is_asked_for_and_replayed_or_dropped_by_the_setting() {
     };
 
     // On: the encrypted content is asked for and the reasoning item travels with its function calls.
-    api(config(&server)).respond(&replayed()).await.unwrap();
-    // Off (a provider that refuses the include value): nothing asked for, reasoning items dropped.
-    api(ModelApiConfig { replay_reasoning: false, ..config(&server) }).respond(&replayed()).await.unwrap();
+    let on = api(config(&server)).respond(&replayed()).await.unwrap();
+    // Off (a provider that refuses the include value) for a reasoning model on a provider that keeps responses:
+    // nothing asked for, the response stored, and reasoning items replayed by id, never a function call alone.
+    let stored = api(ModelApiConfig { replay_reasoning: false, ..config(&server) }).respond(&replayed()).await.unwrap();
+    // Off on a server of one's own, which keeps nothing: reasoning items are dropped.
+    let own = ModelApiConfig {
+        replay_reasoning: false,
+        ..ModelApiConfig::for_provider(Provider::Compatible, KEY).with_base_url(format!("{}/v1", server.uri()))
+    };
+    api(own).respond(&replayed()).await.unwrap();
+    // A model that does not reason (gpt-4.1) is never asked for reasoning (it refuses the include), and keeps
+    // nothing.
+    let plain = ModelApiConfig {
+        model: "gpt-4.1".into(),
+        replay_reasoning: false,
+        ..ModelApiConfig::for_provider(Provider::OpenAi, KEY).with_base_url(format!("{}/v1", server.uri()))
+    };
+    api(plain).respond(&replayed()).await.unwrap();
 
     let bodies = sent_bodies(&server).await;
     assert_eq!(bodies[0]["include"], json!(["reasoning.encrypted_content"]));
+    assert_eq!(bodies[0]["store"], json!(false));
     let types = |body: &Value| -> Vec<String> {
         body["input"].as_array().unwrap().iter().map(|i| i["type"].as_str().unwrap_or("message").to_owned()).collect()
     };
-    assert_eq!(
-        types(&bodies[0]),
-        ["message", "reasoning", "function_call", "function_call", "function_call_output", "function_call_output"]
-    );
-    assert_eq!(bodies[1].get("include"), None);
-    assert_eq!(
-        types(&bodies[1]),
-        ["message", "function_call", "function_call", "function_call_output", "function_call_output"]
-    );
+    let with_reasoning =
+        ["message", "reasoning", "function_call", "function_call", "function_call_output", "function_call_output"];
+    let without = ["message", "function_call", "function_call", "function_call_output", "function_call_output"];
+    assert_eq!(types(&bodies[0]), with_reasoning);
+    assert_eq!((bodies[1].get("include"), &bodies[1]["store"]), (None, &json!(true)));
+    assert_eq!(types(&bodies[1]), with_reasoning);
+    assert_eq!((bodies[2].get("include"), bodies[2].get("store")), (None, None));
+    assert_eq!(types(&bodies[2]), without);
+    assert_eq!((bodies[3].get("include"), &bodies[3]["store"]), (None, &json!(false)));
+    // An answer's reasoning without encrypted content is replayable only where the provider stored it.
+    let reasoning = |r: &trove_application::ports::model::ModelResponse| {
+        r.output.iter().find_map(|o| match o.view {
+            OutputView::Reasoning { replayable } => Some(replayable),
+            _ => None,
+        })
+    };
+    assert_eq!((reasoning(&on), reasoning(&stored)), (Some(false), Some(true)));
     // A request without function tools replays nothing, so it asks for no reasoning either.
     let reading = ModelRequest { tools: Vec::new(), ..proposal_request(vec![InputItem::UserText("x".into())]) };
     let server = MockServer::start().await;

@@ -478,3 +478,65 @@ fn require_names_the_capability_or_the_missing_key() {
         Err("reading a voice note needs the Model API: set MODEL_API_KEY".into())
     );
 }
+
+#[tokio::test]
+async fn every_attempt_the_backend_tried_again_is_in_the_ledger_and_the_stream_is_passed_on() {
+    let failed_answer = Usage { input_tokens: 2_000, output_tokens: 100, ..Usage::default() };
+    let timed_out = Usage { input_tokens: 2_500, output_tokens: 40, ..Usage::default() };
+    let answered = Usage { input_tokens: 2_500, output_tokens: 300, ..Usage::default() };
+    for last_unanswered in [false, true] {
+        let mut model = model();
+        model.expect_respond().times(1).returning(move |_| {
+            // What a backend does: it tells the call's watch as it goes.
+            let watch = crate::ports::model::watch().expect("the metered call sets a watch");
+            watch.retried(Attempt { usage: failed_answer, estimated: false, reason: "server_error".into() });
+            watch.streamed(Streamed { output_tokens: 50 });
+            watch.retried(Attempt { usage: timed_out, estimated: true, reason: "no byte came for 60s".into() });
+            watch.streamed(Streamed { output_tokens: 120 });
+            if last_unanswered {
+                Err(ModelError::Unanswered {
+                    reason: "no byte came for 60s (after 3 attempts)".into(),
+                    estimate: timed_out,
+                })
+            } else {
+                Ok(ModelResponse { output: vec![], usage: answered })
+            }
+        });
+        let (ledger, entries) = ledger();
+        let metered = metered(model, ledger, policy());
+        let mut run = RunSpend::default();
+        let seen = Mutex::new(Vec::new());
+        let sink = |event: Progress| seen.lock().unwrap().push(event);
+
+        let result = metered
+            .respond_and_read_watched(ASKER, &request(CallKind::Propose), &mut run, &sink, |r| Ok(r.usage))
+            .await;
+
+        // 2000 * 2 + 100 * 8 = 4800; 2500 * 2 + 40 * 8 = 5320; 2500 * 2 + 300 * 8 = 7400 micro-USD.
+        let unanswered =
+            |usage| SpendEntry { outcome: CallOutcome::Unanswered, ..entry(CallKind::Propose, usage, 5_320) };
+        let mut want = vec![failed(CallKind::Propose, failed_answer, 4_800), unanswered(timed_out)];
+        if last_unanswered {
+            want.push(unanswered(timed_out));
+            match result {
+                Err(Error::ModelFailed { reason, spend }) => {
+                    assert!(reason.contains("no whole answer"), "{reason}");
+                    assert_eq!((spend.calls, spend.cost), (3, MicroUsd(4_800 + 2 * 5_320)));
+                }
+                other => panic!("{other:?}"),
+            }
+        } else {
+            want.push(entry(CallKind::Propose, answered, 7_400));
+            assert_eq!(result.unwrap(), answered);
+            assert_eq!((run.calls, run.cost), (3, MicroUsd(4_800 + 5_320 + 7_400)));
+        }
+        assert_eq!(*entries.lock().unwrap(), want);
+        assert!(
+            entries.lock().unwrap().iter().all(|e| e.outcome.is_estimate() == (e.outcome == CallOutcome::Unanswered))
+        );
+        assert_eq!(
+            seen.into_inner().unwrap(),
+            vec![Progress::Writing { output_tokens: 50 }, Progress::Writing { output_tokens: 120 }]
+        );
+    }
+}
