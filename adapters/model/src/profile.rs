@@ -65,6 +65,8 @@ impl Provider {
                 max_tool_calls: true,
                 include: &[INCLUDE_SEARCH_RESULTS, INCLUDE_REASONING],
                 store: true,
+                // Not in the fields the reference confirms for Meta, and an unknown field is a 400.
+                prompt_cache_key: false,
             },
             Provider::OpenAi => Profile {
                 provider: self,
@@ -86,6 +88,7 @@ impl Provider {
                 max_tool_calls: true,
                 include: &[INCLUDE_SEARCH_RESULTS, INCLUDE_SEARCH_SOURCES, INCLUDE_REASONING],
                 store: true,
+                prompt_cache_key: true,
             },
             Provider::Compatible => Profile {
                 provider: self,
@@ -111,6 +114,7 @@ impl Provider {
                 // vLLM accepts only a fixed list and Ollama ignores it: nothing is asked for.
                 include: &[],
                 store: false,
+                prompt_cache_key: false,
             },
         }
     }
@@ -169,6 +173,9 @@ pub struct Profile {
     /// `store: false` is sent (the provider keeps responses unless told not to); servers of one's own are not
     /// sent the field.
     pub store: bool,
+    /// `prompt_cache_key` is taken: requests of one kind for one household carry the same key, so the provider
+    /// routes them to the cache holding their shared prefix (the proposal's instructions, tools and listing).
+    pub prompt_cache_key: bool,
 }
 
 impl Profile {

@@ -31,6 +31,8 @@ pub(crate) struct WireRequest<'a> {
     include: Vec<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     stream: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -161,6 +163,10 @@ pub(crate) fn build<'a>(config: &'a ModelApiConfig, request: &'a ModelRequest) -
         max_tool_calls: request.max_tool_calls.filter(|_| config.send_max_tool_calls),
         include,
         stream: config.stream.then_some(true),
+        prompt_cache_key: config.profile.prompt_cache_key.then(|| match request.household {
+            Some(h) => format!("trove-{}-{}", request.kind.as_str(), h.0),
+            None => format!("trove-{}", request.kind.as_str()),
+        }),
     })
 }
 

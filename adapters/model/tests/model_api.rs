@@ -1546,3 +1546,121 @@ async fn a_failed_answer_is_sent_again_once_and_its_usage_told() {
     let billed = Usage { input_tokens: 900, output_tokens: 30, ..Usage::default() };
     assert_eq!(retried.iter().map(|a| (a.usage, a.estimated)).collect::<Vec<_>>(), vec![(billed, false)]);
 }
+
+#[tokio::test]
+async fn openai_is_given_a_prompt_cache_key_per_household_and_call_kind_and_meta_none() {
+    let server = MockServer::start().await;
+    responses().respond_with(json_answer(&completed(json!([message("{}")])))).expect(3).mount(&server).await;
+    let openai = || ModelApiConfig {
+        stream: false,
+        ..ModelApiConfig::for_provider(Provider::OpenAi, KEY).with_base_url(format!("{}/v1", server.uri()))
+    };
+    let household = ModelRequest {
+        household: Some(trove_domain::HouseholdId(7)),
+        ..proposal_request(vec![InputItem::UserText("x".into())])
+    };
+
+    api(openai()).respond(&household).await.unwrap();
+    api(openai()).respond(&proposal_request(vec![InputItem::UserText("x".into())])).await.unwrap();
+    api(config(&server)).respond(&household).await.unwrap();
+
+    let bodies = sent_bodies(&server).await;
+    assert_eq!(bodies[0]["prompt_cache_key"], json!("trove-propose-7"));
+    assert_eq!(bodies[1]["prompt_cache_key"], json!("trove-propose"));
+    assert_eq!(bodies[2].get("prompt_cache_key"), None, "Meta refuses what it does not know");
+}
+
+/// The Python of the test tools (`TROVE_TEST_PYTHON`, or the venv `.ci/run` makes), with `openai` installed.
+fn python() -> std::path::PathBuf {
+    if let Some(p) = std::env::var_os("TROVE_TEST_PYTHON") {
+        return p.into();
+    }
+    let venv = std::path::PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/trove-ci/py-venv/bin/python3");
+    assert!(venv.is_file(), "the test tools' Python is missing: run .ci/run, or set TROVE_TEST_PYTHON");
+    venv
+}
+
+/// The proposal loop's first step as `ProposeProjects` opens it: the listing and the catalogue answered (calls
+/// with no `id`: no model output stands behind them), then the wish.
+fn opened_loop() -> ModelRequest {
+    let answered = |call_id: &str, name: &str| {
+        let raw = json!({"type": "function_call", "call_id": call_id, "name": name, "arguments": "{}"});
+        InputItem::Replay(trove_application::ports::model::RawJson(raw.to_string()))
+    };
+    let output =
+        |call_id: &str, text: &str| InputItem::FunctionCallOutput { call_id: call_id.into(), output: text.into() };
+    ModelRequest {
+        household: Some(trove_domain::HouseholdId(3)),
+        ..proposal_request(vec![
+            answered("call_list_inventory", "list_inventory"),
+            output("call_list_inventory", "items a build may use\n#lithium_cell|capacity mAh\n12,13 Cell|green|2500"),
+            answered("call_template_catalog", "template_catalog"),
+            output("call_template_catalog", "templates\n1|Lamp|Light|an hour|cell: a cell"),
+            InputItem::UserText("The owner's wish: a lamp".into()),
+        ])
+    }
+}
+
+fn receipt_request() -> ModelRequest {
+    ModelRequest {
+        kind: CallKind::ReadReceipt,
+        input: vec![InputItem::UserFile {
+            text: "the receipt".into(),
+            filename: "receipt.pdf".into(),
+            file_data_url: "data:application/pdf;base64,JVBERi0=".into(),
+        }],
+        ..image_request()
+    }
+}
+
+#[tokio::test]
+async fn every_body_sent_to_openai_or_meta_validates_against_openais_published_types() {
+    let server = MockServer::start().await;
+    responses().respond_with(json_answer(&completed(json!([message("{}")])))).mount(&server).await;
+    let variants: [(&str, fn(ModelApiConfig) -> ModelApiConfig); 5] = [
+        ("defaults", |c| c),
+        ("strict off", |c| ModelApiConfig { strict_tools: false, ..c }),
+        ("replay off", |c| ModelApiConfig { replay_reasoning: false, ..c }),
+        ("max_tool_calls off", |c| ModelApiConfig { send_max_tool_calls: false, ..c }),
+        ("not streamed", |c| ModelApiConfig { stream: false, ..c }),
+    ];
+    let [first, second] = loop_steps();
+    let requests = [
+        ("loop opened", opened_loop()),
+        ("loop step 1", first),
+        ("loop step 2", second),
+        ("price", price_request(Some(location()))),
+        ("label photo", image_request()),
+        ("receipt file", receipt_request()),
+    ];
+    let mut labels = Vec::new();
+    for (provider, p) in [("openai", Provider::OpenAi), ("meta", Provider::Meta)] {
+        for (variant, set) in variants {
+            // Meta's profile leaves out what its service may refuse (`strict: false`), which OpenAI's schema
+            // requires: only its defaults are held to OpenAI's schema.
+            if p == Provider::Meta && variant != "defaults" {
+                continue;
+            }
+            let api = api(set(with_provider(p, &server)));
+            for (name, request) in &requests {
+                api.respond(request).await.unwrap_or_else(|e| panic!("{provider} {variant} {name}: {e}"));
+                labels.push(format!("{provider}, {variant}: {name}"));
+            }
+        }
+    }
+    let bodies = sent_bodies(&server).await;
+    assert_eq!(bodies.len(), labels.len());
+    let lines: String = labels
+        .iter()
+        .zip(&bodies)
+        .map(|(label, body)| format!("{}\n", json!({"label": label, "body": body})))
+        .collect();
+    let file = std::env::temp_dir().join(format!("trove-bodies-{}.jsonl", std::process::id()));
+    std::fs::write(&file, lines).unwrap();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/schema/validate_bodies.py");
+    let out = std::process::Command::new(python()).arg(&script).arg(&file).output().expect("python runs");
+    let _ = std::fs::remove_file(&file);
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains(&format!("{} bodies checked, 0 with violations", labels.len())), "{said}");
+}
