@@ -1613,11 +1613,14 @@ fn receipt_request() -> ModelRequest {
     }
 }
 
+/// One variant of the settings.
+type Setting = fn(ModelApiConfig) -> ModelApiConfig;
+
 #[tokio::test]
 async fn every_body_sent_to_openai_or_meta_validates_against_openais_published_types() {
     let server = MockServer::start().await;
     responses().respond_with(json_answer(&completed(json!([message("{}")])))).mount(&server).await;
-    let variants: [(&str, fn(ModelApiConfig) -> ModelApiConfig); 5] = [
+    let variants: [(&str, Setting); 5] = [
         ("defaults", |c| c),
         ("strict off", |c| ModelApiConfig { strict_tools: false, ..c }),
         ("replay off", |c| ModelApiConfig { replay_reasoning: false, ..c }),
