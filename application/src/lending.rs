@@ -20,6 +20,7 @@ use trove_domain::loan::{
 };
 use trove_domain::money::Money;
 use trove_domain::people::MemberId;
+use trove_domain::text::Lines;
 use trove_domain::{HouseholdId, ItemId};
 
 /// Longest window of `GET /api/due`, in days.
@@ -72,12 +73,15 @@ impl std::fmt::Debug for Lending {
 
 fn text(value: Option<String>, what: &str) -> Result<Option<String>, Error> {
     let value = value.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
-    match value {
-        Some(v) if v.chars().count() > TEXT_MAX || v.chars().any(|c| c.is_control() && c != '\n') => {
-            Err(Error::Invalid(format!("{what}: at most {TEXT_MAX} characters, no control characters")))
+    if let Some(v) = &value {
+        if v.chars().count() > TEXT_MAX {
+            return Err(Error::Invalid(format!("{what}: at most {TEXT_MAX} characters")));
         }
-        v => Ok(v),
+        // A note may run over lines; a contact is one line. The text rule is the domain's, as everywhere.
+        let lines = if what == "note" { Lines::Many } else { Lines::One };
+        trove_domain::text::check(what, v, lines).map_err(|e| Error::Invalid(e.to_string()))?;
     }
+    Ok(value)
 }
 
 impl Lending {

@@ -223,7 +223,21 @@ impl Metered {
         request: &ModelRequest,
         run: &mut RunSpend,
     ) -> Result<ModelResponse, Error> {
-        let (response, _held) = self.send(actor, request, run, &Unwatched).await?;
+        self.respond_watched(actor, request, run, &Unwatched).await
+    }
+
+    /// [`Metered::respond`], reporting the answer's progress to `progress` as the provider streams it.
+    ///
+    /// # Errors
+    /// As [`Metered::respond`].
+    pub async fn respond_watched(
+        &self,
+        actor: Actor,
+        request: &ModelRequest,
+        run: &mut RunSpend,
+        progress: &dyn ProgressSink,
+    ) -> Result<ModelResponse, Error> {
+        let (response, _held) = self.send(actor, request, run, progress).await?;
         self.record(actor, request.kind, &response.usage, CallOutcome::Ok, run).await?;
         Ok(response)
     }

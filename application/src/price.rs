@@ -152,7 +152,7 @@ impl Selling {
         self.model.require(Capability::WebSearch)?;
         let mut run = RunSpend::default();
         progress.report(Progress::Searching { max_searches: self.settings.max_searches });
-        let response = self.model.respond(actor, &self.price_request(&item), &mut run).await?;
+        let response = self.model.respond_watched(actor, &self.price_request(&item), &mut run, progress).await?;
         let mut pages: Vec<&str> = Vec::new();
         for o in &response.output {
             match &o.view {

@@ -95,6 +95,9 @@ pub enum LoanRefused {
     BadName,
     #[error("a loan cannot start in the future ({since})")]
     StartsInFuture { since: NaiveDate },
+    /// A control character in the borrower's name or contact (one line each).
+    #[error("{0}")]
+    Control(crate::text::ControlCharacter),
 }
 
 /// A loan as asked, checked against the units free to lend (the item's units neither held by projects nor out on
@@ -122,10 +125,14 @@ pub fn check_loan(
     if since > today {
         return Err(LoanRefused::StartsInFuture { since });
     }
-    if let Borrower::Named { name, .. } = to
-        && (name.trim().is_empty() || name.chars().count() > TEXT_MAX)
-    {
-        return Err(LoanRefused::BadName);
+    if let Borrower::Named { name, contact } = to {
+        if name.trim().is_empty() || name.chars().count() > TEXT_MAX {
+            return Err(LoanRefused::BadName);
+        }
+        crate::text::check("to.name", name, crate::text::Lines::One).map_err(LoanRefused::Control)?;
+        if let Some(contact) = contact {
+            crate::text::check("to.contact", contact, crate::text::Lines::One).map_err(LoanRefused::Control)?;
+        }
     }
     if units == 0 {
         return Err(LoanRefused::NoUnits);
@@ -325,6 +332,19 @@ pub struct Due {
 }
 
 impl Due {
+    /// What a loan due back is called: "lent to Sam next door", with its units when more than one.
+    ///
+    /// ```
+    /// assert_eq!(trove_domain::loan::Due::loan_what("Sam", 1), "lent to Sam");
+    /// assert_eq!(trove_domain::loan::Due::loan_what("Sam", 3), "lent to Sam (3 units)");
+    /// ```
+    pub fn loan_what(borrower: &str, units: u32) -> String {
+        if units == 1 { format!("lent to {borrower}") } else { format!("lent to {borrower} ({units} units)") }
+    }
+
+    /// What a warranty's last day is called.
+    pub const WARRANTY_WHAT: &'static str = "warranty";
+
     /// The one key of this thing on this day: a reminder is sent once per key (and lead time), so a thing that
     /// changes date is reminded of again, and a calendar event's UID is made from it.
     pub fn key(&self) -> String {
@@ -410,6 +430,13 @@ mod tests {
         );
         let blank = Borrower::Named { name: "  ".into(), contact: None };
         assert_eq!(check_loan(&blank, 1, 1, day(12, 4), None, day(12, 4)), Err(LoanRefused::BadName));
+        for (name, contact, field) in [("Sam\u{7}", None, "to.name"), ("Sam", Some("0770\n0900"), "to.contact")] {
+            let odd = Borrower::Named { name: name.into(), contact: contact.map(str::to_owned) };
+            match check_loan(&odd, 1, 1, day(12, 4), None, day(12, 4)) {
+                Err(LoanRefused::Control(c)) => assert_eq!(c.field, field),
+                other => panic!("{name:?} {contact:?}: {other:?}"),
+            }
+        }
         assert_eq!(check_loan(&Borrower::Member(2), 3, 3, day(12, 4), Some(day(12, 4)), day(12, 4)), Ok(()));
         assert_eq!(
             check_loan(&Borrower::Member(2), 1, 1, day(12, 5), None, day(12, 4)),

@@ -815,7 +815,7 @@ test("what can I build: a proposal with allocations and dropped reasons, accepte
   assert.equal(calls.length, 2, "two steps of the loop reached the fake model");
   const seen = await page.evaluate(() => window.progressSeen);
   assert.ok(
-    seen.some((t) => /^Step 1 of at most 4: reading the inventory, reading the project templates/.test(t)),
+    seen.some((t) => /^Step 1 of at most 4: reading 1 item's details/.test(t)),
     `the steps were shown as they happened: ${JSON.stringify(seen)}`,
   );
   assert.ok(seen.some((t) => /^Step 2 of at most 4: writing the proposals/.test(t)), JSON.stringify(seen));

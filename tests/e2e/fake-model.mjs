@@ -58,7 +58,8 @@ function inventoryByType(output) {
       type = line.slice(1).split("|")[0].trim();
       continue;
     }
-    const m = /^(\d+)[A-Z]? (.*)$/.exec(line.split("|")[0] || "");
+    // A row of like items lists their ids joined by commas: the first stands for them.
+    const m = /^(\d+)(?:,\d+)*[A-Z]?(?:x\d+)? (.*)$/.exec(line.split("|")[0] || "");
     if (!m) continue;
     const [, id, name] = m;
     if (!byType.has(type)) byType.set(type, []);
@@ -67,24 +68,31 @@ function inventoryByType(output) {
   return byType;
 }
 
-/** The proposal loop: step 1 calls the tools, step 2 answers a ProposalSet from the ids the tools gave. */
+/** The calls Trove answers itself before the first step: the listing and the catalogue. */
+const ANSWERED_FIRST = ["call_list_inventory", "call_template_catalog"];
+
+/** Whether the request holds the output of a call the model made (a later step). */
+function laterStep(body) {
+  return body.input?.some?.((i) => i.type === "function_call_output" && !ANSWERED_FIRST.includes(i.call_id));
+}
+
+/** The proposal loop: the listing and the catalogue come answered; step 1 asks one item's details, step 2
+ * answers a ProposalSet from the ids the listing gave. */
 function propose(body) {
   // A wish asking for it gets an answer that is no ProposalSet: the page must show the model failure.
   if (JSON.stringify(body.input).includes("make it fail")) {
     return response([message("I think you should build a boat.")], 500, 50);
   }
-  const hasOutputs = body.input?.some((i) => i.type === "function_call_output");
-  if (!hasOutputs) {
+  const inventory = inventoryByType(toolOutput(body, "call_list_inventory") || "");
+  const catalog = toolOutput(body, "call_template_catalog") || "";
+  const first = (type, n = 0) => inventory.get(type)?.[n]?.id;
+  if (!laterStep(body)) {
     return response([
       { type: "reasoning", id: "rs_1", summary: [] },
-      functionCall("call_inv", "list_inventory", "{}"),
-      functionCall("call_cat", "template_catalog", "{}"),
+      functionCall("call_pi", "item_details", JSON.stringify({ item_id: first("single_board_computer") ?? 1 })),
     ]);
   }
-  const inventory = inventoryByType(toolOutput(body, "call_inv") || "");
-  const catalog = toolOutput(body, "call_cat") || "";
   const templateId = (label) => Number(catalog.split("\n").find((l) => l.split("|")[1] === label)?.split("|")[0]);
-  const first = (type, n = 0) => inventory.get(type)?.[n]?.id;
   const console_ = templateId("Retro game console");
   const allocations = [
     ["controller", first("single_board_computer")],
@@ -252,7 +260,7 @@ export async function startFakeModel({ delayMs = 400 } = {}) {
       const tools = (body.tools || []).map((t) => t.name || t.type);
       const answer = tools.includes("list_inventory") ? propose(body) : tools.includes("web_search") ? price(body) : reading(body);
       // A real model takes its time; the page shows its progress indicator meanwhile.
-      const firstStep = !body.input?.some?.((i) => i.type === "function_call_output");
+      const firstStep = !laterStep(body);
       if (firstStep && JSON.stringify(body.input).includes("hold the answer")) held.push(() => send(200, answer));
       else setTimeout(() => send(200, answer), delayMs);
     });

@@ -478,10 +478,7 @@ impl LendingRepo for Store {
         let mut out = Vec::with_capacity(loans.len() + schedules.len() + rows.len());
         for l in loans {
             let Some(on) = l.due else { continue };
-            let mut what = format!("lent to {}", l.borrower_name);
-            if l.units != 1 {
-                what.push_str(&format!(" ({} units)", l.units));
-            }
+            let what = Due::loan_what(&l.borrower_name, u32::try_from(l.units).unwrap_or(u32::MAX));
             out.push(Due {
                 on,
                 kind: DueKind::LoanBack,
@@ -512,7 +509,7 @@ impl LendingRepo for Store {
                 kind: DueKind::WarrantyEnds,
                 item: ItemId(id),
                 item_name,
-                what: "warranty".to_owned(),
+                what: Due::WARRANTY_WHAT.to_owned(),
                 source: id,
             });
         }

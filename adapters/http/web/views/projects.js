@@ -31,6 +31,7 @@ export function describeStep(name, data) {
     const what = doing.length ? doing.join(", ") : "writing the proposals; the rules check them";
     return `Step ${data.number} of at most ${data.max}: ${what}…`;
   }
+  if (name === "writing") return `The model is thinking and writing (about ${data.output_tokens} tokens so far)…`;
   return null;
 }
 
@@ -67,7 +68,10 @@ export async function projectsView() {
     const result = await withProgress(
       out,
       local ? "The built-in planner is looking through your inventory…" : "Asking the model for proposals… this can take a minute.",
-      (say) => apiEvents("/projects/propose", { body: brief ? { brief } : {}, onEvent: (name, data) => name === "step" && say(describeStep(name, data)) }),
+      (say) => apiEvents("/projects/propose", { body: brief ? { brief } : {}, onEvent: (name, data) => {
+        const said = describeStep(name, data);
+        if (said) say(said);
+      } }),
       button,
     );
     if (result) {

@@ -57,6 +57,7 @@ export async function sellItemView(id) {
         apiEvents(`/items/${id}/price`, {
           onEvent: (name, data) => {
             if (name === "searching") say(`Searching the web for comparables (at most ${data.max_searches} searches)… this can take a minute.`);
+            if (name === "writing") say(`Searching done; the model is writing the comparables (about ${data.output_tokens} tokens so far)…`);
           },
         }),
       priceButton,
