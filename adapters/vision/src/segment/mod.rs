@@ -111,7 +111,9 @@ pub(crate) fn segment_working(work: &Working, width: u32, height: u32) -> Segmen
     };
     let mut relative = background.relative(work);
     let mut dev = deviations(&relative);
-    if clear.iter().filter(|c| **c).count() >= 12 {
+    // Only where enough of the photo is clear does the refit know the background better: in a tray tiled edge to
+    // edge with small parts, the few cells that hold none are too few and too bunched to fit the lighting on.
+    if clear.iter().filter(|c| **c).count() >= (clear.len() / 8).max(12) {
         background = Background::robust(&grid, clear);
         relative = background.relative(work);
         dev = deviations(&relative);
