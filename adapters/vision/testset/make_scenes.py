@@ -1,6 +1,6 @@
 """Makes the segmentation test set from real photographic material: scenes composed of the 24 coins of a real
 photograph (scikit-image's `coins`, Greek coins from Pompeii, Brooklyn Museum: no known copyright restrictions) on
-real textures (scikit-image's `gravel` and `brick`, CC0), with their truth. See SOURCES.md.
+a real texture (scikit-image's `gravel`, CC0), with their truth. See SOURCES.md.
 
 Every scene is deterministic (a fixed seed): the same bytes on every machine with the same numpy and Pillow.
 
@@ -177,7 +177,7 @@ def main(out):
 
     # Rows of coins, each touching the next by a sixth to a third of its width.
     w, h = 2400, 1200
-    canvas = texture("brick.png", w, h, 60, 0.25, rng)
+    canvas = texture("gravel.png", w, h, 45, 0.35, rng)
     occupied = np.zeros((h, w), bool)
     placed = 0
     for row in range(6):
@@ -198,7 +198,7 @@ def main(out):
             placed += 1
             x += tw
     save(out, "touching_rows", np.clip(canvas, 0, 255).astype(np.uint8), ("png", "jpg"))
-    truth["touching_rows"] = {"parts": placed, "background": "dark brick", "hard": "every coin touches the next"}
+    truth["touching_rows"] = {"parts": placed, "background": "dark gravel", "hard": "every coin touches the next"}
 
     with open(os.path.join(out, "truth.json"), "w", encoding="utf-8") as f:
         json.dump(truth, f, indent=2, sort_keys=True)
