@@ -273,3 +273,25 @@ fn a_tray_of_thousands_of_small_parts_is_counted_within_two_percent() {
         assert!(r.width <= 90 && r.height <= 90, "{r:?} is larger than a part");
     }
 }
+
+#[test]
+fn a_row_of_touching_parts_of_different_sizes_comes_apart_at_every_neck() {
+    // Coins of 240 and 110 px in a row, each touching the next (the gap between their outlines is nothing):
+    // one level of cores for the whole row misses the small ones, which must come apart all the same.
+    use crate::scene::Object;
+    let mut objects = Vec::new();
+    let mut x = 150.0;
+    for i in 0..12 {
+        let d = if i % 2 == 0 { 240.0 } else { 110.0 };
+        objects.push(Object::ellipse(x + d / 2.0, 600.0, d, d, [200, 195, 185]));
+        x += d - 2.0;
+    }
+    let row =
+        Scene { objects, noise: 3.0, seed: 12, ..Scene::plain("a row of touching coins", 2800, 1200, [60, 58, 55]) };
+    let seg = Segmenter.segment(&row.png()).unwrap();
+    assert_eq!(seg.regions.len(), 12, "{:?}", seg.regions);
+    // In reading order, left to right, each region where its coin is.
+    for (r, o) in seg.regions.iter().zip(&row.objects) {
+        assert!(f64::from(r.x) < o.cx && o.cx < f64::from(r.x + r.width), "{r:?} is not around {}", o.cx);
+    }
+}

@@ -128,7 +128,7 @@ pub(crate) fn segment_working(work: &Working, width: u32, height: u32) -> Segmen
     let labels = components(&mask, Connectivity::Eight);
     let count = labels.iter().copied().max().unwrap_or(0);
     let dist = chamfer(&mask);
-    let (labels, count) = split_touching(&mask, &dist, labels, count);
+    let (labels, count) = split_cores(&mask, &dist, labels, count, (w, h));
     let noise = border_noise(&dev, w, h) as f32 / QUANT;
     let (labels, count) = split_seams(&relative, &dist, noise, (w, h), labels, count);
     let all = stats(&labels, count, w);

@@ -206,3 +206,163 @@ pub(super) fn grow(out: &mut [u32], labels: &[u32], mut queue: VecDeque<usize>, 
         }
     }
 }
+
+/// Splits each component at its cores both ways, [`split_touching`] (one level of cores for the whole component)
+/// and [`split_necks`] (core by core), and keeps for each the way that finds more parts: a chain of touching parts
+/// of different sizes comes apart at every neck, and where both find as many the level's cut is kept.
+pub(super) fn split_cores(
+    mask: &GrayImage,
+    dist: &[u16],
+    labels: Vec<u32>,
+    count: u32,
+    size: (u32, u32),
+) -> (Vec<u32>, u32) {
+    let (necked, necked_count) = split_necks(dist, labels.clone(), count, size);
+    let (touched, touched_count) = split_touching(mask, dist, labels.clone(), count);
+    if necked_count == count {
+        return (touched, touched_count);
+    }
+    // How many parts each way makes of each component.
+    let parts = |split: &[u32]| {
+        let mut seen: Vec<Vec<u32>> = vec![Vec::new(); count as usize + 1];
+        for (l, s) in labels.iter().zip(split) {
+            let list = &mut seen[*l as usize];
+            if *l != 0 && !list.contains(s) {
+                list.push(*s);
+            }
+        }
+        seen.iter().map(Vec::len).collect::<Vec<usize>>()
+    };
+    let (by_necks, by_level) = (parts(&necked), parts(&touched));
+    let out = labels
+        .iter()
+        .zip(necked.iter().zip(&touched))
+        .map(|(l, (n, t))| if by_necks[*l as usize] > by_level[*l as usize] { n + touched_count } else { *t })
+        .collect();
+    (out, touched_count + necked_count)
+}
+
+/// A component this many times the area of its widest inscribed disc may be a chain of parts: two touching discs
+/// are twice theirs, a single disc once, a 2:1 ellipse twice.
+const CHAIN_SHARE: f64 = 1.8;
+
+/// Splits components core by core: the distance transform's maxima are flooded from the
+/// highest down (a watershed of the distance), and where two basins meet, the one with the lower peak stays an
+/// object of its own when the neck there is narrow against that peak (at most [`NECK_SHARE`] of it) and the
+/// peak is a core's ([`MIN_CORE_RADIUS`]); else it joins the other. So a chain of touching parts of different
+/// sizes comes apart at every narrow neck, where one level of cores for the whole chain would miss the smaller
+/// parts. Answers the new label image and the number of labels.
+pub(super) fn split_necks(dist: &[u16], labels: Vec<u32>, count: u32, (w, h): (u32, u32)) -> (Vec<u32>, u32) {
+    let n = labels.len();
+    // Only a component larger than its widest disc could be, by [`CHAIN_SHARE`], may hold two parts: a lone round
+    // or squat part is left alone at no cost (the distance is in thirds of a pixel).
+    let mut area = vec![0u64; count as usize + 1];
+    let mut peak_of = vec![0u16; count as usize + 1];
+    for (l, d) in labels.iter().zip(dist) {
+        area[*l as usize] += 1;
+        peak_of[*l as usize] = peak_of[*l as usize].max(*d);
+    }
+    let chain: Vec<bool> = area
+        .iter()
+        .zip(&peak_of)
+        .enumerate()
+        .map(|(l, (a, p))| l != 0 && *a as f64 > CHAIN_SHARE * std::f64::consts::PI * (f64::from(*p) / 3.0).powi(2))
+        .collect();
+    // Pixels inside those components, highest distance first.
+    let top = dist.iter().copied().max().unwrap_or(0) as usize;
+    let mut by_level: Vec<Vec<u32>> = vec![Vec::new(); top + 1];
+    for (i, (l, d)) in labels.iter().zip(dist).enumerate() {
+        if chain[*l as usize] && *d > 0 {
+            by_level[*d as usize].push(i as u32);
+        }
+    }
+    const NONE: u32 = u32::MAX;
+    let mut basin = vec![NONE; n];
+    let mut parent: Vec<u32> = Vec::new();
+    let mut peak: Vec<u16> = Vec::new();
+    fn find(parent: &mut [u32], mut b: u32) -> u32 {
+        while parent[b as usize] != b {
+            let up = parent[parent[b as usize] as usize];
+            parent[b as usize] = up;
+            b = up;
+        }
+        b
+    }
+    let core = 3 * MIN_CORE_RADIUS;
+    let (wi, hi) = (w as isize, h as isize);
+    let mut near: Vec<u32> = Vec::with_capacity(8);
+    for level in (1..=top).rev() {
+        for &i in &by_level[level] {
+            let i = i as usize;
+            let (x, y) = ((i as isize) % wi, (i as isize) / wi);
+            near.clear();
+            for (dx, dy) in [(-1, 0), (1, 0), (0, -1), (0, 1), (-1, -1), (1, -1), (-1, 1), (1, 1)] {
+                let (nx, ny) = (x + dx, y + dy);
+                if nx < 0 || ny < 0 || nx >= wi || ny >= hi {
+                    continue;
+                }
+                let j = (ny * wi + nx) as usize;
+                if basin[j] != NONE && labels[j] == labels[i] {
+                    let b = find(&mut parent, basin[j]);
+                    if !near.contains(&b) {
+                        near.push(b);
+                    }
+                }
+            }
+            if near.is_empty() {
+                basin[i] = parent.len() as u32;
+                parent.push(parent.len() as u32);
+                peak.push(level as u16);
+                continue;
+            }
+            // The highest basin takes the pixel; each other one joins it unless the neck here is narrow for it.
+            near.sort_by_key(|b| std::cmp::Reverse(peak[*b as usize]));
+            let first = near[0];
+            basin[i] = first;
+            for &b in &near[1..] {
+                let p = peak[b as usize];
+                let own = p >= core && f32::from(level as u16) <= NECK_SHARE * f32::from(p);
+                if !own {
+                    parent[b as usize] = first;
+                }
+            }
+        }
+    }
+    // Components holding two basins or more that stayed apart are relabelled by basin; the others keep theirs.
+    let roots: Vec<u32> = (0..n).map(|i| if basin[i] == NONE { NONE } else { find(&mut parent, basin[i]) }).collect();
+    let mut first = vec![NONE; count as usize + 1];
+    let mut split = vec![false; count as usize + 1];
+    for (r, l) in roots.iter().zip(&labels) {
+        if *r != NONE {
+            let f = &mut first[*l as usize];
+            if *f == NONE {
+                *f = *r;
+            } else if *f != *r {
+                split[*l as usize] = true;
+            }
+        }
+    }
+    if !split.iter().any(|s| *s) {
+        return (labels, count);
+    }
+    let mut out = labels.clone();
+    let mut next = count;
+    let mut new_label = vec![0u32; parent.len()];
+    let mut queue = VecDeque::new();
+    for i in 0..n {
+        if split[labels[i] as usize] {
+            out[i] = 0;
+            if roots[i] != NONE {
+                let l = &mut new_label[roots[i] as usize];
+                if *l == 0 {
+                    next += 1;
+                    *l = next;
+                }
+                out[i] = *l;
+                queue.push_back(i);
+            }
+        }
+    }
+    grow(&mut out, &labels, queue, w, h);
+    (out, next)
+}
