@@ -71,14 +71,13 @@ impl std::fmt::Debug for Lending {
     }
 }
 
-fn text(value: Option<String>, what: &str) -> Result<Option<String>, Error> {
+fn text(value: Option<String>, what: &str, lines: Lines) -> Result<Option<String>, Error> {
     let value = value.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
     if let Some(v) = &value {
         if v.chars().count() > TEXT_MAX {
             return Err(Error::Invalid(format!("{what}: at most {TEXT_MAX} characters")));
         }
-        // A note may run over lines; a contact is one line. The text rule is the domain's, as everywhere.
-        let lines = if what == "note" { Lines::Many } else { Lines::One };
+        // The text rule is the domain's, as everywhere.
         trove_domain::text::check(what, v, lines).map_err(|e| Error::Invalid(e.to_string()))?;
     }
     Ok(value)
@@ -107,10 +106,10 @@ impl Lending {
     /// [`Refusal::Loan`] when the rules refuse it; [`Refusal::Stale`] when it changed under two attempts.
     pub async fn lend(&self, actor: Actor, item: ItemId, req: LoanRequest) -> Result<(Loan, Item), Error> {
         let h = actor.household;
-        let note = text(req.note, "note")?;
+        let note = text(req.note, "note", Lines::Many)?;
         let to = match req.to {
             Borrower::Named { name, contact } => {
-                Borrower::Named { name: name.trim().to_owned(), contact: text(contact, "contact")? }
+                Borrower::Named { name: name.trim().to_owned(), contact: text(contact, "contact", Lines::One)? }
             }
             member => member,
         };
@@ -211,7 +210,7 @@ impl Lending {
     /// it at the same moment.
     pub async fn done(&self, actor: Actor, id: ScheduleId, req: DoneRequest) -> Result<Schedule, Error> {
         let h = actor.household;
-        let note = text(req.note, "note")?;
+        let note = text(req.note, "note", Lines::Many)?;
         let schedule = self.repo.schedule(h, id).await.map_err(named(ObjectKind::Schedule, id.0))?;
         let (at, next) =
             check_done(&schedule, req.at, note.as_deref(), req.cost, self.today()).map_err(Refusal::Schedule)?;

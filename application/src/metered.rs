@@ -266,13 +266,26 @@ impl Metered {
         while let Ok(s) = streamed.try_recv() {
             progress.report(Progress::Writing { output_tokens: s.output_tokens });
         }
+        self.record_retried(actor, request.kind, &watch, run).await?;
+        Ok(answer)
+    }
+
+    /// Records each attempt the backend told `watch` it tried again: failed (the usage the provider reported) or
+    /// unanswered (its estimate).
+    async fn record_retried(
+        &self,
+        actor: Actor,
+        kind: CallKind,
+        watch: &Watch,
+        run: &mut RunSpend,
+    ) -> Result<(), Error> {
         let retried = std::mem::take(&mut *watch.retried.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
         for attempt in retried {
             let outcome = if attempt.estimated { CallOutcome::Unanswered } else { CallOutcome::Failed };
-            tracing::warn!(kind = request.kind.as_str(), reason = %attempt.reason, %outcome, "a model call's attempt gave no answer and was tried again");
-            self.record(actor, request.kind, &attempt.usage, outcome, run).await?;
+            tracing::warn!(kind = kind.as_str(), reason = %attempt.reason, %outcome, "a model call's attempt gave no answer and was tried again");
+            self.record(actor, kind, &attempt.usage, outcome, run).await?;
         }
-        Ok(answer)
+        Ok(())
     }
 
     /// Sends `request` after the step rule ([`Metered::reserve`]); an answer cut short by its output budget
@@ -380,11 +393,7 @@ impl Metered {
         let (tx, _streamed) = tokio::sync::mpsc::unbounded_channel();
         let watch = Arc::new(Watch { streamed: tx, retried: Mutex::default() });
         let answer = watching(watch.clone(), self.model.transcribe(wav)).await;
-        let retried = std::mem::take(&mut *watch.retried.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
-        for attempt in retried {
-            let outcome = if attempt.estimated { CallOutcome::Unanswered } else { CallOutcome::Failed };
-            self.record(actor, CallKind::Transcribe, &attempt.usage, outcome, run).await?;
-        }
+        self.record_retried(actor, CallKind::Transcribe, &watch, run).await?;
         match answer {
             Ok(t) => {
                 let usage = Usage { audio_ms: t.audio_ms, ..Usage::default() };
