@@ -6,6 +6,8 @@
 //!   writes `DIR/NAME.jpg` and `DIR/NAME.png` for each photo and `DIR/expected.txt` (`NAME COUNT` a line);
 //! `cargo run --release -p trove-vision --features scenes --example segment_bench -- time FILE RUNS`
 //!   prints `trove FILE MEDIAN_MS REGIONS`: the median time of `Segmenter::segment` on the file's bytes.
+//! `cargo run --release -p trove-vision --features testing --example segment_bench -- draw FILE OUT.png`
+//!   writes the photo in grey with each region's box drawn on it (white, then black inside): to see what was found.
 
 use std::time::{Duration, Instant};
 use trove_application::ports::PhotoSegmenter;
@@ -57,12 +59,39 @@ fn time(file: &str, runs: usize) {
     println!("trove {file} {:.1} {found}", median(times).as_secs_f64() * 1e3);
 }
 
+fn draw(file: &str, out: &str) {
+    let bytes = std::fs::read(file).expect("the photo is read");
+    let found = Segmenter.segment(&bytes).expect("segments");
+    let mut grey = trove_vision::decode_luma(&bytes).expect("decodes");
+    let (w, h) = grey.dimensions();
+    for r in &found.regions {
+        for (ring, value) in [(0, 255u8), (1, 0u8)] {
+            let (x0, y0) = (r.x + ring, r.y + ring);
+            let (x1, y1) = (
+                (r.x + r.width).saturating_sub(1 + ring).min(w - 1),
+                (r.y + r.height).saturating_sub(1 + ring).min(h - 1),
+            );
+            for x in x0..=x1 {
+                grey.put_pixel(x, y0, image::Luma([value]));
+                grey.put_pixel(x, y1, image::Luma([value]));
+            }
+            for y in y0..=y1 {
+                grey.put_pixel(x0, y, image::Luma([value]));
+                grey.put_pixel(x1, y, image::Luma([value]));
+            }
+        }
+    }
+    grey.save(out).expect("the drawing is written");
+    println!("{} regions drawn into {out}", found.regions.len());
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
         ["write", dir] => write(dir),
         ["time", file, runs] => time(file, runs.parse().expect("RUNS is a number")),
         ["time", file] => time(file, 7),
+        ["draw", file, out] => draw(file, out),
         _ => {
             eprintln!("usage: segment_bench write DIR | segment_bench time FILE [RUNS]");
             std::process::exit(2);

@@ -37,7 +37,16 @@ pub(crate) enum Samples {
     /// Its luma where that is cheaper to decode than the colour (a JPEG's own luma plane); elsewhere what the image
     /// holds, as `Colour`.
     Luma,
+    /// Its colour where that costs little (a JPEG of at most [`COLOUR_JPEG_PIXELS`]), its luma above that: what
+    /// segmentation reads, so that a saturated part of the cloth's own luma is found by its colour in an ordinary
+    /// photo, and a 12-megapixel tray of parts is read at the cost of its luma.
+    Segment,
 }
+
+/// The largest JPEG decoded in colour for segmentation: 4 megapixels (2300 x 1730). Decoding a JPEG's chroma and
+/// converting it to RGB costs about as much again as its luma; over this size, the parts are told apart by their
+/// luma and texture.
+pub(crate) const COLOUR_JPEG_PIXELS: u64 = 4_000_000;
 
 fn undecodable(e: impl std::fmt::Display) -> VisionError {
     VisionError::Undecodable(e.to_string())
@@ -131,12 +140,16 @@ pub(crate) fn decode_rows_from<S: Rows>(
             if !jpeg_is_complete(bytes) {
                 return Err(VisionError::Undecodable("the JPEG is cut short (it has no end-of-image marker)".into()));
             }
-            match samples {
-                Samples::Luma => match jpeg_luma(bytes, min_side)? {
-                    Some(decoder) => stream_jpeg_luma(decoder, sink_for),
-                    None => whole(bytes, image::ImageFormat::Jpeg, min_side, sink_for),
-                },
-                Samples::Colour => whole(bytes, image::ImageFormat::Jpeg, min_side, sink_for),
+            let luma = match samples {
+                Samples::Luma => jpeg_luma(bytes, min_side)?,
+                Samples::Segment => jpeg_luma(bytes, min_side)?.filter(|decoder| {
+                    decoder.info().is_some_and(|i| u64::from(i.width) * u64::from(i.height) > COLOUR_JPEG_PIXELS)
+                }),
+                Samples::Colour => None,
+            };
+            match luma {
+                Some(decoder) => stream_jpeg_luma(decoder, sink_for),
+                None => whole(bytes, image::ImageFormat::Jpeg, min_side, sink_for),
             }
         }
         ImageFormat::Webp => whole(bytes, image::ImageFormat::WebP, min_side, sink_for),

@@ -5,18 +5,22 @@
 //! The segmentation pipeline, all but the first step on a working copy of at most [`WORKING_SIDE`] pixels a side:
 //! 1. decode (JPEG, PNG or WebP, told by magic bytes), row by row, averaging blocks of `k x k` pixels into the
 //!    working copy as the rows arrive (one pass over the full-size pixels: this is most of the time on a
-//!    12-megapixel photo; a PNG is never held whole; a JPEG is decoded straight to its luma plane, its chroma
-//!    never decoded, so a JPEG's working copy is grey and a PNG's or WebP's keeps its colour);
+//!    12-megapixel photo; a PNG is never held whole; a JPEG over 4 megapixels is decoded straight to its luma
+//!    plane, its chroma never decoded, so its working copy is grey; a smaller JPEG, a PNG or a WebP keeps its
+//!    colour, so a saturated part of the cloth's own luma is found by its colour); each block's texture (the
+//!    standard deviation of its luma) is kept beside its mean;
 //! 2. model the background's lighting per channel as a quadratic surface, fitted to the median of each cell of the
 //!    border first and then of every cell that looks like background (the median, so a tray densely tiled with
 //!    small parts still shows its background in every cell), so that gradients and vignetting fall away;
 //! 3. measure each pixel's relative deviation from that background; decide the objects' polarity (darker, lighter
 //!    or both) from the strongly deviating pixels, so that shadows next to light objects are ignored;
-//! 4. threshold with Otsu's level, kept between a noise floor (estimated on the border) and a contrast cap;
+//! 4. threshold with Otsu's level, kept between a noise floor (estimated on the border) and a contrast cap; add
+//!    the blocks whose texture, against the background's level, stands well over the border's (a part of the
+//!    cloth's own brightness shows by its relief or print);
 //! 5. fill holes (labels on light objects, glare on dark ones, the hole of a washer), clean the mask with an
-//!    opening and a closing, fill holes again;
+//!    opening (no closing: it would widen the necks between small touching parts), fill holes again;
 //! 6. label connected components, split components with a narrow neck (touching objects) at the cores of their
-//!    distance transform and grow the cores back; split components without a neck along a seam (a line of
+//!    distance transform and flood them back down the distance (so two parts meet at their neck); split components without a neck along a seam (a line of
 //!    higher gradient or a change of colour across them) when it cuts them into large parts that each reach
 //!    the outline (a label inside an item is enclosed, so it is no part);
 //! 7. drop regions that are most of the image, run along the border (a table edge), hug it (a sliver of a dark
@@ -114,7 +118,7 @@ impl PhotoSegmenter for Segmenter {
     /// Decodes the rows straight into the working copy's block sums: the photo is never held whole when it is a
     /// PNG, and never converted to RGB at full size; a JPEG is decoded to its luma plane only.
     fn segment(&self, image: &[u8]) -> Result<Segmentation, VisionError> {
-        let shrinker = decode_rows(image, Samples::Luma, Shrinker::working)?;
+        let shrinker = decode_rows(image, Samples::Segment, Shrinker::working)?;
         let (width, height) = shrinker.photo_size();
         Ok(segment_working(&shrinker.into_working(), width, height))
     }

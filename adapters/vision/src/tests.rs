@@ -137,13 +137,14 @@ fn decoding_row_by_row_segments_exactly_as_the_decoded_pixels() {
         let grey_rgb = image::DynamicImage::ImageLuma8(grey.clone()).to_rgb8();
         let png = encoded(&image::DynamicImage::ImageLuma8(grey), image::ImageFormat::Png);
         assert_eq!(Segmenter.segment(&png).unwrap(), segment_rgb(&grey_rgb), "{}: grey", scene.name);
-        // A JPEG decoded whole, to its luma plane only: the same as segmenting that plane. The plane is the luma of
-        // the `image` crate's own (RGB) decoding of it, to within rounding, and it is segmented into the same
-        // items, at the same places, as those colours.
+        // A JPEG of at most `COLOUR_JPEG_PIXELS` is segmented in its colours: the same as its RGB decoding. Its
+        // luma plane alone (how a larger one is read) is the luma of those colours to within rounding, and is
+        // segmented into the same items, at the same places.
         let jpeg = scene.jpeg();
+        assert!(u64::from(scene.width) * u64::from(scene.height) <= crate::decode::COLOUR_JPEG_PIXELS);
         let decoded = image::load_from_memory(&jpeg).unwrap().to_rgb8();
         let luma = crate::decode_luma(&jpeg).unwrap();
-        assert_eq!(Segmenter.segment(&jpeg).unwrap(), segment_luma(&luma), "{}: JPEG", scene.name);
+        assert_eq!(Segmenter.segment(&jpeg).unwrap(), segment_rgb(&decoded), "{}: JPEG", scene.name);
         // (The RGB decoding upsamples the chroma and clamps, so the two part by a few levels at edges of colour.)
         let off: Vec<u32> = luma
             .iter()
@@ -256,7 +257,10 @@ fn a_tray_of_thousands_of_small_parts_is_counted_within_two_percent() {
     // A 12-megapixel JPEG, as a phone sends it: 2,400 parts of 4 to 10 pixels of the working copy. A share of the
     // image as the smallest item would leave none of them.
     let tray = parts_tray();
-    let seg = Segmenter.segment(&tray.jpeg()).unwrap();
+    let jpeg = tray.jpeg();
+    let seg = Segmenter.segment(&jpeg).unwrap();
+    // Over `COLOUR_JPEG_PIXELS`, a JPEG is segmented from its luma plane alone.
+    assert_eq!(seg, segment_luma(&crate::decode_luma(&jpeg).unwrap()));
     let (found, expected) = (seg.regions.len() as f64, tray.objects.len() as f64);
     eprintln!("a tray of small parts: expected {expected}, found {found}");
     assert!((found - expected).abs() <= 0.02 * expected, "found {found} of {expected}");

@@ -132,6 +132,11 @@ def scatter(width, height, count, background, rng, coins, light, touching_share)
     return np.clip(canvas, 0, 255).astype(np.uint8), placed, boxes
 
 
+def centres(boxes):
+    """Each part's centre, the middle of its box, in whole pixels."""
+    return [[x + w // 2, y + h // 2] for x, y, w, h in boxes]
+
+
 def save(out, name, pixels, formats=("jpg",)):
     image = Image.fromarray(pixels)
     for f in formats:
@@ -153,14 +158,14 @@ def main(out):
 
     w, h = 4000, 3000
     dark = texture("gravel.png", w, h, 45, 0.35, rng)
-    pixels, placed, _ = scatter(w, h, 2400, dark, rng, coins, lighting(w, h, rng, 0.35), 1 / 6)
+    pixels, placed, boxes = scatter(w, h, 2400, dark, rng, coins, lighting(w, h, rng, 0.35), 1 / 6)
     save(out, "coins_12mp_dark", pixels)
-    truth["coins_12mp_dark"] = {"parts": placed, "background": "dark gravel, lit unevenly", "size": [w, h]}
+    truth["coins_12mp_dark"] = {"parts": placed, "background": "dark gravel, lit unevenly", "size": [w, h], "centres": centres(boxes)}
 
     light = texture("gravel.png", w, h, 205, 0.15, rng)
-    pixels, placed, _ = scatter(w, h, 2400, light, rng, coins, lighting(w, h, rng, 0.25), 1 / 6)
+    pixels, placed, boxes = scatter(w, h, 2400, light, rng, coins, lighting(w, h, rng, 0.25), 1 / 6)
     save(out, "coins_12mp_light", pixels)
-    truth["coins_12mp_light"] = {"parts": placed, "background": "light cloth (gravel lightened), lit unevenly", "size": [w, h]}
+    truth["coins_12mp_light"] = {"parts": placed, "background": "light cloth (gravel lightened), lit unevenly", "size": [w, h], "centres": centres(boxes)}
 
     # Five tinted coins on light grey: the yellow one of the grey's own luma ((77 R + 150 G + 29 B) / 256).
     w, h = 1600, 1200
@@ -169,17 +174,21 @@ def main(out):
     canvas[:] = texture("gravel.png", w, h, grey, 0.04, rng)[:, :, None]
     occupied = np.zeros((h, w), bool)
     tints = [(250, 205, 20), (215, 35, 30), (40, 160, 60), (40, 70, 200), (240, 130, 20)]
+    boxes = []
     for n, tint in enumerate(tints):
         t = transformed(coins[n], 2.2, rng.uniform(0, 360))
-        paste(canvas, occupied, t, 80 + n * 300, 400 + int(rng.uniform(-100, 100)), tint)
+        x, y = 80 + n * 300, 400 + int(rng.uniform(-100, 100))
+        paste(canvas, occupied, t, x, y, tint)
+        boxes.append((x, y, t[1].shape[1], t[1].shape[0]))
     save(out, "colour_on_light", np.clip(canvas, 0, 255).astype(np.uint8), ("png", "jpg"))
-    truth["colour_on_light"] = {"parts": 5, "background": "light grey", "hard": "yellow of the background's luma"}
+    truth["colour_on_light"] = {"parts": 5, "background": "light grey", "hard": "yellow of the background's luma", "centres": centres(boxes)}
 
     # Rows of coins, each touching the next by a sixth to a third of its width.
     w, h = 2400, 1200
     canvas = texture("gravel.png", w, h, 45, 0.35, rng)
     occupied = np.zeros((h, w), bool)
     placed = 0
+    boxes = []
     for row in range(6):
         x = 40
         y = 40 + row * 190
@@ -195,13 +204,14 @@ def main(out):
             x = max(0, x - int(rng.uniform(0, 0.025) * tw))
             fresh = t[1] & ~occupied[y : y + th, x : x + tw]
             paste(canvas, occupied, (t[0], fresh), x, y)
+            boxes.append((x, y, tw, th))
             placed += 1
             x += tw
     save(out, "touching_rows", np.clip(canvas, 0, 255).astype(np.uint8), ("png", "jpg"))
-    truth["touching_rows"] = {"parts": placed, "background": "dark gravel", "hard": "every coin touches the next"}
+    truth["touching_rows"] = {"parts": placed, "background": "dark gravel", "hard": "every coin touches the next", "centres": centres(boxes)}
 
     with open(os.path.join(out, "truth.json"), "w", encoding="utf-8") as f:
-        json.dump(truth, f, indent=2, sort_keys=True)
+        json.dump(truth, f, sort_keys=True)
     print(json.dumps({k: v["parts"] for k, v in truth.items()}))
 
 

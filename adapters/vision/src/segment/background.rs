@@ -207,6 +207,28 @@ impl Background {
     }
 }
 
+impl Background {
+    /// Each block's texture (its standard deviation) relative to the background's level there, when the working
+    /// copy has one: the relief of a part of the cloth's own brightness stands out of a plain or finely textured
+    /// cloth; uneven light scales both alike.
+    pub(super) fn relative_texture(&self, work: &Working) -> Option<Vec<f32>> {
+        let texture = work.texture.as_ref()?;
+        let (w, h) = (work.width, work.height);
+        let s = self.surfaces[0].0;
+        let mut out = vec![0f32; texture.len()];
+        for y in 0..h {
+            let sy = scaled(f64::from(y), h);
+            let (a, b, q) = (s[0] + s[2] * sy + s[5] * sy * sy, s[1] + s[4] * sy, s[3]);
+            let base = (y * w) as usize;
+            for (x, (o, t)) in out[base..base + w as usize].iter_mut().zip(&texture[base..]).enumerate() {
+                let sx = scaled(x as f64, w);
+                *o = t / (a + b * sx + q * sx * sx).max(16.0) as f32;
+            }
+        }
+        Some(out)
+    }
+}
+
 /// Each pixel's signed relative deviation: that of the plane deviating most.
 pub(super) fn deviations(relative: &[Vec<f32>]) -> Vec<f32> {
     let mut out = relative.first().cloned().unwrap_or_default();

@@ -32,11 +32,15 @@ const MIN_CONTRAST: f32 = 0.06;
 const MAX_CONTRAST: f32 = 0.30;
 /// Share of strongly deviating pixels on one side (darker or lighter) that makes that side the objects' polarity.
 const POLARITY_SHARE: f64 = 0.85;
+/// A block's texture marks an object when it is this many times the border's median texture...
+const TEXTURE_OVER_NOISE: f32 = 2.5;
+/// ...and at least this share of the background's level.
+const MIN_TEXTURE: f32 = 0.04;
 /// The smallest region, in working pixels: smaller ones are noise whatever the photo.
 const MIN_AREA: u64 = 24;
 /// Specks smaller than this share of the typical region (the area-weighted median: the size of region that half
 /// of the found area is in) are dropped: dust and crumbs next to items, not small parts among small parts.
-const SPECK_SHARE: f64 = 1.0 / 40.0;
+const SPECK_SHARE: f64 = 1.0 / 20.0;
 /// A region touching a border whose thickness across it is at most this share of its run along it is a sliver of
 /// a dark band or a table edge...
 const SLIVER_ASPECT: f64 = 1.0 / 3.0;
@@ -119,11 +123,13 @@ pub(crate) fn segment_working(work: &Working, width: u32, height: u32) -> Segmen
         dev = deviations(&relative);
         mask = threshold(&dev, w, h);
     }
+    if let Some(texture) = background.relative_texture(work) {
+        add_texture(&mut mask, &texture);
+    }
     // Holes are filled before the opening too: a small washer is a ring of a pixel or two in the working copy,
     // which the opening would wipe out.
     fill_holes(&mut mask);
     open(&mut mask, 1);
-    close(&mut mask, 2);
     fill_holes(&mut mask);
     let labels = components(&mask, Connectivity::Eight);
     let count = labels.iter().copied().max().unwrap_or(0);

@@ -85,8 +85,44 @@ pub(super) fn split_touching(mask: &GrayImage, dist: &[u16], labels: Vec<u32>, c
             }
         }
     }
-    grow(&mut out, &labels, queue, w, h);
+    flood(&mut out, &labels, dist, queue, w);
     (out, next)
+}
+
+/// Grows the labels of `out` from the pixels in `seeds` over the unassigned (0) pixels of the same component of
+/// `labels`, 8-connected, down the distance transform: the highest unassigned pixel next to a label is taken
+/// first, so two labels meet where the distance is least between them, at the neck, and not halfway between
+/// their seeds.
+pub(super) fn flood(out: &mut [u32], labels: &[u32], dist: &[u16], seeds: VecDeque<usize>, w: u32) {
+    let w = w as isize;
+    let h = out.len() as isize / w.max(1);
+    let top = seeds.iter().map(|i| dist[*i]).max().unwrap_or(0) as usize;
+    let mut levels: Vec<VecDeque<usize>> = vec![VecDeque::new(); top + 1];
+    for i in seeds {
+        levels[dist[i] as usize].push_back(i);
+    }
+    let mut level = top;
+    loop {
+        let Some(i) = levels[level].pop_front() else {
+            if level == 0 {
+                break;
+            }
+            level -= 1;
+            continue;
+        };
+        let (x, y) = ((i as isize) % w, (i as isize) / w);
+        for (dx, dy) in [(-1, 0), (1, 0), (0, -1), (0, 1), (-1, -1), (1, -1), (-1, 1), (1, 1)] {
+            let (nx, ny) = (x + dx, y + dy);
+            if nx < 0 || ny < 0 || nx >= w || ny >= h {
+                continue;
+            }
+            let j = (ny * w + nx) as usize;
+            if out[j] == 0 && labels[j] == labels[i] {
+                out[j] = out[i];
+                levels[(dist[j] as usize).min(level)].push_back(j);
+            }
+        }
+    }
 }
 
 /// Splits components with no neck along seams: lines across them where the relative deviation steps (a change
@@ -352,7 +388,9 @@ pub(super) fn split_necks(dist: &[u16], labels: Vec<u32>, count: u32, (w, h): (u
     for i in 0..n {
         if split[labels[i] as usize] {
             out[i] = 0;
-            if roots[i] != NONE {
+            // Each basin that stayed apart is seeded with its core (above its neck), and flooded down from there: the basins
+            // pixels were taken level by level in the photo's order, and their borders lean that way.
+            if roots[i] != NONE && f32::from(dist[i]) >= NECK_SHARE * f32::from(peak[roots[i] as usize]) {
                 let l = &mut new_label[roots[i] as usize];
                 if *l == 0 {
                     next += 1;
@@ -363,6 +401,6 @@ pub(super) fn split_necks(dist: &[u16], labels: Vec<u32>, count: u32, (w, h): (u
             }
         }
     }
-    grow(&mut out, &labels, queue, w, h);
+    flood(&mut out, &labels, dist, queue, w);
     (out, next)
 }

@@ -101,3 +101,17 @@ pub(super) fn threshold(dev: &[f32], w: u32, h: u32) -> GrayImage {
         .collect();
     GrayImage::from_raw(w, h, mask).unwrap_or_else(|| GrayImage::new(w, h))
 }
+
+/// Adds to `mask` the blocks whose texture stands out: at least [`TEXTURE_OVER_NOISE`] times the border's median
+/// texture, and at least [`MIN_TEXTURE`] of the background's level. A part of the cloth's own brightness shows
+/// only so (its relief, its print); its inside is filled with the holes.
+pub(super) fn add_texture(mask: &mut GrayImage, texture: &[f32]) {
+    let (w, h) = mask.dimensions();
+    let median = border_noise(texture, w, h);
+    let level = (TEXTURE_OVER_NOISE * median as f32).max(f32::from(quantise(MIN_TEXTURE))).min(255.0) as u8;
+    for (m, t) in mask.iter_mut().zip(texture) {
+        if quantise(*t) >= level {
+            *m = 255;
+        }
+    }
+}
