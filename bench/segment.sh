@@ -5,9 +5,10 @@
 # connected components) on each file, RUNS timed runs a call (default 5), and prints the median of the medians,
 # the counts and the ratio Trove / OpenCV.
 #
-# Needs: cargo, python3 with opencv-python-headless and numpy. DIR (default $CARGO_TARGET_DIR/segment-bench) keeps
-# the photos; TROVE_BENCH runs another build of the example; TROVE_BEFORE, a build of the example from before a
-# change, is run too, interleaved with the others, for before and after columns measured under the same load.
+# Needs: cargo and python3 (a venv with OpenCV is made on first use: bench/opencv_venv.sh; PYTHON names another).
+# DIR (default $CARGO_TARGET_DIR/segment-bench) keeps the photos; TROVE_BENCH runs another build of the example;
+# TROVE_BEFORE, a build of the example from before a change, is run too, interleaved with the others, for before
+# and after columns measured under the same load.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -16,6 +17,7 @@ target="${CARGO_TARGET_DIR:-$root/target}"
 dir="${DIR:-$target/segment-bench}"
 rounds="${ROUNDS:-3}"
 runs="${RUNS:-5}"
+source "$here/opencv_venv.sh"
 
 if [ -z "${TROVE_BENCH:-}" ]; then
   (cd "$root" && cargo build --quiet --release -p trove-vision --features testing --example segment_bench)
@@ -33,12 +35,12 @@ for round in $(seq 1 "$rounds"); do
     if [ -n "${TROVE_BEFORE:-}" ]; then
       "$TROVE_BEFORE" time "$file" "$runs" | sed 's/^trove /before /' >>"$results"
     fi
-    python3 "$here/opencv_segment.py" "$file" "$runs" >>"$results"
+    "$python" "$here/opencv_segment.py" "$file" "$runs" >>"$results"
   done
   echo "segment: round $round of $rounds done" >&2
 done
 
-python3 - "$results" "$dir/expected.txt" <<'EOF'
+"$python" - "$results" "$dir/expected.txt" <<'EOF'
 import collections, os, statistics, sys
 times, counts = collections.defaultdict(list), {}
 for line in open(sys.argv[1]):

@@ -4,8 +4,8 @@
 # decode to luma + Otsu + connected components) on the same bytes, RUNS timed runs each (default 3), and prints
 # the parts, what each finds, how far off Trove is, and the times.
 #
-# Needs: cargo and python3 (a venv with numpy, Pillow and opencv-python-headless is made in DIR on first use).
-# DIR (default $CARGO_TARGET_DIR/testset) keeps the venv and the scenes.
+# Needs: cargo and python3 (a venv with numpy, Pillow and OpenCV is made on first use: bench/opencv_venv.sh).
+# DIR (default $CARGO_TARGET_DIR/testset) keeps the scenes.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -14,25 +14,21 @@ target="${CARGO_TARGET_DIR:-$root/target}"
 dir="${DIR:-$target/testset}"
 runs="${RUNS:-3}"
 
-venv="$dir/venv"
-if ! "$venv/bin/python3" -c 'import numpy, PIL, cv2' >/dev/null 2>&1; then
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet "numpy==2.2.6" "pillow==11.3.0" "opencv-python-headless==4.12.0.88"
-fi
+source "$here/opencv_venv.sh"
 (cd "$root" && cargo build --quiet --release -p trove-vision --features testing --example segment_bench)
 bench="$target/release/examples/segment_bench"
 if [ ! -f "$dir/scenes/truth.json" ]; then
-  "$venv/bin/python3" "$root/adapters/vision/testset/make_scenes.py" "$dir/scenes" >/dev/null
+  "$python" "$root/adapters/vision/testset/make_scenes.py" "$dir/scenes" >/dev/null
 fi
 
 results="$(mktemp)"
 trap 'rm -f "$results"' EXIT
 for file in "$dir"/scenes/*.jpg "$dir"/scenes/*.png; do
   "$bench" time "$file" "$runs" >>"$results"
-  "$venv/bin/python3" "$here/opencv_segment.py" "$file" "$runs" >>"$results"
+  "$python" "$here/opencv_segment.py" "$file" "$runs" >>"$results"
 done
 
-"$venv/bin/python3" - "$results" "$dir/scenes/truth.json" <<'PY'
+"$python" - "$results" "$dir/scenes/truth.json" <<'PY'
 import collections, json, os, statistics, sys
 times, counts = collections.defaultdict(list), {}
 for line in open(sys.argv[1]):

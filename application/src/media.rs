@@ -19,6 +19,11 @@ use trove_domain::{HouseholdId, ItemId, MediaId, Timestamp};
 /// its row, and the sweep must not take the blob from under it.
 pub const ORPHAN_GRACE: chrono::TimeDelta = chrono::TimeDelta::hours(1);
 
+/// A photo of at most this many regions has each cropped when it is kept at intake (items on a table, to save one
+/// by one); one of more (a tray of parts: a count) has its crops made when asked ([`Media::crop`]), or a photo
+/// of 2,400 parts would keep 2,400 files before it answers.
+pub const EAGER_CROPS: usize = 40;
+
 /// What a media use case reports besides success.
 #[derive(Debug, thiserror::Error)]
 pub enum MediaError {
@@ -162,8 +167,10 @@ impl Media {
     }
 
     /// Keeps a photo read at intake as pending media (on no item; attached by `POST /api/items` with
-    /// `media_ids`, removed by the sweep after a day otherwise), and a cropped photo of each of `regions` (in
-    /// the photo's stored pixel grid, as the segmenter reports them), in the order given.
+    /// `media_ids`, removed by the sweep after a day otherwise), and, when there are at most [`EAGER_CROPS`] of
+    /// them, a cropped photo of each of `regions` (in the photo's stored pixel grid, as the segmenter reports
+    /// them), in the order given, all from one decoding of the photo. More regions (a tray of parts: a count,
+    /// not items saved one by one) get none: [`Media::crop`] makes the one a person asks for.
     ///
     /// # Errors
     /// As [`Media::upload`]; nothing is left pending then (what was kept before the failure is swept).
@@ -174,15 +181,8 @@ impl Media {
         regions: &[Region],
     ) -> Result<(Medium, Vec<Medium>), MediaError> {
         let media_type = media::sniff(&photo)?;
-        let crops = if media_type.is_image() && !regions.is_empty() {
-            let pictures = Arc::clone(&self.pictures);
-            let regions = regions.to_vec();
-            let original = photo.clone();
-            blocking(move || {
-                regions.into_iter().map(|r| pictures.crop(media_type, &original, r)).collect::<Result<Vec<_>, _>>()
-            })
-            .await?
-            .map_err(picture_refused(media_type))?
+        let crops = if media_type.is_image() && !regions.is_empty() && regions.len() <= EAGER_CROPS {
+            self.cut(media_type, photo.clone(), regions.to_vec()).await?
         } else {
             Vec::new()
         };
@@ -192,6 +192,49 @@ impl Media {
             kept.push(self.upload(actor, None, Upload { bytes, kind: None, caption: None }).await?);
         }
         Ok((whole, kept))
+    }
+
+    /// Keeps a cropped photo of `region` of the picture `photo` (in its stored pixel grid, as the segmenter
+    /// reports regions) as pending media, for `media_ids` when saving an item: the crop of a region of a photo
+    /// with more than [`EAGER_CROPS`] of them, made when it is wanted.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] naming the medium (another household's included); [`Error::Invalid`] for a PDF, a
+    /// region with no pixels or one wholly outside the picture. Nothing is kept then.
+    pub async fn crop(&self, actor: Actor, photo: MediaId, region: Region) -> Result<Medium, MediaError> {
+        let medium = self.media.get(actor.household, photo).await.map_err(no_media(photo))?;
+        if !medium.media_type.is_image() {
+            return Err(
+                Error::Invalid(format!("media {} is not a picture: only a picture has regions", photo.0)).into()
+            );
+        }
+        if region.width == 0 || region.height == 0 {
+            return Err(Error::Invalid("a region must be at least a pixel wide and high".into()).into());
+        }
+        if let Some(size) = medium.size
+            && (region.x >= size.width || region.y >= size.height)
+        {
+            return Err(Error::Invalid(format!(
+                "the region at {}, {} lies outside the {} x {} picture",
+                region.x, region.y, size.width, size.height
+            ))
+            .into());
+        }
+        let original = self.blobs.get(&medium.sha256).await.map_err(no_media(photo))?;
+        let bytes = self.cut(medium.media_type, original, vec![region]).await?.remove(0);
+        self.upload(actor, None, Upload { bytes, kind: None, caption: None }).await
+    }
+
+    /// The crops of `regions` of a picture, from one decoding, on a blocking thread.
+    async fn cut(
+        &self,
+        media_type: MediaType,
+        picture: Vec<u8>,
+        regions: Vec<Region>,
+    ) -> Result<Vec<Vec<u8>>, MediaError> {
+        let pictures = Arc::clone(&self.pictures);
+        let crops = blocking(move || pictures.crops(media_type, &picture, &regions)).await?;
+        crops.map_err(picture_refused(media_type))
     }
 
     /// Attaches a receipt kept at intake (pending media) to every item it covers: a medium per item naming the

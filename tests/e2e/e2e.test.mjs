@@ -1578,6 +1578,33 @@ test("intake: a credit card that is not in the photo is said so and no size is g
   assert.equal(await page.locator(".region.reference").count(), 0);
 });
 
+test("intake: a photo of fifty parts is counted and saved as one item of fifty, with no crop made", async () => {
+  await open("#/intake", "Intake");
+  // Fifty dark parts in five rows on the light background: over the 40 regions whose crops are made at once.
+  const parts = [];
+  for (let n = 0; n < 50; n++) parts.push([20 + (n % 10) * 62, 30 + Math.floor(n / 10) * 78, 30, 40]);
+  await page.getByLabel("Photo of several items on a plain background").setInputFiles({ name: "tray.png", mimeType: "image/png", buffer: await drawnItems(parts) });
+  const [answered] = await Promise.all([
+    page.waitForResponse((r) => new URL(r.url()).pathname === "/api/intake/photo" && r.request().method() === "POST"),
+    page.getByRole("button", { name: "Find the items" }).click(),
+  ]);
+  const answer = await answered.json();
+  assert.equal(answer.regions.length, 50, JSON.stringify(answer.regions.length));
+  assert.ok(answer.regions.every((r) => r.photo_id == null), "no crop is made for a tray");
+  const form = page.getByRole("form", { name: "Save the parts found" });
+  await form.getByText("50 parts counted").waitFor();
+  assert.equal(await page.locator(".region-items").count(), 0, "no card per part");
+  await form.getByLabel("Name").fill("E2E M3 nuts");
+  await form.getByLabel("Type").fill("fastener");
+  assert.equal(await form.getByLabel("Units").inputValue(), "50");
+  await form.getByRole("button", { name: "Save as one item of 50" }).click();
+  await form.locator(".message.ok a").waitFor();
+  const id = Number((await form.locator(".message.ok a").getAttribute("href")).split("/").pop());
+  const item = await apiGet(`/items/${id}`);
+  assert.equal(item.quantity, 50, JSON.stringify(item));
+  assert.equal(item.cover, answer.photo_id, "the photo is the item's picture");
+});
+
 test("media: a region of a multi-item photo saved as an item keeps its crop in the item's gallery", async () => {
   await open("#/intake", "Intake");
   await page.getByLabel("Photo of several items on a plain background").setInputFiles({ name: "items.png", mimeType: "image/png", buffer: await drawnItems(CARD_AND_TWO) });

@@ -5,13 +5,14 @@ use crate::app::{Db, TestApp, assert_error};
 use crate::on_both;
 use reqwest::StatusCode;
 use reqwest::multipart::{Form, Part};
-use serde_json::Value;
-use trove_vision::scene::{Scene, catalogue};
+use serde_json::{Value, json};
+use trove_vision::scene::{Object, Scene, catalogue};
 
 on_both!(
     a_photo_is_split_into_measured_regions,
     other_uploads_are_refused,
-    an_image_too_small_to_hold_an_item_or_cut_short_is_refused
+    an_image_too_small_to_hold_an_item_or_cut_short_is_refused,
+    a_photo_of_many_parts_has_its_crops_made_when_asked
 );
 
 fn scene(name: &str) -> Scene {
@@ -140,4 +141,69 @@ async fn an_image_too_small_to_hold_an_item_or_cut_short_is_refused(db: Db) {
         post_form(&app, "/api/intake/photo", Form::new().part("image", image_part(jpeg, "image/jpeg"))).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["regions"].as_array().unwrap().len(), 3, "{body}");
+}
+
+async fn a_photo_of_many_parts_has_its_crops_made_when_asked(db: Db) {
+    let app = TestApp::spawn(db, &[]).await;
+    // A few items: each region comes with its crop, kept pending.
+    let few = scene("three boxes");
+    let (status, body) =
+        post_form(&app, "/api/intake/photo", Form::new().part("image", image_part(few.png(), "image/png"))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let regions = body["regions"].as_array().unwrap();
+    assert_eq!(regions.len(), 3, "{body}");
+    assert!(regions.iter().all(|r| r["photo_id"].as_i64().is_some()), "{body}");
+
+    // Fifty parts (over `EAGER_CROPS`): the answer keeps the photo and no crop.
+    let mut tray = Scene::plain("fifty parts", 800, 600, [210, 210, 210]);
+    for n in 0..50 {
+        let (row, col) = (n / 10, n % 10);
+        let (cx, cy) = (45.0 + f64::from(col) * 78.0, 60.0 + f64::from(row) * 118.0);
+        tray.objects.push(Object::rect(cx, cy, 40.0, 56.0, [40, 60, 120]));
+    }
+    let (status, body) =
+        post_form(&app, "/api/intake/photo", Form::new().part("image", image_part(tray.png(), "image/png"))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let regions = body["regions"].as_array().unwrap();
+    assert_eq!(regions.len(), 50, "{body}");
+    assert!(regions.iter().all(|r| r.get("photo_id").is_none()), "no crop is made at once: {body}");
+    let photo = body["photo_id"].as_i64().expect("the photo is kept");
+
+    // The crop of region 12, asked for: a JPEG of just its box, kept pending, and saved with an item.
+    let r = &regions[12];
+    let region = json!({"x": r["x"], "y": r["y"], "width": r["width"], "height": r["height"]});
+    let (status, crop) = app.post(&format!("/api/intake/photo/{photo}/crop"), region).await;
+    assert_eq!(status, StatusCode::CREATED, "{crop}");
+    let crop_id = crop["photo_id"].as_i64().unwrap();
+    let bytes = app
+        .client
+        .get(app.url(&format!("/api/media/{crop_id}")))
+        .bearer_auth(&app.token)
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    let pixels = trove_vision::decode(&bytes).expect("the crop is a picture");
+    assert_eq!(
+        (u64::from(pixels.width()), u64::from(pixels.height())),
+        (r["width"].as_u64().unwrap(), r["height"].as_u64().unwrap())
+    );
+    let item = app
+        .create_item(json!({"name": "M3 nut", "item_type": "fastener", "profile": "M3", "condition": "good", "intent": "keep", "media_ids": [crop_id]}))
+        .await;
+    let (_, media) = app.get(&format!("/api/items/{item}/media")).await;
+    assert_eq!(media["media"].as_array().map(Vec::len), Some(1), "{media}");
+
+    // Refused, nothing kept: a region outside the photo or with no pixels (400), a photo that is not there (404).
+    for region in
+        [json!({"x": 900, "y": 10, "width": 20, "height": 20}), json!({"x": 10, "y": 10, "width": 0, "height": 20})]
+    {
+        let (status, body) = app.post(&format!("/api/intake/photo/{photo}/crop"), region).await;
+        assert_error(status, &body, StatusCode::BAD_REQUEST, "invalid");
+    }
+    let (status, body) =
+        app.post("/api/intake/photo/999999/crop", json!({"x": 0, "y": 0, "width": 5, "height": 5})).await;
+    assert_error(status, &body, StatusCode::NOT_FOUND, "not_found");
 }

@@ -386,6 +386,17 @@ impl Rows for Cut {
     }
 }
 
+/// The rows of several regions of a picture, each kept as they arrive: one decoding for every crop.
+struct Cuts(Vec<Cut>);
+
+impl Rows for Cuts {
+    fn add_row(&mut self, y: u32, row: &[u8], channels: usize) {
+        for cut in &mut self.0 {
+            cut.add_row(y, row, channels);
+        }
+    }
+}
+
 impl PictureWork {
     fn keep_jpeg(bytes: Vec<u8>) -> Result<KeptPicture, PictureError> {
         let orientation = orientation_of(MediaType::Jpeg, &bytes)?;
@@ -467,21 +478,29 @@ impl Pictures for PictureWork {
     }
 
     /// Keeps only the region's rows as they arrive: a PNG is never held whole.
-    fn crop(&self, media_type: MediaType, bytes: &[u8], region: Region) -> Result<Vec<u8>, PictureError> {
+    fn crops(&self, media_type: MediaType, bytes: &[u8], regions: &[Region]) -> Result<Vec<Vec<u8>>, PictureError> {
         let _pass = self.gate.enter();
         let orientation = orientation_of(media_type, bytes)?;
-        let cut = decode_rows_from(bytes, Samples::Colour, 1, |width, height| Cut::new(width, height, region))
-            .map_err(refused)?;
-        let Some(pixels) = cut.pixels else {
-            let (width, height) = cut.size;
-            return Err(PictureError::Broken(format!(
-                "the region at {}, {} lies outside the {width} x {height} picture",
-                region.x, region.y
-            )));
-        };
-        let mut cut = DynamicImage::ImageRgb8(pixels);
-        cut.apply_orientation(orientation);
-        encode_jpeg(&cut, CROP_QUALITY, None)
+        let cuts = decode_rows_from(bytes, Samples::Colour, 1, |width, height| {
+            Cuts(regions.iter().map(|r| Cut::new(width, height, *r)).collect())
+        })
+        .map_err(refused)?;
+        cuts.0
+            .into_iter()
+            .zip(regions)
+            .map(|(cut, region)| {
+                let Some(pixels) = cut.pixels else {
+                    let (width, height) = cut.size;
+                    return Err(PictureError::Broken(format!(
+                        "the region at {}, {} lies outside the {width} x {height} picture",
+                        region.x, region.y
+                    )));
+                };
+                let mut cut = DynamicImage::ImageRgb8(pixels);
+                cut.apply_orientation(orientation);
+                encode_jpeg(&cut, CROP_QUALITY, None)
+            })
+            .collect()
     }
 }
 
@@ -679,16 +698,28 @@ mod tests {
     fn a_crop_is_just_its_region_without_metadata() {
         let photo = exif_jpeg(200, 100, 1, true);
         let region = |x, y, width, height| Region { x, y, width, height, area_px: 1, spread: None };
-        let crop = PictureWork::new().crop(MediaType::Jpeg, &photo, region(10, 5, 60, 30)).unwrap();
+        let crop = PictureWork::new().crops(MediaType::Jpeg, &photo, &[region(10, 5, 60, 30)]).unwrap().remove(0);
         assert!(!crop.windows(4).any(|w| w == b"Exif"), "no EXIF in a crop");
         let pixels = decoded(&crop);
         assert_eq!(pixels.dimensions(), (60, 30));
         assert!(red(*pixels.get_pixel(30, 15)), "the crop lies in the red quarter");
         // Cut at the picture's edge; outside it is refused.
-        let edge = decoded(&PictureWork::new().crop(MediaType::Jpeg, &photo, region(150, 80, 100, 100)).unwrap());
+        let edge = decoded(
+            &PictureWork::new().crops(MediaType::Jpeg, &photo, &[region(150, 80, 100, 100)]).unwrap().remove(0),
+        );
         assert_eq!(edge.dimensions(), (50, 20));
-        let err = PictureWork::new().crop(MediaType::Jpeg, &photo, region(200, 0, 5, 5)).unwrap_err();
+        let err = PictureWork::new().crops(MediaType::Jpeg, &photo, &[region(200, 0, 5, 5)]).unwrap_err();
         assert!(matches!(err, PictureError::Broken(_)), "{err:?}");
+        // Several regions from one decoding: each the same as cropped alone, in the order asked.
+        let one_by_one: Vec<Vec<u8>> = [region(150, 80, 100, 100), region(10, 5, 60, 30)]
+            .iter()
+            .map(|r| PictureWork::new().crops(MediaType::Jpeg, &photo, &[*r]).unwrap().remove(0))
+            .collect();
+        let at_once =
+            PictureWork::new().crops(MediaType::Jpeg, &photo, &[region(150, 80, 100, 100), region(10, 5, 60, 30)]);
+        assert_eq!(at_once.unwrap(), one_by_one);
+        assert_eq!(one_by_one[1], crop);
+        assert!(PictureWork::new().crops(MediaType::Jpeg, &photo, &[]).unwrap().is_empty());
     }
 
     #[test]
@@ -769,7 +800,10 @@ mod tests {
         let thumb = PictureWork::new().thumbnail(MediaType::Png, &bomb).unwrap();
         assert_eq!(decoded(&thumb).dimensions(), (64, 64));
         let region = Region { x: 8, y: 8, width: 16, height: 16, area_px: 256, spread: None };
-        assert_eq!(decoded(&PictureWork::new().crop(MediaType::Png, &bomb, region).unwrap()).dimensions(), (16, 16));
+        assert_eq!(
+            decoded(&PictureWork::new().crops(MediaType::Png, &bomb, &[region]).unwrap().remove(0)).dimensions(),
+            (16, 16)
+        );
     }
 
     #[test]
@@ -815,7 +849,7 @@ mod tests {
         assert!(red(*thumb.get_pixel(40, 40)), "top left is red");
         assert!(!red(*thumb.get_pixel(280, 120)), "bottom right is not");
         let region = Region { x: 600, y: 300, width: 200, height: 100, area_px: 1, spread: None };
-        let crop = decoded(&PictureWork::new().crop(MediaType::Png, &png, region).unwrap());
+        let crop = decoded(&PictureWork::new().crops(MediaType::Png, &png, &[region]).unwrap().remove(0));
         assert_eq!(crop.dimensions(), (200, 100));
         assert!(red(*crop.get_pixel(10, 10)) && !red(*crop.get_pixel(190, 90)), "the crop straddles the quarter");
     }
@@ -837,7 +871,7 @@ mod tests {
         for err in [
             work.keep(MediaType::Png, png.clone()).unwrap_err(),
             work.thumbnail(MediaType::Png, &png).unwrap_err(),
-            work.crop(MediaType::Png, &png, region).unwrap_err(),
+            work.crops(MediaType::Png, &png, &[region]).unwrap_err(),
         ] {
             let PictureError::TooManyPixels { width, height, max_pixels } = err else { panic!("{err:?}") };
             // At 8 bytes a pixel, the bound's worth of pixels.

@@ -178,11 +178,11 @@ pub trait Pictures: Send + Sync {
     /// As [`Pictures::keep`].
     fn thumbnail(&self, media_type: MediaType, bytes: &[u8]) -> Result<Vec<u8>, PictureError>;
 
-    /// A JPEG of just `region` of a picture, the region given in the picture's stored pixel grid (as the
-    /// `PhotoSegmenter` reports it: before any EXIF orientation), shown the right way up and without metadata.
-    /// A region reaching past the picture's edge is cut at the edge.
+    /// A JPEG of just each of `regions` of a picture, in their order, from one decoding of it; each region given
+    /// in the picture's stored pixel grid (as the `PhotoSegmenter` reports it: before any EXIF orientation), shown
+    /// the right way up and without metadata. A region reaching past the picture's edge is cut at the edge.
     ///
     /// # Errors
-    /// As [`Pictures::keep`]; `Broken` too when the region lies wholly outside the picture.
-    fn crop(&self, media_type: MediaType, bytes: &[u8], region: Region) -> Result<Vec<u8>, PictureError>;
+    /// As [`Pictures::keep`]; `Broken` too when a region lies wholly outside the picture.
+    fn crops(&self, media_type: MediaType, bytes: &[u8], regions: &[Region]) -> Result<Vec<Vec<u8>>, PictureError>;
 }

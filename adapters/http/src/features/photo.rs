@@ -1,16 +1,19 @@
 //! `POST /api/intake/photo`: a photo of several items on a plain background, split into one region per item and,
 //! with a reference of known size in the photo, measured in mm. Intake never writes the inventory; it keeps the
-//! photo and a crop of each region as pending media.
+//! photo and a crop of each region as pending media (of up to 40 regions; with more, each crop when asked:
+//! `POST /api/intake/photo/{photo_id}/crop`).
 
 use crate::auth::Person;
 use crate::error::{ApiError, ApiResult};
 use crate::services::Services;
-use poem_openapi::param::Query;
+use crate::shared::Created;
+use poem_openapi::param::{Path, Query};
 use poem_openapi::payload::Json;
 use poem_openapi::types::multipart::Upload;
 use poem_openapi::{Multipart, Object, OpenApi, Tags};
 use trove_application::intake::IMAGE_MAX;
 use trove_application::photo::MeasuredPhoto;
+use trove_domain::MediaId;
 use trove_domain::measure::{Reference, Region};
 use trove_domain::media::Medium;
 
@@ -47,8 +50,11 @@ pub struct PhotoRegion {
     pub height_mm: Option<f64>,
     /// Whether this region is the reference that set the scale.
     pub reference: bool,
-    /// A photo of just this region, kept as pending media (for `media_ids` when saving the item).
-    pub photo_id: i64,
+    /// A photo of just this region, kept as pending media (for `media_ids` when saving the item). Absent when the
+    /// photo has more than 40 regions (a tray of parts, a count): `POST /api/intake/photo/{photo_id}/crop` makes
+    /// the one wanted.
+    #[oai(skip_serializing_if_is_none)]
+    pub photo_id: Option<i64>,
 }
 
 /// The photo's size in pixels.
@@ -92,11 +98,12 @@ fn reference_of(mm: Option<f64>, kind: Option<&str>) -> ApiResult<Option<Referen
 fn answer(photo: MeasuredPhoto, reference: Option<Reference>, kept: (Medium, Vec<Medium>)) -> PhotoAnswer {
     let MeasuredPhoto { width, height, measured } = photo;
     let note = measured.reference_note(reference);
+    let mut crops = kept.1.into_iter();
     PhotoAnswer {
         regions: measured
             .regions
             .into_iter()
-            .zip(kept.1)
+            .map(|m| (m, crops.next()))
             .map(|(m, crop)| PhotoRegion {
                 x: m.region.x,
                 y: m.region.y,
@@ -106,7 +113,7 @@ fn answer(photo: MeasuredPhoto, reference: Option<Reference>, kept: (Medium, Vec
                 width_mm: m.width_mm,
                 height_mm: m.height_mm,
                 reference: m.reference,
-                photo_id: crop.id.0,
+                photo_id: crop.map(|c| c.id.0),
             })
             .collect(),
         image: PhotoSize { width, height },
@@ -114,6 +121,24 @@ fn answer(photo: MeasuredPhoto, reference: Option<Reference>, kept: (Medium, Vec
         note,
         photo_id: kept.0.id.0,
     }
+}
+
+/// A region of a photo, in its pixels (as `POST /api/intake/photo` answers it).
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct CropRegion {
+    pub x: u32,
+    pub y: u32,
+    /// At least 1.
+    pub width: u32,
+    /// At least 1.
+    pub height: u32,
+}
+
+/// The crop of a region, kept as pending media.
+#[derive(Debug, Clone, PartialEq, Object)]
+pub struct CropAnswer {
+    /// For `media_ids` when saving the item; removed after a day otherwise.
+    pub photo_id: i64,
 }
 
 /// The photo route.
@@ -126,8 +151,8 @@ impl PhotoApi {
     /// or `reference=card` (a credit card) in the photo, as form fields or in the query, every region also gets
     /// its width and height in mm. An image under 16 pixels a side is 422. Segmentation waits for a free core; when
     /// too many images wait already, 503 with `Retry-After`. The photo is kept as pending media (`photo_id`), and a
-    /// cropped photo of each region (the region's `photo_id`), for `media_ids` when saving the items; the
-    /// inventory is not written.
+    /// cropped photo of each region (the region's `photo_id`; with more than 40 regions, none: see `.../crop`), for
+    /// `media_ids` when saving the items; the inventory is not written.
     #[oai(path = "/intake/photo", method = "post")]
     async fn photo(
         &self,
@@ -153,6 +178,23 @@ impl PhotoApi {
         let regions: Vec<Region> = photo.measured.regions.iter().map(|m| m.region).collect();
         let kept = self.0.media.keep_intake((&caller).into(), bytes, &regions).await.map_err(ApiError::from)?;
         Ok(Json(answer(photo, reference, kept)))
+    }
+
+    /// Keep a cropped photo of one region of a picture (`photo_id`: a photo kept at intake, or any picture of
+    /// the household) as pending media, for `media_ids` when saving an item: the crop of a region of a photo
+    /// with more than 40 regions, whose crops are made only when wanted. 404 for no such picture, 400 for a PDF,
+    /// an empty region or one wholly outside the picture (a region reaching past its edge is cut there).
+    #[oai(path = "/intake/photo/:photo_id/crop", method = "post")]
+    async fn crop(
+        &self,
+        Person(caller): Person,
+        photo_id: Path<i64>,
+        body: Json<CropRegion>,
+    ) -> ApiResult<Created<CropAnswer>> {
+        let CropRegion { x, y, width, height } = body.0;
+        let region = Region { x, y, width, height, area_px: u64::from(width) * u64::from(height), spread: None };
+        let kept = self.0.media.crop((&caller).into(), MediaId(photo_id.0), region).await.map_err(ApiError::from)?;
+        Ok(Created::Created(Json(CropAnswer { photo_id: kept.id.0 })))
     }
 }
 

@@ -387,7 +387,46 @@ export function regionsView(image, answer, extra = null) {
 function regionItems(answer, places) {
   const items = answer.regions.map((r, i) => [r, i + 1]).filter(([r]) => !r.reference);
   if (!items.length) return null;
+  // Over 40 regions (a tray of parts) the server makes no crops: they are counted, and saved as one stock.
+  if (items.some(([r]) => r.photo_id == null)) return countItem(answer, items.length, places);
   return h("div", { class: "region-items" }, h("h3", {}, "Save what was found"), items.map(([r, n]) => regionCard(r, n, places)));
+}
+
+/** The parts of a photo of many, saved as one item of that many units, the photo its first picture. */
+function countItem(answer, count, places) {
+  const name = h("input", { name: "name", required: true, placeholder: "what they are" });
+  const type = h("input", { name: "item_type", required: true, placeholder: "fastener" });
+  const units = h("input", { name: "quantity", type: "number", min: "1", step: "1", value: String(count), required: true });
+  const place = select("place_id", [["", "nowhere in particular"], ...places], "");
+  const out = h("div", { class: "out" });
+  const save = h("button", { type: "submit", class: "primary" }, `Save as one item of ${count}`);
+  const form = h(
+    "form",
+    { class: "candidate region-count", "aria-label": "Save the parts found" },
+    h("h3", {}, `${count} parts counted`),
+    h("p", { class: "sub" }, "Too many to save one by one: save them as one item, as many units as were counted."),
+    h("div", { class: "inline-form wide" }, field("Name", name), field("Type", type), field("Units", units), field("Place", place)),
+    h("div", { class: "actions" }, save),
+    out,
+  );
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    save.disabled = true;
+    const body = { name: name.value.trim(), item_type: type.value.trim(), profile: "", condition: "good", intent: "keep", source: "photo", quantity: Number(units.value) };
+    if (answer.photo_id != null) body.media_ids = [answer.photo_id];
+    if (place.value) body.place_id = Number(place.value);
+    try {
+      const saved = await api("/items", { method: "POST", body });
+      form.classList.add("saved");
+      for (const el of form.querySelectorAll("input, select")) el.disabled = true;
+      out.replaceChildren(h("p", { class: "message ok" }, h("span", {}, "Saved as ", itemLink(saved.id, saved.name), ".")));
+      flash(`Saved ${saved.name}.`, "ok");
+    } catch (err) {
+      save.disabled = false;
+      showError(err, out);
+    }
+  });
+  return form;
 }
 
 function regionCard(region, n, places) {
