@@ -15,7 +15,9 @@
 #               200;
 #   icc-upload  the ICC bomb kept on an item: 201 (kept without its profile);
 #   icc-intake  the ICC bomb to /api/intake/photo: 200, or 503 with Retry-After;
-#   scan        the worst-case photo to the label scan (POST /api/scan): 422, no code in it.
+#   scan        the worst-case photo to the label scan (POST /api/scan): 422, no code in it;
+#   tray        a 12-megapixel JPEG of 2,400 small parts (`segment_bench write`'s tray) to /api/intake/photo: 200
+#               with thousands of regions (their crops made only when asked), or 503 with Retry-After.
 #
 # Then the same phases run one after the other in one long-lived server, whose peak since it started must stay
 # under the target too (what the allocator keeps of each phase must not add up); SKIP_LONG_LIVED=1 skips that.
@@ -29,7 +31,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$here/lib.sh"
 root="$(cd "$here/.." && pwd)"
 uploads="${UPLOADS:-8}"
-phases="${PHASES:-intake upload thumbnail icc-upload icc-intake scan}"
+phases="${PHASES:-intake upload thumbnail icc-upload icc-intake scan tray}"
 target_mb=300
 
 if [ -z "${TROVE_BIN:-}" ]; then
@@ -37,6 +39,8 @@ if [ -z "${TROVE_BIN:-}" ]; then
   (cd "$root" && cargo build --quiet --release -p trove)
 fi
 bin="${TROVE_BIN:-${CARGO_TARGET_DIR:-$root/target}/release/trove}"
+(cd "$root" && cargo build --quiet --release -p trove-vision --features testing --example segment_bench)
+segment_bench="${CARGO_TARGET_DIR:-$root/target}/release/examples/segment_bench"
 
 data="$(mktemp -d "${TMPDIR:-/tmp}/trove-image-memory-XXXXXX")"
 server=""
@@ -67,6 +71,7 @@ rows = b"".join(b"\0" + bytes((x * 4) % 256 for x in range(64 * 3)) for _ in ran
 with open(sys.argv[2], "wb") as f:
     f.write(png(64, 64, 8, 2, zlib.compress(rows), chunk(b"iCCP", b"bomb\0\0" + profile)))
 EOF
+"$segment_bench" write "$data/generated" >/dev/null
 echo "image_memory: worst case $(stat -c %s "$data/worst.png") bytes, 7000 x 7000 16-bit RGBA;" \
   "ICC bomb $(stat -c %s "$data/icc.png") bytes, 64 x 64 with a profile of 1 GB inflated"
 
@@ -110,6 +115,7 @@ fire() {
     icc-upload) args+=(-F "file=@$data/icc.png;type=image/png" "$base/api/items/$item/media") ;;
     icc-intake) args+=(-F "image=@$data/icc.png;type=image/png" "$base/api/intake/photo") ;;
     scan) args+=(-F "image=@$data/worst.png;type=image/png" "$base/api/scan") ;;
+    tray) args+=(-F "image=@$data/generated/parts.jpg;type=image/jpeg" "$base/api/intake/photo") ;;
   esac
   curl "${args[@]}" >"$out.status" || echo "000" >"$out.status"
 }
@@ -127,7 +133,7 @@ fire_all() {
 # The status a phase must answer; a 503 with Retry-After is allowed where the work waits in the queue of jobs.
 expected() {
   case "$1" in
-    intake | icc-intake) echo "200" ;;
+    intake | icc-intake | tray) echo "200" ;;
     upload | icc-upload | keep) echo "201" ;;
     thumbnail) echo "200" ;;
     scan) echo "422" ;;
@@ -158,9 +164,12 @@ run_phase() {
   ok=0 busy=0 bad=0
   for i in $(seq 1 "$uploads"); do
     status="$(cat "$data/$phase.$i.status")"
-    if [ "$status" = "$want" ]; then
+    if [ "$status" = "$want" ] && [ "$phase" = tray ] && ! python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["regions"]; sys.exit(not (len(r) >= 2352 and all("photo_id" not in x for x in r)))' "$data/$phase.$i.body"; then
+      bad=$((bad + 1))
+      echo "image_memory: tray $i did not answer the parts within 2% without crops" >&2
+    elif [ "$status" = "$want" ]; then
       ok=$((ok + 1))
-    elif [ "$status" = "503" ] && [[ "$phase" == *intake ]] && grep -qi '^retry-after:' "$data/$phase.$i.headers"; then
+    elif [ "$status" = "503" ] && [[ "$phase" == *intake || "$phase" == tray ]] && grep -qi '^retry-after:' "$data/$phase.$i.headers"; then
       busy=$((busy + 1))
     else
       bad=$((bad + 1))
