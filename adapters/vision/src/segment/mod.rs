@@ -72,8 +72,6 @@ const BORDER_RUN_SHARE: f64 = 0.6;
 /// A core of the distance transform is a separate object when the neck joining it to the rest is at most this
 /// share of its own inscribed radius.
 const NECK_SHARE: f32 = 0.7;
-/// The levels (shares of a component's largest inscribed radius) at which cores are looked for.
-const CORE_LEVELS: [f32; 3] = [0.15, 0.3, 0.5];
 /// The smallest inscribed radius, in working pixels, of a core that may be an object of its own.
 const MIN_CORE_RADIUS: u16 = 3;
 
@@ -134,7 +132,7 @@ pub(crate) fn segment_working(work: &Working, width: u32, height: u32) -> Segmen
     let labels = components(&mask, Connectivity::Eight);
     let count = labels.iter().copied().max().unwrap_or(0);
     let dist = chamfer(&mask);
-    let (labels, count) = split_cores(&mask, &dist, labels, count, (w, h));
+    let (labels, count) = split_necks(&dist, labels, count, (w, h));
     let noise = border_noise(&dev, w, h) as f32 / QUANT;
     let (labels, count) = split_seams(&relative, &dist, noise, (w, h), labels, count);
     let all = stats(&labels, count, w);

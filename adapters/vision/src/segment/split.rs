@@ -3,92 +3,6 @@
 
 use super::*;
 
-/// Splits components joined by a narrow neck (touching objects): at the level that finds most, the cores of the
-/// distance transform whose neck is narrow against their own radius become seeds, and the component's pixels
-/// are grown back to the nearest seed. Answers the new label image and the number of labels.
-pub(super) fn split_touching(mask: &GrayImage, dist: &[u16], labels: Vec<u32>, count: u32) -> (Vec<u32>, u32) {
-    let (w, h) = mask.dimensions();
-    let mut peak = vec![0u16; count as usize + 1];
-    for (l, d) in labels.iter().zip(dist) {
-        let p = &mut peak[*l as usize];
-        *p = (*p).max(*d);
-    }
-    // Per component: the most significant cores found at any level (their seeds, as core labels of that level).
-    let mut best: Vec<(usize, Vec<u32>)> = vec![(0, Vec::new()); count as usize + 1];
-    let mut best_cores: Vec<Option<Vec<u32>>> = vec![None; CORE_LEVELS.len()];
-    for (level_index, share) in CORE_LEVELS.iter().enumerate() {
-        let core_mask: Vec<u8> = labels
-            .iter()
-            .zip(dist)
-            .map(|(l, d)| {
-                let p = peak[*l as usize];
-                if *l != 0 && p >= 3 * MIN_CORE_RADIUS && f32::from(*d) > share * f32::from(p) { 255 } else { 0 }
-            })
-            .collect();
-        let core_mask = GrayImage::from_raw(w, h, core_mask).unwrap_or_else(|| GrayImage::new(w, h));
-        let cores = components(&core_mask, Connectivity::Eight);
-        let core_count = cores.iter().copied().max().unwrap_or(0) as usize;
-        let mut core_peak = vec![0u16; core_count + 1];
-        let mut core_parent = vec![0u32; core_count + 1];
-        for ((c, d), l) in cores.iter().zip(dist).zip(&labels) {
-            if *c != 0 {
-                core_peak[*c as usize] = core_peak[*c as usize].max(*d);
-                core_parent[*c as usize] = *l;
-            }
-        }
-        let mut significant: Vec<Vec<u32>> = vec![Vec::new(); count as usize + 1];
-        for c in 1..=core_count {
-            let parent = core_parent[c] as usize;
-            let neck = share * f32::from(peak[parent]);
-            if core_peak[c] >= 3 * MIN_CORE_RADIUS && neck <= NECK_SHARE * f32::from(core_peak[c]) {
-                significant[parent].push(c as u32);
-            }
-        }
-        let mut used = false;
-        for (parent, cores_of) in significant.into_iter().enumerate() {
-            if cores_of.len() >= 2 && cores_of.len() > best[parent].0 {
-                best[parent] = (cores_of.len(), cores_of.iter().map(|c| *c | ((level_index as u32) << 28)).collect());
-                used = true;
-            }
-        }
-        if used {
-            best_cores[level_index] = Some(cores);
-        }
-    }
-    if best.iter().all(|(n, _)| *n < 2) {
-        return (labels, count);
-    }
-    // Seeds: a new label per significant core of the chosen level; pixels of split components start unassigned.
-    let mut out = labels.clone();
-    let mut next = count;
-    let mut seed_label = std::collections::HashMap::new();
-    for (_, seeds) in best.iter().filter(|(n, _)| *n >= 2) {
-        for s in seeds {
-            next += 1;
-            seed_label.insert(*s, next);
-        }
-    }
-    let split: Vec<bool> = best.iter().map(|(n, _)| *n >= 2).collect();
-    let mut queue = VecDeque::new();
-    for (i, l) in labels.iter().enumerate() {
-        if split[*l as usize] {
-            out[i] = 0;
-            for (level_index, cores) in best_cores.iter().enumerate() {
-                if let Some(cores) = cores
-                    && let Some(new) = seed_label.get(&(cores[i] | ((level_index as u32) << 28)))
-                    && cores[i] != 0
-                {
-                    out[i] = *new;
-                    queue.push_back(i);
-                    break;
-                }
-            }
-        }
-    }
-    flood(&mut out, &labels, dist, queue, w);
-    (out, next)
-}
-
 /// Grows the labels of `out` from the pixels in `seeds` over the unassigned (0) pixels of the same component of
 /// `labels`, 8-connected, down the distance transform: the highest unassigned pixel next to a label is taken
 /// first, so two labels meet where the distance is least between them, at the neck, and not halfway between
@@ -243,44 +157,16 @@ pub(super) fn grow(out: &mut [u32], labels: &[u32], mut queue: VecDeque<usize>, 
     }
 }
 
-/// Splits each component at its cores both ways, [`split_touching`] (one level of cores for the whole component)
-/// and [`split_necks`] (core by core), and keeps for each the way that finds more parts: a chain of touching parts
-/// of different sizes comes apart at every neck, and where both find as many the level's cut is kept.
-pub(super) fn split_cores(
-    mask: &GrayImage,
-    dist: &[u16],
-    labels: Vec<u32>,
-    count: u32,
-    size: (u32, u32),
-) -> (Vec<u32>, u32) {
-    let (necked, necked_count) = split_necks(dist, labels.clone(), count, size);
-    let (touched, touched_count) = split_touching(mask, dist, labels.clone(), count);
-    if necked_count == count {
-        return (touched, touched_count);
-    }
-    // How many parts each way makes of each component.
-    let parts = |split: &[u32]| {
-        let mut seen: Vec<Vec<u32>> = vec![Vec::new(); count as usize + 1];
-        for (l, s) in labels.iter().zip(split) {
-            let list = &mut seen[*l as usize];
-            if *l != 0 && !list.contains(s) {
-                list.push(*s);
-            }
-        }
-        seen.iter().map(Vec::len).collect::<Vec<usize>>()
-    };
-    let (by_necks, by_level) = (parts(&necked), parts(&touched));
-    let out = labels
-        .iter()
-        .zip(necked.iter().zip(&touched))
-        .map(|(l, (n, t))| if by_necks[*l as usize] > by_level[*l as usize] { n + touched_count } else { *t })
-        .collect();
-    (out, touched_count + necked_count)
-}
-
 /// A component this many times the area of its widest inscribed disc may be a chain of parts: two touching discs
 /// are twice theirs, a single disc once, a 2:1 ellipse twice.
-const CHAIN_SHARE: f64 = 1.8;
+const CHAIN_SHARE: f64 = 1.5;
+
+/// Whether a component of `area` pixels whose distance transform peaks at `peak` (thirds of a pixel) may hold two
+/// parts or more: it is larger than its widest disc could be, by [`CHAIN_SHARE`]. A lone round or squat part is
+/// left alone at no cost.
+fn may_be_chain(area: u64, peak: u16) -> bool {
+    area as f64 > CHAIN_SHARE * std::f64::consts::PI * (f64::from(peak) / 3.0).powi(2)
+}
 
 /// Splits components core by core: the distance transform's maxima are flooded from the
 /// highest down (a watershed of the distance), and where two basins meet, the one with the lower peak stays an
@@ -290,20 +176,15 @@ const CHAIN_SHARE: f64 = 1.8;
 /// parts. Answers the new label image and the number of labels.
 pub(super) fn split_necks(dist: &[u16], labels: Vec<u32>, count: u32, (w, h): (u32, u32)) -> (Vec<u32>, u32) {
     let n = labels.len();
-    // Only a component larger than its widest disc could be, by [`CHAIN_SHARE`], may hold two parts: a lone round
-    // or squat part is left alone at no cost (the distance is in thirds of a pixel).
+    // Only a component that may be a chain ([`may_be_chain`]) is flooded.
     let mut area = vec![0u64; count as usize + 1];
     let mut peak_of = vec![0u16; count as usize + 1];
     for (l, d) in labels.iter().zip(dist) {
         area[*l as usize] += 1;
         peak_of[*l as usize] = peak_of[*l as usize].max(*d);
     }
-    let chain: Vec<bool> = area
-        .iter()
-        .zip(&peak_of)
-        .enumerate()
-        .map(|(l, (a, p))| l != 0 && *a as f64 > CHAIN_SHARE * std::f64::consts::PI * (f64::from(*p) / 3.0).powi(2))
-        .collect();
+    let chain: Vec<bool> =
+        area.iter().zip(&peak_of).enumerate().map(|(l, (a, p))| l != 0 && may_be_chain(*a, *p)).collect();
     // Pixels inside those components, highest distance first.
     let top = dist.iter().copied().max().unwrap_or(0) as usize;
     let mut by_level: Vec<Vec<u32>> = vec![Vec::new(); top + 1];
