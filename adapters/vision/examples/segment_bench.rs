@@ -7,7 +7,8 @@
 //! `cargo run --release -p trove-vision --features scenes --example segment_bench -- time FILE RUNS`
 //!   prints `trove FILE MEDIAN_MS REGIONS`: the median time of `Segmenter::segment` on the file's bytes.
 //! `cargo run --release -p trove-vision --features testing --example segment_bench -- draw FILE OUT.png`
-//!   writes the photo in grey with each region's box drawn on it (white, then black inside): to see what was found.
+//!   writes the photo in grey with each region's box drawn on it (white, then black inside), and the boxes as
+//!   `[x, y, width, height]` to `OUT.png.json`: to see what was found.
 
 use std::time::{Duration, Instant};
 use trove_application::ports::PhotoSegmenter;
@@ -82,6 +83,9 @@ fn draw(file: &str, out: &str) {
         }
     }
     grey.save(out).expect("the drawing is written");
+    let boxes: Vec<String> =
+        found.regions.iter().map(|r| format!("[{}, {}, {}, {}]", r.x, r.y, r.width, r.height)).collect();
+    std::fs::write(format!("{out}.json"), format!("[{}]", boxes.join(", "))).expect("the boxes are written");
     println!("{} regions drawn into {out}", found.regions.len());
 }
 

@@ -79,7 +79,11 @@ pub(super) fn is_background(s: &Stats, w: u32, h: u32) -> bool {
 /// The typical region's area: the area-weighted median (half of the regions' area is in regions at least this
 /// large), so that many specks do not make a speck typical.
 pub(super) fn typical_area(regions: &[&Stats]) -> u64 {
-    let mut areas: Vec<u64> = regions.iter().map(|s| s.area).collect();
+    typical_of(regions.iter().map(|s| s.area).collect())
+}
+
+/// The area-weighted median of `areas`: the size of region that half of the area is in.
+pub(super) fn typical_of(mut areas: Vec<u64>) -> u64 {
     areas.sort_unstable();
     let half = areas.iter().sum::<u64>().div_ceil(2);
     let mut seen = 0;

@@ -174,8 +174,7 @@ fn may_be_chain(area: u64, peak: u16) -> bool {
 /// peak is a core's ([`MIN_CORE_RADIUS`]); else it joins the other. So a chain of touching parts of different
 /// sizes comes apart at every narrow neck, where one level of cores for the whole chain would miss the smaller
 /// parts. Answers the new label image and the number of labels.
-pub(super) fn split_necks(dist: &[u16], labels: Vec<u32>, count: u32, (w, h): (u32, u32)) -> (Vec<u32>, u32) {
-    let n = labels.len();
+pub(super) fn split_necks(dist: &[u16], labels: Vec<u32>, count: u32, size: (u32, u32)) -> (Vec<u32>, u32) {
     // Only a component that may be a chain ([`may_be_chain`]) is flooded.
     let mut area = vec![0u64; count as usize + 1];
     let mut peak_of = vec![0u16; count as usize + 1];
@@ -183,8 +182,46 @@ pub(super) fn split_necks(dist: &[u16], labels: Vec<u32>, count: u32, (w, h): (u
         area[*l as usize] += 1;
         peak_of[*l as usize] = peak_of[*l as usize].max(*d);
     }
-    let chain: Vec<bool> =
-        area.iter().zip(&peak_of).enumerate().map(|(l, (a, p))| l != 0 && may_be_chain(*a, *p)).collect();
+    let shares: Vec<f32> = area
+        .iter()
+        .zip(&peak_of)
+        .enumerate()
+        .map(|(l, (a, p))| if l != 0 && may_be_chain(*a, *p) { NECK_SHARE } else { 0.0 })
+        .collect();
+    let (labels, count) = flood_necks(dist, labels, count, size, &shares);
+    // Among many like parts, a component of about two parts' area is looked into again with a wider neck allowed:
+    // two like parts pressed together along a third of their width, whose neck the texture of their rims filled.
+    let mut area = vec![0u64; count as usize + 1];
+    for l in &labels {
+        area[*l as usize] += 1;
+    }
+    let parts: Vec<u64> = area.iter().skip(1).copied().filter(|a| *a >= MIN_AREA).collect();
+    if parts.len() < LIKE_PARTS {
+        return (labels, count);
+    }
+    let typical = typical_of(parts) as f64;
+    let shares: Vec<f32> = area
+        .iter()
+        .enumerate()
+        .map(|(l, a)| {
+            let pair = (LIKE_PAIR.0 * typical..=LIKE_PAIR.1 * typical).contains(&(*a as f64));
+            if l != 0 && pair { LIKE_PAIR_NECK_SHARE } else { 0.0 }
+        })
+        .collect();
+    flood_necks(dist, labels, count, size, &shares)
+}
+
+/// A photo of at least this many parts is a tray of like parts...
+const LIKE_PARTS: usize = 40;
+/// ...where a component of this many times the typical part's area (the area-weighted median) may be two...
+const LIKE_PAIR: (f64, f64) = (1.6, 2.6);
+/// ...split where the neck is at most this share of the lower core's peak.
+const LIKE_PAIR_NECK_SHARE: f32 = 0.85;
+
+/// [`split_necks`] for the components whose `shares` are over 0 (each its own [`NECK_SHARE`]).
+fn flood_necks(dist: &[u16], labels: Vec<u32>, count: u32, (w, h): (u32, u32), shares: &[f32]) -> (Vec<u32>, u32) {
+    let n = labels.len();
+    let chain: Vec<bool> = shares.iter().map(|s| *s > 0.0).collect();
     // Pixels inside those components, highest distance first.
     let top = dist.iter().copied().max().unwrap_or(0) as usize;
     let mut by_level: Vec<Vec<u32>> = vec![Vec::new(); top + 1];
@@ -238,7 +275,7 @@ pub(super) fn split_necks(dist: &[u16], labels: Vec<u32>, count: u32, (w, h): (u
             basin[i] = first;
             for &b in &near[1..] {
                 let p = peak[b as usize];
-                let own = p >= core && f32::from(level as u16) <= NECK_SHARE * f32::from(p);
+                let own = p >= core && f32::from(level as u16) <= shares[labels[i] as usize] * f32::from(p);
                 if !own {
                     parent[b as usize] = first;
                 }
@@ -271,7 +308,8 @@ pub(super) fn split_necks(dist: &[u16], labels: Vec<u32>, count: u32, (w, h): (u
             out[i] = 0;
             // Each basin that stayed apart is seeded with its core (above its neck), and flooded down from there: the basins
             // pixels were taken level by level in the photo's order, and their borders lean that way.
-            if roots[i] != NONE && f32::from(dist[i]) >= NECK_SHARE * f32::from(peak[roots[i] as usize]) {
+            if roots[i] != NONE && f32::from(dist[i]) >= shares[labels[i] as usize] * f32::from(peak[roots[i] as usize])
+            {
                 let l = &mut new_label[roots[i] as usize];
                 if *l == 0 {
                     next += 1;
