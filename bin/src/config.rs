@@ -55,12 +55,17 @@ pub mod names {
     pub const TROVE_MAIL_FROM: &str = "TROVE_MAIL_FROM";
     pub const TROVE_WEBHOOK_ALLOW_PRIVATE: &str = "TROVE_WEBHOOK_ALLOW_PRIVATE";
     pub const TROVE_REMINDERS_EVERY: &str = "TROVE_REMINDERS_EVERY";
+
+    /// The settings that are secrets: each may instead be read from the file `NAME_FILE` names (the Docker and
+    /// Compose secrets convention, `/run/secrets/...`), its content with the line end trimmed.
+    pub const SECRETS: [&str; 5] =
+        [DATABASE_URL, MODEL_API_KEY, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, TROVE_SMTP_URL];
 }
 
 use names::*;
 
-/// Everything Trove reads from its environment (SPEC section 6).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Everything Trove reads from its environment (SPEC section 6). Its `Debug` leaves the secrets out.
+#[derive(Clone, PartialEq, Eq)]
 pub struct Config {
     /// `DATABASE_URL`; `None`: the embedded SQLite file under `data_dir`.
     pub database_url: Option<String>,
@@ -264,13 +269,62 @@ pub fn currency_of(country: &str) -> Option<Currency> {
     Currency::new(code).ok()
 }
 
+impl std::fmt::Debug for Config {
+    /// The settings, the secrets only as set or not (a database URL may carry a password).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let set = |v: &Option<String>| v.as_ref().map(|_| "set");
+        f.debug_struct("Config")
+            .field("database_url", &set(&self.database_url))
+            .field("data_dir", &self.data_dir)
+            .field("bind", &self.bind)
+            .field("public_url", &self.public_url)
+            .field("model_provider", &self.model_provider)
+            .field("model_api_url", &self.model_api_url)
+            .field("model_api_key", &set(&self.model_api_key))
+            .field("model_name", &self.model_name)
+            .field("price", &self.price)
+            .field("spend", &self.spend)
+            .field("media", &self.media)
+            .field("backups", &self.backups)
+            .field("reminders", &self.reminders)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The secrets given as `NAME_FILE` (see [`names::SECRETS`]): each file's content, its trailing line end
+/// trimmed.
+///
+/// # Errors
+/// Both `NAME` and `NAME_FILE` set; a file that cannot be read or is empty; each naming the setting.
+fn secrets_from_files(var: &impl Fn(&str) -> Option<String>) -> anyhow::Result<Vec<(&'static str, String)>> {
+    let mut out = Vec::new();
+    for name in SECRETS {
+        let file_name = format!("{name}_FILE");
+        let Some(path) = var(&file_name).filter(|v| !v.trim().is_empty()) else { continue };
+        if var(name).is_some_and(|v| !v.trim().is_empty()) {
+            bail!("{name} and {file_name} are both set: set one");
+        }
+        let content = std::fs::read_to_string(&path).with_context(|| format!("{file_name}: reading {path:?}"))?;
+        let value = content.trim_end_matches(['\n', '\r']).to_owned();
+        if value.trim().is_empty() {
+            bail!("{file_name}: {path:?} is empty");
+        }
+        out.push((name, value));
+    }
+    Ok(out)
+}
+
 impl Config {
     /// Builds the configuration from `var` (the environment in production, a map in tests).
     ///
     /// # Errors
     /// A bad value, naming the setting.
     pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> anyhow::Result<Self> {
-        let get = |k: &str| var(k).filter(|v| !v.trim().is_empty());
+        let secrets = secrets_from_files(&var)?;
+        let get = |k: &str| match secrets.iter().find(|(name, _)| *name == k) {
+            Some((_, value)) => Some(value.clone()),
+            None => var(k).filter(|v| !v.trim().is_empty()),
+        };
         let bind = get(TROVE_BIND).unwrap_or_else(|| "127.0.0.1:8080".into());
         let bind: SocketAddr =
             bind.parse().with_context(|| format!("{TROVE_BIND}={bind:?} is not an address such as 127.0.0.1:8080"))?;
@@ -485,6 +539,47 @@ mod tests {
     fn config(pairs: &[(&str, &str)]) -> anyhow::Result<Config> {
         let map: HashMap<String, String> = pairs.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect();
         Config::from_vars(|k| map.get(k).cloned())
+    }
+
+    #[test]
+    fn a_secret_is_read_from_the_file_its_name_file_gives() {
+        let dir = std::env::temp_dir().join(format!("trove-secrets-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = |name: &str, content: &str| {
+            let path = dir.join(name);
+            std::fs::write(&path, content).unwrap();
+            path.to_string_lossy().into_owned()
+        };
+        let (key, url, smtp, aws_id, aws_secret) = (
+            file("key", "sk-from-a-file\n"),
+            file("db", "postgres://trove:s3cret@db/trove\r\n"),
+            file("smtp", "smtps://trove:pw@mail.example"),
+            file("aws-id", "AKIA1\n"),
+            file("aws-secret", "abc/def\n"),
+        );
+        let c = config(&[
+            ("MODEL_PROVIDER", "openai"),
+            ("MODEL_API_KEY_FILE", &key),
+            ("DATABASE_URL_FILE", &url),
+            ("TROVE_SMTP_URL_FILE", &smtp),
+            ("AWS_ACCESS_KEY_ID_FILE", &aws_id),
+            ("AWS_SECRET_ACCESS_KEY_FILE", &aws_secret),
+            ("TROVE_MEDIA_URL", "s3://bucket"),
+        ])
+        .unwrap();
+        assert_eq!(c.model_api_key.as_deref(), Some("sk-from-a-file"), "the line end is trimmed");
+        assert_eq!(c.database_url.as_deref(), Some("postgres://trove:s3cret@db/trove"));
+        assert_eq!(c.reminders.smtp_url.as_deref(), Some("smtps://trove:pw@mail.example"));
+        let debug = format!("{c:?}");
+        assert!(!debug.contains("s3cret") && !debug.contains("sk-from-a-file"), "secrets stay out of logs: {debug}");
+        // Both set, a missing file, an empty one: refused, naming the setting.
+        let both = config(&[("MODEL_API_KEY", "sk"), ("MODEL_API_KEY_FILE", &key)]).unwrap_err();
+        assert!(both.to_string().contains("MODEL_API_KEY and MODEL_API_KEY_FILE are both set"), "{both}");
+        let missing = config(&[("DATABASE_URL_FILE", "/nonexistent/trove-secret")]).unwrap_err();
+        assert!(missing.to_string().starts_with("DATABASE_URL_FILE: reading"), "{missing}");
+        let empty = config(&[("MODEL_API_KEY_FILE", &file("empty", "\n"))]).unwrap_err();
+        assert!(empty.to_string().contains("is empty"), "{empty}");
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]
