@@ -22,8 +22,12 @@ pub enum Command {
         #[arg(long)]
         demo: bool,
     },
-    /// Run the database migrations and exit.
-    Migrate,
+    /// Run the database migrations and exit. A database migrated by a newer Trove is refused, unchanged.
+    Migrate {
+        /// List the migrations that would run, and change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Seed the demo inventory (about 40 items) into the default household, if it is empty.
     Demo,
     /// Import items from a CSV file: our own export or a Homebox CSV export. All or nothing: a bad row is
@@ -127,7 +131,19 @@ pub enum TokenCommand {
 /// Whatever the command fails with.
 pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
     match cli.command {
-        Command::Migrate => {
+        Command::Migrate { dry_run: true } => {
+            let store = trove_db::Store::connect(&config.database()).await.context("opening the database")?;
+            let pending = store.pending_migrations().await?;
+            if pending.is_empty() {
+                println!("the schema is up to date: no migration would run");
+            } else {
+                println!("{} migration(s) would run:", pending.len());
+                for name in pending {
+                    println!("  {name}");
+                }
+            }
+        }
+        Command::Migrate { dry_run: false } => {
             build(&config).await?;
             println!("migrations applied");
         }

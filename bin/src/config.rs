@@ -55,6 +55,8 @@ pub mod names {
     pub const TROVE_MAIL_FROM: &str = "TROVE_MAIL_FROM";
     pub const TROVE_WEBHOOK_ALLOW_PRIVATE: &str = "TROVE_WEBHOOK_ALLOW_PRIVATE";
     pub const TROVE_REMINDERS_EVERY: &str = "TROVE_REMINDERS_EVERY";
+    /// Read before the rest, by `main`: `text` (the default) or `json`.
+    pub const TROVE_LOG_FORMAT: &str = "TROVE_LOG_FORMAT";
 
     /// The settings that are secrets: each may instead be read from the file `NAME_FILE` names (the Docker and
     /// Compose secrets convention, `/run/secrets/...`), its content with the line end trimmed.

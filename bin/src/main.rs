@@ -18,12 +18,23 @@ fn main() -> std::process::ExitCode {
 }
 
 async fn run(cli: trove::cli::Cli) -> std::process::ExitCode {
-    tracing_subscriber::fmt()
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,sqlx=warn".into()),
         )
-        .with_writer(std::io::stderr)
-        .init();
+        .with_writer(std::io::stderr);
+    // `TROVE_LOG_FORMAT=json`: one JSON object a line (time, level, target, fields), for a log collector.
+    match std::env::var(trove::config::names::TROVE_LOG_FORMAT).ok().as_deref().map(str::trim) {
+        None | Some("" | "text") => logs.init(),
+        Some("json") => logs.json().init(),
+        Some(other) => {
+            eprintln!(
+                "error: bad configuration: {}={other:?} must be text or json",
+                trove::config::names::TROVE_LOG_FORMAT
+            );
+            return std::process::ExitCode::FAILURE;
+        }
+    }
     let result = match trove::Config::from_env() {
         Ok(config) => trove::cli::run(cli, config).await,
         Err(e) => Err(e.context("bad configuration")),

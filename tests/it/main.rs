@@ -18,6 +18,7 @@ mod lending;
 mod media;
 mod model_check;
 mod openapi_snapshot;
+mod operations;
 mod passkeys;
 mod people;
 mod photo;

@@ -115,12 +115,53 @@ impl Store {
         Ok(Store { db, counts: std::sync::Arc::default(), revisions: std::sync::Arc::default() })
     }
 
+    /// The migrations that [`Store::migrate`] would run, oldest first (none when the schema is up to date);
+    /// nothing is written.
+    ///
+    /// # Errors
+    /// When the database was migrated by a newer Trove (it holds a migration this build does not know), naming
+    /// it; or cannot be read.
+    pub async fn pending_migrations(&self) -> anyhow::Result<Vec<String>> {
+        let backend = self.db.get_database_backend();
+        let exists = match backend {
+            DbBackend::Postgres => "SELECT 1 AS found WHERE to_regclass('seaql_migrations') IS NOT NULL",
+            _ => "SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'seaql_migrations'",
+        };
+        let installed = self
+            .db
+            .query_one_raw(sea_orm::Statement::from_string(backend, exists))
+            .await
+            .context("read the schema's migrations")?
+            .is_some();
+        let applied: Vec<String> = if installed {
+            let rows = self
+                .db
+                .query_all_raw(sea_orm::Statement::from_string(backend, "SELECT version FROM seaql_migrations"))
+                .await
+                .context("read the schema's migrations")?;
+            rows.iter().map(|r| r.try_get::<String>("", "version")).collect::<Result<_, _>>()?
+        } else {
+            Vec::new()
+        };
+        let known: Vec<String> = migration::Migrator::migrations().iter().map(|m| m.name().to_owned()).collect();
+        if let Some(newer) = applied.iter().filter(|a| !known.contains(a)).max() {
+            anyhow::bail!(
+                "the database was migrated by a newer Trove (it has migration {newer}, and this version knows up to {}): \
+                 run that version or a later one; nothing was changed",
+                known.last().map_or("none", String::as_str)
+            );
+        }
+        Ok(known.into_iter().filter(|k| !applied.contains(k)).collect())
+    }
+
     /// Brings the schema up to date. Safe to run from several processes at once: on PostgreSQL they take
     /// turns on an advisory lock, on SQLite on the write lock.
     ///
     /// # Errors
-    /// When a migration fails; nothing of it is applied then.
+    /// A database migrated by a newer Trove is refused before anything runs ([`Store::pending_migrations`]);
+    /// when a migration fails, nothing of it is applied.
     pub async fn migrate(&self) -> anyhow::Result<()> {
+        self.pending_migrations().await?;
         let txn = self.begin_write().await.context("begin the migration transaction")?;
         if txn.get_database_backend() == DbBackend::Postgres {
             txn.execute_unprepared(&format!("SELECT pg_advisory_xact_lock({MIGRATION_LOCK_KEY})"))

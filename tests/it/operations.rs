@@ -1,0 +1,134 @@
+//! Running Trove as a service: secrets read from files, logs as JSON lines, `trove migrate --dry-run`, and a
+//! database of a newer schema refused before anything runs. The `trove` binary itself is run.
+
+use crate::app::{Db, fresh_database};
+use crate::on_both;
+use sea_orm::{ConnectionTrait, Database, Statement};
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+on_both!(migrate_dry_run_lists_what_would_run_and_a_newer_schema_is_refused);
+
+/// A directory of its own for a run's data.
+fn data_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("trove-operations-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs `trove ARGS` with the settings given (and no others of the test's environment that Trove reads).
+fn trove(args: &[&str], settings: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_trove"));
+    command.args(args);
+    for name in ["DATABASE_URL", "MODEL_API_KEY", "RUST_LOG", "TROVE_LOG_FORMAT", "TROVE_MEDIA_URL"] {
+        command.env_remove(name);
+    }
+    for (name, value) in settings {
+        command.env(name, value);
+    }
+    command.output().expect("trove runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+async fn migrate_dry_run_lists_what_would_run_and_a_newer_schema_is_refused(db: Db) {
+    let url = fresh_database(db).await;
+    let dir = data_dir(&format!("migrate-{db:?}"));
+    let dir_str = dir.to_string_lossy().into_owned();
+    let settings = [("DATABASE_URL", url.as_str()), ("TROVE_DATA_DIR", dir_str.as_str())];
+
+    // A new database: every migration would run, oldest first, and nothing is written.
+    let out = trove(&["migrate", "--dry-run"], &settings);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let listed: Vec<String> =
+        text(&out.stdout).lines().filter_map(|l| l.strip_prefix("  ")).map(str::to_owned).collect();
+    assert!(
+        text(&out.stdout).starts_with(&format!("{} migration(s) would run:", listed.len())),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(listed.first().map(String::as_str), Some("m0001_initial"));
+    let mut sorted = listed.clone();
+    sorted.sort();
+    assert_eq!(listed, sorted, "oldest first");
+    let conn = Database::connect(&url).await.unwrap();
+    let backend = conn.get_database_backend();
+    let count = |sql: &'static str| {
+        let conn = &conn;
+        async move { conn.query_one_raw(Statement::from_string(backend, sql)).await }
+    };
+    assert!(count("SELECT COUNT(*) AS n FROM seaql_migrations").await.is_err(), "a dry run creates no table");
+
+    // Migrated: nothing would run.
+    let out = trove(&["migrate"], &settings);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = trove(&["migrate", "--dry-run"], &settings);
+    assert_eq!(text(&out.stdout).trim(), "the schema is up to date: no migration would run");
+
+    // A migration this build does not know: a newer Trove migrated the database. Refused, unchanged, by
+    // `migrate`, its dry run and a start alike.
+    conn.execute_unprepared(
+        "INSERT INTO seaql_migrations (version, applied_at) VALUES ('m9999_from_a_newer_trove', 0)",
+    )
+    .await
+    .unwrap();
+    let rows = || async {
+        let row = count("SELECT COUNT(*) AS n FROM seaql_migrations").await.unwrap().unwrap();
+        row.try_get::<i64>("", "n").unwrap()
+    };
+    let before = rows().await;
+    for args in [&["migrate"][..], &["migrate", "--dry-run"], &["serve"]] {
+        let out = trove(args, &[settings[0], settings[1], ("TROVE_BIND", "127.0.0.1:0")]);
+        assert!(!out.status.success(), "{args:?} ran on a newer schema");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("the database was migrated by a newer Trove (it has migration m9999_from_a_newer_trove"),
+            "{args:?}: {err}"
+        );
+    }
+    assert_eq!(rows().await, before, "nothing was changed");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn secrets_are_read_from_files_and_logs_can_be_json_lines() {
+    let dir = data_dir("logs");
+    let dir_str = dir.to_string_lossy().into_owned();
+    // The database URL from a file, as Docker secrets give it (a line end after it).
+    let url_file = dir.join("database_url");
+    std::fs::write(&url_file, format!("{}\n", trove_db::testing::fresh_sqlite_url())).unwrap();
+    let url_file = url_file.to_string_lossy().into_owned();
+    let out = trove(
+        &["migrate"],
+        &[
+            ("DATABASE_URL_FILE", &url_file),
+            ("TROVE_DATA_DIR", &dir_str),
+            ("TROVE_LOG_FORMAT", "json"),
+            ("RUST_LOG", "info"),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lines: Vec<String> = text(&out.stderr).lines().map(str::to_owned).collect();
+    assert!(lines.len() > 3, "the migrations are logged: {lines:?}");
+    for line in &lines {
+        let entry: serde_json::Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        assert!(entry["timestamp"].is_string() && entry["level"].is_string(), "{line}");
+        assert!(entry["fields"]["message"].is_string(), "{line}");
+    }
+    assert!(lines.iter().any(|l| l.contains("m0001_initial")), "{lines:?}");
+    // The file's database was the one migrated: its migrations are all there now.
+    let out = trove(&["migrate", "--dry-run"], &[("DATABASE_URL_FILE", &url_file), ("TROVE_DATA_DIR", &dir_str)]);
+    assert_eq!(text(&out.stdout).trim(), "the schema is up to date: no migration would run", "{}", text(&out.stderr));
+
+    // A bad format, and a secret set both ways: refused at start, naming the setting.
+    let out = trove(&["migrate"], &[("TROVE_DATA_DIR", &dir_str), ("TROVE_LOG_FORMAT", "xml")]);
+    assert!(!out.status.success() && text(&out.stderr).contains("TROVE_LOG_FORMAT=\"xml\" must be text or json"));
+    let out = trove(
+        &["migrate"],
+        &[("TROVE_DATA_DIR", &dir_str), ("DATABASE_URL_FILE", &url_file), ("DATABASE_URL", "sqlite::memory:")],
+    );
+    assert!(!out.status.success() && text(&out.stderr).contains("DATABASE_URL and DATABASE_URL_FILE are both set"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
