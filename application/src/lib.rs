@@ -30,6 +30,7 @@ pub mod price;
 pub mod progress;
 pub mod projects;
 pub mod propose;
+pub mod readiness;
 pub mod recorder;
 pub mod refresh;
 pub mod reminders;

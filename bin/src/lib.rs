@@ -156,6 +156,7 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         clock.clone(),
         config.backups.clone(),
     );
+    let readiness_blobs = blobs.clone();
     let media = Media::new(store.clone(), blobs, pictures, items.clone(), clock.clone(), recorder.clone());
 
     let inventory = Inventory::new(items.clone(), places.clone(), projects.clone(), clock.clone(), recorder.clone());
@@ -258,6 +259,7 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         backups,
         lending,
         reminders,
+        readiness: trove_application::readiness::Readiness::new(store.clone(), readiness_blobs),
     };
     Ok(App { store, services, model_name, token_checks })
 }

@@ -59,9 +59,9 @@ async fn spawn(db: Db, dir: &DataDir) -> TestApp {
 }
 
 /// A `moto_server` on a free port with a fresh bucket `trove-it`, stopped when dropped.
-struct Moto {
+pub(crate) struct Moto {
     child: Child,
-    port: u16,
+    pub(crate) port: u16,
 }
 
 impl Drop for Moto {
@@ -82,7 +82,7 @@ fn http(port: u16, request: &str) -> std::io::Result<String> {
 
 /// Starts `moto_server` (from `MOTO_SERVER` or the PATH), or answers `None` when there is none (a failure under
 /// CI, where `.ci/run` installs it).
-fn moto() -> Option<Moto> {
+pub(crate) fn moto() -> Option<Moto> {
     let path = std::env::var_os("MOTO_SERVER").map(PathBuf::from).or_else(|| {
         std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join("moto_server")).find(|p| p.is_file())
     });
@@ -113,7 +113,7 @@ fn moto() -> Option<Moto> {
 }
 
 /// The S3 settings of the app and of the test's own look at the bucket.
-fn s3_settings(moto: &Moto) -> Vec<(&'static str, String)> {
+pub(crate) fn s3_settings(moto: &Moto) -> Vec<(&'static str, String)> {
     vec![
         ("TROVE_MEDIA_URL", "s3://trove-it/media".to_owned()),
         ("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{}", moto.port)),

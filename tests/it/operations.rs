@@ -132,3 +132,124 @@ fn secrets_are_read_from_files_and_logs_can_be_json_lines() {
     assert!(!out.status.success() && text(&out.stderr).contains("DATABASE_URL and DATABASE_URL_FILE are both set"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+on_both!(ready_answers_503_naming_what_is_down);
+
+/// A TCP relay to `target` on a port of its own, for a server the test can stop as if it went down: stopping
+/// it closes its port and every connection through it.
+struct Relay {
+    port: u16,
+    target: std::net::SocketAddr,
+    stop: Option<tokio::sync::watch::Sender<bool>>,
+}
+
+impl Relay {
+    async fn start(target: std::net::SocketAddr, port: u16) -> Relay {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.expect("the relay's port");
+        let port = listener.local_addr().unwrap().port();
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        tokio::spawn(async move {
+            let mut connections = tokio::task::JoinSet::new();
+            let mut stopped = stopped;
+            loop {
+                tokio::select! {
+                    _ = stopped.changed() => break,
+                    accepted = listener.accept() => {
+                        let Ok((mut inbound, _)) = accepted else { break };
+                        connections.spawn(async move {
+                            if let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await {
+                                let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                            }
+                        });
+                    }
+                }
+            }
+            // Down: the port closes with the listener, and every connection is cut.
+            connections.abort_all();
+        });
+        Relay { port, target, stop: Some(stop) }
+    }
+
+    fn stop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(true);
+        }
+    }
+
+    async fn restart(&mut self) {
+        *self = Relay::start(self.target, self.port).await;
+    }
+}
+
+/// `GET /health/ready`: its status and body.
+async fn ready(app: &crate::app::TestApp) -> (reqwest::StatusCode, serde_json::Value) {
+    let resp = app.client.get(app.url("/health/ready")).send().await.unwrap();
+    let status = resp.status();
+    (status, resp.json().await.unwrap())
+}
+
+async fn ready_answers_503_naming_what_is_down(db: Db) {
+    let Some(moto) = crate::media::moto() else { return };
+    let url = fresh_database(db).await;
+    // On PostgreSQL the app reaches the server through a relay the test can take down.
+    let (url, mut relay) = match db {
+        Db::Postgres => {
+            let (head, tail) = url.split_once('@').expect("a postgres URL names its host");
+            let (host, name) = tail.split_once('/').expect("and its database");
+            let target = tokio::net::lookup_host(host).await.unwrap().next().unwrap();
+            let relay = Relay::start(target, 0).await;
+            (format!("{head}@127.0.0.1:{}/{name}", relay.port), Some(relay))
+        }
+        Db::Sqlite => (url, None),
+    };
+    let dir = data_dir(&format!("ready-{db:?}"));
+    let mut settings = crate::media::s3_settings(&moto);
+    settings.push(("TROVE_DATA_DIR", dir.to_string_lossy().into_owned()));
+    let app = crate::app::TestApp::spawn_on(&url, &settings).await;
+
+    let (status, body) = ready(&app).await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{body}");
+    assert_eq!(body["status"], "ready");
+    assert_eq!(
+        (body["checks"]["database"]["ok"].as_bool(), body["checks"]["media"]["ok"].as_bool()),
+        (Some(true), Some(true))
+    );
+    // `/health` stays the cheap answer.
+    let health = app.client.get(app.url("/health")).send().await.unwrap();
+    assert_eq!(health.text().await.unwrap(), r#"{"status":"ok"}"#);
+
+    if let Some(relay) = relay.as_mut() {
+        // PostgreSQL down: 503 naming the database, within the checks' time; the media store still answers.
+        relay.stop();
+        let started = std::time::Instant::now();
+        let (status, body) = ready(&app).await;
+        assert_eq!(status, reqwest::StatusCode::SERVICE_UNAVAILABLE, "{body}");
+        assert_eq!(body["status"], "unready");
+        assert_eq!(body["checks"]["database"]["ok"], false, "{body}");
+        assert!(body["checks"]["database"]["error"].as_str().is_some_and(|e| !e.is_empty()), "{body}");
+        assert_eq!(body["checks"]["media"]["ok"], true, "{body}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "answered in {:?}", started.elapsed());
+        // Back up: ready again once the pool has a connection.
+        relay.restart().await;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while ready(&app).await.0 != reqwest::StatusCode::OK {
+            assert!(std::time::Instant::now() < deadline, "not ready again after PostgreSQL came back");
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+    }
+
+    // The S3 store down: 503 naming the media store; the database still answers.
+    drop(moto);
+    let (status, body) = ready(&app).await;
+    assert_eq!(status, reqwest::StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["checks"]["media"]["ok"], false, "{body}");
+    assert!(
+        body["checks"]["media"]["error"].as_str().is_some_and(|e| e.contains("probe file") || e.contains("no answer")),
+        "{body}"
+    );
+    assert_eq!(body["checks"]["database"]["ok"], true, "{body}");
+    if let Some(relay) = relay.as_mut() {
+        relay.stop();
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

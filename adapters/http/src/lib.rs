@@ -41,6 +41,32 @@ pub fn health() -> poem::Response {
         .body(poem::Body::from_bytes(bytes::Bytes::from_static(br#"{"status":"ok"}"#)))
 }
 
+/// `GET /health/ready`: whether this server can work now. The database answers a query and the media store
+/// takes a probe file and lets it go, each within two seconds; 200 when both do, else 503 naming what failed.
+/// Either way each check's outcome and time:
+/// `{"status":"ready"|"unready","checks":{"database":{"ok":true,"ms":1},"media":{"ok":false,"ms":2000,"error":"..."}}}`.
+#[poem::handler]
+pub async fn ready(services: poem::web::Data<&Services>) -> poem::Response {
+    let checked = services.readiness.check().await;
+    let ready = checked.iter().all(|c| c.failure.is_none());
+    let checks: serde_json::Map<String, serde_json::Value> = checked
+        .iter()
+        .map(|c| {
+            let mut check = serde_json::json!({"ok": c.failure.is_none(), "ms": c.took.as_millis() as u64});
+            if let Some(failure) = &c.failure {
+                check["error"] = failure.clone().into();
+            }
+            (c.name.to_owned(), check)
+        })
+        .collect();
+    let body = serde_json::json!({"status": if ready { "ready" } else { "unready" }, "checks": checks});
+    poem::Response::builder()
+        .status(if ready { poem::http::StatusCode::OK } else { poem::http::StatusCode::SERVICE_UNAVAILABLE })
+        .header(poem::http::header::CACHE_CONTROL, "no-store")
+        .content_type("application/json; charset=utf-8")
+        .body(body.to_string())
+}
+
 /// The `/api` routes as an OpenAPI service, which also writes the API's OpenAPI document (`spec()`).
 pub fn api_service(services: Services) -> OpenApiService<features::Apis, ()> {
     OpenApiService::new(features::apis(services), "Trove", env!("CARGO_PKG_VERSION"))
@@ -57,6 +83,7 @@ pub fn app(services: Services) -> impl poem::Endpoint {
     let docs = document::docs(&api.swagger_ui_html());
     Route::new()
         .at("/health", poem::get(health))
+        .at("/health/ready", poem::get(ready))
         .at("/api/openapi.json", poem::get(document::served(spec)))
         .nest("/api/docs", docs)
         .nest(
@@ -66,6 +93,7 @@ pub fn app(services: Services) -> impl poem::Endpoint {
                 .around(auth::slide_session),
         )
         .nest("/", web::site())
+        .data(services.clone())
         .data(services.auth.clone())
         .data(services.site.clone())
         .with_if(services.site.logs_requests(), Tracing)

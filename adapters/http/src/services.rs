@@ -70,6 +70,8 @@ pub struct Services {
     pub lending: trove_application::lending::Lending,
     /// Each member's reminder channels, the delivery log, and calendar feeds.
     pub reminders: trove_application::reminders::Reminders,
+    /// `GET /health/ready`: the database and the media store answer.
+    pub readiness: trove_application::readiness::Readiness,
 }
 
 impl std::fmt::Debug for Services {

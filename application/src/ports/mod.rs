@@ -19,6 +19,7 @@ pub mod people;
 pub mod places;
 pub mod prices;
 pub mod projects;
+pub mod ready;
 pub mod sheet;
 pub mod spend;
 pub mod templates;
