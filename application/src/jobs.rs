@@ -147,9 +147,19 @@ impl Jobs {
         1 + (waiting / self.workers) as u64
     }
 
-    /// The jobs waiting now (for tests and logs).
+    /// The jobs waiting now (for tests, logs and the metrics).
     pub fn waiting(&self) -> usize {
         self.waiting.load(Ordering::SeqCst)
+    }
+
+    /// The jobs running now.
+    pub fn running(&self) -> usize {
+        self.workers.saturating_sub(self.running.available_permits())
+    }
+
+    /// What the jobs are ("images", "sign-ins").
+    pub fn work(&self) -> &'static str {
+        self.work
     }
 }
 

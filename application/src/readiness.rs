@@ -1,10 +1,13 @@
 //! Readiness: whether this server can do its work now. The database answers a query, and the media store takes
-//! a probe file and removes it, each within [`READY_TIMEOUT`]; both are asked at once.
+//! a probe file and removes it, each within [`READY_TIMEOUT`]; both are asked at once. And what the metrics
+//! read of the server's state ([`Observed`]).
 
 use crate::RepoError;
+use crate::jobs::Jobs;
 use crate::media::content_hash;
-use crate::ports::MediaStore;
-use crate::ports::ready::Ping;
+use crate::ports::ready::{Ping, PoolUse};
+use crate::ports::spend::SpendTotal;
+use crate::ports::{MediaStore, SpendLedger};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -79,6 +82,48 @@ fn described(e: &RepoError) -> String {
     out
 }
 
+/// What the metrics read at each scrape: the job queues, the connection pool, and the model calls and their cost
+/// from the ledger (every household's, since it began).
+#[derive(Clone)]
+pub struct Observed {
+    jobs: Vec<Jobs>,
+    db: Arc<dyn Ping>,
+    ledger: Arc<dyn SpendLedger>,
+}
+
+/// One scrape's reading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Observation {
+    /// Per kind of job (`Jobs::work`): waiting, running.
+    pub jobs: Vec<(&'static str, usize, usize)>,
+    pub pool: PoolUse,
+    pub calls: Vec<SpendTotal>,
+}
+
+impl std::fmt::Debug for Observed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Observed").finish_non_exhaustive()
+    }
+}
+
+impl Observed {
+    pub fn new(jobs: Vec<Jobs>, db: Arc<dyn Ping>, ledger: Arc<dyn SpendLedger>) -> Self {
+        Self { jobs, db, ledger }
+    }
+
+    /// The state now.
+    ///
+    /// # Errors
+    /// When the ledger cannot be read.
+    pub async fn observe(&self) -> Result<Observation, RepoError> {
+        Ok(Observation {
+            jobs: self.jobs.iter().map(|j| (j.work(), j.waiting(), j.running())).collect(),
+            pool: self.db.pool(),
+            calls: self.ledger.totals().await?,
+        })
+    }
+}
+
 async fn timed(name: &'static str, timeout: Duration, check: impl Future<Output = Result<(), String>>) -> Checked {
     let start = Instant::now();
     let failure = match tokio::time::timeout(timeout, check).await {
@@ -138,6 +183,9 @@ mod tests {
             async fn ping(&self) -> Result<(), RepoError> {
                 tokio::time::sleep(Duration::from_secs(60)).await;
                 Ok(())
+            }
+            fn pool(&self) -> PoolUse {
+                PoolUse::default()
             }
         }
         let readiness =

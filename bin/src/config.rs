@@ -55,13 +55,15 @@ pub mod names {
     pub const TROVE_MAIL_FROM: &str = "TROVE_MAIL_FROM";
     pub const TROVE_WEBHOOK_ALLOW_PRIVATE: &str = "TROVE_WEBHOOK_ALLOW_PRIVATE";
     pub const TROVE_REMINDERS_EVERY: &str = "TROVE_REMINDERS_EVERY";
+    pub const TROVE_METRICS: &str = "TROVE_METRICS";
+    pub const TROVE_METRICS_TOKEN: &str = "TROVE_METRICS_TOKEN";
     /// Read before the rest, by `main`: `text` (the default) or `json`.
     pub const TROVE_LOG_FORMAT: &str = "TROVE_LOG_FORMAT";
 
     /// The settings that are secrets: each may instead be read from the file `NAME_FILE` names (the Docker and
     /// Compose secrets convention, `/run/secrets/...`), its content with the line end trimmed.
-    pub const SECRETS: [&str; 5] =
-        [DATABASE_URL, MODEL_API_KEY, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, TROVE_SMTP_URL];
+    pub const SECRETS: [&str; 6] =
+        [DATABASE_URL, MODEL_API_KEY, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, TROVE_SMTP_URL, TROVE_METRICS_TOKEN];
 }
 
 use names::*;
@@ -85,6 +87,10 @@ pub struct Config {
     /// `TROVE_ACCESS_LOG`: log every request (method, path, status, time); off by default, since the line costs
     /// about as much as answering `/health`.
     pub access_log: bool,
+    /// `TROVE_METRICS`: serve Prometheus metrics at `/metrics` (off by default).
+    pub metrics: bool,
+    /// `TROVE_METRICS_TOKEN`: the bearer token `/metrics` asks for; unset: none (anyone reaching the port).
+    pub metrics_token: Option<String>,
     /// `MODEL_PROVIDER`: `meta` (default), `openai` or `compatible`; its profile gives the defaults below and
     /// what the backend can do.
     pub model_provider: Provider,
@@ -283,6 +289,8 @@ impl std::fmt::Debug for Config {
             .field("model_provider", &self.model_provider)
             .field("model_api_url", &self.model_api_url)
             .field("model_api_key", &set(&self.model_api_key))
+            .field("metrics", &self.metrics)
+            .field("metrics_token", &set(&self.metrics_token))
             .field("model_name", &self.model_name)
             .field("price", &self.price)
             .field("spend", &self.spend)
@@ -473,6 +481,8 @@ impl Config {
             public_url,
             trusted_proxies,
             access_log: flag(TROVE_ACCESS_LOG, get(TROVE_ACCESS_LOG), false)?,
+            metrics: flag(TROVE_METRICS, get(TROVE_METRICS), false)?,
+            metrics_token: get(TROVE_METRICS_TOKEN),
             model_provider: provider,
             model_api_url: get(MODEL_API_URL).unwrap_or_else(|| profile.base_url.into()),
             model_api_key: get(MODEL_API_KEY),

@@ -230,6 +230,11 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         },
     );
 
+    let observed = trove_application::readiness::Observed::new(
+        vec![jobs.clone(), people.hashing.clone()],
+        store.clone(),
+        ledger.clone(),
+    );
     let services = Services {
         inventory,
         history,
@@ -260,6 +265,8 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         lending,
         reminders,
         readiness: trove_application::readiness::Readiness::new(store.clone(), readiness_blobs),
+        observed,
+        metrics: trove_http::metrics::MetricsAccess { on: config.metrics, token: config.metrics_token.clone() },
     };
     Ok(App { store, services, model_name, token_checks })
 }

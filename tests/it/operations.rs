@@ -253,3 +253,68 @@ async fn ready_answers_503_naming_what_is_down(db: Db) {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+on_both!(metrics_are_served_only_when_asked_and_count_requests_jobs_the_pool_and_model_calls);
+
+async fn metrics_are_served_only_when_asked_and_count_requests_jobs_the_pool_and_model_calls(db: Db) {
+    use trove_application::ports::SpendLedger;
+    use trove_domain::spend::{CallKind, CallOutcome, Rates, SpendEntry, Usage};
+
+    // Off by default: no metrics at /metrics.
+    let plain = crate::app::TestApp::spawn(db, &[]).await;
+    let resp = plain.client.get(plain.url("/metrics")).send().await.unwrap();
+    let text = resp.text().await.unwrap();
+    assert!(!text.contains("trove_http_requests_total"), "{text}");
+
+    let app = crate::app::TestApp::spawn(
+        db,
+        &[("TROVE_METRICS", "1".to_owned()), ("TROVE_METRICS_TOKEN", "scrape-me".to_owned())],
+    )
+    .await;
+    // The token is asked for.
+    let resp = app.client.get(app.url("/metrics")).send().await.unwrap();
+    assert_eq!(resp.status(), reqwest::StatusCode::UNAUTHORIZED);
+    let resp = app.client.get(app.url("/metrics")).bearer_auth("wrong-token").send().await.unwrap();
+    assert_eq!(resp.status(), reqwest::StatusCode::UNAUTHORIZED);
+
+    // Some requests, and a model call in the ledger.
+    assert_eq!(app.get("/api/items").await.0, reqwest::StatusCode::OK);
+    for id in [999_991, 999_992] {
+        assert_eq!(app.get(&format!("/api/items/{id}")).await.0, reqwest::StatusCode::NOT_FOUND);
+    }
+    let (_, me) = app.get("/api/me").await;
+    let household = trove_domain::HouseholdId(me["household"]["id"].as_i64().unwrap());
+    let usage = Usage { input_tokens: 1_000_000, cached_tokens: 0, output_tokens: 0, searches: 0, audio_ms: 0 };
+    let at = trove_domain::Timestamp::from_timestamp(1_790_000_000, 0).unwrap();
+    let entry = SpendEntry::new(at, CallKind::Price, "muse-spark-1.3", &usage, &Rates::default(), CallOutcome::Failed);
+    app.app.store.record(household, &entry).await.unwrap();
+
+    let resp = app.client.get(app.url("/metrics")).bearer_auth("scrape-me").send().await.unwrap();
+    assert_eq!(resp.status(), reqwest::StatusCode::OK);
+    assert!(resp.headers()["content-type"].to_str().unwrap().starts_with("text/plain; version=0.0.4"));
+    let text = resp.text().await.unwrap();
+    let value = |series: &str| -> f64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(series).and_then(|rest| rest.strip_prefix(' ')))
+            .unwrap_or_else(|| panic!("no {series} in\n{text}"))
+            .parse()
+            .unwrap()
+    };
+    // Requests by the document's route, never by id.
+    assert_eq!(value(r#"trove_http_requests_total{method="GET",route="/api/items",status="200"}"#), 1.0);
+    assert_eq!(value(r#"trove_http_requests_total{method="GET",route="/api/items/{id}",status="404"}"#), 2.0);
+    assert!(!text.contains("999991"), "an id never names a series");
+    assert_eq!(value(r#"trove_http_request_duration_seconds_count{method="GET",route="/api/items/{id}"}"#), 2.0);
+    assert_eq!(
+        value(r#"trove_http_request_duration_seconds_bucket{method="GET",route="/api/items/{id}",le="+Inf"}"#),
+        2.0
+    );
+    // Jobs, the pool, the model calls and their cost.
+    assert_eq!(value(r#"trove_jobs_waiting{work="images"}"#), 0.0);
+    assert_eq!(value(r#"trove_jobs_running{work="sign-ins"}"#), 0.0);
+    assert!(value(r#"trove_db_pool_connections{state="max"}"#) >= 1.0);
+    assert!(value(r#"trove_db_pool_connections{state="open"}"#) >= 1.0);
+    assert_eq!(value(r#"trove_model_calls_total{kind="price",outcome="failed"}"#), 1.0);
+    assert_eq!(value(r#"trove_model_spend_micro_usd_total{kind="price",outcome="failed"}"#), entry.cost.0 as f64);
+    assert!(entry.cost.0 > 0);
+}

@@ -480,6 +480,15 @@ impl Methods {
         Self { paths }
     }
 
+    /// The document's path template (under `/api`) that `path` falls under, as [`Methods::allow`] finds it.
+    pub fn template(&self, path: &str) -> Option<&str> {
+        self.paths
+            .iter()
+            .filter(|(template, _)| template_matches(template, path))
+            .min_by_key(|(template, _)| template.matches('{').count())
+            .map(|(template, _)| template.as_str())
+    }
+
     /// What `Allow` says for `path`: the document's methods for an API path (`HEAD` with `GET`; the path that
     /// names the most segments literally wins), `GET, HEAD` for the rest (the page, the document, `/health`).
     pub fn allow(&self, path: &str) -> String {

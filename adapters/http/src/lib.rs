@@ -15,6 +15,7 @@ pub mod explain;
 pub mod features;
 pub mod json_bytes;
 pub mod media;
+pub mod metrics;
 pub mod panics;
 pub mod security;
 pub mod services;
@@ -81,7 +82,14 @@ pub fn app(services: Services) -> impl poem::Endpoint {
     let explainer = Arc::new(explain::Explainer::new(&spec));
     let methods = Arc::new(document::Methods::new(&spec));
     let docs = document::docs(&api.swagger_ui_html());
-    Route::new()
+    let metrics =
+        services.metrics.on.then(|| Arc::new(metrics::Metrics::new(methods.clone(), services.metrics.token.clone())));
+    let counted = metrics.clone();
+    let mut routes = Route::new();
+    if let Some(metrics) = &metrics {
+        routes = routes.at("/metrics", poem::get(metrics::scrape).data(metrics.clone()));
+    }
+    routes
         .at("/health", poem::get(health))
         .at("/health/ready", poem::get(ready))
         .at("/api/openapi.json", poem::get(document::served(spec)))
@@ -100,6 +108,7 @@ pub fn app(services: Services) -> impl poem::Endpoint {
         .catch_all_error(|err| async move { error::render(err) })
         .with(panics::catch_panics())
         .around(move |next, req| document::allow(next, req, methods.clone()))
+        .around(move |next, req| metrics::counted(next, req, counted.clone()))
         .around(security::headers)
 }
 

@@ -72,6 +72,10 @@ pub struct Services {
     pub reminders: trove_application::reminders::Reminders,
     /// `GET /health/ready`: the database and the media store answer.
     pub readiness: trove_application::readiness::Readiness,
+    /// What `GET /metrics` reads at each scrape.
+    pub observed: trove_application::readiness::Observed,
+    /// Whether `GET /metrics` is served (`TROVE_METRICS`), and its token.
+    pub metrics: crate::metrics::MetricsAccess,
 }
 
 impl std::fmt::Debug for Services {

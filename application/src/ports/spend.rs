@@ -3,7 +3,7 @@
 use crate::RepoError;
 use async_trait::async_trait;
 use trove_domain::money::MicroUsd;
-use trove_domain::spend::SpendEntry;
+use trove_domain::spend::{CallKind, CallOutcome, SpendEntry};
 use trove_domain::{HouseholdId, Timestamp};
 
 /// One entry per model call, per household.
@@ -32,4 +32,20 @@ pub trait SpendLedger: Send + Sync {
     /// # Errors
     /// `Unexpected` only.
     async fn total_since(&self, household: HouseholdId, since: Timestamp) -> Result<MicroUsd, RepoError>;
+
+    /// Every household's calls since the ledger began, counted and costed per kind and outcome (for the
+    /// metrics), in no particular order.
+    ///
+    /// # Errors
+    /// `Unexpected` only.
+    async fn totals(&self) -> Result<Vec<SpendTotal>, RepoError>;
+}
+
+/// The calls of one kind that ended one way, over every household.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpendTotal {
+    pub kind: CallKind,
+    pub outcome: CallOutcome,
+    pub calls: u64,
+    pub cost: MicroUsd,
 }

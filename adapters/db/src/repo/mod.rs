@@ -28,4 +28,22 @@ impl trove_application::ports::ready::Ping for crate::Store {
         self.db.execute_unprepared("SELECT 1").await.context("query the database")?;
         Ok(())
     }
+
+    fn pool(&self) -> trove_application::ports::ready::PoolUse {
+        let use_of = |open: u32, idle: usize, max: u32| trove_application::ports::ready::PoolUse {
+            open,
+            idle: u32::try_from(idle).unwrap_or(u32::MAX),
+            max,
+        };
+        match self.db.get_database_backend() {
+            sea_orm::DbBackend::Postgres => {
+                let pool = self.db.get_postgres_connection_pool();
+                use_of(pool.size(), pool.num_idle(), pool.options().get_max_connections())
+            }
+            _ => {
+                let pool = self.db.get_sqlite_connection_pool();
+                use_of(pool.size(), pool.num_idle(), pool.options().get_max_connections())
+            }
+        }
+    }
 }

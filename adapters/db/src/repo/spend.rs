@@ -8,6 +8,7 @@ use sea_orm::sea_query::Expr;
 use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use trove_application::RepoError;
 use trove_application::ports::SpendLedger;
+use trove_application::ports::spend::SpendTotal;
 use trove_domain::money::MicroUsd;
 use trove_domain::people::MemberId;
 use trove_domain::spend::{CallKind, CallOutcome, SpendEntry};
@@ -95,5 +96,33 @@ impl SpendLedger for Store {
             .await
             .context("sum spend")?;
         Ok(MicroUsd(total.unwrap_or(0)))
+    }
+
+    async fn totals(&self) -> Result<Vec<SpendTotal>, RepoError> {
+        let rows: Vec<(String, String, i64, i64)> = spend_entries::Entity::find()
+            .select_only()
+            .column(spend_entries::Column::Kind)
+            .column(spend_entries::Column::Outcome)
+            .column_as(Expr::cust("CAST(COUNT(*) AS BIGINT)"), "calls")
+            .column_as(Expr::cust("CAST(COALESCE(SUM(cost_micro_usd), 0) AS BIGINT)"), "cost")
+            .group_by(spend_entries::Column::Kind)
+            .group_by(spend_entries::Column::Outcome)
+            .into_tuple()
+            .all(&self.db)
+            .await
+            .context("count spend by kind and outcome")?;
+        let totals = rows
+            .into_iter()
+            .map(|(kind, outcome, calls, cost)| {
+                Ok(SpendTotal {
+                    kind: CallKind::parse(&kind).ok_or_else(|| anyhow!("unknown call kind {kind:?} in the ledger"))?,
+                    outcome: CallOutcome::parse(&outcome)
+                        .ok_or_else(|| anyhow!("unknown outcome {outcome:?} in the ledger"))?,
+                    calls: u64::try_from(calls).context("a count")?,
+                    cost: MicroUsd(cost),
+                })
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        Ok(totals)
     }
 }
