@@ -22,6 +22,13 @@ pub enum Command {
         #[arg(long)]
         demo: bool,
     },
+    /// Ask the server running on TROVE_BIND whether it is ready (`GET /health/ready`), for a container's health
+    /// check where there is no curl: exit 0 when it answers 200, 1 otherwise, printing the answer.
+    Health {
+        /// Ask only whether it is up (`GET /health`).
+        #[arg(long)]
+        live: bool,
+    },
     /// Run the database migrations and exit. A database migrated by a newer Trove is refused, unchanged.
     Migrate {
         /// List the migrations that would run, and change nothing.
@@ -131,6 +138,14 @@ pub enum TokenCommand {
 /// Whatever the command fails with.
 pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
     match cli.command {
+        Command::Health { live } => {
+            let path = if live { "/health" } else { "/health/ready" };
+            let (status, body) = health_check(config.bind, path).await?;
+            println!("{status} {body}");
+            if status != 200 {
+                anyhow::bail!("{path} answered {status}");
+            }
+        }
         Command::Migrate { dry_run: true } => {
             let store = trove_db::Store::connect(&config.database()).await.context("opening the database")?;
             let pending = store.pending_migrations().await?;
@@ -318,4 +333,36 @@ async fn shutdown_signal() {
     #[cfg(not(unix))]
     let term = std::future::pending::<()>();
     tokio::select! { () = ctrl_c => {}, () = term => {} }
+}
+
+/// `GET path` of the server on `bind` (an unspecified address asked on loopback), within five seconds: its
+/// status and body. Plain HTTP/1.1 over a socket: the image has no other client.
+async fn health_check(bind: std::net::SocketAddr, path: &str) -> anyhow::Result<(u16, String)> {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut addr = bind;
+    if addr.ip().is_unspecified() {
+        addr.set_ip(if addr.is_ipv4() {
+            std::net::Ipv4Addr::LOCALHOST.into()
+        } else {
+            std::net::Ipv6Addr::LOCALHOST.into()
+        });
+    }
+    let ask = async {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.with_context(|| format!("connecting to {addr}"))?;
+        let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).await?;
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await?;
+        let answer = String::from_utf8_lossy(&answer).into_owned();
+        let status = answer
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse::<u16>().ok())
+            .with_context(|| format!("{addr} did not answer HTTP"))?;
+        let body = answer.split_once("\r\n\r\n").map(|(_, b)| b.trim().to_owned()).unwrap_or_default();
+        anyhow::Ok((status, body))
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(5), ask)
+        .await
+        .with_context(|| format!("{addr} did not answer within 5 s"))?
 }

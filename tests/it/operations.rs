@@ -318,3 +318,39 @@ async fn metrics_are_served_only_when_asked_and_count_requests_jobs_the_pool_and
     assert_eq!(value(r#"trove_model_spend_micro_usd_total{kind="price",outcome="failed"}"#), entry.cost.0 as f64);
     assert!(entry.cost.0 > 0);
 }
+
+#[test]
+fn trove_health_asks_the_running_server_as_a_container_health_check_does() {
+    let dir = data_dir("health");
+    let dir_str = dir.to_string_lossy().into_owned();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    // Bound on every address, as in the image: the check asks on loopback.
+    let bind = format!("0.0.0.0:{port}");
+    let settings = [("TROVE_DATA_DIR", dir_str.as_str()), ("TROVE_BIND", bind.as_str())];
+    // Nothing serves yet: not healthy.
+    let out = trove(&["health"], &settings);
+    assert!(!out.status.success());
+    let mut server = Command::new(env!("CARGO_BIN_EXE_trove"));
+    server.arg("serve").env_remove("DATABASE_URL").env_remove("TROVE_MEDIA_URL").env_remove("MODEL_API_KEY");
+    for (name, value) in settings {
+        server.env(name, value);
+    }
+    let mut server = server.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let ready = loop {
+        let out = trove(&["health"], &settings);
+        if out.status.success() {
+            break out;
+        }
+        assert!(std::time::Instant::now() < deadline, "never ready: {}", text(&out.stderr));
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    assert!(text(&ready.stdout).starts_with(r#"200 {"checks":"#), "{}", text(&ready.stdout));
+    let live = trove(&["health", "--live"], &settings);
+    assert_eq!(text(&live.stdout).trim(), r#"200 {"status":"ok"}"#);
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let down = trove(&["health", "--live"], &settings);
+    assert!(!down.status.success(), "a stopped server is not healthy");
+    let _ = std::fs::remove_dir_all(&dir);
+}
