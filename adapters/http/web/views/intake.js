@@ -392,6 +392,20 @@ function regionItems(answer, places) {
   return h("div", { class: "region-items" }, h("h3", {}, "Save what was found"), items.map(([r, n]) => regionCard(r, n, places)));
 }
 
+/** Saves `body` as a new item from `form`: on success the form is marked saved and locked, with a link to the item. */
+async function saveNewItem(body, form, save, out) {
+  try {
+    const saved = await api("/items", { method: "POST", body });
+    form.classList.add("saved");
+    for (const el of form.querySelectorAll("input, select")) el.disabled = true;
+    out.replaceChildren(h("p", { class: "message ok" }, h("span", {}, "Saved as ", itemLink(saved.id, saved.name), ".")));
+    flash(`Saved ${saved.name}.`, "ok");
+  } catch (err) {
+    save.disabled = false;
+    showError(err, out);
+  }
+}
+
 /** The parts of a photo of many, saved as one item of that many units, the photo its first picture. */
 function countItem(answer, count, places) {
   const name = h("input", { name: "name", required: true, placeholder: "what they are" });
@@ -415,16 +429,7 @@ function countItem(answer, count, places) {
     const body = { name: name.value.trim(), item_type: type.value.trim(), profile: "", condition: "good", intent: "keep", source: "photo", quantity: Number(units.value) };
     if (answer.photo_id != null) body.media_ids = [answer.photo_id];
     if (place.value) body.place_id = Number(place.value);
-    try {
-      const saved = await api("/items", { method: "POST", body });
-      form.classList.add("saved");
-      for (const el of form.querySelectorAll("input, select")) el.disabled = true;
-      out.replaceChildren(h("p", { class: "message ok" }, h("span", {}, "Saved as ", itemLink(saved.id, saved.name), ".")));
-      flash(`Saved ${saved.name}.`, "ok");
-    } catch (err) {
-      save.disabled = false;
-      showError(err, out);
-    }
+    await saveNewItem(body, form, save, out);
   });
   return form;
 }
@@ -474,16 +479,7 @@ function regionCard(region, n, places) {
     };
     if (place.value) body.place_id = Number(place.value);
     if (sized) body.fields = { width: { value: +region.width_mm.toFixed(1), unit: "mm" }, length: { value: +region.height_mm.toFixed(1), unit: "mm" } };
-    try {
-      const saved = await api("/items", { method: "POST", body });
-      form.classList.add("saved");
-      for (const el of form.querySelectorAll("input, select")) el.disabled = true;
-      out.replaceChildren(h("p", { class: "message ok" }, h("span", {}, "Saved as ", itemLink(saved.id, saved.name), ".")));
-      flash(`Saved ${saved.name}.`, "ok");
-    } catch (err) {
-      save.disabled = false;
-      showError(err, out);
-    }
+    await saveNewItem(body, form, save, out);
   });
   return form;
 }

@@ -24,13 +24,7 @@ pub(super) fn flood(out: &mut [u32], labels: &[u32], dist: &[u16], seeds: VecDeq
             level -= 1;
             continue;
         };
-        let (x, y) = ((i as isize) % w, (i as isize) / w);
-        for (dx, dy) in [(-1, 0), (1, 0), (0, -1), (0, 1), (-1, -1), (1, -1), (-1, 1), (1, 1)] {
-            let (nx, ny) = (x + dx, y + dy);
-            if nx < 0 || ny < 0 || nx >= w || ny >= h {
-                continue;
-            }
-            let j = (ny * w + nx) as usize;
+        for j in neighbours(i, w, h) {
             if out[j] == 0 && labels[j] == labels[i] {
                 out[j] = out[i];
                 levels[(dist[j] as usize).min(level)].push_back(j);
@@ -137,18 +131,21 @@ pub(super) fn split_seams(
     (out, next)
 }
 
+/// The 8 neighbours of pixel `i` of a `w x h` image that lie in it.
+fn neighbours(i: usize, w: isize, h: isize) -> impl Iterator<Item = usize> {
+    let (x, y) = ((i as isize) % w, (i as isize) / w);
+    [(-1, 0), (1, 0), (0, -1), (0, 1), (-1, -1), (1, -1), (-1, 1), (1, 1)].into_iter().filter_map(move |(dx, dy)| {
+        let (nx, ny) = (x + dx, y + dy);
+        (nx >= 0 && ny >= 0 && nx < w && ny < h).then_some((ny * w + nx) as usize)
+    })
+}
+
 /// Grows the labels of `out` from the pixels in `queue` over the unassigned (0) pixels of the same component of
 /// `labels`, 8-connected, breadth first (each pixel to its nearest seed).
 pub(super) fn grow(out: &mut [u32], labels: &[u32], mut queue: VecDeque<usize>, w: u32, h: u32) {
     let (w, h) = (w as isize, h as isize);
     while let Some(i) = queue.pop_front() {
-        let (x, y) = ((i as isize) % w, (i as isize) / w);
-        for (dx, dy) in [(-1, 0), (1, 0), (0, -1), (0, 1), (-1, -1), (1, -1), (-1, 1), (1, 1)] {
-            let (nx, ny) = (x + dx, y + dy);
-            if nx < 0 || ny < 0 || nx >= w || ny >= h {
-                continue;
-            }
-            let j = (ny * w + nx) as usize;
+        for j in neighbours(i, w, h) {
             if out[j] == 0 && labels[j] == labels[i] {
                 out[j] = out[i];
                 queue.push_back(j);
@@ -248,14 +245,8 @@ fn flood_necks(dist: &[u16], labels: Vec<u32>, count: u32, (w, h): (u32, u32), s
     for level in (1..=top).rev() {
         for &i in &by_level[level] {
             let i = i as usize;
-            let (x, y) = ((i as isize) % wi, (i as isize) / wi);
             near.clear();
-            for (dx, dy) in [(-1, 0), (1, 0), (0, -1), (0, 1), (-1, -1), (1, -1), (-1, 1), (1, 1)] {
-                let (nx, ny) = (x + dx, y + dy);
-                if nx < 0 || ny < 0 || nx >= wi || ny >= hi {
-                    continue;
-                }
-                let j = (ny * wi + nx) as usize;
+            for j in neighbours(i, wi, hi) {
                 if basin[j] != NONE && labels[j] == labels[i] {
                     let b = find(&mut parent, basin[j]);
                     if !near.contains(&b) {
