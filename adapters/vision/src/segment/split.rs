@@ -211,7 +211,7 @@ pub(super) fn split_necks(dist: &[u16], labels: Vec<u32>, count: u32, size: (u32
 /// A photo of at least this many parts is a tray of like parts...
 const LIKE_PARTS: usize = 40;
 /// ...where a component of this many times the typical part's area (the area-weighted median) may be two...
-const LIKE_PAIR: (f64, f64) = (1.6, 2.6);
+const LIKE_PAIR: (f64, f64) = (1.3, 2.6);
 /// ...split where the neck is at most this share of the lower core's peak.
 const LIKE_PAIR_NECK_SHARE: f32 = 0.85;
 
