@@ -266,7 +266,7 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         reminders,
         readiness: trove_application::readiness::Readiness::new(store.clone(), readiness_blobs),
         observed,
-        metrics: trove_http::metrics::MetricsAccess { on: config.metrics, token: config.metrics_token.clone() },
+        metrics: trove_http::services::MetricsAccess { on: config.metrics, token: config.metrics_token.clone() },
     };
     Ok(App { store, services, model_name, token_checks })
 }

@@ -12,14 +12,6 @@ use prometheus::{Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVe
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Whether `/metrics` is served, and the token it asks for.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct MetricsAccess {
-    pub on: bool,
-    /// `None`: anyone who reaches the port may read them.
-    pub token: Option<String>,
-}
-
 /// The registry and the series kept between scrapes.
 pub struct Metrics {
     registry: Registry,

@@ -75,7 +75,15 @@ pub struct Services {
     /// What `GET /metrics` reads at each scrape.
     pub observed: trove_application::readiness::Observed,
     /// Whether `GET /metrics` is served (`TROVE_METRICS`), and its token.
-    pub metrics: crate::metrics::MetricsAccess,
+    pub metrics: MetricsAccess,
+}
+
+/// Whether `/metrics` is served, and the token it asks for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MetricsAccess {
+    pub on: bool,
+    /// `None`: anyone who reaches the port may read them.
+    pub token: Option<String>,
 }
 
 impl std::fmt::Debug for Services {
