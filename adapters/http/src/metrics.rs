@@ -24,6 +24,8 @@ pub struct Metrics {
     cost: IntCounterVec,
     methods: Arc<Methods>,
     token: Option<String>,
+    /// Held while a scrape sets the series and gathers them: two scrapes at once never see each other's half.
+    scraping: std::sync::Mutex<()>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -75,6 +77,7 @@ impl Metrics {
             registry,
             methods,
             token,
+            scraping: std::sync::Mutex::new(()),
         }
     }
 
@@ -103,6 +106,7 @@ impl Metrics {
             .observe()
             .await
             .map_err(|e| crate::error::ApiError::from(trove_application::Error::from(e)))?;
+        let _scraping = self.scraping.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         for (work, waiting, running) in &now.jobs {
             self.jobs_waiting.with_label_values(&[work]).set(i64::try_from(*waiting).unwrap_or(i64::MAX));
             self.jobs_running.with_label_values(&[work]).set(i64::try_from(*running).unwrap_or(i64::MAX));
