@@ -77,17 +77,7 @@ echo "image_memory: worst case $(stat -c %s "$data/worst.png") bytes, 7000 x 700
 
 # Starts a fresh server on a new data directory: $server, $base, $token and $item (an item to keep pictures on).
 start_server() {
-  local dir="$data/$1"
-  local port
-  port="$(free_port)"
-  base="http://127.0.0.1:$port"
-  export TROVE_DATA_DIR="$dir/trove" TROVE_BIND="127.0.0.1:$port"
-  mkdir -p "$dir"
-  "$bin" migrate >/dev/null
-  token="$("$bin" token new --member bench)"
-  "$bin" serve >"$dir/server.log" 2>&1 &
-  server=$!
-  wait_for_trove "$base" "$server" "$dir/server.log" image_memory
+  start_trove "$bin" "$data/$1" image_memory
   item="$(curl -fsS -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
     -d '{"name":"Bench","item_type":"tool","profile":"","condition":"good","intent":"keep"}' "$base/api/items" |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])')"

@@ -21,3 +21,19 @@ wait_for_trove() {
   echo "$name: nothing answers at $url" >&2
   exit 1
 }
+
+# start_trove BIN DIR NAME: serves BIN on the SQLite store in DIR/trove (made and migrated first) on a free
+# loopback port, its log in DIR/server.log; sets $server (its pid), $base (its URL) and $token (a bearer token of a
+# member `bench`). NAME names the script in a failure.
+start_trove() {
+  local bin="$1" dir="$2" name="$3" port
+  port="$(free_port)"
+  base="http://127.0.0.1:$port"
+  export TROVE_DATA_DIR="$dir/trove" TROVE_BIND="127.0.0.1:$port"
+  mkdir -p "$dir"
+  "$bin" migrate >/dev/null
+  token="$("$bin" token new --member bench)"
+  "$bin" serve >"$dir/server.log" 2>&1 &
+  server=$!
+  wait_for_trove "$base" "$server" "$dir/server.log" "$name"
+}

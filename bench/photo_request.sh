@@ -33,15 +33,9 @@ trap cleanup EXIT
 "$target/release/examples/segment_bench" write "$data/generated" >/dev/null
 "$python" "$root/adapters/vision/testset/make_scenes.py" "$data/testset" >/dev/null
 
-port="$(free_port)"
-base="http://127.0.0.1:$port"
 unset DATABASE_URL MODEL_API_KEY
-export TROVE_DATA_DIR="$data/trove" TROVE_BIND="127.0.0.1:$port" RUST_LOG="${RUST_LOG:-warn}"
-"$bin" migrate >/dev/null
-token="$("$bin" token new --member bench)"
-"$bin" serve >"$data/server.log" 2>&1 &
-server=$!
-wait_for_trove "$base" "$server" "$data/server.log" photo_request
+export RUST_LOG="${RUST_LOG:-warn}"
+start_trove "$bin" "$data" photo_request
 
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 health="$(for _ in $(seq 1 20); do curl -s -o /dev/null -w '%{time_total}\n' "$base/health"; done | median)"

@@ -203,23 +203,7 @@ impl Media {
     /// region with no pixels or one wholly outside the picture. Nothing is kept then.
     pub async fn crop(&self, actor: Actor, photo: MediaId, region: Region) -> Result<Medium, MediaError> {
         let medium = self.media.get(actor.household, photo).await.map_err(no_media(photo))?;
-        if !medium.media_type.is_image() {
-            return Err(
-                Error::Invalid(format!("media {} is not a picture: only a picture has regions", photo.0)).into()
-            );
-        }
-        if region.width == 0 || region.height == 0 {
-            return Err(Error::Invalid("a region must be at least a pixel wide and high".into()).into());
-        }
-        if let Some(size) = medium.size
-            && (region.x >= size.width || region.y >= size.height)
-        {
-            return Err(Error::Invalid(format!(
-                "the region at {}, {} lies outside the {} x {} picture",
-                region.x, region.y, size.width, size.height
-            ))
-            .into());
-        }
+        media::check_crop(&medium, &region).map_err(|e| Error::Invalid(e.to_string()))?;
         let original = self.blobs.get(&medium.sha256).await.map_err(no_media(photo))?;
         let bytes = self.cut(medium.media_type, original, vec![region]).await?.remove(0);
         self.upload(actor, None, Upload { bytes, kind: None, caption: None }).await

@@ -336,9 +336,8 @@ async fn shutdown_signal() {
 }
 
 /// `GET path` of the server on `bind` (an unspecified address asked on loopback), within five seconds: its
-/// status and body. Plain HTTP/1.1 over a socket: the image has no other client.
+/// status and body.
 async fn health_check(bind: std::net::SocketAddr, path: &str) -> anyhow::Result<(u16, String)> {
-    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
     let mut addr = bind;
     if addr.ip().is_unspecified() {
         addr.set_ip(if addr.is_ipv4() {
@@ -347,22 +346,10 @@ async fn health_check(bind: std::net::SocketAddr, path: &str) -> anyhow::Result<
             std::net::Ipv6Addr::LOCALHOST.into()
         });
     }
-    let ask = async {
-        let mut stream = tokio::net::TcpStream::connect(addr).await.with_context(|| format!("connecting to {addr}"))?;
-        let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-        stream.write_all(request.as_bytes()).await?;
-        let mut answer = Vec::new();
-        stream.read_to_end(&mut answer).await?;
-        let answer = String::from_utf8_lossy(&answer).into_owned();
-        let status = answer
-            .split(' ')
-            .nth(1)
-            .and_then(|s| s.parse::<u16>().ok())
-            .with_context(|| format!("{addr} did not answer HTTP"))?;
-        let body = answer.split_once("\r\n\r\n").map(|(_, b)| b.trim().to_owned()).unwrap_or_default();
-        anyhow::Ok((status, body))
-    };
-    tokio::time::timeout(std::time::Duration::from_secs(5), ask)
-        .await
-        .with_context(|| format!("{addr} did not answer within 5 s"))?
+    let url = format!("http://{addr}{path}");
+    let client = reqwest::Client::builder().timeout(std::time::Duration::from_secs(5)).build()?;
+    let answer = client.get(&url).send().await.with_context(|| format!("asking {url}"))?;
+    let status = answer.status().as_u16();
+    let body = answer.text().await.with_context(|| format!("reading the answer of {url}"))?;
+    Ok((status, body.trim().to_owned()))
 }

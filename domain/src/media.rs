@@ -4,6 +4,7 @@
 
 use crate::Timestamp;
 use crate::ids::{ItemId, MediaId};
+use crate::measure::Region;
 use std::fmt;
 
 /// The largest file kept, in bytes (25 MiB).
@@ -316,6 +317,37 @@ pub struct NewMedium {
     pub caption: Option<Caption>,
 }
 
+/// Why a region of a medium cannot be cropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum CropRefused {
+    #[error("media {0} is not a picture: only a picture has regions")]
+    NotAPicture(MediaId),
+    #[error("a region must be at least a pixel wide and high")]
+    Empty,
+    #[error("the region at {x}, {y} lies outside the {width} x {height} picture")]
+    Outside { x: u32, y: u32, width: u32, height: u32 },
+}
+
+/// Whether `region` (in the picture's stored pixels) can be cropped from `medium`: a picture, a region of at least
+/// a pixel, starting inside the picture (one reaching past its edge is cut there).
+///
+/// # Errors
+/// The first of [`CropRefused`] that holds.
+pub fn check_crop(medium: &Medium, region: &Region) -> Result<(), CropRefused> {
+    if !medium.media_type.is_image() {
+        return Err(CropRefused::NotAPicture(medium.id));
+    }
+    if region.width == 0 || region.height == 0 {
+        return Err(CropRefused::Empty);
+    }
+    match medium.size {
+        Some(s) if region.x >= s.width || region.y >= s.height => {
+            Err(CropRefused::Outside { x: region.x, y: region.y, width: s.width, height: s.height })
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The size of a thumbnail of a picture of `size`: the longer side at most [`THUMB_MAX_SIDE`], the ratio kept,
 /// never enlarged, never 0.
 ///
@@ -358,6 +390,38 @@ mod tests {
 
     fn check(bytes: &[u8], expected: Result<MediaType, MediaRefused>) {
         assert_eq!(sniff(bytes), expected, "{:?}", &bytes[..bytes.len().min(16)]);
+    }
+
+    #[test]
+    fn a_crop_needs_a_picture_and_a_region_of_pixels_starting_inside_it() {
+        let hash = ContentHash::parse(&"ab".repeat(32)).unwrap();
+        let at = Timestamp::from_timestamp(1_790_000_000, 0).unwrap();
+        let photo = Medium {
+            id: MediaId(7),
+            item_id: None,
+            kind: MediaKind::Photo,
+            media_type: MediaType::Jpeg,
+            bytes: 10,
+            size: Some(PixelSize { width: 200, height: 100 }),
+            sha256: hash,
+            thumb: None,
+            caption: None,
+            created_at: at,
+        };
+        let region = |x, y, width, height| Region { x, y, width, height, area_px: 1, spread: None };
+        assert_eq!(check_crop(&photo, &region(150, 80, 100, 100)), Ok(()), "cut at the edge");
+        assert_eq!(check_crop(&photo, &region(10, 10, 0, 5)), Err(CropRefused::Empty));
+        assert_eq!(check_crop(&photo, &region(10, 10, 5, 0)), Err(CropRefused::Empty));
+        assert_eq!(
+            check_crop(&photo, &region(200, 0, 5, 5)),
+            Err(CropRefused::Outside { x: 200, y: 0, width: 200, height: 100 })
+        );
+        assert_eq!(
+            check_crop(&photo, &region(0, 100, 5, 5)).unwrap_err().to_string(),
+            "the region at 0, 100 lies outside the 200 x 100 picture"
+        );
+        let pdf = Medium { media_type: MediaType::Pdf, size: None, ..photo };
+        assert_eq!(check_crop(&pdf, &region(0, 0, 5, 5)), Err(CropRefused::NotAPicture(MediaId(7))));
     }
 
     #[test]

@@ -480,23 +480,24 @@ impl Methods {
         Self { paths }
     }
 
-    /// The document's path template (under `/api`) that `path` falls under, as [`Methods::allow`] finds it.
-    pub fn template(&self, path: &str) -> Option<&str> {
+    /// The document's path (under `/api`) that `path` falls under, with its methods: the one that names the most
+    /// segments literally.
+    fn found(&self, path: &str) -> Option<&(String, Vec<String>)> {
         self.paths
             .iter()
             .filter(|(template, _)| template_matches(template, path))
             .min_by_key(|(template, _)| template.matches('{').count())
-            .map(|(template, _)| template.as_str())
+    }
+
+    /// The document's path template (under `/api`) that `path` falls under, as [`Methods::allow`] finds it.
+    pub fn template(&self, path: &str) -> Option<&str> {
+        self.found(path).map(|(template, _)| template.as_str())
     }
 
     /// What `Allow` says for `path`: the document's methods for an API path (`HEAD` with `GET`; the path that
     /// names the most segments literally wins), `GET, HEAD` for the rest (the page, the document, `/health`).
     pub fn allow(&self, path: &str) -> String {
-        let found = self
-            .paths
-            .iter()
-            .filter(|(template, _)| template_matches(template, path))
-            .min_by_key(|(template, _)| template.matches('{').count());
+        let found = self.found(path);
         let mut methods: Vec<String> = found.map_or_else(|| vec!["GET".to_owned()], |(_, m)| m.clone());
         if methods.iter().any(|m| m == "GET") {
             methods.push("HEAD".to_owned());

@@ -20,9 +20,10 @@
 //! 5. fill holes (labels on light objects, glare on dark ones, the hole of a washer), clean the mask with an
 //!    opening (no closing: it would widen the necks between small touching parts), fill holes again;
 //! 6. label connected components, split components with a narrow neck (touching objects) at the cores of their
-//!    distance transform and flood them back down the distance (so two parts meet at their neck); split components without a neck along a seam (a line of
-//!    higher gradient or a change of colour across them) when it cuts them into large parts that each reach
-//!    the outline (a label inside an item is enclosed, so it is no part);
+//!    distance transform and flood them back down the distance (so two parts meet at their neck); split
+//!    components without a neck along a seam (a line of higher gradient or a change of colour across them) when
+//!    it cuts them into large parts that each reach the outline (a label inside an item is enclosed, so it is no
+//!    part);
 //! 7. drop regions that are most of the image, run along the border (a table edge), hug it (a sliver of a dark
 //!    band, a dark corner: thin along the border, or a corner much emptier than its box), or are specks much
 //!    smaller than the typical region (no share of the image: a tray of thousands of small parts keeps them),
@@ -116,7 +117,7 @@ pub fn decode_luma_within(bytes: &[u8], side: u32) -> Result<GrayImage, VisionEr
 
 impl PhotoSegmenter for Segmenter {
     /// Decodes the rows straight into the working copy's block sums: the photo is never held whole when it is a
-    /// PNG, and never converted to RGB at full size; a JPEG is decoded to its luma plane only.
+    /// PNG; a JPEG over 4 megapixels is decoded to its luma plane only, never converted to RGB.
     fn segment(&self, image: &[u8]) -> Result<Segmentation, VisionError> {
         let shrinker = decode_rows(image, Samples::Segment, Shrinker::working)?;
         let (width, height) = shrinker.photo_size();

@@ -51,6 +51,12 @@ impl Surface {
         Some(Surface(std::array::from_fn(|i| a[i][6] / a[i][i])))
     }
 
+    /// The surface along the row at `y`: a quadratic `a + b x + q x²`, as `(a, b, q)`.
+    pub(super) fn along_row(&self, y: f64) -> (f64, f64, f64) {
+        let s = self.0;
+        (s[0] + s[2] * y + s[5] * y * y, s[1] + s[4] * y, s[3])
+    }
+
     pub(super) fn at(&self, x: f64, y: f64) -> f64 {
         basis(x, y).iter().zip(self.0).map(|(b, c)| b * c).sum()
     }
@@ -193,9 +199,7 @@ impl Background {
             let sy = scaled(f64::from(y), h);
             let base = (y * w) as usize;
             for (c, plane) in out.iter_mut().enumerate() {
-                // Along a row the surface is a quadratic in x.
-                let s = self.surfaces[c].0;
-                let (a, b, q) = (s[0] + s[2] * sy + s[5] * sy * sy, s[1] + s[4] * sy, s[3]);
+                let (a, b, q) = self.surfaces[c].along_row(sy);
                 let row = &mut plane[base..base + w as usize];
                 for ((d, v), sx) in row.iter_mut().zip(&work.planes[c][base..]).zip(&xs) {
                     let bg = (a + b * sx + q * sx * sx).max(16.0) as f32;
@@ -205,20 +209,25 @@ impl Background {
         }
         out
     }
-}
 
-impl Background {
     /// Each block's texture (its standard deviation) relative to the background's level there, when the working
     /// copy has one: the relief of a part of the cloth's own brightness stands out of a plain or finely textured
     /// cloth; uneven light scales both alike.
     pub(super) fn relative_texture(&self, work: &Working) -> Option<Vec<f32>> {
         let texture = work.texture.as_ref()?;
         let (w, h) = (work.width, work.height);
-        let s = self.surfaces[0].0;
         let mut out = vec![0f32; texture.len()];
         for y in 0..h {
             let sy = scaled(f64::from(y), h);
-            let (a, b, q) = (s[0] + s[2] * sy + s[5] * sy * sy, s[1] + s[4] * sy, s[3]);
+            // The level of the luma the texture is of: a colour copy's three surfaces weighed as luma is.
+            let (a, b, q) = match self.planes {
+                3 => {
+                    let [r, g, b] = [0, 1, 2].map(|c| self.surfaces[c].along_row(sy));
+                    let luma = |f: fn((f64, f64, f64)) -> f64| (77.0 * f(r) + 150.0 * f(g) + 29.0 * f(b)) / 256.0;
+                    (luma(|t| t.0), luma(|t| t.1), luma(|t| t.2))
+                }
+                _ => self.surfaces[0].along_row(sy),
+            };
             let base = (y * w) as usize;
             for (x, (o, t)) in out[base..base + w as usize].iter_mut().zip(&texture[base..]).enumerate() {
                 let sx = scaled(x as f64, w);

@@ -297,8 +297,8 @@ fn flood_necks(dist: &[u16], labels: Vec<u32>, count: u32, (w, h): (u32, u32), s
     for i in 0..n {
         if split[labels[i] as usize] {
             out[i] = 0;
-            // Each basin that stayed apart is seeded with its core (above its neck), and flooded down from there: the basins
-            // pixels were taken level by level in the photo's order, and their borders lean that way.
+            // Each basin that stayed apart is seeded with its core (above its neck) and flooded down from there: its
+            // pixels were taken level by level in the photo's order, and its borders would lean that way.
             if roots[i] != NONE && f32::from(dist[i]) >= shares[labels[i] as usize] * f32::from(peak[roots[i] as usize])
             {
                 let l = &mut new_label[roots[i] as usize];

@@ -10,8 +10,8 @@ pub(crate) struct Working {
     pub(super) k: u32,
     /// Red, green and blue; or luma alone (a grey image, a JPEG decoded to its luma).
     pub(super) planes: Vec<Vec<f32>>,
-    /// Of a grey working copy of blocks larger than a pixel: each block's standard deviation, the texture inside it
-    /// (the relief of a coin, the print on a box) that averaging the block wipes out of `planes`.
+    /// Of a working copy of blocks larger than a pixel: each block's standard deviation of luma, the texture inside
+    /// it (the relief of a coin, the print on a box) that averaging the block wipes out of `planes`.
     pub(super) texture: Option<Vec<f32>>,
 }
 
@@ -40,8 +40,9 @@ pub(crate) struct Shrinker {
     pub(super) planes: usize,
     /// Per block, the sums of each plane (red, green and blue; or grey).
     pub(super) sums: Vec<u32>,
-    /// Per block, the sum of its luma samples' squares (for its texture).
-    pub(super) squares: Vec<u32>,
+    /// Per block, the sum of its luma samples' squares (for its texture); kept only for the working copy
+    /// ([`Shrinker::working`]): a thumbnail or a picture for a model has no use for it.
+    pub(super) squares: Option<Vec<u32>>,
 }
 
 impl Shrinker {
@@ -50,12 +51,14 @@ impl Shrinker {
         let k = k.max(1);
         let (ww, wh) = ((width / k).max(1), (height / k).max(1));
         let (k_x, k_y) = (k.min(width.max(1)) as usize, k.min(height.max(1)) as usize);
-        Shrinker { width, height, k, ww, wh, k_x, k_y, planes: 0, sums: Vec::new(), squares: Vec::new() }
+        Shrinker { width, height, k, ww, wh, k_x, k_y, planes: 0, sums: Vec::new(), squares: None }
     }
 
-    /// The blocks of the working copy: the longest side at most [`WORKING_SIDE`].
+    /// The blocks of the working copy: the longest side at most [`WORKING_SIDE`], each block's texture kept too.
     pub(crate) fn working(width: u32, height: u32) -> Self {
-        Self::new(width, height, width.max(height).div_ceil(WORKING_SIDE).max(1))
+        let mut shrinker = Self::new(width, height, width.max(height).div_ceil(WORKING_SIDE).max(1));
+        shrinker.squares = Some(Vec::new());
+        shrinker
     }
 
     /// The photo's size in pixels.
@@ -82,16 +85,13 @@ impl Shrinker {
         let sums = self.all_sums();
         let planes: Vec<Vec<f32>> =
             (0..count).map(|c| (0..n).map(|i| sums[i * count + c] as f32 * scale).collect::<Vec<f32>>()).collect();
-        let texture = (self.squares.len() == n && self.k_x * self.k_y > 1).then(|| {
+        let squares = self.squares.as_ref().filter(|q| q.len() == n && self.k_x * self.k_y > 1);
+        let texture = squares.map(|squares| {
             let mean = |i: usize| match &planes[..] {
                 [r, g, b] => (77.0 * r[i] + 150.0 * g[i] + 29.0 * b[i]) / 256.0,
                 _ => planes[0][i],
             };
-            self.squares
-                .iter()
-                .enumerate()
-                .map(|(i, sq)| (*sq as f32 * scale - mean(i).powi(2)).max(0.0).sqrt())
-                .collect()
+            squares.iter().enumerate().map(|(i, sq)| (*sq as f32 * scale - mean(i).powi(2)).max(0.0).sqrt()).collect()
         });
         Working { width: self.ww, height: self.wh, k: self.k, planes, texture }
     }
@@ -128,28 +128,41 @@ impl Shrinker {
         let Some(row) = row.get(..used) else { return };
         let Some(sums) = self.sums.get_mut(base..base + self.ww as usize * P) else { return };
         let at = (y / self.k_y) * self.ww as usize;
-        let Some(squares) = self.squares.get_mut(at..at + self.ww as usize) else { return };
-        if N == 1 {
-            for ((block, sum), square) in row.chunks_exact(self.k_x).zip(sums.iter_mut()).zip(squares) {
-                let (s, q) =
-                    block.iter().fold((0u32, 0u32), |(s, q), &v| (s + u32::from(v), q + u32::from(v) * u32::from(v)));
-                *sum += s;
-                *square += q;
-            }
-            return;
-        }
-        for ((block, sum), q) in row.chunks_exact(self.k_x * N).zip(sums.chunks_exact_mut(P)).zip(squares) {
-            let mut block_sum = [0u32; P];
-            let mut square = 0u32;
-            for px in block.chunks_exact(N) {
-                for (c, s) in block_sum.iter_mut().enumerate() {
-                    *s += u32::from(px[c]);
+        let squares = self.squares.as_mut().and_then(|q| q.get_mut(at..at + self.ww as usize));
+        match (N, squares) {
+            (1, Some(squares)) => {
+                for ((block, sum), square) in row.chunks_exact(self.k_x).zip(sums.iter_mut()).zip(squares) {
+                    let (s, q) = block
+                        .iter()
+                        .fold((0u32, 0u32), |(s, q), &v| (s + u32::from(v), q + u32::from(v) * u32::from(v)));
+                    *sum += s;
+                    *square += q;
                 }
-                square += u32::from(if P == 3 { luma(px) } else { px[0] }).pow(2);
             }
-            *q += square;
-            for (s, b) in sum.iter_mut().zip(block_sum) {
-                *s += b;
+            (1, None) => {
+                for (block, sum) in row.chunks_exact(self.k_x).zip(sums.iter_mut()) {
+                    *sum += block.iter().map(|&v| u32::from(v)).sum::<u32>();
+                }
+            }
+            (_, mut squares) => {
+                for (b, (block, sum)) in row.chunks_exact(self.k_x * N).zip(sums.chunks_exact_mut(P)).enumerate() {
+                    let mut block_sum = [0u32; P];
+                    let mut square = 0u32;
+                    for px in block.chunks_exact(N) {
+                        for (c, s) in block_sum.iter_mut().enumerate() {
+                            *s += u32::from(px[c]);
+                        }
+                        if squares.is_some() {
+                            square += u32::from(if P == 3 { luma(px) } else { px[0] }).pow(2);
+                        }
+                    }
+                    if let Some(q) = squares.as_mut().and_then(|q| q.get_mut(b)) {
+                        *q += square;
+                    }
+                    for (s, b) in sum.iter_mut().zip(block_sum) {
+                        *s += b;
+                    }
+                }
             }
         }
     }
@@ -161,7 +174,9 @@ impl Rows for Shrinker {
         if self.planes == 0 {
             self.planes = if channels >= 3 { 3 } else { 1 };
             self.sums = vec![0; self.ww as usize * self.wh as usize * self.planes];
-            self.squares = vec![0; self.ww as usize * self.wh as usize];
+            if let Some(squares) = &mut self.squares {
+                *squares = vec![0; self.ww as usize * self.wh as usize];
+            }
         }
         if y >= self.wh as usize * self.k_y {
             return;
