@@ -226,6 +226,8 @@ pub struct Auth {
     /// A hash of no one's password, checked when the name is unknown so that a failure takes the same time
     /// whether or not the name exists.
     decoy: Arc<OnceCell<String>>,
+    /// Passwords turned off (`TROVE_OIDC_ONLY`): a password sign-in is refused before anything is read.
+    passwords_off: bool,
 }
 
 impl std::fmt::Debug for Auth {
@@ -267,7 +269,21 @@ impl Auth {
             hashing: p.hashing.clone(),
             token_checks: p.token_checks.clone(),
             decoy: Arc::default(),
+            passwords_off: false,
         }
+    }
+
+    /// Whether names and passwords sign in here.
+    pub fn passwords_on(&self) -> bool {
+        !self.passwords_off
+    }
+
+    /// The same, refusing every sign-in with a password ([`Forbidden::PasswordsOff`]): people sign in with the
+    /// OpenID provider (or a passkey).
+    #[must_use]
+    pub fn without_passwords(mut self) -> Self {
+        self.passwords_off = true;
+        self
     }
 
     /// Makes a write token named `name` for the first owner of the household called `household` and answers the
@@ -400,6 +416,9 @@ impl Auth {
     /// # Errors
     /// [`Error::Throttled`], [`Error::SignInFailed`], [`Error::Busy`] when too many sign-ins are being checked.
     pub async fn sign_in(&self, name: &str, password: &str, from: &ClientAddress) -> Result<SignedIn, Error> {
+        if self.passwords_off {
+            return Err(Forbidden::PasswordsOff.into());
+        }
         let answer = self.check_sign_in(name, password, from).await;
         if matches!(answer, Err(Error::Busy { .. } | Error::Throttled { .. })) {
             tokio::time::sleep(REFUSAL_HOLD).await;

@@ -180,6 +180,10 @@ pub enum Error {
     /// A sign-in with a passkey that was not accepted (unknown, not the name's, or failing a check).
     #[error("the passkey was not accepted")]
     PasskeySignInFailed,
+    /// A single sign-on the provider refused or whose answer failed a check (the reason), or that came back to
+    /// a browser that did not begin it. Nothing was written.
+    #[error("single sign-on failed: {0}")]
+    SsoFailed(String),
     /// Too many failed sign-ins for this name or from this address: refused for `retry_after_secs` more seconds.
     #[error("too many failed sign-ins; try again in {}", wait_text(*retry_after_secs))]
     Throttled { retry_after_secs: u64 },
@@ -251,6 +255,13 @@ pub enum Forbidden {
         "a backup holds every household on this server, not only yours: the server's operator takes it with `trove backup`"
     )]
     OtherHouseholds,
+    /// A single sign-on account that no mapped group and no invitation brings into a household (or, with
+    /// groups mapped, a member's account that is in none of them any more).
+    #[error("this account has no place here: ask a household's owner for an invitation and sign in from its link")]
+    NoSsoAccess,
+    /// Passwords are turned off (`TROVE_OIDC_ONLY`): people sign in with the OpenID provider.
+    #[error("passwords are turned off here: sign in with the single sign-on button")]
+    PasswordsOff,
 }
 
 /// The rule that refused a request, with its data. The message is the rule's own.
@@ -313,6 +324,9 @@ pub enum Refusal {
     /// A passkey ceremony that is unknown, expired, already finished or not the caller's.
     #[error("no passkey ceremony has this id, or it expired; start again")]
     CeremonyGone,
+    /// A single sign-on that is unknown, expired or already finished (its `state`).
+    #[error("this single sign-on is unknown, expired or already finished; start again")]
+    SsoSignInGone,
     /// A new passkey that failed WebAuthn's checks (the reason), or is already registered.
     #[error("the passkey was not accepted: {0}")]
     PasskeyRefused(String),

@@ -36,6 +36,7 @@ pub mod refresh;
 pub mod reminders;
 pub mod revision_cache;
 pub mod spend_report;
+pub mod sso;
 pub mod tools;
 pub mod value;
 

@@ -59,6 +59,8 @@ pub struct People {
     hashing: crate::jobs::Jobs,
     /// Where members joining, changing role and leaving are recorded, with who did it.
     recorder: Recorder,
+    /// Passwords turned off (`TROVE_OIDC_ONLY`): an invitation is accepted with single sign-on or a passkey.
+    passwords_off: bool,
 }
 
 impl std::fmt::Debug for People {
@@ -81,7 +83,15 @@ impl People {
             clock: p.clock.clone(),
             token_checks: p.token_checks.clone(),
             hashing: p.hashing.clone(),
+            passwords_off: false,
         }
+    }
+
+    /// The same, refusing to accept an invitation with a password ([`crate::error::Forbidden::PasswordsOff`]).
+    #[must_use]
+    pub fn without_passwords(mut self) -> Self {
+        self.passwords_off = true;
+        self
     }
 
     /// The caller as a member, and their household.
@@ -232,6 +242,9 @@ impl People {
     /// that was used, revoked or has expired, or whose maker was removed or no longer holds the role it grants;
     /// [`Refusal::NameTaken`].
     pub async fn accept(&self, code: &str, name: &str, password: &str) -> Result<SignedIn, Error> {
+        if self.passwords_off {
+            return Err(crate::error::Forbidden::PasswordsOff.into());
+        }
         let name = MemberName::new(name).map_err(|e| Error::Invalid(e.to_string()))?;
         people::check_password(password).map_err(|e| Error::Invalid(e.to_string()))?;
         let hash = hash_token(code);

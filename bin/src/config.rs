@@ -57,16 +57,134 @@ pub mod names {
     pub const TROVE_REMINDERS_EVERY: &str = "TROVE_REMINDERS_EVERY";
     pub const TROVE_METRICS: &str = "TROVE_METRICS";
     pub const TROVE_METRICS_TOKEN: &str = "TROVE_METRICS_TOKEN";
+    pub const TROVE_OIDC_ISSUER: &str = "TROVE_OIDC_ISSUER";
+    pub const TROVE_OIDC_CLIENT_ID: &str = "TROVE_OIDC_CLIENT_ID";
+    pub const TROVE_OIDC_CLIENT_SECRET: &str = "TROVE_OIDC_CLIENT_SECRET";
+    pub const TROVE_OIDC_NAME: &str = "TROVE_OIDC_NAME";
+    pub const TROVE_OIDC_SCOPES: &str = "TROVE_OIDC_SCOPES";
+    pub const TROVE_OIDC_GROUPS_CLAIM: &str = "TROVE_OIDC_GROUPS_CLAIM";
+    pub const TROVE_OIDC_OWNER_GROUPS: &str = "TROVE_OIDC_OWNER_GROUPS";
+    pub const TROVE_OIDC_MEMBER_GROUPS: &str = "TROVE_OIDC_MEMBER_GROUPS";
+    pub const TROVE_OIDC_VIEWER_GROUPS: &str = "TROVE_OIDC_VIEWER_GROUPS";
+    pub const TROVE_OIDC_HOUSEHOLD: &str = "TROVE_OIDC_HOUSEHOLD";
+    pub const TROVE_OIDC_ONLY: &str = "TROVE_OIDC_ONLY";
     /// Read before the rest, by `main`: `text` (the default) or `json`.
     pub const TROVE_LOG_FORMAT: &str = "TROVE_LOG_FORMAT";
 
     /// The settings that are secrets: each may instead be read from the file `NAME_FILE` names (the Docker and
     /// Compose secrets convention, `/run/secrets/...`), its content with the line end trimmed.
-    pub const SECRETS: [&str; 6] =
-        [DATABASE_URL, MODEL_API_KEY, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, TROVE_SMTP_URL, TROVE_METRICS_TOKEN];
+    pub const SECRETS: [&str; 7] = [
+        DATABASE_URL,
+        MODEL_API_KEY,
+        AWS_ACCESS_KEY_ID,
+        AWS_SECRET_ACCESS_KEY,
+        TROVE_SMTP_URL,
+        TROVE_METRICS_TOKEN,
+        TROVE_OIDC_CLIENT_SECRET,
+    ];
 }
 
 use names::*;
+
+/// Single sign-on (`TROVE_OIDC_*`). Its `Debug` leaves the client secret out.
+#[derive(Clone, PartialEq, Eq)]
+pub struct OidcConfig {
+    /// `TROVE_OIDC_ISSUER`: the provider's issuer URL.
+    pub issuer: String,
+    /// `TROVE_OIDC_CLIENT_ID`.
+    pub client_id: String,
+    /// `TROVE_OIDC_CLIENT_SECRET` (or `..._FILE`); unset for a public client.
+    pub client_secret: Option<String>,
+    /// `TROVE_OIDC_NAME`: the button's "Sign in with NAME" (default: the issuer's host).
+    pub name: String,
+    /// `TROVE_OIDC_SCOPES` (space- or comma-separated; default `openid profile email`, and `groups` when groups
+    /// are mapped).
+    pub scopes: Vec<String>,
+    /// `TROVE_OIDC_GROUPS_CLAIM`: the ID token claim listing the groups (default `groups` when groups are mapped).
+    pub groups_claim: Option<String>,
+    /// `TROVE_OIDC_OWNER_GROUPS`, `..._MEMBER_GROUPS`, `..._VIEWER_GROUPS` (comma-separated).
+    pub groups: trove_domain::sso::GroupRoles,
+    /// `TROVE_OIDC_HOUSEHOLD`: the household a mapped group's people join (default `default`).
+    pub household: String,
+    /// `TROVE_OIDC_ONLY`: passwords are turned off; people sign in with the provider (or a passkey).
+    pub only: bool,
+}
+
+impl std::fmt::Debug for OidcConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OidcConfig")
+            .field("issuer", &self.issuer)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "set"))
+            .field("name", &self.name)
+            .field("scopes", &self.scopes)
+            .field("groups_claim", &self.groups_claim)
+            .field("groups", &self.groups)
+            .field("household", &self.household)
+            .field("only", &self.only)
+            .finish()
+    }
+}
+
+impl OidcConfig {
+    /// The settings, or `None` when `TROVE_OIDC_ISSUER` is not set.
+    fn read(get: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<Option<Self>> {
+        let only = flag(TROVE_OIDC_ONLY, get(TROVE_OIDC_ONLY), false)?;
+        let Some(issuer) = get(TROVE_OIDC_ISSUER).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty()) else {
+            if only {
+                bail!("{TROVE_OIDC_ONLY} turns passwords off for single sign-on: set {TROVE_OIDC_ISSUER} too");
+            }
+            return Ok(None);
+        };
+        let client_id = get(TROVE_OIDC_CLIENT_ID)
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+            .with_context(|| format!("{TROVE_OIDC_ISSUER} is set: set {TROVE_OIDC_CLIENT_ID} too"))?;
+        let list = |name: &str| -> Vec<String> {
+            get(name)
+                .unwrap_or_default()
+                .split([',', ' '])
+                .map(str::trim)
+                .filter(|g| !g.is_empty())
+                .map(str::to_owned)
+                .collect()
+        };
+        let groups = trove_domain::sso::GroupRoles {
+            owner: list(TROVE_OIDC_OWNER_GROUPS),
+            member: list(TROVE_OIDC_MEMBER_GROUPS),
+            viewer: list(TROVE_OIDC_VIEWER_GROUPS),
+        };
+        let groups_claim = get(TROVE_OIDC_GROUPS_CLAIM)
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+            .or_else(|| (!groups.is_empty()).then(|| "groups".to_owned()));
+        let mut scopes = list(TROVE_OIDC_SCOPES);
+        if scopes.is_empty() {
+            scopes = ["openid", "profile", "email"].map(str::to_owned).to_vec();
+            if !groups.is_empty() {
+                scopes.push("groups".to_owned());
+            }
+        }
+        let host = issuer.split("://").nth(1).unwrap_or(&issuer).split(['/', ':']).next().unwrap_or(&issuer);
+        Ok(Some(Self {
+            name: get(TROVE_OIDC_NAME)
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+                .unwrap_or(host.to_owned()),
+            issuer,
+            client_id,
+            client_secret: get(TROVE_OIDC_CLIENT_SECRET).filter(|v| !v.is_empty()),
+            scopes,
+            groups_claim,
+            groups,
+            household: get(TROVE_OIDC_HOUSEHOLD)
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+                .unwrap_or_else(|| "default".to_owned()),
+            only,
+        }))
+    }
+}
 
 /// Everything Trove reads from its environment (SPEC section 6). Its `Debug` leaves the secrets out.
 #[derive(Clone, PartialEq, Eq)]
@@ -91,6 +209,8 @@ pub struct Config {
     pub metrics: bool,
     /// `TROVE_METRICS_TOKEN`: the bearer token `/metrics` asks for; unset: none (anyone reaching the port).
     pub metrics_token: Option<String>,
+    /// `TROVE_OIDC_*`: single sign-on with an OpenID provider, when `TROVE_OIDC_ISSUER` is set.
+    pub oidc: Option<OidcConfig>,
     /// `MODEL_PROVIDER`: `meta` (default), `openai` or `compatible`; its profile gives the defaults below and
     /// what the backend can do.
     pub model_provider: Provider,
@@ -291,6 +411,7 @@ impl std::fmt::Debug for Config {
             .field("model_api_key", &set(&self.model_api_key))
             .field("metrics", &self.metrics)
             .field("metrics_token", &set(&self.metrics_token))
+            .field("oidc", &self.oidc)
             .field("model_name", &self.model_name)
             .field("price", &self.price)
             .field("spend", &self.spend)
@@ -483,6 +604,7 @@ impl Config {
             access_log: flag(TROVE_ACCESS_LOG, get(TROVE_ACCESS_LOG), false)?,
             metrics: flag(TROVE_METRICS, get(TROVE_METRICS), false)?,
             metrics_token: get(TROVE_METRICS_TOKEN),
+            oidc: OidcConfig::read(&get)?,
             model_provider: provider,
             model_api_url: get(MODEL_API_URL).unwrap_or_else(|| profile.base_url.into()),
             model_api_key: get(MODEL_API_KEY),

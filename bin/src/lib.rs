@@ -174,7 +174,12 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
             .context("building the passkey relying party")?,
     );
     // One `Auth` for passwords and passkeys, so failures of both count toward one throttle.
-    let auth = Auth::new(&people);
+    let passwords_off = config.oidc.as_ref().is_some_and(|o| o.only);
+    let auth = if passwords_off { Auth::new(&people).without_passwords() } else { Auth::new(&people) };
+    let sso = match &config.oidc {
+        Some(o) => Some(single_sign_on(o, config.public_url.as_str(), &people, store.clone())?),
+        None => None,
+    };
     let value = trove_application::value::Valuation::new(
         trove_application::value::ValuationPorts {
             items: items.clone(),
@@ -251,7 +256,12 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         spend: Spend::new(ledger, clock.clone(), config.spend, store.clone()),
         auth: auth.clone(),
         passkeys: Passkeys::new(&people, &auth, passkey_ceremonies, store.clone()),
-        people: People::new(&people, recorder),
+        people: if passwords_off {
+            People::new(&people, recorder).without_passwords()
+        } else {
+            People::new(&people, recorder)
+        },
+        sso,
         site: trove_http::site::Site::new(config.public_url.as_str())
             .behind(config.trusted_proxies.clone())
             .logging_requests(config.access_log),
@@ -280,6 +290,27 @@ pub const MEDIA_SWEEP_EVERY: std::time::Duration = std::time::Duration::from_sec
 /// Writes a backup whenever one is due (`TROVE_BACKUP_EVERY` after the newest in `TROVE_BACKUP_DIR`, at once
 /// when there is none), until the task is dropped. A failed backup is logged and tried again an hour later, or
 /// at the next period if that is sooner.
+/// Single sign-on with the provider of `o`: it sends the browser back to `public_url`'s callback.
+fn single_sign_on(
+    o: &config::OidcConfig,
+    public_url: &str,
+    people: &PeoplePorts,
+    store: Arc<Store>,
+) -> anyhow::Result<trove_application::sso::SingleSignOn> {
+    let provider = trove_oidc::OpenIdConnect::new(trove_oidc::OidcSettings {
+        issuer: o.issuer.clone(),
+        client_id: o.client_id.clone(),
+        client_secret: o.client_secret.clone(),
+        redirect_url: format!("{}/api/session/oidc/callback", public_url.trim_end_matches('/')),
+        scopes: o.scopes.clone(),
+        groups_claim: o.groups_claim.clone(),
+        display_name: o.name.clone(),
+    })
+    .map_err(anyhow::Error::msg)?;
+    let rules = trove_application::sso::SsoRules { household: o.household.clone(), groups: o.groups.clone() };
+    Ok(trove_application::sso::SingleSignOn::new(people, Arc::new(provider), store, rules))
+}
+
 pub async fn scheduled_backups(backups: trove_application::backups::Backups, clock: Arc<dyn Clock>) {
     let Some(every) = backups.settings().every else { return };
     let dir = backups.settings().dir.clone();

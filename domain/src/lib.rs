@@ -28,6 +28,7 @@ pub mod reading;
 pub mod receipt;
 pub mod report;
 pub mod spend;
+pub mod sso;
 pub mod template;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

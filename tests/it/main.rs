@@ -31,4 +31,5 @@ mod sign_in;
 mod stock;
 mod storage;
 mod templates;
+mod upgrade;
 mod value;

@@ -9,8 +9,8 @@
 use crate::Store;
 use crate::entity::{
     events, households, instance_secrets, invitations, items, loans, maintenance, media, members,
-    notification_settings, passkeys, places, price_reports, projects, reminders, schedules, spend_entries, templates,
-    tokens,
+    notification_settings, oidc_identities, passkeys, places, price_reports, projects, reminders, schedules,
+    spend_entries, templates, tokens,
 };
 use anyhow::{Context as _, anyhow};
 use async_trait::async_trait;
@@ -29,13 +29,14 @@ use trove_application::ports::{BackupRepo, DumpSink, Dumped, LoadSource, Loaded}
 use trove_domain::media::ContentHash;
 
 /// The tables a backup keeps, in the order they load.
-pub const KEPT: [&str; 19] = [
+pub const KEPT: [&str; 20] = [
     "households",
     "instance_secrets",
     "members",
     "invitations",
     "tokens",
     "passkeys",
+    "oidc_identities",
     "templates",
     "places",
     "projects",
@@ -161,6 +162,7 @@ async fn load_batch(
         "invitations" => insert_rows::<invitations::Entity>(txn, rows).await?,
         "tokens" => insert_rows::<tokens::Entity>(txn, rows).await?,
         "passkeys" => insert_rows::<passkeys::Entity>(txn, rows).await?,
+        "oidc_identities" => insert_rows::<oidc_identities::Entity>(txn, rows).await?,
         "templates" => insert_rows::<templates::Entity>(txn, rows).await?,
         "places" => {
             // Kept until the table ends: they load parents first ([`load_places`]).
@@ -224,6 +226,7 @@ impl BackupRepo for Store {
                 "invitations" => dump_table::<invitations::Entity>(&txn, sink, |_| {}).await?,
                 "tokens" => dump_table::<tokens::Entity>(&txn, sink, |_| {}).await?,
                 "passkeys" => dump_table::<passkeys::Entity>(&txn, sink, |_| {}).await?,
+                "oidc_identities" => dump_table::<oidc_identities::Entity>(&txn, sink, |_| {}).await?,
                 "templates" => dump_table::<templates::Entity>(&txn, sink, |_| {}).await?,
                 "places" => dump_table::<places::Entity>(&txn, sink, |_| {}).await?,
                 "projects" => dump_table::<projects::Entity>(&txn, sink, |_| {}).await?,

@@ -47,12 +47,27 @@ fn changes_something(method: &Method) -> bool {
 
 /// The value of the session cookie, if the request carries one.
 pub fn session_cookie(req: &Request) -> Option<String> {
+    cookie_named(req, SESSION_COOKIE)
+}
+
+/// The value of the request's cookie `wanted`, if it has a non-empty one.
+pub fn cookie_named(req: &Request, wanted: &str) -> Option<String> {
     req.headers().get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(';')).find_map(
         |pair| {
             let (name, value) = pair.trim().split_once('=')?;
-            (name == SESSION_COOKIE && !value.is_empty()).then(|| value.to_owned())
+            (name == wanted && !value.is_empty()).then(|| value.to_owned())
         },
     )
+}
+
+/// The cookie that keeps a single sign-on's `state` in the browser that began it, until the provider sends it
+/// back: `SameSite=Lax`, since that comes as a top-level navigation from the provider's site.
+pub const SSO_STATE_COOKIE: &str = "trove_sso_state";
+
+/// The `Set-Cookie` value that keeps a single sign-on's state for as long as the sign-in may take.
+pub fn sso_state_cookie(site: &Site, state: &str, max_age: i64) -> String {
+    let secure = if site.secure() { "; Secure" } else { "" };
+    format!("{SSO_STATE_COOKIE}={state}; Max-Age={max_age}; Path=/api/session/oidc; HttpOnly; SameSite=Lax{secure}")
 }
 
 fn bearer(req: &Request) -> Option<&str> {

@@ -87,6 +87,7 @@ impl From<Error> for ApiError {
             Error::Forbidden(_) => Self::new(StatusCode::FORBIDDEN, "forbidden", message),
             Error::SignInFailed => Self::new(StatusCode::UNAUTHORIZED, "unauthorized", message),
             Error::PasskeySignInFailed => Self::new(StatusCode::UNAUTHORIZED, "unauthorized", message),
+            Error::SsoFailed(_) => Self::new(StatusCode::UNAUTHORIZED, "unauthorized", message),
             Error::Throttled { retry_after_secs } => Self {
                 retry_after_s: Some(retry_after_secs),
                 ..Self::new(StatusCode::TOO_MANY_REQUESTS, "throttled", message)
@@ -139,7 +140,7 @@ pub fn refusal_status(refusal: &Refusal) -> (StatusCode, &'static str) {
         Refusal::InvitationGone(InvitationGone::Unknown) => (StatusCode::NOT_FOUND, "not_found"),
         Refusal::InvitationGone(_) => (StatusCode::GONE, "gone"),
         Refusal::LastOwner { .. } | Refusal::NameTaken(_) | Refusal::PlaceStillHolds { .. } => CONFLICT,
-        Refusal::CeremonyGone => (StatusCode::GONE, "gone"),
+        Refusal::CeremonyGone | Refusal::SsoSignInGone => (StatusCode::GONE, "gone"),
         Refusal::PasskeyRefused(_) => RULE,
         Refusal::LastWayIn(_) => CONFLICT,
         Refusal::ForeignComponent(_) | Refusal::NoSpeech | Refusal::KeyUsedElsewhere | Refusal::Bulk(_) => RULE,

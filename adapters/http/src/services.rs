@@ -49,6 +49,8 @@ pub struct Services {
     pub passkeys: Passkeys,
     /// Members, invitations and personal API tokens.
     pub people: People,
+    /// Single sign-on with the OpenID provider of `TROVE_OIDC_ISSUER`, when it is set.
+    pub sso: Option<trove_application::sso::SingleSignOn>,
     /// Where the site is (`TROVE_PUBLIC_URL`): invitation links, the cookie's `Secure`, the page's origin.
     pub site: crate::site::Site,
     /// Runs a request carrying an `Idempotency-Key` at most once, and replays its answer.

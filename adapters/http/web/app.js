@@ -184,7 +184,36 @@ function passkeyChoice(form, text, label, act) {
   out.before(h("div", { class: "passkey-choice" }, h("p", {}, text), h("div", { class: "actions" }, button)));
 }
 
-function signInView(reason) {
+/** How one signs in here (`GET /api/session/options`): `{passwords, sso}`, asked once. */
+let signInOptions = null;
+async function howToSignIn() {
+  if (!signInOptions) {
+    try {
+      signInOptions = await api("/session/options");
+    } catch {
+      return { passwords: true, sso: null };
+    }
+  }
+  return signInOptions;
+}
+
+/**
+ * Adds single sign-on to a sign-in or join form, first: a link that sends the browser to the OpenID provider
+ * (`start`, with the invitation's code when joining). Without passwords (`TROVE_OIDC_ONLY`), the form's password
+ * and its button go, and its name stays only for a passkey.
+ */
+function singleSignOn(form, options, label, start) {
+  if (!options.passwords) {
+    form.querySelector('input[name="password"]')?.closest(".field, label")?.remove();
+    form.querySelector('button[type="submit"]')?.closest(".actions")?.remove();
+    if (!passkeysSupported()) form.querySelector('input[name="name"]')?.closest(".field, label")?.remove();
+  }
+  if (!options.sso) return;
+  const link = h("a", { class: "button primary sso", href: start, "data-read": "" }, `${label} ${options.sso}`);
+  form.querySelector("h1").after(h("div", { class: "sso-choice actions" }, link));
+}
+
+async function signInView(reason) {
   signedIn(null);
   shownPath = "";
   document.title = "Sign in · Trove";
@@ -196,6 +225,7 @@ function signInView(reason) {
     submit: (name, password) => api("/session", { method: "POST", body: { name, password } }),
   });
   passkeyChoice(form, "Or, with your name only, use a passkey you made for this Trove.", "Sign in with a passkey", signInWithPasskey);
+  singleSignOn(form, await howToSignIn(), "Sign in with", "/api/session/oidc/start");
   main.replaceChildren(form);
   main.dataset.view = "#/sign-in";
   focus();
@@ -254,6 +284,7 @@ async function joinView(code) {
     "Create a passkey",
     (name) => signUpWithPasskey(code, name),
   );
+  singleSignOn(form, await howToSignIn(), "Join with", `/api/session/oidc/start?invitation=${encodeURIComponent(code)}`);
   main.replaceChildren(form);
   main.dataset.view = location.hash;
   focus();

@@ -22,6 +22,7 @@ pub mod projects;
 pub mod ready;
 pub mod sheet;
 pub mod spend;
+pub mod sso;
 pub mod templates;
 pub mod throttle;
 pub mod vision;

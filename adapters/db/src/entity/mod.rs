@@ -12,6 +12,8 @@ pub(crate) mod maintenance;
 pub(crate) mod media;
 pub(crate) mod members;
 pub(crate) mod notification_settings;
+pub(crate) mod oidc_identities;
+pub(crate) mod oidc_sign_ins;
 pub(crate) mod passkey_ceremonies;
 pub(crate) mod passkeys;
 pub(crate) mod places;

@@ -21,6 +21,7 @@ mod m0016_item_record;
 mod m0017_units_held;
 mod m0018_no_stamp_index;
 mod m0019_lending;
+mod m0020_oidc;
 
 /// Every migration, in order.
 #[derive(Debug)]
@@ -49,6 +50,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0017_units_held::Migration),
             Box::new(m0018_no_stamp_index::Migration),
             Box::new(m0019_lending::Migration),
+            Box::new(m0020_oidc::Migration),
         ]
     }
 }

@@ -12,6 +12,7 @@ pub(crate) mod places;
 mod prices;
 mod projects;
 mod spend;
+mod sso;
 mod templates;
 mod throttle;
 

@@ -25,7 +25,7 @@ use trove_domain::people::{
 };
 use trove_domain::{HouseholdId, Timestamp};
 
-fn member(m: members::Model) -> anyhow::Result<Member> {
+pub(crate) fn member(m: members::Model) -> anyhow::Result<Member> {
     Ok(Member {
         id: MemberId(m.id),
         household: HouseholdId(m.household_id),

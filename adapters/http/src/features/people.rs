@@ -1,12 +1,12 @@
 //! The people of a household: who I am, members and roles, invitations and accepting them, signing in and out
 //! (the session cookie), ending a member's sessions, and personal API tokens.
 
-use crate::auth::{Person, session_clear_cookie, session_set_cookie};
+use crate::auth::{Person, SSO_STATE_COOKIE, cookie_named, session_clear_cookie, session_set_cookie, sso_state_cookie};
 use crate::error::{ApiError, ApiResult};
 use crate::services::Services;
 use crate::shared::{Created, mirror_enum};
 use chrono::{DateTime, Utc};
-use poem_openapi::param::Path;
+use poem_openapi::param::{Path, Query};
 use poem_openapi::payload::Json;
 use poem_openapi::{ApiResponse, Object, OpenApi, Tags};
 use trove_application::auth::SignedIn;
@@ -325,9 +325,38 @@ pub enum SignedOut {
 }
 
 /// The people routes.
+/// How one signs in on this server (asked before signing in).
+#[derive(Debug, Object)]
+pub struct SignInOptions {
+    /// Whether a name and a password sign in and accept invitations (off with `TROVE_OIDC_ONLY`).
+    pub passwords: bool,
+    /// The OpenID provider's name ("Sign in with NAME", `GET /api/session/oidc/start`), when single sign-on
+    /// is configured.
+    pub sso: Option<String>,
+}
+
+/// The browser sent on, with a cookie.
+#[derive(ApiResponse)]
+pub enum SsoRedirect {
+    /// To the OpenID provider (the cookie keeps the sign-in's state), or back to the page signed in (the cookie
+    /// is the session).
+    #[oai(status = 303)]
+    SeeOther(#[oai(header = "Location")] String, #[oai(header = "Set-Cookie")] String),
+}
+
 pub struct PeopleApi(pub Services);
 
 impl PeopleApi {
+    fn sso(&self) -> Result<&trove_application::sso::SingleSignOn, ApiError> {
+        self.0.sso.as_ref().ok_or_else(|| {
+            ApiError::new(
+                poem::http::StatusCode::NOT_FOUND,
+                "not_found",
+                "single sign-on is not configured on this server (TROVE_OIDC_ISSUER)",
+            )
+        })
+    }
+
     fn signed_in(&self, s: &SignedIn) -> (Json<SignedInDto>, String) {
         (Json(SignedInDto { member: (&s.member).into() }), session_set_cookie(&self.0.site, &s.secret))
     }
@@ -442,6 +471,56 @@ impl PeopleApi {
         let signed = self.0.auth.sign_in(&body.0.name, &body.0.password, &from).await.map_err(ApiError::from)?;
         let (json, cookie) = self.signed_in(&signed);
         Ok(SignedInAnswer::Ok(json, cookie))
+    }
+
+    /// How one signs in here: whether passwords are on, and the single sign-on provider, if any. Needs no
+    /// sign-in.
+    #[oai(path = "/session/options", method = "get")]
+    async fn sign_in_options(&self) -> Json<SignInOptions> {
+        Json(SignInOptions {
+            passwords: self.0.auth.passwords_on(),
+            sso: self.0.sso.as_ref().map(trove_application::sso::SingleSignOn::provider_name),
+        })
+    }
+
+    /// Begin single sign-on: 303 to the OpenID provider (authorization code flow with PKCE, `state` and
+    /// `nonce`), with a cookie keeping the sign-in's state for ten minutes. With `invitation` (a code), the
+    /// account's first sign-in joins from that invitation. 404 when single sign-on is not configured or the
+    /// invitation is unknown, 410 for a used or expired invitation, 503 when the provider cannot be reached.
+    #[oai(path = "/session/oidc/start", method = "get")]
+    async fn sso_start(&self, invitation: Query<Option<String>>) -> ApiResult<SsoRedirect> {
+        let sso = self.sso()?;
+        let go = sso.start(invitation.0.as_deref()).await.map_err(ApiError::from)?;
+        let max_age = trove_application::sso::SIGN_IN_VALID_FOR.num_seconds();
+        Ok(SsoRedirect::SeeOther(go.url, sso_state_cookie(&self.0.site, &go.state, max_age)))
+    }
+
+    /// Finish single sign-on: the provider sends the browser here with `code` and `state`; 303 to the page with
+    /// the session cookie. 401 when the state is not the one this browser began with, the provider refused
+    /// (`error`) or refused the code, or its ID token failed a check (signature, issuer, audience, expiry,
+    /// nonce); 410 for a sign-in unknown, expired or already finished; 403 for an account no mapped group and
+    /// no invitation brings in; 400 without `code` or `state`.
+    #[oai(path = "/session/oidc/callback", method = "get")]
+    async fn sso_callback(
+        &self,
+        request: &poem::Request,
+        code: Query<Option<String>>,
+        state: Query<Option<String>>,
+        error: Query<Option<String>>,
+        error_description: Query<Option<String>>,
+    ) -> ApiResult<SsoRedirect> {
+        let sso = self.sso()?;
+        if let Some(error) = error.0 {
+            let why = error_description.0.map_or(error.clone(), |d| format!("{error} ({d})"));
+            let refused = trove_application::Error::SsoFailed(format!("the provider answered {why}"));
+            return Err(ApiError::from(refused).into());
+        }
+        let (Some(code), Some(state)) = (code.0, state.0) else {
+            return Err(ApiError::bad_request("the provider's answer has no `code` and `state`").into());
+        };
+        let kept = cookie_named(request, SSO_STATE_COOKIE);
+        let signed = sso.finish(&state, &code, kept.as_deref()).await.map_err(ApiError::from)?;
+        Ok(SsoRedirect::SeeOther("/".to_owned(), session_set_cookie(&self.0.site, &signed.secret)))
     }
 
     /// Sign out: the session ends and the cookie is removed.
