@@ -255,8 +255,8 @@ pub enum Forbidden {
         "a backup holds every household on this server, not only yours: the server's operator takes it with `trove backup`"
     )]
     OtherHouseholds,
-    /// A single sign-on account that no mapped group and no invitation brings into a household (or, with
-    /// groups mapped, a member's account that is in none of them any more).
+    /// A single sign-on account that no mapped group and no invitation brings into a household (or a member a
+    /// group brought in who is in none of them any more).
     #[error("this account has no place here: ask a household's owner for an invitation and sign in from its link")]
     NoSsoAccess,
     /// Passwords are turned off (`TROVE_OIDC_ONLY`): people sign in with the OpenID provider.

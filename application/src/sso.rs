@@ -6,8 +6,8 @@
 //! Who the person is, is the ID token's issuer and subject, never its e-mail. The first sign-in of an account
 //! makes its member: in the household a group maps to (`TROVE_OIDC_*_GROUPS`, the highest role wins), or from the
 //! invitation whose link the sign-in started from (an invitation wins over a group); with neither, it is refused.
-//! Later sign-ins find the member by issuer and subject; when groups are mapped, an account in none of them any
-//! more is refused.
+//! Later sign-ins find the member by issuer and subject; an account a group brought in is refused once it is in
+//! no mapped group any more (one an invitation brought in needs no group).
 
 use crate::auth::{SignedIn, hash_token, open_session};
 use crate::error::Forbidden;
@@ -118,8 +118,8 @@ impl SingleSignOn {
     /// # Errors
     /// [`Error::SsoFailed`] when `state` is not the one this browser began, or the provider refuses the code or
     /// its ID token fails a check; [`Refusal::SsoSignInGone`] for a sign-in unknown, expired or already
-    /// finished; [`Forbidden::NoSsoAccess`] for an account no group maps and no invitation brings in (or, with
-    /// groups mapped, a member's account in none of them any more); [`Refusal::InvitationGone`];
+    /// finished; [`Forbidden::NoSsoAccess`] for an account no group maps and no invitation brings in (or a
+    /// member a group brought in who is in none any more); [`Refusal::InvitationGone`];
     /// [`Error::Unavailable`] when the provider cannot be reached.
     pub async fn finish(&self, state: &str, code: &str, kept: Option<&str>) -> Result<SignedIn, Error> {
         if kept != Some(state) {
@@ -129,8 +129,8 @@ impl SingleSignOn {
         let pending = self.store.take_sign_in(&hash_token(state), now).await?.ok_or(Refusal::SsoSignInGone)?;
         let who = self.provider.identify(code, &pending.verifier, &pending.nonce).await.map_err(provider_error)?;
         let mapped = self.rules.groups.role_for(&who.groups);
-        if let Some(member) = self.store.member_by_identity(&who.issuer, &who.subject, now).await? {
-            if !self.rules.groups.is_empty() && mapped.is_none() {
+        if let Some((member, by_group)) = self.store.member_by_identity(&who.issuer, &who.subject, now).await? {
+            if by_group && mapped.is_none() {
                 tracing::info!(member = %member.id, "a single sign-on was refused: the account is in no mapped group");
                 return Err(Forbidden::NoSsoAccess.into());
             }

@@ -28,6 +28,7 @@ mod receipt;
 mod search;
 mod selling;
 mod sign_in;
+mod sso;
 mod stock;
 mod storage;
 mod templates;

@@ -98,15 +98,20 @@ pub trait SsoRepo: Send + Sync {
     /// `Unexpected` only.
     async fn take_sign_in(&self, state_hash: &str, now: Timestamp) -> Result<Option<PendingSignIn>, RepoError>;
 
-    /// The member who signs in as `subject` at `issuer`, recording the use at `at`.
+    /// The member who signs in as `subject` at `issuer`, and whether a mapped group brought them in (not an
+    /// invitation), recording the use at `at`.
     ///
     /// # Errors
     /// `Unexpected` only.
-    async fn member_by_identity(&self, issuer: &str, subject: &str, at: Timestamp)
-    -> Result<Option<Member>, RepoError>;
+    async fn member_by_identity(
+        &self,
+        issuer: &str,
+        subject: &str,
+        at: Timestamp,
+    ) -> Result<Option<(Member, bool)>, RepoError>;
 
     /// Adds `member` signing in as `subject` at `issuer`, in one transaction with its history event; with
-    /// `invitation` (a code's hash), by accepting it, judged as
+    /// `invitation` (a code's hash), by accepting it (else a mapped group brought them in), judged as
     /// [`InvitationRepo::redeem`](crate::ports::InvitationRepo::redeem) does.
     ///
     /// # Errors

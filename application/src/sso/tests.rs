@@ -127,26 +127,25 @@ async fn a_returning_account_is_found_by_issuer_and_subject() {
     store
         .expect_member_by_identity()
         .withf(|iss, sub, _| iss == "https://id.example" && sub == "s-1")
-        .returning(|_, _, _| Ok(Some(ada(Role::Member))));
+        .returning(|_, _, _| Ok(Some((ada(Role::Member), true))));
     let sso = use_cases(Mocks::new(now()), provider_saying(identity("s-1", &["family"])), store, rules());
     let signed = sso.finish("st", "code", Some("st")).await.unwrap();
     assert_eq!(signed.member, ada(Role::Member));
 }
 
 #[tokio::test]
-async fn a_returning_account_in_no_mapped_group_any_more_is_refused() {
+async fn a_member_a_group_brought_in_is_refused_once_in_no_mapped_group() {
     let mut store = MockSsoRepo::new();
     store.expect_take_sign_in().returning(|_, _| Ok(Some(pending(None))));
-    store.expect_member_by_identity().returning(|_, _, _| Ok(Some(ada(Role::Member))));
+    store.expect_member_by_identity().returning(|_, _, _| Ok(Some((ada(Role::Member), true))));
     let sso = use_cases(Mocks::new(now()), provider_saying(identity("s-1", &["staff"])), store, rules());
     let err = sso.finish("st", "code", Some("st")).await.unwrap_err();
     assert!(matches!(err, Error::Forbidden(Forbidden::NoSsoAccess)), "{err:?}");
-    // Without groups mapped, the account is the member's whatever its groups.
+    // A member an invitation brought in needs no group.
     let mut store = MockSsoRepo::new();
     store.expect_take_sign_in().returning(|_, _| Ok(Some(pending(None))));
-    store.expect_member_by_identity().returning(|_, _, _| Ok(Some(ada(Role::Member))));
-    let open = SsoRules { household: "home".into(), groups: GroupRoles::default() };
-    let sso = use_cases(Mocks::new(now()), provider_saying(identity("s-1", &["staff"])), store, open);
+    store.expect_member_by_identity().returning(|_, _, _| Ok(Some((ada(Role::Member), false))));
+    let sso = use_cases(Mocks::new(now()), provider_saying(identity("s-1", &["staff"])), store, rules());
     assert!(sso.finish("st", "code", Some("st")).await.is_ok());
 }
 

@@ -12,6 +12,8 @@ pub struct Model {
     pub issuer: String,
     /// The account's `sub` at that issuer: with the issuer, unique across the instance.
     pub subject: String,
+    /// A mapped group brought the account in (not an invitation): it keeps access only while in one.
+    pub by_group: bool,
     pub created_at: DateTimeUtc,
     pub last_used_at: Option<DateTimeUtc>,
 }

@@ -1,5 +1,6 @@
 //! Single sign-on (OpenID Connect): `oidc_identities`, the provider accounts members sign in with (by issuer and
-//! subject, unique across the instance: never by e-mail), and `oidc_sign_ins`, each sign-in sent to the provider
+//! subject, unique across the instance: never by e-mail; `by_group` when a mapped group brought the account in,
+//! not an invitation), and `oidc_sign_ins`, each sign-in sent to the provider
 //! and not yet back, by the hash of its `state`, with its nonce and PKCE verifier (kept on the server, never in
 //! the browser) until it comes back or expires. In the database, so several processes finish each other's.
 
@@ -20,6 +21,7 @@ impl MigrationTrait for Migration {
                     .col(big_integer("member_id"))
                     .col(string("issuer"))
                     .col(string("subject"))
+                    .col(boolean("by_group"))
                     .col(timestamp_with_time_zone("created_at"))
                     .col(timestamp_with_time_zone_null("last_used_at"))
                     .foreign_key(

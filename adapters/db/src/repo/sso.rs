@@ -69,7 +69,7 @@ impl SsoRepo for Store {
         issuer: &str,
         subject: &str,
         at: Timestamp,
-    ) -> Result<Option<Member>, RepoError> {
+    ) -> Result<Option<(Member, bool)>, RepoError> {
         let found = identities::Entity::find()
             .filter(identities::Column::Issuer.eq(issuer))
             .filter(identities::Column::Subject.eq(subject))
@@ -88,7 +88,7 @@ impl SsoRepo for Store {
             .exec(&self.db)
             .await
             .context("record a single sign-on")?;
-        Ok(Some(member(row)?))
+        Ok(Some((member(row)?, identity.by_group)))
     }
 
     async fn add_member_with_identity(
@@ -110,6 +110,7 @@ impl SsoRepo for Store {
             member_id: Set(added.id.0),
             issuer: Set(issuer.to_owned()),
             subject: Set(subject.to_owned()),
+            by_group: Set(invitation.is_none()),
             created_at: Set(at),
             last_used_at: Set(Some(at)),
             ..Default::default()
