@@ -676,6 +676,32 @@ mod tests {
     }
 
     #[test]
+    fn single_sign_on_is_read_with_its_defaults_and_refused_half_set() {
+        assert_eq!(config(&[]).unwrap().oidc, None);
+        let c = config(&[
+            ("TROVE_OIDC_ISSUER", "https://id.example.org/realms/home"),
+            ("TROVE_OIDC_CLIENT_ID", "trove"),
+            ("TROVE_OIDC_CLIENT_SECRET", "oidc-s3cret"),
+            ("TROVE_OIDC_OWNER_GROUPS", "admins, family-admins"),
+            ("TROVE_OIDC_VIEWER_GROUPS", "guests"),
+        ])
+        .unwrap();
+        let o = c.oidc.clone().unwrap();
+        assert_eq!(o.name, "id.example.org", "the button names the issuer's host by default");
+        assert_eq!(o.groups.owner, ["admins", "family-admins"]);
+        assert_eq!((o.groups_claim.as_deref(), o.scopes.last().map(String::as_str)), (Some("groups"), Some("groups")));
+        assert_eq!((o.household.as_str(), o.only), ("default", false));
+        assert!(!format!("{c:?}").contains("oidc-s3cret"), "the client secret stays out of logs");
+        let plain = config(&[("TROVE_OIDC_ISSUER", "https://id.example"), ("TROVE_OIDC_CLIENT_ID", "t")]).unwrap();
+        let plain = plain.oidc.unwrap();
+        assert_eq!((plain.scopes.join(" "), plain.groups_claim), ("openid profile email".to_owned(), None));
+        let err = config(&[("TROVE_OIDC_ISSUER", "https://id.example")]).unwrap_err();
+        assert!(format!("{err:#}").contains("TROVE_OIDC_CLIENT_ID"), "{err:#}");
+        let err = config(&[("TROVE_OIDC_ONLY", "1")]).unwrap_err();
+        assert!(format!("{err:#}").contains("TROVE_OIDC_ISSUER"), "{err:#}");
+    }
+
+    #[test]
     fn a_secret_is_read_from_the_file_its_name_file_gives() {
         let dir = std::env::temp_dir().join(format!("trove-secrets-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();

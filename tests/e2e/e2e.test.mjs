@@ -1660,6 +1660,68 @@ test("media: a region of a multi-item photo saved as an item keeps its crop in t
   assert.equal((await apiGet("/items?q=E2E%20Region")).items.length, 1);
 });
 
+/** Starts the OpenID provider (oidc-provider, tests/e2e/oidc-provider.mjs) for `redirect`; answers its issuer and a stop. */
+async function startProvider(redirect) {
+  const child = spawn(process.execPath, [path.join(path.dirname(fileURLToPath(import.meta.url)), "oidc-provider.mjs"), redirect], {
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  extraServers.push(child);
+  const issuer = await new Promise((resolve, reject) => {
+    let out = "";
+    child.stdout.on("data", (chunk) => {
+      out += chunk.toString();
+      const line = out.split("\n")[0];
+      if (out.includes("\n")) resolve(JSON.parse(line).issuer);
+    });
+    child.on("exit", (code) => reject(new Error(`oidc-provider exited with ${code}`)));
+  });
+  return { issuer, stop: () => child.kill("SIGTERM") };
+}
+
+test("single sign-on on a phone: the sign-in page offers the provider, its own login page signs Alice in, and she is an owner by her group", async () => {
+  const port = await freePort();
+  const origin = `http://localhost:${port}`;
+  const provider = await startProvider(`${origin}/api/session/oidc/callback`);
+  const { stop } = await startSecondTrove({
+    TROVE_BIND: `127.0.0.1:${port}`,
+    TROVE_PUBLIC_URL: origin,
+    TROVE_OIDC_ISSUER: provider.issuer,
+    TROVE_OIDC_CLIENT_ID: "trove",
+    TROVE_OIDC_CLIENT_SECRET: "trove-secret",
+    TROVE_OIDC_NAME: "Test ID",
+    TROVE_OIDC_OWNER_GROUPS: "trove-owners",
+  });
+  const other = await browser.newContext({ viewport: { width: 390, height: 844 } });
+  try {
+    const p = await other.newPage();
+    await watchPolicy(p);
+    p.setDefaultTimeout(DEADLINE);
+    p.on("pageerror", (e) => consoleErrors.push(`page error: ${e.message}`));
+    await p.goto(`${origin}/#/items`);
+    await p.getByRole("heading", { level: 1, name: "Sign in to Trove" }).waitFor();
+    const button = p.getByRole("link", { name: "Sign in with Test ID" });
+    await button.waitFor();
+    const box = await button.boundingBox();
+    assert.ok(box && box.x >= 0 && box.x + box.width <= 390, `the button fits the phone: ${JSON.stringify(box)}`);
+    assert.equal(await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth), 0, "nothing scrolls sideways");
+    await button.click();
+    // The provider's own login page (on its origin), then back to Trove signed in.
+    await p.waitForURL((u) => u.origin === provider.issuer);
+    await p.locator('input[name="login"]').fill("alice");
+    await p.locator('input[name="password"]').fill("whatever the provider checks");
+    await p.locator('button[type="submit"]').click();
+    await p.waitForURL((u) => u.origin === origin);
+    await p.getByRole("heading", { level: 1, name: "Inventory" }).waitFor();
+    const me = await p.evaluate(() => fetch("/api/me").then((r) => r.json()));
+    assert.equal(me.member.name, "alice");
+    assert.equal(me.member.role, "owner");
+  } finally {
+    await other.close();
+    await stop();
+    provider.stop();
+  }
+});
+
 /** Runs `body(page, origin)` against a second, signed-in server with `env`; stops it afterwards. */
 async function withSecondTrove(env, body) {
   const { url, stop } = await startSecondTrove(env);

@@ -9,7 +9,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 cd "$here"
-[ -d node_modules/typescript ] || npm ci --no-audit --no-fund --loglevel=error
+[ -d node_modules/typescript ] && [ -d node_modules/oidc-provider ] || npm ci --no-audit --no-fund --loglevel=error
 mkdir -p types
 npx --no-install openapi-typescript "$root/docs/openapi.json" -o types/api.d.ts --silent
 npx --no-install tsc -p tsconfig.json
