@@ -1704,8 +1704,17 @@ test("single sign-on on a phone: the sign-in page offers the provider, its own l
     const box = await button.boundingBox();
     assert.ok(box && box.x >= 0 && box.x + box.width <= 390, `the button fits the phone: ${JSON.stringify(box)}`);
     assert.equal(await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth), 0, "nothing scrolls sideways");
+    // Bob's group maps to nothing: the provider signs him in, Trove sends him back to its sign-in page saying why.
     await button.click();
-    // The provider's own login page (on its origin), then back to Trove signed in.
+    await p.waitForURL((u) => u.origin === provider.issuer);
+    await p.locator('input[name="login"]').fill("bob");
+    await p.locator('input[name="password"]').fill("whatever the provider checks");
+    await p.locator('button[type="submit"]').click();
+    await p.getByRole("alert").filter({ hasText: "no place here" }).waitFor();
+    assert.equal(await p.getByRole("heading", { level: 1 }).textContent(), "Sign in to Trove");
+    // Alice (the provider forgets Bob's session first): its login page, then back to Trove signed in.
+    await other.clearCookies();
+    await button.click();
     await p.waitForURL((u) => u.origin === provider.issuer);
     await p.locator('input[name="login"]').fill("alice");
     await p.locator('input[name="password"]').fill("whatever the provider checks");

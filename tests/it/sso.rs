@@ -240,6 +240,13 @@ async fn a_bad_state_and_a_replayed_code_are_refused_and_write_nothing() {
     assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
     let body: Value = resp.json().await.unwrap();
     assert!(body["error"]["message"].as_str().unwrap().contains("state"), "{body}");
+    // A person's browser is sent back to the sign-in page with the reason instead.
+    let path = forged.strip_prefix(PUBLIC_URL).unwrap();
+    let req = b.http.get(app.url(path)).header(reqwest::header::ACCEPT, "text/html,application/xhtml+xml");
+    let resp = b.send(req, &app.url(path)).await;
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    let to = resp.headers()[LOCATION].to_str().unwrap().to_owned();
+    assert!(to.starts_with("/#/sign-in/refused?why=single%20sign-on%20failed"), "{to}");
     // The right callback from another browser (no state cookie): refused too.
     let mut other = Browser::new();
     let resp = come_back(&mut other, &app, &callback).await;

@@ -327,6 +327,10 @@ fn request_schemas(doc: &Value) -> Vec<String> {
 const THROTTLED: &str = "Too many failed sign-ins for this name from this address, or from this address under many names; try again \
      after Retry-After.";
 
+const PASSWORDS_OFF: &str = "Passwords are turned off here (TROVE_OIDC_ONLY): sign in with single sign-on.";
+
+const SSO_UNREACHABLE: &str = "The OpenID provider cannot be reached or its discovery document is unusable.";
+
 const INVITATION_GONE: &str = "The invitation was used, revoked or has expired, or its maker was removed or no \
                                longer holds the role it grants.";
 
@@ -352,6 +356,7 @@ fn declare_errors(method: &str, path: &str, operation: &mut Value) {
     match (method, path) {
         ("post", "/session") => {
             statuses.push((401, "Wrong name or password (the same answer for both)."));
+            statuses.push((403, PASSWORDS_OFF));
             statuses.push((429, THROTTLED));
             statuses.push((503, "Too many passwords are being checked at once; try again after Retry-After."));
         }
@@ -386,10 +391,30 @@ fn declare_errors(method: &str, path: &str, operation: &mut Value) {
             statuses.push((410, "The ceremony is unknown, expired or finished, or another member's."));
         }
         ("post", "/invitations/accept") => {
+            statuses.push((403, PASSWORDS_OFF));
             statuses.push((404, "No invitation has this code."));
             statuses.push((409, "The name is taken."));
             statuses.push((410, INVITATION_GONE));
             statuses.push((503, "Too many passwords are being checked at once; try again after Retry-After."));
+        }
+        ("get", "/session/oidc/start") => {
+            statuses.push((404, "Single sign-on is not configured here, or no invitation has this code."));
+            statuses.push((410, INVITATION_GONE));
+            statuses.push((503, SSO_UNREACHABLE));
+        }
+        ("get", "/session/oidc/callback") => {
+            statuses.push((
+                401,
+                "The state is not this browser's, or the provider refused (the code, or its ID token failed a check).",
+            ));
+            statuses.push((403, "The account has no place here: no mapped group and no invitation."));
+            statuses.push((404, "Single sign-on is not configured here."));
+            statuses.push((409, "Every name tried for the new member is taken."));
+            statuses.push((
+                410,
+                "The sign-in is unknown, expired or finished, or its invitation may no longer be accepted.",
+            ));
+            statuses.push((503, SSO_UNREACHABLE));
         }
         ("patch", "/items/{id}") => {
             statuses.push((412, "If-Match names another version than the item's: read it again."));

@@ -312,6 +312,12 @@ async function route() {
   closeMenu();
   const join = location.hash.match(/^#\/join\/([A-Za-z0-9_-]+)$/);
   if (join) return joinView(join[1]);
+  // Single sign-on refused (the server sent the browser back with the reason).
+  const refused = location.hash.match(/^#\/sign-in\/refused\?why=(.*)$/);
+  if (refused) {
+    history.replaceState(null, "", "#/items");
+    return signInView(`Not signed in: ${decodeURIComponent(refused[1])}.`);
+  }
   if (!me) {
     const who = await whoAmI().catch(() => null);
     if (!who) return signInView();

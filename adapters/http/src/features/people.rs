@@ -499,7 +499,8 @@ impl PeopleApi {
     /// the session cookie. 401 when the state is not the one this browser began with, the provider refused
     /// (`error`) or refused the code, or its ID token failed a check (signature, issuer, audience, expiry,
     /// nonce); 410 for a sign-in unknown, expired or already finished; 403 for an account no mapped group and
-    /// no invitation brings in; 400 without `code` or `state`.
+    /// no invitation brings in; 400 without `code` or `state`. A browser's navigation (`Accept: text/html`) is
+    /// sent back to the sign-in page with the reason instead (303 to `/#/sign-in/refused?why=...`).
     #[oai(path = "/session/oidc/callback", method = "get")]
     async fn sso_callback(
         &self,
@@ -510,17 +511,31 @@ impl PeopleApi {
         error_description: Query<Option<String>>,
     ) -> ApiResult<SsoRedirect> {
         let sso = self.sso()?;
-        if let Some(error) = error.0 {
-            let why = error_description.0.map_or(error.clone(), |d| format!("{error} ({d})"));
-            let refused = trove_application::Error::SsoFailed(format!("the provider answered {why}"));
-            return Err(ApiError::from(refused).into());
-        }
-        let (Some(code), Some(state)) = (code.0, state.0) else {
-            return Err(ApiError::bad_request("the provider's answer has no `code` and `state`").into());
-        };
         let kept = cookie_named(request, SSO_STATE_COOKIE);
-        let signed = sso.finish(&state, &code, kept.as_deref()).await.map_err(ApiError::from)?;
-        Ok(SsoRedirect::SeeOther("/".to_owned(), session_set_cookie(&self.0.site, &signed.secret)))
+        let answer = async {
+            if let Some(error) = error.0 {
+                let why = error_description.0.map_or(error.clone(), |d| format!("{error} ({d})"));
+                return Err(ApiError::from(trove_application::Error::SsoFailed(format!(
+                    "the provider answered {why}"
+                ))));
+            }
+            let (Some(code), Some(state)) = (code.0, state.0) else {
+                return Err(ApiError::bad_request("the provider's answer has no `code` and `state`"));
+            };
+            sso.finish(&state, &code, kept.as_deref()).await.map_err(ApiError::from)
+        };
+        match answer.await {
+            Ok(signed) => Ok(SsoRedirect::SeeOther("/".to_owned(), session_set_cookie(&self.0.site, &signed.secret))),
+            // A person's browser, sent here by the provider: back to the sign-in page, which says why.
+            Err(refused) if navigation(request) => {
+                let why = percent_encoded(&refused.message);
+                // The browser's state stays as it was: a forged link followed does not cancel a sign-in on its way.
+                let max_age = if kept.is_some() { trove_application::sso::SIGN_IN_VALID_FOR.num_seconds() } else { 0 };
+                let cookie = sso_state_cookie(&self.0.site, kept.as_deref().unwrap_or_default(), max_age);
+                Ok(SsoRedirect::SeeOther(format!("/#/sign-in/refused?why={why}"), cookie))
+            }
+            Err(refused) => Err(refused.into()),
+        }
     }
 
     /// Sign out: the session ends and the cookie is removed.
@@ -635,4 +650,23 @@ impl PeopleApi {
         self.0.passkeys.remove(&c, PasskeyId(id.0)).await.map_err(ApiError::from)?;
         Ok(Done::Done)
     }
+}
+
+/// Whether `request` is a browser's navigation (it asks for a page), not an API client.
+fn navigation(request: &poem::Request) -> bool {
+    request
+        .headers()
+        .get(poem::http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| accept.contains("text/html"))
+}
+
+/// `text` with everything but unreserved characters percent-encoded, for a URL's query.
+fn percent_encoded(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => char::from(b).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
