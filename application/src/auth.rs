@@ -278,11 +278,11 @@ impl Auth {
         !self.passwords_off
     }
 
-    /// The same, refusing every sign-in with a password ([`Forbidden::PasswordsOff`]): people sign in with the
+    /// The same; with `on` false (`TROVE_OIDC_ONLY`), refusing every sign-in with a password ([`Forbidden::PasswordsOff`]): people sign in with the
     /// OpenID provider (or a passkey).
     #[must_use]
-    pub fn without_passwords(mut self) -> Self {
-        self.passwords_off = true;
+    pub fn with_passwords(mut self, on: bool) -> Self {
+        self.passwords_off = !on;
         self
     }
 
@@ -537,6 +537,23 @@ pub const API_TOKEN_PREFIX: &str = "trove_";
 /// When `secrets` gives none.
 pub(crate) fn new_api_token(secrets: &dyn SecretSource) -> anyhow::Result<String> {
     Ok(format!("{API_TOKEN_PREFIX}{}", secrets.new_secret()?))
+}
+
+/// The invitation with this code hash, if it may still be accepted at `now`: checked before anything is worked
+/// out or written (the store judges it again as it writes).
+///
+/// # Errors
+/// [`Refusal::InvitationGone`](crate::Refusal::InvitationGone) for an unknown code or one that was used, revoked
+/// or has expired, or whose maker was removed or no longer holds the role it grants.
+pub(crate) async fn usable_invitation(
+    invitations: &dyn crate::ports::InvitationRepo,
+    hash: &str,
+    now: Timestamp,
+) -> Result<crate::ports::people::Invitation, Error> {
+    let invitation =
+        invitations.invitation(hash).await?.ok_or(crate::Refusal::InvitationGone(people::InvitationGone::Unknown))?;
+    people::check_invitation(&invitation.state(), now).map_err(crate::Refusal::from)?;
+    Ok(invitation)
 }
 
 /// Opens a session for `member` at `now`.

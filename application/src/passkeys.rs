@@ -6,7 +6,7 @@
 //! Signing in is by name, as with a password: the options name the member's passkeys (made-up ones for an
 //! unknown name, so the answer does not tell who exists), and failures count toward the same throttle.
 
-use crate::auth::{Auth, Caller, PeoplePorts, SignedIn, hash_token, open_session};
+use crate::auth::{Auth, Caller, PeoplePorts, SignedIn, hash_token, open_session, usable_invitation};
 use crate::error::named;
 use crate::ports::passkeys::{
     Ceremony, NewPasskey, Passkey, PasskeyCeremonies, PasskeyError, PasskeyRepo, Purpose, Started, UserHandle,
@@ -83,7 +83,7 @@ impl Passkeys {
     pub async fn start_sign_up(&self, code: &str, name: &str) -> Result<Begun, Error> {
         let name = MemberName::new(name).map_err(|e| Error::Invalid(e.to_string()))?;
         let invitation = hash_token(code);
-        self.usable_invitation(&invitation).await?;
+        usable_invitation(&*self.invitations, &invitation, self.clock.now()).await?;
         if self.members.member_by_name(&name).await?.is_some() {
             return Err(Refusal::NameTaken(name.to_string()).into());
         }
@@ -105,7 +105,7 @@ impl Passkeys {
         let (Purpose::SignUp { invitation, name }, Some(user)) = (c.purpose, c.user) else {
             return Err(Refusal::CeremonyGone.into());
         };
-        let found = self.usable_invitation(&invitation).await?;
+        let found = usable_invitation(&*self.invitations, &invitation, now).await?;
         let key = self.ceremonies.finish_registration(&c.state, credential).map_err(refused)?;
         let name = MemberName::new(&name).map_err(|e| Error::Invalid(e.to_string()))?;
         let member = NewMember {
@@ -261,14 +261,6 @@ impl Passkeys {
             RepoError::Conflict(Conflict::LastWayIn(_)) => Refusal::LastWayIn(id).into(),
             other => named(ObjectKind::Passkey, id.0)(other),
         })
-    }
-
-    /// The invitation with this code hash, if it may still be accepted.
-    async fn usable_invitation(&self, hash: &str) -> Result<crate::ports::people::Invitation, Error> {
-        let invitation =
-            self.invitations.invitation(hash).await?.ok_or(Refusal::InvitationGone(people::InvitationGone::Unknown))?;
-        people::check_invitation(&invitation.state(), self.clock.now()).map_err(Refusal::from)?;
-        Ok(invitation)
     }
 
     fn new_user_handle(&self) -> Result<UserHandle, Error> {

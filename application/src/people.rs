@@ -87,10 +87,10 @@ impl People {
         }
     }
 
-    /// The same, refusing to accept an invitation with a password ([`crate::error::Forbidden::PasswordsOff`]).
+    /// The same; with `on` false (`TROVE_OIDC_ONLY`), refusing to accept an invitation with a password ([`crate::error::Forbidden::PasswordsOff`]).
     #[must_use]
-    pub fn without_passwords(mut self) -> Self {
-        self.passwords_off = true;
+    pub fn with_passwords(mut self, on: bool) -> Self {
+        self.passwords_off = !on;
         self
     }
 
@@ -248,14 +248,9 @@ impl People {
         let name = MemberName::new(name).map_err(|e| Error::Invalid(e.to_string()))?;
         people::check_password(password).map_err(|e| Error::Invalid(e.to_string()))?;
         let hash = hash_token(code);
-        let invitation = self
-            .invitations
-            .invitation(&hash)
-            .await?
-            .ok_or(Refusal::InvitationGone(people::InvitationGone::Unknown))?;
         let now = self.clock.now();
         // Checked here before the password's hash is worked out, and again by the store as it writes.
-        people::check_invitation(&invitation.state(), now).map_err(Refusal::from)?;
+        let invitation = crate::auth::usable_invitation(&*self.invitations, &hash, now).await?;
         if self.members.member_by_name(&name).await?.is_some() {
             return Err(Refusal::NameTaken(name.to_string()).into());
         }

@@ -4,20 +4,17 @@
 //! finish finds nothing), has the provider's ID token checked, and signs the person in.
 //!
 //! Who the person is, is the ID token's issuer and subject, never its e-mail. The first sign-in of an account
-//! makes its member: in the household a group maps to (`TROVE_OIDC_*_GROUPS`, the highest role wins), or from the
-//! invitation whose link the sign-in started from (an invitation wins over a group); with neither, it is refused.
-//! Later sign-ins find the member by issuer and subject; an account a group brought in is refused once it is in
-//! no mapped group any more (one an invitation brought in needs no group).
+//! makes its member, in the household and with the role [`sso::entry`] decides (an invitation followed, or a
+//! mapped group); later sign-ins find the member by issuer and subject, while [`sso::keeps_access`] holds.
 
-use crate::auth::{SignedIn, hash_token, open_session};
+use crate::auth::{SignedIn, hash_token, open_session, usable_invitation};
 use crate::error::Forbidden;
 use crate::ports::people::NewMember;
 use crate::ports::sso::{OpenIdProvider, PendingSignIn, SsoError, SsoRepo};
 use crate::ports::{Clock, HouseholdRepo, InvitationRepo, SecretSource, SessionRepo};
 use crate::{Conflict, Error, Refusal, RepoError};
 use std::sync::Arc;
-use trove_domain::people;
-use trove_domain::sso::{GroupRoles, Profile, candidate_names};
+use trove_domain::sso::{self, Entry, GroupRoles, Profile, candidate_names};
 
 /// How long a sign-in may take at the provider (its login page) before it comes back.
 pub const SIGN_IN_VALID_FOR: chrono::Duration = chrono::Duration::minutes(10);
@@ -95,12 +92,7 @@ impl SingleSignOn {
         let invitation = match invitation {
             Some(code) => {
                 let hash = hash_token(code);
-                let found = self
-                    .invitations
-                    .invitation(&hash)
-                    .await?
-                    .ok_or(Refusal::InvitationGone(people::InvitationGone::Unknown))?;
-                people::check_invitation(&found.state(), now).map_err(Refusal::from)?;
+                usable_invitation(&*self.invitations, &hash, now).await?;
                 Some(hash)
             }
             None => None,
@@ -130,23 +122,19 @@ impl SingleSignOn {
         let who = self.provider.identify(code, &pending.verifier, &pending.nonce).await.map_err(provider_error)?;
         let mapped = self.rules.groups.role_for(&who.groups);
         if let Some((member, by_group)) = self.store.member_by_identity(&who.issuer, &who.subject, now).await? {
-            if by_group && mapped.is_none() {
+            if !sso::keeps_access(by_group, mapped) {
                 tracing::info!(member = %member.id, "a single sign-on was refused: the account is in no mapped group");
                 return Err(Forbidden::NoSsoAccess.into());
             }
             return open_session(&*self.sessions, &*self.secrets, member, now).await;
         }
-        let (household, role) = match (&pending.invitation, mapped) {
-            (Some(hash), _) => {
-                let found = self
-                    .invitations
-                    .invitation(hash)
-                    .await?
-                    .ok_or(Refusal::InvitationGone(people::InvitationGone::Unknown))?;
+        let (household, role) = match (sso::entry(pending.invitation.as_deref(), mapped), &pending.invitation) {
+            (Some(Entry::Invitation), Some(hash)) => {
+                let found = usable_invitation(&*self.invitations, hash, now).await?;
                 (found.household, found.role)
             }
-            (None, Some(role)) => (self.households.ensure_household(&self.rules.household).await?, role),
-            (None, None) => return Err(Forbidden::NoSsoAccess.into()),
+            (Some(Entry::Group(role)), _) => (self.households.ensure_household(&self.rules.household).await?, role),
+            _ => return Err(Forbidden::NoSsoAccess.into()),
         };
         let profile =
             Profile { username: who.username.as_deref(), name: who.name.as_deref(), email: who.email.as_deref() };

@@ -175,7 +175,7 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
     );
     // One `Auth` for passwords and passkeys, so failures of both count toward one throttle.
     let passwords_off = config.oidc.as_ref().is_some_and(|o| o.only);
-    let auth = if passwords_off { Auth::new(&people).without_passwords() } else { Auth::new(&people) };
+    let auth = Auth::new(&people).with_passwords(!passwords_off);
     let sso = match &config.oidc {
         Some(o) => Some(single_sign_on(o, config.public_url.as_str(), &people, store.clone())?),
         None => None,
@@ -256,11 +256,7 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         spend: Spend::new(ledger, clock.clone(), config.spend, store.clone()),
         auth: auth.clone(),
         passkeys: Passkeys::new(&people, &auth, passkey_ceremonies, store.clone()),
-        people: if passwords_off {
-            People::new(&people, recorder).without_passwords()
-        } else {
-            People::new(&people, recorder)
-        },
+        people: People::new(&people, recorder).with_passwords(!passwords_off),
         sso,
         site: trove_http::site::Site::new(config.public_url.as_str())
             .behind(config.trusted_proxies.clone())

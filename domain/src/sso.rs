@@ -40,6 +40,46 @@ impl GroupRoles {
     }
 }
 
+/// How an account with no member yet comes in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entry {
+    /// By the invitation whose link the sign-in started from: its household and role.
+    Invitation,
+    /// By a mapped group: the single sign-on household, with this role.
+    Group(Role),
+}
+
+/// How a first sign-in comes in: the invitation it followed (`invitation`, any value) wins over the role its
+/// groups map to (`mapped`); with neither, it does not come in.
+///
+/// ```
+/// use trove_domain::people::Role;
+/// use trove_domain::sso::{Entry, entry};
+/// assert_eq!(entry(Some("code"), Some(Role::Owner)), Some(Entry::Invitation));
+/// assert_eq!(entry(None::<&str>, Some(Role::Viewer)), Some(Entry::Group(Role::Viewer)));
+/// assert_eq!(entry(None::<&str>, None), None);
+/// ```
+pub fn entry<T>(invitation: Option<T>, mapped: Option<Role>) -> Option<Entry> {
+    match (invitation, mapped) {
+        (Some(_), _) => Some(Entry::Invitation),
+        (None, Some(role)) => Some(Entry::Group(role)),
+        (None, None) => None,
+    }
+}
+
+/// Whether a member keeps signing in: one a group brought in (`by_group`) only while a mapped group holds them
+/// (`mapped`); one an invitation brought in needs no group.
+///
+/// ```
+/// use trove_domain::people::Role;
+/// use trove_domain::sso::keeps_access;
+/// assert!(keeps_access(true, Some(Role::Member)) && keeps_access(false, None));
+/// assert!(!keeps_access(true, None));
+/// ```
+pub fn keeps_access(by_group: bool, mapped: Option<Role>) -> bool {
+    !by_group || mapped.is_some()
+}
+
 /// What the provider says of a person, for naming them: each may be missing.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Profile<'a> {

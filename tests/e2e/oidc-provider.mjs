@@ -19,7 +19,7 @@ if (!redirectUri) {
 }
 const mint = process.env.OIDC_MINT ?? '';
 
-export const PEOPLE = {
+const PEOPLE = {
   alice: { name: 'Alice Example', preferred_username: 'alice', email: 'alice@example.test', groups: ['trove-owners'] },
   bob: { name: 'Bob Example', preferred_username: 'bob', email: 'bob@example.test', groups: ['staff'] },
   carol: { name: 'Carol Example', preferred_username: 'carol', email: 'alice@example.test', groups: ['trove-viewers'] },

@@ -8,7 +8,7 @@ use crate::ports::people::{Invitation, Member};
 use crate::ports::sso::{Authorization, Identity, MockOpenIdProvider, MockSsoRepo};
 use std::sync::Mutex;
 use trove_domain::HouseholdId;
-use trove_domain::people::{MemberId, MemberName, Role};
+use trove_domain::people::{self, MemberId, MemberName, Role};
 use trove_domain::testing::now;
 
 fn rules() -> SsoRules {
