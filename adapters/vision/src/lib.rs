@@ -14,9 +14,11 @@
 //!    small parts still shows its background in every cell), so that gradients and vignetting fall away;
 //! 3. measure each pixel's relative deviation from that background; decide the objects' polarity (darker, lighter
 //!    or both) from the strongly deviating pixels, so that shadows next to light objects are ignored;
-//! 4. threshold with Otsu's level, kept between a noise floor (estimated on the border) and a contrast cap; add
-//!    the blocks whose texture, against the background's level, stands well over the border's (a part of the
-//!    cloth's own brightness shows by its relief or print);
+//! 4. threshold with Otsu's level, kept between a noise floor (estimated on the border) and a contrast cap; where
+//!    the floor decides (faint parts, found in pieces), a bounded hysteresis: weaker pixels within two pixels of
+//!    those over the level join them; add the blocks whose texture, against the background's level, stands well
+//!    over the border's (a part of the cloth's own brightness shows by its relief, print or rim), on a smooth
+//!    cloth with the weaker texture next to them, so that a broken ring of rim closes;
 //! 5. fill holes (labels on light objects, glare on dark ones, the hole of a washer), clean the mask with an
 //!    opening (no closing: it would widen the necks between small touching parts), fill holes again;
 //! 6. label connected components, split components with a narrow neck (touching objects) at the cores of their

@@ -122,7 +122,7 @@ pub(crate) fn segment_working(work: &Working, width: u32, height: u32) -> Segmen
         mask = threshold(&dev, w, h);
     }
     if let Some(texture) = background.relative_texture(work) {
-        add_texture(&mut mask, &texture);
+        add_texture(&mut mask, &texture, work.k);
     }
     // Holes are filled before the opening too: a small washer is a ring of a pixel or two in the working copy,
     // which the opening would wipe out.

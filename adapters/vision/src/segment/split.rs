@@ -274,17 +274,18 @@ fn flood_necks(dist: &[u16], labels: Vec<u32>, count: u32, (w, h): (u32, u32), s
         }
     }
     // Components holding two basins or more that stayed apart are relabelled by basin; the others keep theirs.
-    let roots: Vec<u32> = (0..n).map(|i| if basin[i] == NONE { NONE } else { find(&mut parent, basin[i]) }).collect();
+    // Only the flooded pixels are visited again (each holds its basin's root from here on), not the whole photo.
+    let flooded = || by_level.iter().flatten().map(|i| *i as usize);
     let mut first = vec![NONE; count as usize + 1];
     let mut split = vec![false; count as usize + 1];
-    for (r, l) in roots.iter().zip(&labels) {
-        if *r != NONE {
-            let f = &mut first[*l as usize];
-            if *f == NONE {
-                *f = *r;
-            } else if *f != *r {
-                split[*l as usize] = true;
-            }
+    for i in flooded() {
+        let r = find(&mut parent, basin[i]);
+        basin[i] = r;
+        let f = &mut first[labels[i] as usize];
+        if *f == NONE {
+            *f = r;
+        } else if *f != r {
+            split[labels[i] as usize] = true;
         }
     }
     if !split.iter().any(|s| *s) {
@@ -293,24 +294,26 @@ fn flood_necks(dist: &[u16], labels: Vec<u32>, count: u32, (w, h): (u32, u32), s
     let mut out = labels.clone();
     let mut next = count;
     let mut new_label = vec![0u32; parent.len()];
-    let mut queue = VecDeque::new();
-    for i in 0..n {
+    let mut seeds = Vec::new();
+    for i in flooded() {
         if split[labels[i] as usize] {
             out[i] = 0;
             // Each basin that stayed apart is seeded with its core (above its neck) and flooded down from there: its
             // pixels were taken level by level in the photo's order, and its borders would lean that way.
-            if roots[i] != NONE && f32::from(dist[i]) >= shares[labels[i] as usize] * f32::from(peak[roots[i] as usize])
-            {
-                let l = &mut new_label[roots[i] as usize];
+            let root = basin[i];
+            if f32::from(dist[i]) >= shares[labels[i] as usize] * f32::from(peak[root as usize]) {
+                let l = &mut new_label[root as usize];
                 if *l == 0 {
                     next += 1;
                     *l = next;
                 }
                 out[i] = *l;
-                queue.push_back(i);
+                seeds.push(i);
             }
         }
     }
-    flood(&mut out, &labels, dist, queue, w);
+    // Flooded from its seeds in the photo's order, as a scan of the photo would find them.
+    seeds.sort_unstable();
+    flood(&mut out, &labels, dist, seeds.into(), w);
     (out, next)
 }
