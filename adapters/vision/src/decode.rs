@@ -94,7 +94,7 @@ pub fn jpeg_is_complete(bytes: &[u8]) -> bool {
         if code == 0xDA {
             // The scan's entropy-coded data runs to the next marker that is neither a stuffed 0xFF nor a restart.
             loop {
-                let Some(at) = bytes.get(i..).and_then(|rest| rest.iter().position(|b| *b == 0xFF)) else {
+                let Some(at) = bytes.get(i..).and_then(|rest| memchr::memchr(0xFF, rest)) else {
                     return false;
                 };
                 i += at;

@@ -42,11 +42,16 @@ pub(super) fn quantise(d: f32) -> u8 {
 pub(super) fn border_noise(dev: &[f32], w: u32, h: u32) -> usize {
     let ring = (w.min(h) / 50).max(1);
     let mut border = [0u64; 256];
-    for y in 0..h {
-        for x in 0..w {
-            if x < ring || y < ring || x + ring >= w || y + ring >= h {
-                border[quantise(dev[(y * w + x) as usize].abs()) as usize] += 1;
-            }
+    let (wu, ring_u) = (w as usize, ring as usize);
+    for (y, row) in dev.chunks_exact(wu.max(1)).take(h as usize).enumerate() {
+        // A row of the top or bottom band whole; of the others, only their two ends (the ring's sides).
+        let (left, right) = if y < ring_u || y + ring_u >= h as usize || 2 * ring_u >= wu {
+            (row, &row[..0])
+        } else {
+            (&row[..ring_u], &row[wu - ring_u..])
+        };
+        for d in left.iter().chain(right) {
+            border[quantise(d.abs()) as usize] += 1;
         }
     }
     let half = border.iter().sum::<u64>() / 2;
@@ -249,6 +254,25 @@ mod tests {
             }
         }
         far.iter().map(|d| if *d <= steps { 255 } else { 0 }).collect()
+    }
+
+    #[test]
+    fn the_border_noise_is_the_median_of_the_ring_of_a_fiftieth_of_the_shorter_side() {
+        for (w, h) in [(1, 1), (1, 7), (7, 1), (3, 3), (60, 40), (120, 101), (101, 120)] {
+            let dev: Vec<f32> = (0..w * h).map(|i| ((i * 7919 % 97) as f32 - 48.0) / 120.0).collect();
+            let ring = (w.min(h) / 50).max(1);
+            let mut on_ring: Vec<u8> = (0..w * h)
+                .filter(|i| {
+                    let (x, y) = (i % w, i / w);
+                    x < ring || y < ring || x + ring >= w || y + ring >= h
+                })
+                .map(|i| quantise(dev[i as usize].abs()))
+                .collect();
+            on_ring.sort_unstable();
+            // The first value whose count takes the running total over half the ring.
+            let median = on_ring[on_ring.len() / 2];
+            assert_eq!(border_noise(&dev, w, h), usize::from(median), "{w}x{h}");
+        }
     }
 
     #[test]

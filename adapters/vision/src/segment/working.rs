@@ -130,15 +130,26 @@ impl Shrinker {
         let at = (y / self.k_y) * self.ww as usize;
         let squares = self.squares.as_mut().and_then(|q| q.get_mut(at..at + self.ww as usize));
         match (N, squares) {
-            (1, Some(squares)) => {
-                for ((block, sum), square) in row.chunks_exact(self.k_x).zip(sums.iter_mut()).zip(squares) {
-                    let (s, q) = block
-                        .iter()
-                        .fold((0u32, 0u32), |(s, q), &v| (s + u32::from(v), q + u32::from(v) * u32::from(v)));
-                    *sum += s;
-                    *square += q;
+            (1, Some(squares)) => match self.k_x {
+                // The block sides of a working copy of photos up to 48 megapixels, each with its width known to the
+                // compiler, which then sums a block without a loop.
+                2 => add_grey_blocks::<2>(row, sums, squares),
+                3 => add_grey_blocks::<3>(row, sums, squares),
+                4 => add_grey_blocks::<4>(row, sums, squares),
+                5 => add_grey_blocks::<5>(row, sums, squares),
+                6 => add_grey_blocks::<6>(row, sums, squares),
+                7 => add_grey_blocks::<7>(row, sums, squares),
+                8 => add_grey_blocks::<8>(row, sums, squares),
+                k => {
+                    for ((block, sum), square) in row.chunks_exact(k).zip(sums.iter_mut()).zip(squares) {
+                        let (s, q) = block
+                            .iter()
+                            .fold((0u32, 0u32), |(s, q), &v| (s + u32::from(v), q + u32::from(v) * u32::from(v)));
+                        *sum += s;
+                        *square += q;
+                    }
                 }
-            }
+            },
             (1, None) => {
                 for (block, sum) in row.chunks_exact(self.k_x).zip(sums.iter_mut()) {
                     *sum += block.iter().map(|&v| u32::from(v)).sum::<u32>();
@@ -165,6 +176,21 @@ impl Shrinker {
                 }
             }
         }
+    }
+}
+
+/// Adds a grey row's blocks of `K` samples to their sums and sums of squares.
+fn add_grey_blocks<const K: usize>(row: &[u8], sums: &mut [u32], squares: &mut [u32]) {
+    for ((block, sum), square) in row.chunks_exact(K).zip(sums.iter_mut()).zip(squares) {
+        let block: &[u8; K] = block.try_into().expect("chunks of K");
+        let mut s = 0u32;
+        let mut q = 0u32;
+        for &v in block {
+            s += u32::from(v);
+            q += u32::from(v) * u32::from(v);
+        }
+        *sum += s;
+        *square += q;
     }
 }
 
