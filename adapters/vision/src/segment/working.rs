@@ -259,3 +259,33 @@ pub(super) fn shrink(raw: &[u8], w: u32, h: u32, channels: usize) -> Working {
     }
     shrinker.into_working()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_grey_working_copy_holds_each_blocks_mean_and_deviation_whatever_the_block_side() {
+        // Block sides 1 to 10: the ones summed by a width known to the compiler (2 to 8) and the others.
+        for k in 1..=10u32 {
+            // Wide enough for blocks of k (a remainder under k at the right and bottom edges, left out).
+            let (w, h) = (WORKING_SIDE * k - k / 2, 3 * k + 1);
+            let raw: Vec<u8> = (0..w * h).map(|i| ((i * 7919 + (i / w) * 31) % 251) as u8).collect();
+            let work = shrink(&raw, w, h, 1);
+            assert_eq!((work.k, work.width, work.height), (k, w / k, h / k), "k {k}");
+            let n = (k * k) as f32;
+            for (bx, by) in [(0, 0), (work.width - 1, 0), (work.width / 2, work.height - 1)] {
+                let block: Vec<f32> =
+                    (0..k * k).map(|j| f32::from(raw[((by * k + j / k) * w + bx * k + j % k) as usize])).collect();
+                let mean = block.iter().sum::<f32>() / n;
+                let deviation = (block.iter().map(|v| v * v).sum::<f32>() / n - mean * mean).max(0.0).sqrt();
+                let i = (by * work.width + bx) as usize;
+                assert!((work.planes[0][i] - mean).abs() < 1e-3, "k {k} mean at {bx},{by}");
+                match &work.texture {
+                    Some(texture) => assert!((texture[i] - deviation).abs() < 1e-2, "k {k} texture at {bx},{by}"),
+                    None => assert_eq!(k, 1, "a texture for blocks of more than a pixel"),
+                }
+            }
+        }
+    }
+}
