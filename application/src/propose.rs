@@ -144,14 +144,16 @@ impl ProposeProjects {
             None => "Propose projects I can build from my inventory.".to_owned(),
         };
         // The two calls every run makes are answered before the first step, ahead of the wish: the request then
-        // opens with the same instructions, tools, listing and catalogue from one proposal to the next while the
-        // inventory and the catalogue are unchanged, a prefix the provider serves from its cache.
+        // opens with the same instructions, tools, catalogue and listing from one proposal to the next while the
+        // catalogue and the inventory are unchanged, a prefix the provider serves from its cache. The catalogue
+        // comes first: it changes less often than the inventory, so a change of an item leaves the instructions,
+        // tools and catalogue cached.
         let templates = self.templates.list(household).await?;
         let listing = self.listing(household, &templates).await?;
         let mut input = Vec::with_capacity(8);
         for (call_id, name, output) in [
-            (LISTED_CALL_ID, tools::LIST_INVENTORY, listing.1.clone()),
             (CATALOGUED_CALL_ID, tools::TEMPLATE_CATALOG, tools::catalog_output(&templates)),
+            (LISTED_CALL_ID, tools::LIST_INVENTORY, listing.1.clone()),
         ] {
             input.push(InputItem::Replay(answered_call(call_id, name)));
             input.push(InputItem::FunctionCallOutput { call_id: call_id.to_owned(), output });

@@ -22,10 +22,11 @@ pub const TEMPLATE_CATALOG: &str = "template_catalog";
 pub const ITEM_DETAILS: &str = "item_details";
 
 const INVENTORY_HEADER: &str = "items a build may use (intent keep, available; items no catalogue requirement can take are \
-left out): #type|field unit|... then per row ids+condition[xN] name|profile|values (- unmeasured); ids: one id, or \
-like items' ids joined by commas (same name, profile, condition, values and units); condition N new, L like_new, F \
-fair, P poor, X for_parts, else good; xN: N units available (a stock), else 1; ^ in place of name|profile: the \
-row above's name and profile; ^ in place of the name: the row above's name";
+left out; item_details gives an item's profile, every field, faults and tests): #type|field unit|... (the fields \
+some requirement bounds) then per row ids+condition[xN] name|values (- unmeasured); ids: one id, or like items' ids \
+(same name, condition, values and units) joined by commas, a-b for every id from a to b; condition N new, L \
+like_new, F fair, P poor, X for_parts, else good; xN: N units available (a stock) of each, else 1; ^ in place of \
+the name: the row above's name";
 const CATALOG_HEADER: &str =
     "templates; id|label|goal|effort|requirements as key: label (key? = optional, key xN = N units)";
 
@@ -57,24 +58,31 @@ impl<'t> Takers<'t> {
     pub fn may_take(&self, item: &ItemLine) -> bool {
         self.by_type.get(item.item_type.as_str()).is_some_and(|rs| rs.iter().any(|r| r.may_fit(item)))
     }
+
+    /// Whether some requirement taking items of `item_type` bounds the field `key`: the fields the machine check
+    /// reads of that type, the only ones a listing needs to show.
+    pub fn bound(&self, item_type: &str, key: &str) -> bool {
+        self.by_type.get(item_type).is_some_and(|rs| rs.iter().any(|r| r.fields.iter().any(|b| b.key.as_str() == key)))
+    }
 }
 
 /// The output of `list_inventory`: of `items` (the caller passes only buildable ones), those some requirement of
 /// `templates` may take, since no build can use the others.
 ///
-/// Items are grouped by type, so the type and its fields' names and units are written once per type. Like items
-/// (same name, profile, condition, values and available units: a box of identical cells entered one by one) are
-/// one row whose ids are joined by commas. Each row carries its ids with the condition's letter (none for
-/// `good`), the units available when more than one, the name, the profile and the values; rows are in name and
-/// profile order, and a row with the name and profile of the row above writes `^` for both, one with only its
-/// name the same `^` for the name:
+/// Items are grouped by type, so the type and its fields' names and units are written once per type, and only
+/// the fields some requirement taking that type bounds are shown: the rest, and the profile, are in
+/// `item_details`, which the model asks of the items it considers. Like items (same name, condition, shown values
+/// and available units: a box of identical cells entered one by one, or cables alike in all a build checks) are
+/// one row whose ids are joined by commas, a run of consecutive ids written `a-b`. Each row carries its ids with
+/// the condition's letter (none for `good`), the units available when more than one, the name and the values;
+/// rows are in name order, and a row with the name of the row above writes `^` for it:
 ///
 /// ```text
 /// items a build may use (...)
-/// #lithium_cell|capacity mAh|voltage V
-/// 12,13,19 Samsung 25R 18650|2500 mAh, 20 A|2500 3.6
-/// 14F ^|2400 -
-/// 15 ^|rewrapped|2450 3.7
+/// #lithium_cell|capacity mAh
+/// 12-13,19 Samsung 25R 18650|2500
+/// 14F ^|2400
+/// 15 ^|-
 /// ```
 pub fn inventory_output<'a>(items: impl IntoIterator<Item = &'a ItemLine>, templates: &[Template]) -> String {
     inventory_output_with(items, templates, Levers::ALL)
@@ -90,11 +98,31 @@ pub struct Levers {
     pub like_items_together: bool,
     /// `^` for a row's name and profile when the row above has the same, or for its name alone.
     pub ditto: bool,
+    /// Rows without the profile (`item_details` gives it), so items differing only there are alike.
+    pub no_profile: bool,
+    /// Only the fields some requirement taking the type bounds (`item_details` gives every field).
+    pub only_bound_fields: bool,
+    /// A run of consecutive ids in a row written `a-b`.
+    pub id_runs: bool,
 }
 
 impl Levers {
-    pub const ALL: Levers = Levers { only_takeable: true, like_items_together: true, ditto: true };
-    pub const NONE: Levers = Levers { only_takeable: false, like_items_together: false, ditto: false };
+    pub const ALL: Levers = Levers {
+        only_takeable: true,
+        like_items_together: true,
+        ditto: true,
+        no_profile: true,
+        only_bound_fields: true,
+        id_runs: true,
+    };
+    pub const NONE: Levers = Levers {
+        only_takeable: false,
+        like_items_together: false,
+        ditto: false,
+        no_profile: false,
+        only_bound_fields: false,
+        id_runs: false,
+    };
 }
 
 /// [`inventory_output`] with only some of its [`Levers`].
@@ -113,7 +141,7 @@ pub fn inventory_output_with<'a>(
     while start < sorted.len() {
         let item_type = &sorted[start].item_type;
         let end = start + sorted[start..].iter().take_while(|i| &i.item_type == item_type).count();
-        write_type(&mut out, item_type.as_str(), &sorted[start..end], levers);
+        write_type(&mut out, item_type.as_str(), &sorted[start..end], &takers, levers);
         start = end;
     }
     out
@@ -137,13 +165,16 @@ impl Row<'_> {
 }
 
 /// Writes one type's header line and its rows.
-fn write_type(out: &mut String, item_type: &str, group: &[&ItemLine], levers: Levers) {
+fn write_type(out: &mut String, item_type: &str, group: &[&ItemLine], takers: &Takers, levers: Levers) {
     // Each item's current fields, read once.
     let fields: Vec<Vec<&Measurement>> = group.iter().map(|item| item.current_measurements()).collect();
     // The type's columns: every (key, unit) measured on any of its items. A key measured in two dimensions
     // (capacity in mAh and in Wh) gets two columns, so no value is lost.
     let mut columns: Vec<(&str, Unit)> = Vec::new();
     for m in fields.iter().flatten() {
+        if levers.only_bound_fields && !takers.bound(item_type, m.key.as_str()) {
+            continue;
+        }
         if !columns.contains(&(m.key.as_str(), m.unit)) {
             columns.push((m.key.as_str(), m.unit));
         }
@@ -169,7 +200,7 @@ fn write_type(out: &mut String, item_type: &str, group: &[&ItemLine], levers: Le
             }
             Row {
                 name: cell(item.name.as_str()),
-                profile: cell(&item.profile),
+                profile: if levers.no_profile { String::new() } else { cell(&item.profile) },
                 condition: item.condition,
                 available: item.units().available,
                 values,
@@ -191,12 +222,8 @@ fn write_type(out: &mut String, item_type: &str, group: &[&ItemLine], levers: Le
     let mut above: Option<(&str, &str)> = None;
     for row in &merged {
         out.push('\n');
-        for (i, item) in row.ids.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            let _ = write!(out, "{}", item.id);
-        }
+        let ids: Vec<i64> = row.ids.iter().map(|item| item.id.0).collect();
+        write_ids(out, &ids, levers.id_runs);
         out.push_str(condition_code(row.condition));
         if row.available > 1 {
             let _ = write!(out, "x{}", row.available);
@@ -204,6 +231,8 @@ fn write_type(out: &mut String, item_type: &str, group: &[&ItemLine], levers: Le
         // `ids name`: a space costs nothing (the name's first word takes it), a separator a token per row.
         out.push(' ');
         match above {
+            Some((name, _)) if levers.ditto && levers.no_profile && name == row.name => out.push('^'),
+            _ if levers.no_profile => out.push_str(&row.name),
             Some((name, profile)) if levers.ditto && name == row.name && profile == row.profile => out.push('^'),
             Some((name, _)) if levers.ditto && name == row.name => {
                 out.push_str("^|");
@@ -220,6 +249,32 @@ fn write_type(out: &mut String, item_type: &str, group: &[&ItemLine], levers: Le
             out.push_str(&row.values);
         }
         above = Some((&row.name, &row.profile));
+    }
+}
+
+/// Writes a row's ids (ascending) joined by commas, with `runs` a run of three or more consecutive ids as `a-b`
+/// (a run of two is as short either way).
+///
+/// ```text
+/// [3, 4, 5, 6, 9, 11, 12] -> 3-6,9,11,12
+/// ```
+fn write_ids(out: &mut String, ids: &[i64], runs: bool) {
+    let mut i = 0;
+    while i < ids.len() {
+        if i > 0 {
+            out.push(',');
+        }
+        let mut end = i;
+        while runs && end + 1 < ids.len() && ids[end + 1] == ids[end] + 1 {
+            end += 1;
+        }
+        if end >= i + 2 {
+            let _ = write!(out, "{}-{}", ids[i], ids[end]);
+            i = end + 1;
+        } else {
+            let _ = write!(out, "{}", ids[i]);
+            i += 1;
+        }
     }
 }
 
@@ -346,7 +401,9 @@ mod tests {
             let (name, profile, values) = match (cols.as_slice(), columns.is_empty()) {
                 (["^"], true) => (above.0.clone(), above.1.clone(), ""),
                 (["^", values], false) => (above.0.clone(), above.1.clone(), *values),
+                ([name], true) => (name.to_string(), String::new(), ""),
                 ([name, profile], true) => (name.to_string(), profile.to_string(), ""),
+                ([name, values], false) => (name.to_string(), String::new(), *values),
                 ([name, profile, values], false) => (name.to_string(), profile.to_string(), *values),
                 _ => continue,
             };
@@ -369,8 +426,16 @@ mod tests {
                 .filter(|(_, v)| **v != "-")
                 .filter_map(|((k, u), v)| Some((k.clone(), units::normalise(v.parse().ok()?, u).ok()?)))
                 .collect();
-            for id in ids[..code_at].split(',') {
-                let Ok(id) = id.parse() else { continue };
+            let ids = ids[..code_at].split(',').flat_map(|id| -> Vec<i64> {
+                match id.split_once('-') {
+                    Some((a, b)) => match (a.parse(), b.parse()) {
+                        (Ok(a), Ok(b)) => (a..=b).collect(),
+                        _ => Vec::new(),
+                    },
+                    None => id.parse().into_iter().collect(),
+                }
+            });
+            for id in ids {
                 out.push(InventoryLine {
                     id,
                     name: name.clone(),
@@ -465,9 +530,22 @@ mod tests {
         items.iter().map(ItemLine::from).collect()
     }
 
-    /// A catalogue of one template taking any item of `types`, whatever its condition and fields.
+    /// A catalogue of one template taking any item of `types`, whatever its condition and fields, and with an
+    /// optional requirement of each type bounding capacity and voltage (so the listing shows them).
     fn taking(types: &[&str]) -> Vec<Template> {
-        let reqs = types.iter().map(|t| requirement(t, "any", &[t], None, false, vec![]).unwrap()).collect();
+        let bounds = || {
+            vec![
+                FieldBound::new("capacity", Some(0.0), None, "mAh").unwrap(),
+                FieldBound::new("voltage", Some(0.0), None, "V").unwrap(),
+            ]
+        };
+        let reqs = types
+            .iter()
+            .flat_map(|t| {
+                let measured = requirement(&format!("{t}_measured"), "measured", &[t], None, true, bounds());
+                [requirement(t, "any", &[t], None, false, vec![]).unwrap(), measured.unwrap()]
+            })
+            .collect();
         vec![NewTemplate::new("Anything", "Use it.", "an hour", &[], reqs).unwrap().with_id(TemplateId(1))]
     }
 
@@ -497,11 +575,11 @@ mod tests {
             out.lines().skip(1).collect::<Vec<_>>(),
             vec![
                 "#lithium_cell|capacity mAh|voltage V",
-                "3x6 Cell A|Brand   Model line two|3400 3.7",
-                "2L Cell B|Brand   Model line two|3400 3.7",
-                "4F Cell D|Brand   Model line two|- 3.7",
+                "3x6 Cell A|3400 3.7",
+                "2L Cell B|3400 3.7",
+                "4F Cell D|- 3.7",
                 "#single_board_computer",
-                "1L Pi|Brand   Model line two",
+                "1L Pi",
             ]
         );
         let back = parse_inventory(&out);
@@ -521,7 +599,10 @@ mod tests {
         assert_eq!(back[2].fields, vec![("voltage".to_owned(), Quantity { value: 3.7, unit: Unit::Volt })]);
         assert_eq!(back.iter().map(|l| l.units).collect::<Vec<_>>(), [6, 1, 1, 1]);
         assert_eq!(back[1].name, "Cell B");
-        assert_eq!(back[0].profile, "Brand   Model line two");
+        // The profile is not on the row: item_details gives it.
+        assert_eq!(back[0].profile, "");
+        assert!(!out.contains("Brand"), "{out}");
+        assert!(details_output(&items[0]).contains("|Brand   Model line two|"));
     }
 
     #[test]
@@ -556,39 +637,33 @@ mod tests {
 
     #[test]
     fn like_items_share_a_row_and_a_repeated_name_is_written_once() {
+        // 4 differs from 5, 6 and 9 only by its profile, which the row does not show: they are alike.
         let cells: Vec<Item> = [5, 9, 6].iter().map(|id| item(*id, "Cell", "lithium_cell")).collect();
         let mut worn = item(7, "Cell", "lithium_cell");
         worn.condition = Condition::Fair;
         let mut stock = item(8, "Cell", "lithium_cell");
         stock.quantity = 4;
-        let mut other = item(3, "Cell", "lithium_cell");
+        let mut other = item(4, "Cell", "lithium_cell");
         other.profile = "another brand".into();
         let items: Vec<Item> = cells.into_iter().chain([worn, stock, other]).collect();
         let out = listed(&items);
         assert_eq!(
             out.lines().skip(1).collect::<Vec<_>>(),
-            vec![
-                "#lithium_cell|capacity mAh|voltage V",
-                "7F Cell|Brand   Model line two|3400 3.7",
-                "5,6,9L ^|3400 3.7",
-                "8Lx4 ^|3400 3.7",
-                "3L ^|another brand|3400 3.7",
-            ],
+            vec!["#lithium_cell|capacity mAh|voltage V", "7F Cell|3400 3.7", "4-6,9L ^|3400 3.7", "8Lx4 ^|3400 3.7",],
             "{out}"
         );
         let back = parse_inventory(&out);
         let ids: Vec<(i64, Condition, u32, &str)> =
             back.iter().map(|l| (l.id, l.condition, l.units, l.profile.as_str())).collect();
-        let profile = "Brand   Model line two";
         assert_eq!(
             ids,
             vec![
-                (7, Condition::Fair, 1, profile),
-                (5, Condition::LikeNew, 1, profile),
-                (6, Condition::LikeNew, 1, profile),
-                (9, Condition::LikeNew, 1, profile),
-                (8, Condition::LikeNew, 4, profile),
-                (3, Condition::LikeNew, 1, "another brand"),
+                (7, Condition::Fair, 1, ""),
+                (4, Condition::LikeNew, 1, ""),
+                (5, Condition::LikeNew, 1, ""),
+                (6, Condition::LikeNew, 1, ""),
+                (9, Condition::LikeNew, 1, ""),
+                (8, Condition::LikeNew, 4, ""),
             ]
         );
         assert!(back.iter().all(|l| l.name == "Cell" && l.fields.len() == 2), "{back:?}");
@@ -623,6 +698,68 @@ mod tests {
         // With every lever off, every item given is listed.
         let every = inventory_output_with(&lines(&all), &catalogue, Levers::NONE);
         assert_eq!(parse_inventory(&every).len(), all.len());
+    }
+
+    #[test]
+    fn a_run_of_consecutive_ids_is_written_from_first_to_last() {
+        let check = |ids: &[i64], expected: &str| {
+            let mut out = String::new();
+            write_ids(&mut out, ids, true);
+            assert_eq!(out, expected, "{ids:?}");
+        };
+        check(&[7], "7");
+        check(&[3, 4], "3,4");
+        check(&[3, 4, 5, 6, 9, 11, 12], "3-6,9,11,12");
+        check(&[1, 3, 4, 5], "1,3-5");
+        check(&[10, 11, 12, 20, 21, 22, 23], "10-12,20-23");
+        let mut out = String::new();
+        write_ids(&mut out, &[3, 4, 5], false);
+        assert_eq!(out, "3,4,5");
+        // Read back, a row of a run names every id in it.
+        let cells: Vec<Item> = (20..=25).map(|id| item(id, "Cell", "lithium_cell")).collect();
+        let back: Vec<i64> = parse_inventory(&listed(&cells)).iter().map(|l| l.id).collect();
+        assert_eq!(back, (20..=25).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn only_the_fields_some_requirement_bounds_are_listed_and_details_give_the_rest() {
+        let mut cell = item(1, "Cell", "lithium_cell");
+        let at = cell.created_at;
+        cell.measurements.push(Measurement::new("weight", 46.0, "g", at, MeasurementSource::Label).unwrap());
+        let mut other = item(2, "Cell", "lithium_cell");
+        other.measurements.push(Measurement::new("weight", 48.0, "g", at, MeasurementSource::Label).unwrap());
+        // A requirement bounding capacity: capacity is shown, voltage and weight are not.
+        let bound = FieldBound::new("capacity", Some(3000.0), None, "mAh").unwrap();
+        let cells = requirement("cell", "a cell", &["lithium_cell"], None, false, vec![bound]).unwrap();
+        let catalogue =
+            vec![NewTemplate::new("Light", "Light up.", "an hour", &[], vec![cells]).unwrap().with_id(TemplateId(1))];
+        let items = [cell, other];
+        let out = inventory_output(&lines(&items), &catalogue);
+        // The two differ only in weight, which no requirement reads: one row.
+        assert_eq!(out.lines().skip(1).collect::<Vec<_>>(), vec!["#lithium_cell|capacity mAh", "1,2L Cell|3400"]);
+        let details = details_output(&items[0]);
+        assert!(details.contains("voltage") && details.contains("weight") && details.contains("capacity"), "{details}");
+        // Without the lever, every field is a column and the two are two rows.
+        let all = Levers { only_bound_fields: false, ..Levers::ALL };
+        let every = inventory_output_with(&lines(&items), &catalogue, all);
+        assert_eq!(every.lines().nth(1), Some("#lithium_cell|capacity mAh|voltage V|weight g"), "{every}");
+        assert_eq!(parse_inventory(&every).len(), 2);
+        assert_eq!(every.lines().count(), 4, "{every}");
+    }
+
+    #[test]
+    fn the_listing_is_the_same_whatever_order_the_items_come_in() {
+        let mut items: Vec<Item> = (1..=12)
+            .map(|id| {
+                let mut cell = item(id, if id % 3 == 0 { "Cell A" } else { "Cell B" }, "lithium_cell");
+                cell.condition = if id % 2 == 0 { Condition::Good } else { Condition::Fair };
+                cell
+            })
+            .collect();
+        let first = listed(&items);
+        items.reverse();
+        items.swap(2, 7);
+        assert_eq!(listed(&items), first, "the cached prefix must be byte-identical for the same items");
     }
 
     #[test]

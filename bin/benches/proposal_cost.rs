@@ -12,13 +12,17 @@
 //! (another wish) finds the first's requests cached (warm). Cost at Trove's default rates (Muse Spark: input 1.25,
 //! cached input 0.15 USD per million tokens).
 //!
-//! Two inventories of 1,000 and 10,000 items: a household that makes (half parts and gear of the kinds the
-//! catalogue builds from, half its other things; like things entered one by one, several to a pack), and a
-//! maker's store of parts only, every one of a kind the catalogue takes and every one different. The listing is
-//! also measured lever by lever (`tools::Levers`). Targets: a proposal at 10,000 items under $0.05 of input, under
-//! $0.01 at 1,000; the listing under 8 tokens per item.
+//! Three inventories of 1,000 and 10,000 items: a household that makes (half parts and gear of the kinds the
+//! catalogue builds from, half its other things; like things entered one by one, several to a pack), a store of
+//! distinct parts (resistors, capacitors, ICs, connectors, fasteners, wire, tools and spares beside the boards,
+//! modules, cables, supplies and cells a build takes; no two items alike), and a maker's store of parts only,
+//! every one of a kind the catalogue takes and every one different. The listing is also measured lever by lever
+//! (`tools::Levers`). Targets: a proposal at 10,000 items under $0.05 of input, under $0.01 at 1,000; the listing
+//! under 8 tokens per item.
 //!
-//! Run: `cargo bench -p trove --bench proposal_cost`
+//! Run: `cargo bench -p trove --bench proposal_cost`; with `-- check` (in `.ci/run`) it measures the household
+//! and the distinct parts at 10,000 items only and fails when either's listing reaches 80,000 tokens or its cold
+//! proposal $0.05.
 
 mod generated_inventory;
 
@@ -47,6 +51,8 @@ const CACHE_STEP: usize = 128;
 const TARGET_10K: f64 = 0.05;
 const TARGET_1K: f64 = 0.01;
 const TARGET_TOKENS_PER_ITEM: f64 = 8.0;
+/// The check mode's bound on the listing at 10,000 items, in o200k tokens.
+const CHECK_LISTING_MAX: usize = 80_000;
 
 struct SystemClock;
 
@@ -170,7 +176,13 @@ fn count(bpe: &CoreBPE, bodies: &[Value], cache: &mut Vec<Counted>) -> Vec<(usiz
     out
 }
 
-async fn proposal_costs(bpe: &CoreBPE, label: &str, new: Vec<NewItem>) {
+/// What the check mode bounds of one inventory: the listing's tokens and a cold proposal's input in USD.
+struct Bounded {
+    listing: usize,
+    cold: f64,
+}
+
+async fn proposal_costs(bpe: &CoreBPE, label: &str, new: Vec<NewItem>) -> Bounded {
     let n = new.len();
     let url = trove_db::testing::fresh_sqlite_url();
     let store = Arc::new(Store::connect(&url).await.expect("a fresh sqlite store"));
@@ -192,14 +204,30 @@ async fn proposal_costs(bpe: &CoreBPE, label: &str, new: Vec<NewItem>) {
 
     // The listing, lever by lever.
     let mut previous = None;
+    let takeable = Levers { only_takeable: true, ..Levers::NONE };
+    let together = Levers { like_items_together: true, ..takeable };
+    let ditto = Levers { ditto: true, ..together };
+    let no_profile = Levers { no_profile: true, ..ditto };
+    let bound = Levers { only_bound_fields: true, ..no_profile };
+    let mut listed = 0;
     for (name, levers) in [
         ("every buildable item, one row each", Levers::NONE),
-        ("+ only items a requirement may take", Levers { only_takeable: true, ..Levers::NONE }),
-        ("+ like items in one row", Levers { only_takeable: true, like_items_together: true, ditto: false }),
-        ("+ ^ for a repeated name|profile", Levers::ALL),
+        ("+ only items a requirement may take", takeable),
+        ("+ like items in one row", together),
+        ("+ ^ for a repeated name|profile", ditto),
+        ("+ no profile (item_details has it)", no_profile),
+        ("+ only the fields a requirement bounds", bound),
+        ("+ a-b for a run of ids", Levers::ALL),
     ] {
         let listing = tools::inventory_output_with(buildable.iter().copied(), &catalogue, levers);
         let tokens = bpe.encode_ordinary(&listing).len();
+        if levers == Levers::ALL {
+            assert_eq!(listing, tools::inventory_output(buildable.iter().copied(), &catalogue));
+            listed = tokens;
+            if let Ok(dir) = std::env::var("DUMP_LISTING") {
+                std::fs::write(format!("{dir}/{label}-{n}.txt"), &listing).unwrap();
+            }
+        }
         let rows = listing.lines().skip(1).filter(|l| !l.starts_with('#')).count();
         let saved =
             previous.map_or(String::new(), |p: usize| format!(" ({:+.0}%)", (tokens as f64 / p as f64 - 1.0) * 100.0));
@@ -227,6 +255,7 @@ async fn proposal_costs(bpe: &CoreBPE, label: &str, new: Vec<NewItem>) {
     let propose = ProposeProjects::new(metered, items, templates, projects, Recorder::new(clock));
     let mut cache = Vec::new();
     let mut seen = 0;
+    let mut cold = 0.0;
     for (run, wish) in [("cold", "a weather station for the garden"), ("warm", "something for the kids")] {
         let outcome = propose.run(Actor::command_line(household), Some(wish)).await.expect("the proposal runs");
         let bodies: Vec<Value> = server
@@ -244,6 +273,9 @@ async fn proposal_costs(bpe: &CoreBPE, label: &str, new: Vec<NewItem>) {
         let hit: usize = counted.iter().map(|c| c.1).sum();
         let no_cache = usd(input, 0, &rates);
         let with_cache = usd(input - hit, hit, &rates);
+        if run == "cold" {
+            cold = with_cache;
+        }
         let target = if n >= 10_000 { TARGET_10K } else { TARGET_1K };
         let steps: Vec<String> = counted.iter().map(|(i, c)| format!("{i} ({c} cached)")).collect();
         println!(
@@ -253,6 +285,7 @@ async fn proposal_costs(bpe: &CoreBPE, label: &str, new: Vec<NewItem>) {
             if with_cache < target { "(met)" } else { "(missed)" }
         );
     }
+    Bounded { listing: listed, cold }
 }
 
 fn main() {
@@ -263,8 +296,32 @@ fn main() {
         "and a proposal's input (o200k tokens, the bodies sent), cold and warm cache; targets ${TARGET_1K} at 1,000, ${TARGET_10K} at 10,000"
     );
     println!("| inventory | items | lever / run | rows / steps | tokens / per step | per item | ...");
+    let checking = std::env::args().skip(1).any(|a| a == "check");
+    if checking {
+        // The bounds at 10,000 items, on the household and on the store of distinct parts.
+        let mut missed = Vec::new();
+        for (label, items) in [
+            ("household", generated_inventory::household_items(10_000)),
+            ("distinct parts", generated_inventory::distinct_parts(10_000)),
+        ] {
+            let bounded = rt.block_on(proposal_costs(&bpe, label, items));
+            println!(
+                "{label}, 10,000 items: listing {} tokens (bound {CHECK_LISTING_MAX}), cold proposal ${:.4} (bound ${TARGET_10K})",
+                bounded.listing, bounded.cold
+            );
+            if bounded.listing >= CHECK_LISTING_MAX || bounded.cold >= TARGET_10K {
+                missed.push(label);
+            }
+        }
+        if !missed.is_empty() {
+            eprintln!("a proposal at 10,000 items is over its bounds on: {}", missed.join(", "));
+            std::process::exit(1);
+        }
+        return;
+    }
     for n in [1_000, 10_000] {
         rt.block_on(proposal_costs(&bpe, "household", generated_inventory::household_items(n)));
+        rt.block_on(proposal_costs(&bpe, "distinct parts", generated_inventory::distinct_parts(n)));
         rt.block_on(proposal_costs(&bpe, "maker's parts", generated_inventory::new_items(n)));
     }
 }

@@ -267,7 +267,7 @@ async fn the_loop_against_a_fake_model_writes_only_what_the_rules_keep(db: Db) {
     assert_eq!(bodies[0]["model"], "muse-spark-1.3");
     assert_eq!(bodies[0]["store"], false);
     assert_eq!(bodies[0]["tools"].as_array().unwrap().len(), 3);
-    // The listing and the catalogue are answered first, then comes the wish: a prefix the same from one proposal
+    // The catalogue and the listing are answered first, then comes the wish: a prefix the same from one proposal
     // to the next.
     let opening: Vec<(&str, &str)> = bodies[0]["input"]
         .as_array()
@@ -278,10 +278,10 @@ async fn the_loop_against_a_fake_model_writes_only_what_the_rules_keep(db: Db) {
     assert_eq!(
         opening,
         vec![
-            ("function_call", "call_list_inventory"),
-            ("function_call_output", "call_list_inventory"),
             ("function_call", "call_template_catalog"),
             ("function_call_output", "call_template_catalog"),
+            ("function_call", "call_list_inventory"),
+            ("function_call_output", "call_list_inventory"),
             ("message", ""),
         ]
     );

@@ -9,7 +9,7 @@ use trove_domain::project::{Proposal, ProposalSet, ProposedAllocation};
 /// How the model should choose: the instructions sent with every step.
 pub const INSTRUCTIONS: &str = "You help the owner of a pile of gear decide what to build from what they already \
 have. list_inventory and template_catalog are answered before the owner's request; call item_details for items \
-whose faults, tests or accessories matter. Propose up to 5 projects from the catalogue that use the owner's spare items well. For each \
+whose profile, other fields, faults, tests or accessories matter. Propose up to 5 projects from the catalogue that use the owner's spare items well. For each \
 proposal give the template_id, a short title, a one-sentence reason naming the items used, and allocations: for \
 each requirement key, the item_id and how many of its units it takes (1 for a single thing; a requirement marked \
 xN takes N units, from one item or several), only ids from list_inventory, never more units of an item across \
@@ -38,8 +38,9 @@ pub fn tools() -> Vec<Tool> {
     vec![
         Tool::Function {
             name: LIST_INVENTORY.into(),
-            description: "Every item a build may use (not gone, not meant for sale or giving away): id, name, \
-                          item_type, condition, profile and the current fields as value unit."
+            description: "Every item some requirement of the catalogue may take (not gone, not meant for sale or \
+                          giving away): ids, name, item_type, condition and the current fields the requirements \
+                          bound, as value unit; like items share a row. item_details gives the profile and the rest."
                 .into(),
             parameters: NO_PARAMETERS.into(),
         },

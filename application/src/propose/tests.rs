@@ -353,13 +353,13 @@ fn answered(call_id: &str, name: &str) -> InputItem {
     InputItem::Replay(RawJson(raw.to_string()))
 }
 
-/// How every run's input opens: the listing and the catalogue answered, then the owner's wish.
+/// How every run's input opens: the catalogue and the listing answered, then the owner's wish.
 fn opening(wish: &str) -> Vec<InputItem> {
     vec![
-        answered("call_list_inventory", "list_inventory"),
-        output("call_list_inventory", listing()),
         answered("call_template_catalog", "template_catalog"),
         output("call_template_catalog", tools::catalog_output(&catalogue())),
+        answered("call_list_inventory", "list_inventory"),
+        output("call_list_inventory", listing()),
         InputItem::UserText(wish.into()),
     ]
 }

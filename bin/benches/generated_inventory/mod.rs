@@ -583,3 +583,825 @@ pub fn sheet(dir: &std::path::Path, rows: usize) -> (std::path::PathBuf, Vec<Str
     println!("{rows} rows, {:.1} MB of CSV", bytes.len() as f64 / 1e6);
     (file, header)
 }
+
+/// One family of a maker's or repairer's distinct parts: an item type, the axes its names are made of (one
+/// entry of each, joined by spaces, empty entries left out), its profiles, and the fields it may carry.
+struct Family {
+    item_type: &'static str,
+    /// How many items of this family per 100 of the store.
+    weight: usize,
+    axes: &'static [&'static [&'static str]],
+    profiles: &'static [&'static str],
+    fields: &'static [FieldSpec],
+}
+
+/// The resistors' values: the E12 series over seven decades, as they are written on a strip's label.
+const E12: &[&str] = &["1.0", "1.2", "1.5", "1.8", "2.2", "2.7", "3.3", "3.9", "4.7", "5.6", "6.8", "8.2"];
+const DECADES: &[(&str, f64)] =
+    &[("", 1.0), ("0", 10.0), ("00", 100.0), ("k", 1e3), ("0k", 1e4), ("00k", 1e5), ("M", 1e6)];
+
+/// The families of [`distinct_parts`]: passives, semiconductors, connectors, fasteners, wire, tools and spares
+/// (of types no template takes), and the boards, modules, cables, supplies, cells, cases and sensors a build
+/// takes (of the catalogue's types, under its conditions and bounds).
+const FAMILIES: &[Family] = &[
+    Family {
+        item_type: "capacitor",
+        weight: 7,
+        axes: &[
+            &[
+                "10 pF", "22 pF", "100 pF", "1 nF", "10 nF", "100 nF", "220 nF", "1 uF", "4.7 uF", "10 uF", "47 uF",
+                "100 uF", "220 uF", "470 uF", "1000 uF", "2200 uF",
+            ],
+            &["ceramic", "electrolytic", "film", "tantalum", "polymer"],
+            &["capacitor"],
+            &["6.3 V", "16 V", "25 V", "35 V", "50 V", "63 V", "100 V", "400 V"],
+        ],
+        profiles: &[
+            "through-hole, 2.5 mm pitch",
+            "0805 SMD on cut tape",
+            "radial, 105 C",
+            "bag from a kit",
+            "salvaged from a PSU",
+            "low ESR, Panasonic",
+        ],
+        fields: &[("voltage", "V", 6.3, 400.0, 0.1), ("pieces", "pcs", 5.0, 200.0, 5.0)],
+    },
+    Family {
+        item_type: "ic",
+        weight: 6,
+        axes: &[
+            &[
+                "NE555 timer",
+                "LM358 op-amp",
+                "TL072 op-amp",
+                "74HC595 shift register",
+                "74HC14 Schmitt inverter",
+                "CD4017 decade counter",
+                "ATmega328P",
+                "ATtiny85",
+                "ULN2003 Darlington array",
+                "L293D motor driver",
+                "MAX7219 LED driver",
+                "PCF8574 I/O expander",
+                "MCP23017 I/O expander",
+                "LM386 audio amplifier",
+                "DS3231 RTC",
+                "24LC256 EEPROM",
+                "CH340G USB serial",
+                "TP4056 charger IC",
+                "LM317 regulator",
+                "AMS1117-3.3 regulator",
+                "7805 regulator",
+                "MCP3008 ADC",
+                "ADS1115 ADC",
+                "DRV8825 driver IC",
+            ],
+            &["DIP", "SOIC", "TSSOP", "TO-220", "QFN"],
+            &["", "tube of 10", "pair", "on breakout", "socketed"],
+        ],
+        profiles: &[
+            "genuine TI",
+            "from an AliExpress lot",
+            "pulled from a dead board, tested",
+            "new old stock",
+            "antistatic bag, labelled",
+            "datasheet printed in the drawer",
+        ],
+        fields: &[
+            ("pins", "pcs", 3.0, 40.0, 1.0),
+            ("supply_voltage", "V", 1.8, 36.0, 0.1),
+            ("pieces", "pcs", 1.0, 50.0, 1.0),
+        ],
+    },
+    Family {
+        item_type: "semiconductor",
+        weight: 5,
+        axes: &[
+            &[
+                "1N4148",
+                "1N4007",
+                "1N5819 Schottky",
+                "BZX55 5V1 Zener",
+                "2N2222",
+                "2N3904",
+                "2N3906",
+                "BC547",
+                "BC557",
+                "IRLZ44N MOSFET",
+                "IRF520 MOSFET",
+                "AO3400 MOSFET",
+                "TIP120 Darlington",
+                "BD139",
+                "S8050",
+                "BT136 triac",
+                "MOC3021 optotriac",
+                "PC817 optocoupler",
+            ],
+            &["diode", "transistor", ""],
+            &["TO-92", "TO-220", "DO-41", "SOT-23", "DIP-4", ""],
+        ],
+        profiles: &["bag of 100", "strip of 25", "from a starter kit", "salvaged, legs trimmed", "reel offcut"],
+        fields: &[("pieces", "pcs", 1.0, 200.0, 1.0), ("max_voltage", "V", 5.0, 600.0, 5.0)],
+    },
+    Family {
+        item_type: "led",
+        weight: 3,
+        axes: &[
+            &["3 mm", "5 mm", "10 mm", "0805", "1206", "5050"],
+            &["red", "green", "blue", "yellow", "white", "warm white", "RGB", "UV", "infrared"],
+            &["LED", "diffused LED", "clear LED", "flashing LED"],
+        ],
+        profiles: &["bag of 50", "2 V 20 mA", "from a kit", "high brightness", "common anode"],
+        fields: &[("pieces", "pcs", 5.0, 500.0, 5.0), ("forward_voltage", "V", 1.6, 3.6, 0.1)],
+    },
+    Family {
+        item_type: "connector",
+        weight: 7,
+        axes: &[
+            &[
+                "JST-XH",
+                "JST-PH",
+                "JST-SH",
+                "Dupont",
+                "Molex KK",
+                "XT30",
+                "XT60",
+                "XT90",
+                "Anderson Powerpole",
+                "screw terminal",
+                "barrel jack 5.5x2.1",
+                "USB-C socket",
+                "micro-USB socket",
+                "RJ45 jack",
+                "DB9",
+                "IDC",
+                "banana",
+                "M12 aviation",
+                "GX16 aviation",
+                "Wago 221",
+            ],
+            &["2-pin", "3-pin", "4-pin", "5-pin", "6-pin", "8-pin", "10-pin", "16-pin", ""],
+            &["male", "female", "pair", "housing", "PCB mount", "panel mount", "crimp contacts"],
+        ],
+        profiles: &[
+            "bag of 20",
+            "kit box, compartment 3",
+            "with pre-crimped leads",
+            "2.54 mm pitch",
+            "2.0 mm pitch",
+            "gold plated",
+            "from a drone build",
+        ],
+        fields: &[("pieces", "pcs", 2.0, 200.0, 2.0), ("rated_current", "mA", 500.0, 60000.0, 500.0)],
+    },
+    Family {
+        item_type: "fastener",
+        weight: 7,
+        axes: &[
+            &["M2", "M2.5", "M3", "M4", "M5", "M6", "M8", "#4-40", "#6-32"],
+            &["4 mm", "6 mm", "8 mm", "10 mm", "12 mm", "16 mm", "20 mm", "25 mm", "30 mm", "40 mm", ""],
+            &[
+                "socket cap screw",
+                "pan head screw",
+                "countersunk screw",
+                "button head screw",
+                "hex nut",
+                "nyloc nut",
+                "washer",
+                "brass standoff",
+                "nylon standoff",
+                "heat-set insert",
+                "grub screw",
+                "wing nut",
+            ],
+            &["stainless", "zinc plated", "black oxide", "nylon", "brass", ""],
+        ],
+        profiles: &[
+            "sorting box, row 2",
+            "bag of 100",
+            "bag of 50",
+            "half used",
+            "from an assortment kit",
+            "labelled bin",
+        ],
+        fields: &[("pieces", "pcs", 5.0, 500.0, 5.0), ("length", "mm", 3.0, 50.0, 1.0)],
+    },
+    Family {
+        item_type: "wire",
+        weight: 3,
+        axes: &[
+            &["30 AWG", "26 AWG", "24 AWG", "22 AWG", "20 AWG", "18 AWG", "16 AWG", "14 AWG", "12 AWG"],
+            &["silicone", "PVC", "solid core", "stranded", "enamelled", "ribbon"],
+            &["red", "black", "white", "yellow", "green", "blue", "rainbow"],
+            &["hookup wire", "spool", "wire"],
+        ],
+        profiles: &["10 m spool", "half a spool left", "offcuts", "tinned copper", "high temperature"],
+        fields: &[("length", "mm", 500.0, 100000.0, 500.0), ("weight", "g", 10.0, 1000.0, 10.0)],
+    },
+    Family {
+        item_type: "hand_tool",
+        weight: 4,
+        axes: &[
+            &["Knipex", "Wera", "Wiha", "Bahco", "Engineer", "Hakko", "iFixit", "Stanley", "Proskit", "no-name"],
+            &[
+                "flush cutters",
+                "needle-nose pliers",
+                "crimping tool",
+                "wire strippers",
+                "precision screwdriver set",
+                "spudger set",
+                "tweezers",
+                "hex key set",
+                "torx driver",
+                "nut driver set",
+                "file set",
+                "hot air station",
+                "soldering iron",
+                "desoldering pump",
+                "third hand",
+                "calipers",
+                "multimeter",
+                "heat gun",
+                "bench vise",
+                "hand drill",
+            ],
+            &["", "small", "large", "ESD", "insulated"],
+        ],
+        profiles: &[
+            "on the pegboard",
+            "in the red toolbox",
+            "worn but works",
+            "new in packaging",
+            "lent out once",
+            "tips replaced",
+        ],
+        fields: &[("weight", "g", 20.0, 3000.0, 10.0), ("power", "W", 5.0, 1500.0, 5.0)],
+    },
+    Family {
+        item_type: "spare_part",
+        weight: 5,
+        axes: &[
+            &[
+                "ThinkPad T480",
+                "ThinkPad X220",
+                "MacBook Pro 2015",
+                "Dell XPS 13",
+                "iPhone 8",
+                "Pixel 4a",
+                "Galaxy S9",
+                "Nintendo Switch",
+                "PS4",
+                "Xbox One",
+                "Dyson V8",
+                "Kindle Paperwhite",
+                "iPad Air 2",
+            ],
+            &[
+                "keyboard",
+                "screen",
+                "battery",
+                "fan",
+                "hinge",
+                "charging port",
+                "speaker",
+                "button board",
+                "trackpad",
+                "camera",
+                "back cover",
+                "motherboard",
+                "power button flex",
+            ],
+            &["", "OEM", "replacement", "used", "for parts"],
+        ],
+        profiles: &[
+            "pulled from a donor",
+            "new, aftermarket",
+            "untested",
+            "tested working",
+            "cosmetic damage",
+            "ordered for a repair that never happened",
+        ],
+        fields: &[("weight", "g", 5.0, 800.0, 5.0)],
+    },
+    Family {
+        item_type: "motor",
+        weight: 2,
+        axes: &[
+            &[
+                "NEMA 17 stepper",
+                "28BYJ-48 stepper",
+                "SG90 servo",
+                "MG996R servo",
+                "N20 gear motor",
+                "TT gear motor",
+                "130 DC motor",
+                "775 DC motor",
+                "brushless outrunner",
+                "vibration motor",
+            ],
+            &["3 V", "5 V", "6 V", "12 V", "24 V"],
+            &["", "with driver", "with encoder", "pair"],
+        ],
+        profiles: &["from a 3D printer", "from a kit", "new", "salvaged from a toy", "leads extended"],
+        fields: &[
+            ("voltage", "V", 3.0, 24.0, 1.0),
+            ("speed", "rpm", 10.0, 20000.0, 10.0),
+            ("weight", "g", 5.0, 500.0, 5.0),
+        ],
+    },
+    Family {
+        item_type: "cable",
+        weight: 7,
+        axes: &[
+            &[
+                "Cat5e Ethernet",
+                "Cat6 Ethernet",
+                "USB-C to USB-C",
+                "USB-A to USB-C",
+                "USB-A to micro-USB",
+                "USB-A to mini-USB",
+                "HDMI",
+                "micro HDMI to HDMI",
+                "mini HDMI to HDMI",
+                "DisplayPort",
+                "3.5 mm audio",
+                "DC barrel extension",
+                "SATA data",
+                "Dupont jumper",
+                "FTDI serial",
+                "IEC mains",
+                "USB-C to Lightning",
+            ],
+            &["cable"],
+            &["0.15 m", "0.3 m", "0.5 m", "1 m", "1.5 m", "2 m", "3 m", "5 m", "10 m"],
+            &["", "black", "white", "blue", "red", "grey", "braided"],
+        ],
+        profiles: &[
+            "from a phone box",
+            "braided, 60 W rated",
+            "flat",
+            "high speed",
+            "right-angle plug",
+            "cable-tied in the cable bin",
+            "works, connector loose",
+        ],
+        fields: &[("length", "mm", 150.0, 10000.0, 50.0), ("rated_current", "mA", 500.0, 5000.0, 500.0)],
+    },
+    Family {
+        item_type: "power_adapter",
+        weight: 5,
+        axes: &[
+            &[
+                "Anker",
+                "Ugreen",
+                "Mean Well",
+                "Lenovo",
+                "Dell",
+                "HP",
+                "Apple",
+                "Aukey",
+                "Belkin",
+                "Raspberry Pi",
+                "no-name",
+            ],
+            &["USB-C PD charger", "USB wall charger", "barrel-jack adapter", "laptop charger", "wall wart"],
+            &["5 V", "9 V", "12 V", "19 V", "20 V", "24 V"],
+            &["10 W", "15 W", "18 W", "27 W", "30 W", "45 W", "65 W", "90 W"],
+        ],
+        profiles: &[
+            "centre positive",
+            "UK plug",
+            "EU plug with adapter",
+            "1.5 m cable",
+            "from an old router",
+            "label worn",
+        ],
+        fields: &[
+            ("output_voltage", "V", 5.0, 24.0, 0.1),
+            ("output_current", "mA", 500.0, 5000.0, 100.0),
+            ("power", "W", 5.0, 90.0, 1.0),
+        ],
+    },
+    Family {
+        item_type: "single_board_computer",
+        weight: 2,
+        axes: &[
+            &[
+                "Raspberry Pi 4 Model B",
+                "Raspberry Pi 3 Model B+",
+                "Raspberry Pi 3 Model A+",
+                "Raspberry Pi Zero W",
+                "Raspberry Pi Zero 2 W",
+                "Raspberry Pi 5",
+                "Orange Pi 5",
+                "Orange Pi Zero 3",
+                "Rock Pi 4",
+                "Odroid C4",
+                "Odroid N2+",
+                "Banana Pi M5",
+                "Libre Le Potato",
+                "BeagleBone Black",
+                "NanoPi R4S",
+            ],
+            &["512MB", "1GB", "2GB", "4GB", "8GB"],
+            &["", "with case", "with heatsinks", "headers soldered"],
+        ],
+        profiles: &[
+            "boots Raspberry Pi OS",
+            "ran Home Assistant",
+            "SD slot worn",
+            "from a kit",
+            "Wi-Fi works",
+            "GPIO pin 7 dead",
+        ],
+        fields: &[("ram", "GB", 0.5, 8.0, 0.5), ("clock", "MHz", 1000.0, 2400.0, 100.0)],
+    },
+    Family {
+        item_type: "microcontroller",
+        weight: 4,
+        axes: &[
+            &[
+                "ESP32 DevKitC",
+                "ESP32-S3 DevKit",
+                "ESP32-C3 SuperMini",
+                "ESP8266 NodeMCU",
+                "Wemos D1 mini",
+                "Arduino Uno R3",
+                "Arduino Nano",
+                "Arduino Pro Micro",
+                "Arduino Mega 2560",
+                "Raspberry Pi Pico",
+                "Raspberry Pi Pico W",
+                "STM32 Blue Pill",
+                "STM32 Black Pill",
+                "Teensy 4.0",
+                "Seeed XIAO RP2040",
+                "Digispark ATtiny85",
+                "Adafruit Feather M4",
+            ],
+            &["", "clone", "genuine", "with headers", "USB-C"],
+            &["", "v2", "v3", "rev B"],
+        ],
+        profiles: &[
+            "flashed with MicroPython",
+            "CH340 USB",
+            "runs ESPHome",
+            "from a kit",
+            "bootloader burnt",
+            "one pin bent",
+        ],
+        fields: &[("clock", "MHz", 8.0, 600.0, 8.0), ("gpio", "pcs", 6.0, 54.0, 1.0)],
+    },
+    Family {
+        item_type: "sd_card",
+        weight: 2,
+        axes: &[
+            &[
+                "SanDisk Ultra",
+                "SanDisk Extreme",
+                "Samsung EVO Plus",
+                "Samsung PRO Endurance",
+                "Kingston Canvas",
+                "Lexar",
+                "Transcend",
+                "no-name",
+            ],
+            &["microSD", "SD"],
+            &["4GB", "8GB", "16GB", "32GB", "64GB", "128GB", "256GB"],
+        ],
+        profiles: &["with adapter", "from a dashcam", "reformatted", "holds an old Pi image", "class 10"],
+        fields: &[("capacity", "GB", 4.0, 256.0, 4.0)],
+    },
+    Family {
+        item_type: "enclosure",
+        weight: 3,
+        axes: &[
+            &[
+                "ABS project box",
+                "Hammond 1591",
+                "Hammond 1455 aluminium",
+                "waterproof junction box",
+                "DIN rail box",
+                "Pi 4 case",
+                "Pi Zero case",
+                "3D-printed case",
+                "acrylic case",
+                "tin box",
+            ],
+            &["small", "medium", "large", "80x50x30 mm", "100x60x25 mm", "120x80x40 mm", "158x90x60 mm"],
+            &["", "black", "grey", "clear", "white"],
+        ],
+        profiles: &["drilled for a DC jack", "unused", "lid cracked", "with cable glands", "IP65", "printed in PETG"],
+        fields: &[
+            ("length", "mm", 40.0, 200.0, 5.0),
+            ("width", "mm", 30.0, 120.0, 5.0),
+            ("height", "mm", 15.0, 80.0, 5.0),
+        ],
+    },
+    Family {
+        item_type: "display_module",
+        weight: 2,
+        axes: &[
+            &[
+                "SSD1306 OLED 0.96 in",
+                "SH1106 OLED 1.3 in",
+                "ILI9341 TFT 2.8 in",
+                "ST7789 TFT 1.54 in",
+                "ST7735 TFT 1.8 in",
+                "e-paper 2.9 in",
+                "HD44780 LCD 16x2",
+                "HD44780 LCD 20x4",
+                "MAX7219 8x8 matrix",
+                "TM1637 4-digit display",
+                "Nextion 3.5 in",
+            ],
+            &["I2C", "SPI", "parallel", ""],
+            &["", "blue", "white", "yellow-blue", "with touch"],
+        ],
+        profiles: &["headers soldered", "from a kit", "ribbon cable included", "tested with a sketch", "one dead row"],
+        fields: &[("diagonal", "mm", 20.0, 90.0, 1.0)],
+    },
+    Family {
+        item_type: "environment_sensor",
+        weight: 2,
+        axes: &[
+            &[
+                "BME280", "BMP280", "BME680", "DHT22", "DHT11", "SHT31", "AHT20", "DS18B20", "SCD40", "CCS811",
+                "SGP30", "MH-Z19B", "PMS5003",
+            ],
+            &["breakout", "module", "probe", "waterproof probe"],
+            &["", "3.3 V", "5 V", "I2C", "pair"],
+        ],
+        profiles: &["tested on an ESP32", "from a weather station", "new in bag", "calibrated", "headers soldered"],
+        fields: &[("supply_voltage", "V", 3.3, 5.0, 0.1)],
+    },
+    Family {
+        item_type: "buck_converter",
+        weight: 2,
+        axes: &[
+            &["LM2596", "XL4015", "MP1584", "XL4016", "LM2596S with display", "DC-DC step-down"],
+            &["module", "board", "adjustable module"],
+            &["", "3 A", "5 A", "8 A", "fixed 5 V", "fixed 12 V"],
+        ],
+        profiles: &["adjustable, 4-40 V in", "USB out", "with voltmeter", "from a five-pack", "potentiometer glued"],
+        fields: &[("max_input_voltage", "V", 24.0, 60.0, 1.0), ("output_current", "mA", 1000.0, 8000.0, 500.0)],
+    },
+    Family {
+        item_type: "switch",
+        weight: 2,
+        axes: &[
+            &["rocker", "toggle", "tactile", "slide", "push-button", "reed", "micro", "rotary", "DIP"],
+            &["switch"],
+            &["SPST", "SPDT", "DPDT", "6x6 mm", "12x12 mm", "16 mm", "22 mm", "illuminated"],
+            &["", "red", "black", "metal", "waterproof"],
+        ],
+        profiles: &["bag of 10", "panel mount", "PCB mount", "rated 10 A 250 V", "from an old appliance"],
+        fields: &[("pieces", "pcs", 1.0, 100.0, 1.0), ("rated_current", "mA", 50.0, 16000.0, 50.0)],
+    },
+    Family {
+        item_type: "lithium_cell",
+        weight: 2,
+        axes: &[
+            &[
+                "Samsung 25R",
+                "Samsung 30Q",
+                "LG MJ1",
+                "LG HG2",
+                "Sony VTC6",
+                "Panasonic NCR18650B",
+                "Molicel P42A",
+                "laptop-pack",
+                "vape",
+                "no-name",
+            ],
+            &["18650", "21700", "14500", "26650", "LiPo 1S"],
+            &["cell"],
+        ],
+        profiles: &[
+            "harvested, rewrapped",
+            "flat top",
+            "button top",
+            "protected",
+            "tested on the charger",
+            "sits at 3.7 V",
+        ],
+        fields: &[
+            ("capacity", "mAh", 500.0, 5000.0, 50.0),
+            ("voltage", "V", 3.0, 4.2, 0.01),
+            ("internal_resistance", "ohm", 0.015, 0.2, 0.005),
+        ],
+    },
+    Family {
+        item_type: "relay_board",
+        weight: 1,
+        axes: &[
+            &["1-channel", "2-channel", "4-channel", "8-channel", "16-channel", "solid-state 2-channel"],
+            &["5 V", "12 V", "24 V"],
+            &["relay board", "relay module", "optocoupled relay board"],
+        ],
+        profiles: &["Songle relays", "active low", "from a kit", "one channel stuck", "with jumpers"],
+        fields: &[("channels", "pcs", 1.0, 16.0, 1.0), ("rated_current", "mA", 2000.0, 10000.0, 1000.0)],
+    },
+    Family {
+        item_type: "led_strip",
+        weight: 1,
+        axes: &[
+            &["WS2812B", "SK6812 RGBW", "WS2815", "APA102", "12 V warm white", "24 V COB", "5050 RGB", "2835 white"],
+            &["strip"],
+            &["0.5 m", "1 m", "2 m", "3 m", "5 m"],
+            &["30 LEDs/m", "60 LEDs/m", "144 LEDs/m", ""],
+        ],
+        profiles: &["IP30, adhesive back", "IP65 silicone", "cut from a reel", "with JST connectors", "one dead pixel"],
+        fields: &[("length", "mm", 500.0, 5000.0, 500.0), ("voltage", "V", 5.0, 24.0, 7.0)],
+    },
+    Family {
+        item_type: "breakout_board",
+        weight: 2,
+        axes: &[
+            &[
+                "MPU6050",
+                "ADXL345",
+                "HMC5883L",
+                "VL53L0X",
+                "HC-SR04",
+                "PCA9685",
+                "TCA9548A",
+                "MCP2515 CAN",
+                "nRF24L01",
+                "RC522 RFID",
+                "DS3231 RTC",
+                "SX1278 LoRa",
+                "NEO-6M GPS",
+                "MAX98357 I2S amp",
+                "HX711",
+            ],
+            &["breakout", "module", "board"],
+            &["", "3.3 V", "5 V", "with antenna", "pair"],
+        ],
+        profiles: &["from a sensor kit", "headers soldered", "new in bag", "tested", "library works"],
+        fields: &[("supply_voltage", "V", 1.8, 5.0, 0.1)],
+    },
+    Family {
+        item_type: "tubing",
+        weight: 2,
+        axes: &[
+            &["heat shrink", "silicone tubing", "PVC tubing", "braided sleeving", "spiral wrap"],
+            &["2 mm", "3 mm", "4 mm", "6 mm", "8 mm", "10 mm", "12 mm"],
+            &["black", "red", "clear", "blue", "assorted"],
+        ],
+        profiles: &["2:1 shrink", "food grade", "offcuts", "1 m piece", "in the wiring drawer"],
+        fields: &[("length", "mm", 100.0, 10000.0, 100.0), ("diameter", "mm", 1.0, 12.0, 0.5)],
+    },
+    Family {
+        item_type: "battery_holder",
+        weight: 1,
+        axes: &[
+            &["18650", "21700", "AA", "AAA", "CR2032", "9 V"],
+            &["1-slot", "2-slot", "3-slot", "4-slot"],
+            &["holder", "holder with switch", "holder with leads"],
+        ],
+        profiles: &["PCB mount", "with lid", "series wired", "parallel wired", "from a kit"],
+        fields: &[("cells", "pcs", 1.0, 4.0, 1.0)],
+    },
+    Family {
+        item_type: "speaker",
+        weight: 1,
+        axes: &[
+            &["28 mm", "40 mm", "50 mm", "66 mm", "77 mm", "4 in"],
+            &["4 ohm", "8 ohm"],
+            &["0.5 W", "1 W", "2 W", "3 W", "5 W", "10 W"],
+            &["speaker driver", "speaker", "full-range driver"],
+        ],
+        profiles: &["bare driver with leads", "from a dead Bluetooth speaker", "new", "grille included"],
+        fields: &[("power", "W", 0.5, 10.0, 0.5), ("impedance", "ohm", 4.0, 8.0, 4.0)],
+    },
+    Family {
+        item_type: "solar_panel",
+        weight: 1,
+        axes: &[
+            &["5 V", "6 V", "12 V", "18 V"],
+            &["1 W", "2 W", "5 W", "10 W", "20 W", "50 W"],
+            &["solar panel", "mini solar panel"],
+        ],
+        profiles: &["monocrystalline", "polycrystalline", "with USB out", "glass cracked in a corner", "new"],
+        fields: &[("power", "W", 1.0, 50.0, 1.0), ("voltage", "V", 5.0, 18.0, 1.0)],
+    },
+    Family {
+        item_type: "hard_drive",
+        weight: 1,
+        axes: &[
+            &["WD Red", "WD Blue", "Seagate Barracuda", "Seagate IronWolf", "Toshiba P300", "HGST Ultrastar"],
+            &["320GB", "500GB", "1TB", "2TB", "3TB", "4TB", "8TB"],
+            &["2.5 in", "3.5 in"],
+        ],
+        profiles: &["SMART clean", "from a laptop", "20k hours", "NAS drive", "a few reallocated sectors"],
+        fields: &[("capacity", "GB", 320.0, 8000.0, 10.0), ("health", "%", 50.0, 100.0, 1.0)],
+    },
+];
+
+/// `n` distinct parts of a maker's and repairer's store: resistors of every E12 value, capacitors, ICs,
+/// semiconductors, LEDs, connectors, fasteners, wire, tools and repair spares, and the boards, modules, cables,
+/// supplies, cells, cases, sensors and drives a build takes ([`FAMILIES`]). Each item's name is made of its
+/// family's axes (a value, a size, a package, a colour), so names repeat rarely; no two items are alike (name,
+/// profile, condition and fields); each is in one of a few hundred places. Conditions vary, all meant to keep
+/// and available.
+pub fn distinct_parts(n: usize) -> Vec<NewItem> {
+    let mut rng = Rng(0x7061_7274_7321);
+    let conditions = [
+        Condition::New,
+        Condition::New,
+        Condition::LikeNew,
+        Condition::Good,
+        Condition::Good,
+        Condition::Good,
+        Condition::Fair,
+        Condition::Poor,
+        Condition::ForParts,
+    ];
+    let total: usize = FAMILIES.iter().map(|f| f.weight).sum::<usize>() + RESISTOR_WEIGHT;
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let mut pick = rng.below(total);
+        let family = FAMILIES.iter().find(|f| {
+            if pick < f.weight {
+                return true;
+            }
+            pick -= f.weight;
+            false
+        });
+        let (item_type, name, mut profile, fields) = match family {
+            None => resistor(&mut rng),
+            Some(f) => {
+                let name = f.axes.iter().map(|axis| *rng.pick(axis)).filter(|w| !w.is_empty()).collect::<Vec<_>>();
+                let count = 1 + rng.below(f.fields.len().min(3));
+                let skip = rng.below(f.fields.len() - count + 1);
+                let fields = f
+                    .fields
+                    .iter()
+                    .skip(skip)
+                    .take(count)
+                    .map(|&(key, unit, lo, hi, step)| {
+                        let steps = ((hi - lo) / step).round() as usize;
+                        (key, unit, ((lo + step * rng.below(steps + 1) as f64) * 1000.0).round() / 1000.0)
+                    })
+                    .collect();
+                (f.item_type, name.join(" "), (*rng.pick(f.profiles)).to_owned(), fields)
+            }
+        };
+        if rng.below(3) == 0 {
+            let note = *rng.pick(NOTES);
+            profile.push_str(", ");
+            profile.push_str(note);
+        }
+        let condition = *rng.pick(&conditions);
+        let key = format!("{item_type}|{name}|{profile}|{condition:?}|{fields:?}");
+        if !seen.insert(key) {
+            continue;
+        }
+        let mut item = NewItem::new(
+            ItemName::new(&name).unwrap(),
+            ItemType::new(item_type).unwrap(),
+            profile,
+            condition,
+            Intent::Keep,
+        );
+        for (key, unit, value) in fields {
+            item.measurements
+                .push(Measurement::new(key, value, unit, labelled_at(), MeasurementSource::Label).unwrap());
+        }
+        let room = *rng.pick(&["Workshop", "Garage", "Spare room", "Cellar"]);
+        let storage = *rng.pick(&["Cabinet", "Shelf", "Parts drawer", "Crate", "Pegboard"]);
+        item.location = Some(format!("{room} / {storage} {} / Bin {}", 1 + rng.below(6), 1 + rng.below(24)));
+        out.push(item);
+    }
+    out
+}
+
+/// Resistors' share of [`distinct_parts`], per 100 items.
+const RESISTOR_WEIGHT: usize = 10;
+
+/// A resistor: an E12 value in one of seven decades, a power rating, a tolerance and a package.
+fn resistor(rng: &mut Rng) -> (&'static str, String, String, Vec<(&'static str, &'static str, f64)>) {
+    let digits = *rng.pick(E12);
+    let (suffix, scale) = *rng.pick(DECADES);
+    let value = (digits.parse::<f64>().unwrap() * scale * 1000.0).round() / 1000.0;
+    let written = match suffix {
+        "" => format!("{digits} ohm"),
+        "0" | "00" => format!("{} ohm", format_number(value)),
+        "k" => format!("{digits}k"),
+        "0k" | "00k" => format!("{}k", format_number(value / 1e3)),
+        _ => format!("{digits}M"),
+    };
+    let watts =
+        *rng.pick(&[("1/8 W", 0.125), ("1/4 W", 0.25), ("1/2 W", 0.5), ("1 W", 1.0), ("2 W", 2.0), ("5 W", 5.0)]);
+    let kind = *rng.pick(&["metal film", "carbon film", "wirewound", "0805 SMD", "1206 SMD", "cement"]);
+    let tolerance = *rng.pick(&["1%", "5%"]);
+    let name = format!("{written} {} {kind} resistor", watts.0);
+    let profile = format!(
+        "{tolerance}, {}",
+        rng.pick(&["strip of 20", "bag of 100", "cut tape", "loose in a drawer", "from an E12 kit"])
+    );
+    let pieces = 5.0 * (1 + rng.below(40)) as f64;
+    ("resistor", name, profile, vec![("resistance", "ohm", value), ("power", "W", watts.1), ("pieces", "pcs", pieces)])
+}
