@@ -26,7 +26,8 @@ left out; item_details gives an item's profile, every field, faults and tests): 
 some requirement bounds) then per row ids+condition[xN] name|values (- unmeasured); ids: one id, or like items' ids \
 (same name, condition, values and units) joined by commas, a-b for every id from a to b; condition N new, L \
 like_new, F fair, P poor, X for_parts, else good; xN: N units available (a stock) of each, else 1; ^ in place of \
-the name: the row above's name";
+the name: the row above's name; a line =words opens rows named words then the row's own last word, up to the next \
+= line (a bare = closes it) or # line";
 const CATALOG_HEADER: &str =
     "templates; id|label|goal|effort|requirements as key: label (key? = optional, key xN = N units)";
 
@@ -104,6 +105,9 @@ pub struct Levers {
     pub only_bound_fields: bool,
     /// A run of consecutive ids in a row written `a-b`.
     pub id_runs: bool,
+    /// Rows whose names differ only in the last word, next to each other, under one `=stem` line naming the
+    /// rest (only with `no_profile`).
+    pub stems: bool,
 }
 
 impl Levers {
@@ -114,6 +118,7 @@ impl Levers {
         no_profile: true,
         only_bound_fields: true,
         id_runs: true,
+        stems: true,
     };
     pub const NONE: Levers = Levers {
         only_takeable: false,
@@ -122,6 +127,7 @@ impl Levers {
         no_profile: false,
         only_bound_fields: false,
         id_runs: false,
+        stems: false,
     };
 }
 
@@ -219,8 +225,24 @@ fn write_type(out: &mut String, item_type: &str, group: &[&ItemLine], takers: &T
             _ => merged.push(row),
         }
     }
+    // A row's stem (its name but the last word), when the row next to it has the same one.
+    let stem = |row: &Row| row.name.rsplit_once(' ').map(|(stem, _)| stem.to_owned());
+    let stems: Vec<Option<String>> = merged.iter().map(stem).collect();
+    let grouped: Vec<Option<&str>> = (0..merged.len())
+        .map(|i| {
+            let own = stems[i].as_deref()?;
+            let near = |j: Option<usize>| j.and_then(|j| stems.get(j)?.as_deref()) == Some(own);
+            (levers.stems && levers.no_profile && (near(i.checked_sub(1)) || near(Some(i + 1)))).then_some(own)
+        })
+        .collect();
+    let mut open: Option<&str> = None;
     let mut above: Option<(&str, &str)> = None;
-    for row in &merged {
+    for (row, group) in merged.iter().zip(&grouped) {
+        if *group != open {
+            out.push_str("\n=");
+            out.push_str(group.unwrap_or_default());
+            open = *group;
+        }
         out.push('\n');
         let ids: Vec<i64> = row.ids.iter().map(|item| item.id.0).collect();
         write_ids(out, &ids, levers.id_runs);
@@ -232,6 +254,7 @@ fn write_type(out: &mut String, item_type: &str, group: &[&ItemLine], takers: &T
         out.push(' ');
         match above {
             Some((name, _)) if levers.ditto && levers.no_profile && name == row.name => out.push('^'),
+            _ if group.is_some() => out.push_str(row.name.rsplit_once(' ').map_or(&*row.name, |(_, last)| last)),
             _ if levers.no_profile => out.push_str(&row.name),
             Some((name, profile)) if levers.ditto && name == row.name && profile == row.profile => out.push('^'),
             Some((name, _)) if levers.ditto && name == row.name => {
@@ -386,9 +409,15 @@ mod tests {
         let mut item_type = String::new();
         let mut columns: Vec<(String, String)> = Vec::new();
         let mut above = (String::new(), String::new());
+        let mut stem: Option<String> = None;
         let mut out = Vec::new();
         for line in output.lines().skip(1) {
+            if let Some(words) = line.strip_prefix('=') {
+                stem = Some(words.to_owned()).filter(|w| !w.is_empty());
+                continue;
+            }
             if let Some(header) = line.strip_prefix('#') {
+                stem = None;
                 let mut parts = header.split('|');
                 item_type = parts.next().unwrap_or_default().trim().to_owned();
                 columns = parts
@@ -407,7 +436,11 @@ mod tests {
                 ([name, profile, values], false) => (name.to_string(), profile.to_string(), *values),
                 _ => continue,
             };
-            let name = if name == "^" { above.0.clone() } else { name };
+            let name = match &stem {
+                _ if name == "^" => above.0.clone(),
+                Some(stem) => format!("{stem} {name}"),
+                None => name,
+            };
             above = (name.clone(), profile.clone());
             let values: Vec<&str> = if columns.is_empty() { Vec::new() } else { values.split(' ').collect() };
             if values.len() != columns.len() {
@@ -575,9 +608,10 @@ mod tests {
             out.lines().skip(1).collect::<Vec<_>>(),
             vec![
                 "#lithium_cell|capacity mAh|voltage V",
-                "3x6 Cell A|3400 3.7",
-                "2L Cell B|3400 3.7",
-                "4F Cell D|- 3.7",
+                "=Cell",
+                "3x6 A|3400 3.7",
+                "2L B|3400 3.7",
+                "4F D|- 3.7",
                 "#single_board_computer",
                 "1L Pi",
             ]
@@ -698,6 +732,49 @@ mod tests {
         // With every lever off, every item given is listed.
         let every = inventory_output_with(&lines(&all), &catalogue, Levers::NONE);
         assert_eq!(parse_inventory(&every).len(), all.len());
+    }
+
+    #[test]
+    fn names_differing_only_in_the_last_word_share_a_stem_line() {
+        let named = |id, name: &str| {
+            let mut cable = item(id, name, "cable");
+            cable.measurements.clear();
+            cable
+        };
+        let items = [
+            named(1, "HDMI cable 2 m black"),
+            named(2, "HDMI cable 2 m white"),
+            named(3, "HDMI cable 2 m white"),
+            named(4, "HDMI cable 5 m"),
+            named(5, "USB-C cable 1 m red"),
+            named(6, "USB-C cable 1 m blue"),
+            named(7, "Cat6 cable"),
+        ];
+        let out = listed(&items);
+        assert_eq!(
+            out.lines().skip(1).collect::<Vec<_>>(),
+            vec![
+                "#cable",
+                "7L Cat6 cable",
+                "=HDMI cable 2 m",
+                "1L black",
+                "2,3L white",
+                "=",
+                "4L HDMI cable 5 m",
+                "=USB-C cable 1 m",
+                "6L blue",
+                "5L red",
+            ],
+            "{out}"
+        );
+        let back: Vec<(i64, String)> = parse_inventory(&out).into_iter().map(|l| (l.id, l.name)).collect();
+        let mut expected: Vec<(i64, String)> = items.iter().map(|i| (i.id.0, i.name.as_str().to_owned())).collect();
+        expected.sort_by_key(|(id, name)| (name.clone(), *id));
+        assert_eq!(back, expected);
+        // Without the lever every row names its item in full.
+        let full = inventory_output_with(&lines(&items), &taking(&["cable"]), Levers { stems: false, ..Levers::ALL });
+        assert!(!full.lines().any(|l| l.starts_with('=')), "{full}");
+        assert!(full.contains("\n1L HDMI cable 2 m black\n"), "{full}");
     }
 
     #[test]

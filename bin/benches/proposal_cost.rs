@@ -209,6 +209,7 @@ async fn proposal_costs(bpe: &CoreBPE, label: &str, new: Vec<NewItem>) -> Bounde
     let ditto = Levers { ditto: true, ..together };
     let no_profile = Levers { no_profile: true, ..ditto };
     let bound = Levers { only_bound_fields: true, ..no_profile };
+    assert_eq!(Levers { id_runs: true, stems: true, ..bound }, Levers::ALL);
     let mut listed = 0;
     for (name, levers) in [
         ("every buildable item, one row each", Levers::NONE),
@@ -217,7 +218,8 @@ async fn proposal_costs(bpe: &CoreBPE, label: &str, new: Vec<NewItem>) -> Bounde
         ("+ ^ for a repeated name|profile", ditto),
         ("+ no profile (item_details has it)", no_profile),
         ("+ only the fields a requirement bounds", bound),
-        ("+ a-b for a run of ids", Levers::ALL),
+        ("+ a-b for a run of ids", Levers { stems: false, ..Levers::ALL }),
+        ("+ =stem for names alike but the last word", Levers::ALL),
     ] {
         let listing = tools::inventory_output_with(buildable.iter().copied(), &catalogue, levers);
         let tokens = bpe.encode_ordinary(&listing).len();
