@@ -184,6 +184,10 @@ pub enum Error {
     /// a browser that did not begin it. Nothing was written.
     #[error("single sign-on failed: {0}")]
     SsoFailed(String),
+    /// A single sign-on's answer whose `state` is not the one the browser began with (a forged or crossed
+    /// link): a bad request, not a failed sign-in. Nothing was written, and the sign-in begun is still there.
+    #[error("single sign-on failed: the sign-in's state is not the one this browser began with")]
+    SsoStateMismatch,
     /// Too many failed sign-ins for this name or from this address: refused for `retry_after_secs` more seconds.
     #[error("too many failed sign-ins; try again in {}", wait_text(*retry_after_secs))]
     Throttled { retry_after_secs: u64 },
@@ -361,8 +365,18 @@ pub enum Refusal {
     #[error("loan {0} was returned already")]
     AlreadyReturned(trove_domain::ids::LoanId),
     /// A change conditional on the version the client read (`If-Match`) of an item now at another version.
-    #[error("item {item} is at version {current}, not {expected}; read it again")]
-    VersionMismatch { item: ItemId, expected: i64, current: i64 },
+    /// `expected` lists the versions the client named (none: its tags name no version, such as a weak tag).
+    #[error("item {item} is at version {current}, not {}; read it again", versions_named(expected))]
+    VersionMismatch { item: ItemId, expected: Vec<i64>, current: i64 },
+}
+
+/// The versions a precondition named, as a message says them: "3", "3 or 4", "the one named".
+fn versions_named(versions: &[i64]) -> String {
+    match versions {
+        [] => "the one If-Match named".to_owned(),
+        [one] => one.to_string(),
+        [rest @ .., last] => format!("{} or {last}", rest.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")),
+    }
 }
 
 impl From<RepoError> for Error {

@@ -142,11 +142,12 @@ impl Inventory {
     }
 
     /// A refusal that names the project holding an item, with the project's title ("\"Red drill\" is reserved
-    /// by \"Bench power supply\""); by its id still when the project cannot be read.
+    /// by project \"Bench power supply\""); by its id still when the project cannot be read.
     async fn name_holder(&self, household: HouseholdId, mut error: Error) -> Error {
         let held = match &mut error {
             Error::Refused(Refusal::Gone(g)) => g.held_by(),
             Error::Refused(Refusal::Change(c)) => c.held_by(),
+            Error::Refused(Refusal::Bulk(b)) => b.reason.held_by(),
             _ => None,
         };
         if let Some(held) = held
@@ -280,7 +281,7 @@ impl Inventory {
         actor: Actor,
         action: Action,
         id: ItemId,
-        expected: Option<i64>,
+        expected: Option<&[i64]>,
         change: impl Fn(&mut Item) -> Result<(), Error>,
     ) -> Result<Item, Error> {
         let household = actor.household;
@@ -289,8 +290,9 @@ impl Inventory {
             attempt += 1;
             let before = self.get(household, id).await?;
             if let Some(expected) = expected
-                && expected != before.version
+                && !expected.contains(&before.version)
             {
+                let expected = expected.to_vec();
                 return Err(Refusal::VersionMismatch { item: id, expected, current: before.version }.into());
             }
             let mut item = before.clone();
@@ -309,7 +311,7 @@ impl Inventory {
                 Err(RepoError::Stale(_)) if expected.is_some() => {
                     // Another writer got in between the read and the write: the client's version is not current.
                     let current = self.get(household, id).await?.version;
-                    let expected = before.version;
+                    let expected = expected.map(<[i64]>::to_vec).unwrap_or_default();
                     return Err(Refusal::VersionMismatch { item: id, expected, current }.into());
                 }
                 other => return Ok(other.map_err(no_item(id))?.0),
@@ -373,7 +375,8 @@ impl Inventory {
     /// household; [`Error::Invalid`] for both a `place_id` and a `location`, or a `location` part that is not a
     /// place name; [`Error::Refused`] when the change would take a reserved or in-use item away from its
     /// project, or touches a gone item.
-    /// With `expected` (the client's `If-Match`), the change is made only while the item is at that version.
+    /// With `expected` (the versions the client's `If-Match` names), the change is made only while the item is
+    /// at one of them (never, for none).
     /// A patch that changes nothing writes nothing: no event, and the version stays.
     ///
     /// # Errors (besides those above)
@@ -383,7 +386,7 @@ impl Inventory {
         actor: Actor,
         id: ItemId,
         mut patch: ItemPatch,
-        expected: Option<i64>,
+        expected: Option<&[i64]>,
     ) -> Result<Item, Error> {
         let household = actor.household;
         patch.check_texts().map_err(invalid)?;
@@ -434,7 +437,10 @@ impl Inventory {
             if let Some(missing) = ids.iter().find(|id| !found.iter().any(|i| i.id == **id)) {
                 return Err(Error::NotFound { what: ObjectKind::Item, id: missing.0 });
             }
-            let mut changed = bulk::apply_all(&found, &set).map_err(Refusal::from)?;
+            let mut changed = match bulk::apply_all(&found, &set) {
+                Ok(changed) => changed,
+                Err(refused) => return Err(self.name_holder(household, Refusal::from(refused).into()).await),
+            };
             let now = self.clock.now();
             let moved_to = match set.place_id {
                 Some(Some(place)) => self.path_of(household, place).await?,
@@ -592,8 +598,25 @@ mod tests {
         let mut clock = MockClock::new();
         clock.expect_now().returning(now);
         let recorder = crate::recorder::capturing_at(now());
-        let projects = Arc::new(crate::ports::projects::MockProjectRepo::new());
-        Inventory::new(Arc::new(items), Arc::new(places), projects, Arc::new(clock), recorder)
+        // Project 8 is "Weather station"; any other is missing.
+        let mut projects = crate::ports::projects::MockProjectRepo::new();
+        projects.expect_get().returning(|_, id| {
+            if id != ProjectId(8) {
+                return Err(RepoError::NotFound);
+            }
+            Ok(trove_domain::project::Project {
+                id,
+                template_id: trove_domain::TemplateId(1),
+                title: "Weather station".into(),
+                reason: String::new(),
+                status: trove_domain::project::ProjectStatus::Accepted,
+                allocations: Vec::new(),
+                missing: Vec::new(),
+                created_at: now(),
+                updated_at: now(),
+            })
+        });
+        Inventory::new(Arc::new(items), Arc::new(places), Arc::new(projects), Arc::new(clock), recorder)
     }
 
     /// The events recorded: (kind, action, object, [(field, before, after)]).
@@ -647,9 +670,12 @@ mod tests {
         };
         let e = check(
             inv.bulk_update(H, &[ItemId(1), ItemId(3)], sell).await,
-            "\"item 3\" is reserved by project 8; drop that project first",
+            "\"item 3\" is reserved by project \"Weather station\"; drop that project first",
         );
-        assert!(matches!(e, Error::Refused(_)));
+        // The ids stay in the refusal's fields.
+        let Error::Refused(Refusal::Bulk(refused)) = &e else { panic!("{e:?}") };
+        let ChangeRefused::Held { item, project, .. } = &refused.reason else { panic!("{refused:?}") };
+        assert_eq!((refused.item, *item, project.project), (ItemId(3), ItemId(3), Some(ProjectId(8))));
         let e = check(inv.bulk_update(H, &[ItemId(1), ItemId(77)], sell).await, "no such item 77");
         assert!(matches!(e, Error::NotFound { .. }));
         let e = check(inv.bulk_update(H, &[ItemId(1)], move_to(42)).await, "no such place 42");

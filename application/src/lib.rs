@@ -21,6 +21,7 @@ pub mod media;
 pub mod media_exchange;
 pub mod metered;
 pub mod offer;
+pub mod one_at_a_time;
 pub mod passkeys;
 pub mod people;
 pub mod photo;

@@ -61,6 +61,9 @@ pub struct People {
     recorder: Recorder,
     /// Passwords turned off (`TROVE_OIDC_ONLY`): an invitation is accepted with single sign-on or a passkey.
     passwords_off: bool,
+    /// Accepts of one invitation go one at a time: the others wait and then find it used, instead of each
+    /// hashing a password (and a racer beyond the hashing limit being told the server is busy).
+    accepting: Arc<crate::one_at_a_time::OneAtATime>,
 }
 
 impl std::fmt::Debug for People {
@@ -84,6 +87,7 @@ impl People {
             token_checks: p.token_checks.clone(),
             hashing: p.hashing.clone(),
             passwords_off: false,
+            accepting: Arc::default(),
         }
     }
 
@@ -248,8 +252,11 @@ impl People {
         let name = MemberName::new(name).map_err(|e| Error::Invalid(e.to_string()))?;
         people::check_password(password).map_err(|e| Error::Invalid(e.to_string()))?;
         let hash = hash_token(code);
+        // Behind an accept of the same code still running here: it is finished when this one reads.
+        let _turn = self.accepting.enter(&hash).await;
         let now = self.clock.now();
-        // Checked here before the password's hash is worked out, and again by the store as it writes.
+        // Checked here before the password's hash is worked out, and again by the store as it writes (another
+        // process may accept the same code).
         let invitation = crate::auth::usable_invitation(&*self.invitations, &hash, now).await?;
         if self.members.member_by_name(&name).await?.is_some() {
             return Err(Refusal::NameTaken(name.to_string()).into());

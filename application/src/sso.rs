@@ -115,7 +115,7 @@ impl SingleSignOn {
     /// [`Error::Unavailable`] when the provider cannot be reached.
     pub async fn finish(&self, state: &str, code: &str, kept: Option<&str>) -> Result<SignedIn, Error> {
         if kept != Some(state) {
-            return Err(Error::SsoFailed("the sign-in's state is not the one this browser began with".into()));
+            return Err(Error::SsoStateMismatch);
         }
         let now = self.clock.now();
         let pending = self.store.take_sign_in(&hash_token(state), now).await?.ok_or(Refusal::SsoSignInGone)?;

@@ -38,6 +38,19 @@ pub struct ListingDraft {
     /// neither.
     pub price: Option<i64>,
     pub currency: Option<Currency>,
+    /// Where `price` comes from; `None` with no price.
+    pub price_from: Option<PriceFrom>,
+}
+
+/// Where a listing draft's asking price comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PriceFrom {
+    /// The asking price set by hand on the item (`details.asking_price`): it wins over any estimate, whatever
+    /// the comparables say.
+    AskingPrice,
+    /// The typical price of the latest estimate (from comparables, or a value set by hand).
+    Estimate,
 }
 
 /// Refuses an item that is gone or meant for something other than `wanted`.
@@ -58,8 +71,8 @@ fn check_intent(item: &Item, wanted: Intent) -> Result<(), ListingError> {
 /// - a description that gives the condition in words, discloses every fault with its severity (worst first),
 ///   says which tests were done with their results and readings (or honestly that none was), lists the current
 ///   measurements as `value unit` and the accessories included;
-/// - the asking price set by hand on the item (`details.asking_price`) when there is one, else the typical price
-///   of `latest`; `None` if neither.
+/// - the asking price set by hand on the item (`details.asking_price`) when there is one, whatever `latest`
+///   says, else the typical price of `latest`; `None` if neither. The draft says which (`price_from`).
 ///
 /// ```
 /// use trove_domain::listing::draft;
@@ -79,12 +92,18 @@ fn check_intent(item: &Item, wanted: Intent) -> Result<(), ListingError> {
 /// [`ListingError::Gone`] for a gone item, [`ListingError::WrongIntent`] unless the intent is `sell`.
 pub fn draft(item: &Item, latest: Option<&Estimate>) -> Result<ListingDraft, ListingError> {
     check_intent(item, Intent::Sell)?;
+    let (price, currency, price_from) = match (item.details.asking_price, latest) {
+        (Some(hand), _) => (Some(hand.minor), Some(hand.currency), Some(PriceFrom::AskingPrice)),
+        (None, Some(e)) => (Some(e.typical), Some(e.currency), Some(PriceFrom::Estimate)),
+        (None, None) => (None, None, None),
+    };
     Ok(ListingDraft {
         title: title(item),
         condition: item.condition,
         description: description(item),
-        price: item.details.asking_price.map(|m| m.minor).or(latest.map(|e| e.typical)),
-        currency: item.details.asking_price.map(|m| m.currency).or(latest.map(|e| e.currency)),
+        price,
+        currency,
+        price_from,
     })
 }
 
@@ -487,12 +506,19 @@ mod tests {
         let eur = Currency::new("EUR").unwrap();
         let estimate = Estimate { low: 1000, typical: 1500, high: 2000, currency: gbp };
         let mut i = power_bank();
-        let d = draft(&i, Some(&estimate)).unwrap();
-        assert_eq!((d.price, d.currency), (Some(1500), Some(gbp)));
+        let check =
+            |item: &Item, latest: Option<&Estimate>, expected: (Option<i64>, Option<Currency>, Option<PriceFrom>)| {
+                let d = draft(item, latest).unwrap();
+                assert_eq!((d.price, d.currency, d.price_from), expected, "{latest:?}");
+            };
+        check(&i, None, (None, None, None));
+        check(&i, Some(&estimate), (Some(1500), Some(gbp), Some(PriceFrom::Estimate)));
+        // A hand-set price wins whatever the comparables say: above, below or in another currency.
         i.details.asking_price = Some(crate::money::Money { minor: 1250, currency: eur });
-        for latest in [Some(&estimate), None] {
-            let d = draft(&i, latest).unwrap();
-            assert_eq!((d.price, d.currency), (Some(1250), Some(eur)));
+        let above = Estimate { low: 5000, typical: 9000, high: 12000, currency: eur };
+        let below = Estimate { low: 1, typical: 2, high: 3, currency: eur };
+        for latest in [Some(&estimate), Some(&above), Some(&below), None] {
+            check(&i, latest, (Some(1250), Some(eur), Some(PriceFrom::AskingPrice)));
         }
     }
 

@@ -229,7 +229,29 @@ async fn a_hand_set_asking_price_is_the_drafts_price(db: Db) {
     assert_eq!(status, StatusCode::OK);
     let (status, draft) = app.get(&format!("/api/items/{id}/draft")).await;
     assert_eq!(status, StatusCode::OK, "{draft}");
-    assert_eq!((draft["price"].clone(), draft["currency"].clone()), (json!(2500), json!("GBP")));
+    assert_eq!(
+        (&draft["price"], &draft["currency"], &draft["price_from"]),
+        (&json!(2500), &json!("GBP"), &json!("asking_price"))
+    );
+    // A later estimate, above or below, does not take its place.
+    for amount in [9000, 100] {
+        let (status, _) =
+            app.put(&format!("/api/items/{id}/value"), json!({"amount": amount, "currency": "EUR"})).await;
+        assert_eq!(status, StatusCode::OK);
+        let (_, draft) = app.get(&format!("/api/items/{id}/draft")).await;
+        assert_eq!(
+            (&draft["price"], &draft["currency"], &draft["price_from"]),
+            (&json!(2500), &json!("GBP"), &json!("asking_price"))
+        );
+    }
+    // Without the hand-set price, the latest estimate is the draft's.
+    let (status, _) = app.patch(&format!("/api/items/{id}"), json!({"asking_price": null})).await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, draft) = app.get(&format!("/api/items/{id}/draft")).await;
+    assert_eq!(
+        (&draft["price"], &draft["currency"], &draft["price_from"]),
+        (&json!(100), &json!("EUR"), &json!("estimate"))
+    );
 }
 
 async fn every_sort_order_is_stable_and_pages_with_its_cursor(db: Db) {

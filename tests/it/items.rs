@@ -504,16 +504,27 @@ async fn items_carry_their_version_and_a_stale_if_match_changes_nothing(db: Db) 
     let (_, history) = app.get(&format!("/api/items/{id}/history")).await;
     assert_eq!(history["events"].as_array().unwrap().len(), 2, "{history}");
 
-    // `*` matches any version; no header is today's unconditional change; anything else is 400.
+    // `*` matches any version; no header is today's unconditional change.
     let (status, tag, _) = patch_matching(&app, id, Some("*"), json!({"profile": "8 GB"})).await;
     assert_eq!((status, tag.as_deref()), (StatusCode::OK, Some("\"3\"")));
     let (status, tag, _) = patch_matching(&app, id, None, json!({"profile": "4 GB"})).await;
     assert_eq!((status, tag.as_deref()), (StatusCode::OK, Some("\"4\"")));
-    for bad in ["4", "W/\"4\"", "\"x\"", "\"4\", \"5\""] {
+    // Well-formed tags that do not match the current one (RFC 9110's strong comparison: a weak tag never
+    // does) are a precondition that fails: 412, nothing written.
+    for stale in ["\"3\"", "W/\"4\"", "\"x\"", "\"1\", \"2\"", "\"\"", "W/\"4\", \"abc\""] {
+        let (status, _, refused) = patch_matching(&app, id, Some(stale), json!({"profile": "2 GB"})).await;
+        assert_error(status, &refused, StatusCode::PRECONDITION_FAILED, "precondition_failed");
+        assert!(refused["error"]["message"].as_str().unwrap().contains("is at version 4"), "{stale}: {refused}");
+    }
+    // A malformed header is 400.
+    for bad in ["4", "\"4", "W/4", "\"a b\"", "*, \"4\"", ","] {
         let (status, _, refused) = patch_matching(&app, id, Some(bad), json!({"profile": "2 GB"})).await;
         assert_error(status, &refused, StatusCode::BAD_REQUEST, "invalid");
     }
     assert_eq!(read_tagged(&app, id).await.1["profile"], "4 GB");
+    // A list naming the current version among others matches.
+    let (status, tag, _) = patch_matching(&app, id, Some("\"2\", W/\"9\", \"4\""), json!({"profile": "2 GB"})).await;
+    assert_eq!((status, tag.as_deref()), (StatusCode::OK, Some("\"5\"")));
 
     // The document says so.
     let (_, spec) = app.get("/api/openapi.json").await;

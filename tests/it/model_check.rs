@@ -154,9 +154,10 @@ async fn a_context_too_small_for_this_households_listing_is_found_and_its_settin
     vars.insert("DATABASE_URL".into(), fresh_database(Db::Sqlite).await);
     let config = trove::Config::from_vars(|k| vars.get(k).cloned()).expect("config");
     let app = trove::build(&config).await.expect("the app builds");
-    // A household of 2,000 cells: a listing of some 30,000 tokens.
+    // A household of 2,000 cells, each its own (the listing groups like items and names alike but their last
+    // word): a listing of well over 4,096 tokens.
     let rows: String = (0..2_000)
-        .map(|i| format!("Salvaged 18650 cell {i},lithium_cell,Samsung 25R 2500 mAh,good,keep,,\n"))
+        .map(|i| format!("Salvaged cell {i} of pack {},lithium_cell,Samsung 25R 2500 mAh,good,keep,,\n", i / 7))
         .collect();
     let dir = std::env::temp_dir().join(format!("trove-context-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

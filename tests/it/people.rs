@@ -408,7 +408,7 @@ async fn an_invitation_dies_with_its_makers_rights(db: Db) {
 
 /// Many people open one invitation link at once, each with a free name of their own.
 async fn of_concurrent_accepts_of_one_invitation_one_joins_and_the_others_are_told_it_was_used(db: Db) {
-    const RACERS: usize = 8;
+    const RACERS: usize = 12;
     let app = TestApp::spawn(db, &[]).await;
     let code = invitation(&app, "member").await;
     let answers = futures::future::join_all((0..RACERS).map(|n| {
@@ -418,19 +418,12 @@ async fn of_concurrent_accepts_of_one_invitation_one_joins_and_the_others_are_to
     .await;
     let joined = answers.iter().filter(|(status, _)| *status == StatusCode::CREATED).count();
     assert_eq!(joined, 1, "{answers:?}");
-    // Each accept hashes a password under the server's hashing limit (a few at once, a short queue): a racer
-    // beyond it is told the server is busy before it reads anything, and takes no part in the race.
-    let mut lost = 0;
+    // Each loser is told the invitation was used: never that the server is busy, though each accept hashes a
+    // password under the server's hashing limit (a few at once, a short queue) and there are more racers.
     for (status, body) in answers.iter().filter(|(status, _)| *status != StatusCode::CREATED) {
-        if *status == StatusCode::SERVICE_UNAVAILABLE {
-            assert_error(*status, body, StatusCode::SERVICE_UNAVAILABLE, "busy");
-            continue;
-        }
         assert_error(*status, body, StatusCode::GONE, "gone");
         assert_eq!(body["error"]["message"], "this invitation was already used", "{body}");
-        lost += 1;
     }
-    assert!(lost >= 2, "at least two racers lost the race itself: {answers:?}");
     let (_, members) = app.get("/api/members").await;
     assert_eq!(members["members"].as_array().unwrap().len(), 2, "{members}");
 }

@@ -87,7 +87,10 @@ async fn local_planner_proposes_and_the_lifecycle_moves_items(db: Db) {
     assert_error(status, &body, StatusCode::CONFLICT, "conflict");
     // The refusal names the project by its title, as a person knows it.
     let title = projects[0]["title"].as_str().unwrap();
-    assert!(body["error"]["message"].as_str().unwrap().contains(&format!("is reserved by {title:?}")), "{body}");
+    assert!(
+        body["error"]["message"].as_str().unwrap().contains(&format!("is reserved by project {title:?}")),
+        "{body}"
+    );
 
     // A reserved item is no longer offered to the model.
     let (_, again) = app.post("/api/projects/propose", json!({"brief": "anything"})).await;

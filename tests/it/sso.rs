@@ -236,9 +236,11 @@ async fn a_bad_state_and_a_replayed_code_are_refused_and_write_nothing() {
     let state =
         reqwest::Url::parse(&callback).unwrap().query_pairs().find(|(k, _)| k == "state").unwrap().1.into_owned();
     let forged = callback.replace(&format!("state={state}"), "state=someone-elses");
+    // A bad request (RFC 6749's CSRF defence), not a failed sign-in.
     let resp = come_back(&mut b, &app, &forged).await;
-    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
     let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "invalid", "{body}");
     assert!(body["error"]["message"].as_str().unwrap().contains("state"), "{body}");
     // A person's browser is sent back to the sign-in page with the reason instead.
     let path = forged.strip_prefix(PUBLIC_URL).unwrap();
@@ -250,7 +252,7 @@ async fn a_bad_state_and_a_replayed_code_are_refused_and_write_nothing() {
     // The right callback from another browser (no state cookie): refused too.
     let mut other = Browser::new();
     let resp = come_back(&mut other, &app, &callback).await;
-    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
     assert_eq!(members(&app).await.len(), before, "nothing written");
 
     // The real one signs in; the same callback again (a replay) is refused: the sign-in is finished.

@@ -403,10 +403,7 @@ fn declare_errors(method: &str, path: &str, operation: &mut Value) {
             statuses.push((503, SSO_UNREACHABLE));
         }
         ("get", "/session/oidc/callback") => {
-            statuses.push((
-                401,
-                "The state is not this browser's, or the provider refused (the code, or its ID token failed a check).",
-            ));
+            statuses.push((401, "The provider refused (the code, or its ID token failed a check)."));
             statuses.push((403, "The account has no place here: no mapped group and no invitation."));
             statuses.push((404, "Single sign-on is not configured here."));
             statuses.push((409, "Every name tried for the new member is taken."));

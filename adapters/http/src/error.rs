@@ -88,6 +88,7 @@ impl From<Error> for ApiError {
             Error::SignInFailed => Self::new(StatusCode::UNAUTHORIZED, "unauthorized", message),
             Error::PasskeySignInFailed => Self::new(StatusCode::UNAUTHORIZED, "unauthorized", message),
             Error::SsoFailed(_) => Self::new(StatusCode::UNAUTHORIZED, "unauthorized", message),
+            Error::SsoStateMismatch => Self::bad_request(message),
             Error::Throttled { retry_after_secs } => Self {
                 retry_after_s: Some(retry_after_secs),
                 ..Self::new(StatusCode::TOO_MANY_REQUESTS, "throttled", message)
@@ -349,7 +350,7 @@ mod tests {
                     .into(),
                 409,
                 "conflict",
-                "\"Red drill\" is reserved by \"Bench power supply\"; drop or build that project first",
+                "\"Red drill\" is reserved by project \"Bench power supply\"; drop or build that project first",
             ),
             (
                 Refusal::ForeignComponent(ItemId(999)).into(),

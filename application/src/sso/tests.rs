@@ -101,9 +101,9 @@ async fn a_state_not_the_browsers_or_already_used_is_refused_and_the_provider_is
     store.expect_take_sign_in().returning(|_, _| Ok(None));
     let sso = use_cases(Mocks::new(now()), MockOpenIdProvider::new(), store, rules());
     let err = sso.finish("st", "code", Some("other")).await.unwrap_err();
-    assert!(matches!(err, Error::SsoFailed(_)), "{err:?}");
+    assert!(matches!(err, Error::SsoStateMismatch), "{err:?}");
     let err = sso.finish("st", "code", None).await.unwrap_err();
-    assert!(matches!(err, Error::SsoFailed(_)), "{err:?}");
+    assert!(matches!(err, Error::SsoStateMismatch), "{err:?}");
     let err = sso.finish("st", "code", Some("st")).await.unwrap_err();
     assert!(matches!(err, Error::Refused(Refusal::SsoSignInGone)), "{err:?}");
 }

@@ -548,13 +548,13 @@ pub enum GoneRefused {
 }
 
 /// The project holding an item, as a message names it: by its title when the use case looked it up
-/// ([`HeldBy::titled`]), else by its id.
+/// ([`HeldBy::titled`]), else by its id. The id stays in `project` either way, for a caller that needs it.
 ///
 /// ```
 /// use trove_domain::item::HeldBy;
 /// use trove_domain::ProjectId;
 /// assert_eq!(HeldBy::id(Some(ProjectId(7))).to_string(), "project 7");
-/// assert_eq!(HeldBy::id(Some(ProjectId(7))).titled("Bench power supply").to_string(), "\"Bench power supply\"");
+/// assert_eq!(HeldBy::id(Some(ProjectId(7))).titled("Weather station").to_string(), "project \"Weather station\"");
 /// assert_eq!(HeldBy::id(None).to_string(), "a project");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -578,7 +578,7 @@ impl HeldBy {
 impl fmt::Display for HeldBy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (&self.title, self.project) {
-            (Some(t), _) => write!(f, "{t:?}"),
+            (Some(t), _) => write!(f, "project {t:?}"),
             (None, Some(p)) => write!(f, "project {p}"),
             (None, None) => f.write_str("a project"),
         }

@@ -496,10 +496,10 @@ impl PeopleApi {
     }
 
     /// Finish single sign-on: the provider sends the browser here with `code` and `state`; 303 to the page with
-    /// the session cookie. 401 when the state is not the one this browser began with, the provider refused
-    /// (`error`) or refused the code, or its ID token failed a check (signature, issuer, audience, expiry,
-    /// nonce); 410 for a sign-in unknown, expired or already finished; 403 for an account no mapped group and
-    /// no invitation brings in; 400 without `code` or `state`. A browser's navigation (`Accept: text/html`) is
+    /// the session cookie. 400 without `code` or `state`, or when the state is not the one this browser began
+    /// with (a forged or crossed link); 401 when the provider refused (`error`) or refused the code, or its ID
+    /// token failed a check (signature, issuer, audience, expiry, nonce); 410 for a sign-in unknown, expired
+    /// or already finished; 403 for an account no mapped group and no invitation brings in. A browser's navigation (`Accept: text/html`) is
     /// sent back to the sign-in page with the reason instead (303 to `/#/sign-in/refused?why=...`).
     #[oai(path = "/session/oidc/callback", method = "get")]
     async fn sso_callback(

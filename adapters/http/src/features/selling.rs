@@ -10,7 +10,7 @@ use poem_openapi::param::{Header, Path};
 use poem_openapi::payload::Json;
 use poem_openapi::{Enum, Object, OpenApi, Tags};
 use trove_domain::ItemId;
-use trove_domain::listing::ListingDraft;
+use trove_domain::listing::{ListingDraft, PriceFrom};
 use trove_domain::pricing::{PriceReport, PriceSource};
 
 #[derive(Tags)]
@@ -131,9 +131,31 @@ pub struct DraftDto {
     pub title: String,
     pub condition: Condition,
     pub description: String,
-    /// The typical price of the latest estimate, in minor units; `null` if never priced.
+    /// The asking price set by hand on the item when there is one, whatever the comparables say; else the
+    /// typical price of the latest estimate, in minor units; `null` if neither.
     pub price: Option<i64>,
     pub currency: Option<String>,
+    /// Where `price` comes from; `null` with no price.
+    pub price_from: Option<PriceFromDto>,
+}
+
+/// Where a listing draft's price comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
+#[oai(rename_all = "snake_case")]
+pub enum PriceFromDto {
+    /// The asking price set by hand on the item (`asking_price`).
+    AskingPrice,
+    /// The latest estimate (from comparables, or a value set by hand).
+    Estimate,
+}
+
+impl From<PriceFrom> for PriceFromDto {
+    fn from(p: PriceFrom) -> Self {
+        match p {
+            PriceFrom::AskingPrice => Self::AskingPrice,
+            PriceFrom::Estimate => Self::Estimate,
+        }
+    }
 }
 
 impl From<&ListingDraft> for DraftDto {
@@ -144,6 +166,7 @@ impl From<&ListingDraft> for DraftDto {
             description: d.description.clone(),
             price: d.price,
             currency: d.currency.map(|c| c.to_string()),
+            price_from: d.price_from.map(Into::into),
         }
     }
 }

@@ -195,7 +195,7 @@ async function draftSection(id) {
     return section(
       "Listing draft",
       h("div", { class: "copy-row" }, h("h3", { class: "draft-title" }, d.title), copyButton("Copy title", d.title)),
-      h("p", { class: "sub" }, `Condition: ${human(d.condition)} · Asking price: ${price}`),
+      h("p", { class: "sub" }, `Condition: ${human(d.condition)} · Asking price: ${price}${d.price_from === "asking_price" ? " (set by hand)" : d.price_from === "estimate" ? " (from the latest estimate)" : ""}`),
       h("pre", { class: "draft-text", tabindex: "0", "aria-label": "Listing description" }, d.description),
       h("div", { class: "actions" }, copyButton("Copy description", d.description), copyButton("Copy whole listing", whole)),
     );

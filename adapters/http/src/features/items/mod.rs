@@ -400,22 +400,46 @@ fn etag(item: &Item) -> String {
     format!("\"{}\"", item.version)
 }
 
-/// The version an `If-Match` header asks a change to be made at: `None` without the header or for `*` (any
-/// version of the item, which exists or the change is 404).
+/// The versions an `If-Match` header (RFC 9110, 13.1.1) asks a change to be made at: `None` without the header
+/// or for `*` (any version of the item, which exists or the change is 404); else the versions its strong tags
+/// name. A weak tag (`W/"3"`) never matches (the strong comparison), nor does a tag this API never gave
+/// (`"abc"`): a list with only such tags is a precondition that fails (412), not a malformed one.
 ///
 /// # Errors
-/// 400 for anything but `*` or one strong entity tag this API answered (`"3"`).
-fn if_match(header: Option<&str>) -> Result<Option<i64>, ApiError> {
+/// 400 for a header that is not `*` or a comma-separated list of entity tags.
+fn if_match(header: Option<&str>) -> Result<Option<Vec<i64>>, ApiError> {
     let Some(text) = header.map(str::trim) else { return Ok(None) };
     if text == "*" {
         return Ok(None);
     }
-    text.strip_prefix('"')
-        .and_then(|t| t.strip_suffix('"'))
-        .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
-        .and_then(|v| v.parse().ok())
-        .map(Some)
-        .ok_or_else(|| ApiError::bad_request("If-Match must be * or one ETag an item answer gave, like \"3\""))
+    let malformed = || {
+        ApiError::bad_request(
+            "If-Match must be * or a list of entity tags, such as the ETag an item answer gave (\"3\")",
+        )
+    };
+    let mut versions = Vec::new();
+    let mut tags = 0;
+    // Empty list elements are allowed and ignored (RFC 9110, 5.6.1).
+    for tag in text.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        let (weak, quoted) = match tag.strip_prefix("W/") {
+            Some(rest) => (true, rest),
+            None => (false, tag),
+        };
+        let opaque = quoted.strip_prefix('"').and_then(|t| t.strip_suffix('"')).ok_or_else(malformed)?;
+        // etagc: %x21 / %x23-7E / obs-text.
+        if !opaque.bytes().all(|b| b == 0x21 || (0x23..=0x7e).contains(&b) || b >= 0x80) {
+            return Err(malformed());
+        }
+        tags += 1;
+        let version = (!weak && !opaque.is_empty() && opaque.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| opaque.parse::<i64>().ok())
+            .flatten();
+        versions.extend(version);
+    }
+    if tags == 0 {
+        return Err(malformed());
+    }
+    Ok(Some(versions))
 }
 
 /// One item, with its version as the `ETag`.
@@ -582,14 +606,20 @@ impl ItemsApi {
         &self,
         Person(c): Person,
         id: Path<i64>,
-        /// The item's `ETag` as read (`"3"`), or `*`: change it only while it is at that version (412 if not).
+        /// The item's `ETag` as read (`"3"`), a list of tags, or `*`: change it only while it is at a version
+        /// named (412 if not; a weak tag never matches); 400 when this is not a list of entity tags.
         #[oai(name = "If-Match")]
         expected: Header<Option<String>>,
         body: Json<PatchItem>,
     ) -> ApiResult<ChangedItem> {
         let expected = if_match(expected.0.as_deref())?;
         let patch = body.0.try_into_domain()?;
-        let item = self.0.inventory.patch((&c).into(), ItemId(id.0), patch, expected).await.map_err(ApiError::from)?;
+        let item = self
+            .0
+            .inventory
+            .patch((&c).into(), ItemId(id.0), patch, expected.as_deref())
+            .await
+            .map_err(ApiError::from)?;
         let tag = etag(&item);
         Ok(ChangedItem::Item(Json(ItemDto::new(&item)), tag))
     }
