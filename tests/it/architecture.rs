@@ -1,6 +1,6 @@
 //! The dependency rule: nothing under `domain/` or `application/` depends on, or names, the edge libraries, nor
 //! sees an adapter crate (not even as a dev-dependency). And no two modules of a crate import each other, directly
-//! or around a circle.
+//! or around a circle. And the two documents at the root stay short enough to be read whole.
 
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -355,4 +355,22 @@ fn the_circle_check_finds_a_circle() {
     assert_eq!(edges[&vec!["item".to_owned()]], BTreeSet::from([pair("rules", "values")]));
     assert_eq!(circles(&edges[&Vec::new()]), BTreeSet::from([pair("a", "b")]));
     assert!(circles(&edges[&vec!["item".to_owned()]]).is_empty());
+}
+
+/// The most each document at the root may hold, in bytes: `README.md` is the first screen a newcomer reads (what
+/// Trove is, its two commands, links to the guide) and `ARCHITECTURE.md` holds only what rarely changes (the
+/// bird's-eye view, the code map, the invariants). What grows goes to `docs/guide/`, `docs/decisions/` or
+/// `BENCHMARKS.md` instead.
+const ROOT_DOCUMENT_LIMITS: [(&str, u64); 2] = [("README.md", 10_240), ("ARCHITECTURE.md", 14_336)];
+
+#[test]
+fn root_documents_stay_short() {
+    for (name, limit) in ROOT_DOCUMENT_LIMITS {
+        let size =
+            std::fs::metadata(workspace_root().join(name)).unwrap_or_else(|e| panic!("reading {name}: {e}")).len();
+        assert!(
+            size <= limit,
+            "{name} is {size} bytes, over its {limit}: move the detail to a page under docs/guide/ or docs/decisions/"
+        );
+    }
 }
