@@ -1,11 +1,14 @@
 //! Labels and scanning: a PDF of labels for items and places (each a QR code of the link to its page, its name
-//! and a short code), and a photo of a label read back into the item or place it names.
+//! and a short code), and a photo of a label read back into the item or place it names, or of a box's barcode
+//! read into the product code it carries (`trove_domain::barcode`).
 
 use crate::Error;
 use crate::jobs::Jobs;
 use crate::photo::PhotoError;
-use crate::ports::{CodeReader, InventoryRepo, Label, LabelLayout, LabelPrinter, PlaceRepo};
+use crate::ports::{CodeReader, InventoryRepo, Label, LabelLayout, LabelPrinter, PlaceRepo, ReadCode};
 use std::sync::Arc;
+use trove_domain::barcode::{Symbology, product_code};
+use trove_domain::code::Code;
 use trove_domain::history::ObjectKind;
 use trove_domain::label::{LabelTarget, PublicUrl};
 use trove_domain::place::{PlacePath, PlaceTree};
@@ -25,18 +28,39 @@ pub struct Scanned {
     pub path: Option<PlacePath>,
 }
 
-/// What reading a label's code from a photo reports besides success.
+/// A code read in a photo.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScannedCode {
+    pub symbology: Symbology,
+    /// The text as read.
+    pub text: String,
+    /// The GTIN or ISBN it carries (`trove_domain::barcode::product_code`); `None` for a QR code and a shop's own
+    /// code.
+    pub code: Option<Code>,
+}
+
+/// What a photo held: one of our labels, or none, and every code read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reading {
+    /// The first of our labels read, if one was.
+    pub label: Option<LabelTarget>,
+    /// Every code read, QR codes first (our label's included), misreads of retail barcodes left out.
+    pub codes: Vec<ScannedCode>,
+}
+
+/// What reading the codes of a photo reports besides success.
 #[derive(Debug, thiserror::Error)]
 pub enum ScanError {
     /// The image itself: not a JPEG, PNG or WebP, too many pixels, or not decodable.
     #[error(transparent)]
     Image(#[from] PhotoError),
-    /// No QR code could be read in the photo.
+    /// No code could be read in the photo.
     #[error(
-        "no QR code could be read in the image; photograph one label, flat and in focus, filling much of the frame"
+        "no QR code could be read in the image, nor a barcode; photograph one label or barcode, flat and in focus, \
+         filling much of the frame"
     )]
     NoCode,
-    /// The codes read are not labels of this Trove (another server's, or not a link at all).
+    /// Only QR codes were read, and none is a label of this Trove (another server's, or not a link at all).
     #[error("the code read is not a label of this Trove: {0:?}")]
     NotOurs(String),
     /// The limit of image jobs refused the read ([`Error::Busy`]), or the read failed unexpectedly.
@@ -131,21 +155,32 @@ impl Labels {
         Ok(self.jobs.run(move || printer.pdf(&labels, layout)).await??)
     }
 
-    /// Reads the label in `image`: the first code read that is one of our links. The read runs under the limit
-    /// of CPU-heavy jobs, so many scans at once wait their turn (or are refused) with every other image job.
+    /// Reads the codes in `image`: the label is the first QR code that is one of our links; a barcode (any code
+    /// but a QR code) is answered with the product code it carries, if any, and a retail barcode whose digits
+    /// fail their check is a misread, left out. A QR code that is not our label is answered only beside a label
+    /// or a barcode. The read runs under the limit of CPU-heavy jobs, so many scans at once wait their turn (or
+    /// are refused) with every other image job.
     ///
     /// # Errors
     /// [`ScanError::Image`] for an image of no supported format, too large or undecodable;
-    /// [`ScanError::NoCode`] when no code is read; [`ScanError::NotOurs`] when every code read is someone
-    /// else's; [`ScanError::Job`] when the limit's queue is full.
-    pub async fn read(&self, image: Vec<u8>) -> Result<LabelTarget, ScanError> {
+    /// [`ScanError::NoCode`] when no code is read; [`ScanError::NotOurs`] when only QR codes are read and none is
+    /// our label; [`ScanError::Job`] when the limit's queue is full.
+    pub async fn read(&self, image: Vec<u8>) -> Result<Reading, ScanError> {
         let reader = self.reader.clone();
-        let texts = self.jobs.run(move || reader.read(&image)).await?.map_err(PhotoError::from)?;
-        if let Some(target) = texts.iter().find_map(|t| self.url.read(t)) {
-            return Ok(target);
+        let read = self.jobs.run(move || reader.read(&image)).await?.map_err(PhotoError::from)?;
+        let codes: Vec<ScannedCode> = read
+            .into_iter()
+            .filter_map(|ReadCode { symbology, text, gs1 }| {
+                let code = product_code(symbology, &text, gs1);
+                (code.is_some() || !symbology.is_retail()).then_some(ScannedCode { symbology, text, code })
+            })
+            .collect();
+        let label = codes.iter().filter(|c| c.symbology == Symbology::QrCode).find_map(|c| self.url.read(&c.text));
+        if label.is_some() || codes.iter().any(|c| c.symbology != Symbology::QrCode) {
+            return Ok(Reading { label, codes });
         }
-        match texts.into_iter().next() {
-            Some(text) => Err(ScanError::NotOurs(trove_domain::text::clip(&text, 200))),
+        match codes.into_iter().next() {
+            Some(code) => Err(ScanError::NotOurs(trove_domain::text::clip(&code.text, 200))),
             None => Err(ScanError::NoCode),
         }
     }
@@ -260,16 +295,28 @@ mod tests {
         assert_eq!(err(l.labels(H, &many, &[]).await), "at most 1000 labels at once, not 1001");
     }
 
-    fn reading(texts: &'static [&'static str]) -> MockCodeReader {
+    /// A reader that reads `codes` in every photo.
+    fn reading_codes(codes: Vec<(Symbology, &'static str)>) -> MockCodeReader {
         let mut reader = MockCodeReader::new();
-        reader.expect_read().returning(move |_| Ok(texts.iter().map(|t| (*t).to_owned()).collect()));
+        reader.expect_read().returning(move |_| {
+            Ok(codes
+                .iter()
+                .map(|(symbology, text)| ReadCode { symbology: *symbology, text: (*text).to_owned(), gs1: false })
+                .collect())
+        });
         reader
+    }
+
+    /// A reader that reads the QR codes of `texts` in every photo.
+    fn reading(texts: &'static [&'static str]) -> MockCodeReader {
+        let codes: Vec<(Symbology, &'static str)> = texts.iter().map(|t| (Symbology::QrCode, *t)).collect();
+        reading_codes(codes)
     }
 
     #[tokio::test]
     async fn a_scan_accepts_only_our_links() {
         let l = labels(reading(&["WIFI:S:home;;", "http://trove.local:8080/#/items/1"]));
-        let target = l.read(b"photo".to_vec()).await.unwrap();
+        let target = l.read(b"photo".to_vec()).await.unwrap().label.unwrap();
         assert_eq!(target, LabelTarget::Item(ItemId(1)));
         let scanned = l.scanned(H, target).await.unwrap();
         assert_eq!(
@@ -306,6 +353,40 @@ mod tests {
         let other = jobs.admit().unwrap();
         assert!(matches!(l.read(b"photo".to_vec()).await, Err(ScanError::Job(Error::Busy { .. }))));
         drop(other);
-        assert_eq!(l.read(b"photo".to_vec()).await.unwrap(), LabelTarget::Item(ItemId(1)));
+        assert_eq!(l.read(b"photo".to_vec()).await.unwrap().label, Some(LabelTarget::Item(ItemId(1))));
+    }
+
+    #[tokio::test]
+    async fn a_barcode_is_answered_with_the_product_code_it_carries_and_misreads_are_left_out() {
+        let l = labels(reading_codes(vec![
+            (Symbology::QrCode, "WIFI:S:home;;"),
+            (Symbology::Ean13, "9780306406157"),
+            (Symbology::Ean13, "4006381333932"),
+            (Symbology::Code128, "SHELF-12"),
+            (Symbology::UpcE, "01234565"),
+        ]));
+        let read = l.read(b"photo".to_vec()).await.unwrap();
+        assert_eq!(read.label, None);
+        let got: Vec<(Symbology, &str, Option<&str>)> =
+            read.codes.iter().map(|c| (c.symbology, c.text.as_str(), c.code.as_ref().map(Code::key))).collect();
+        assert_eq!(
+            got,
+            [
+                (Symbology::QrCode, "WIFI:S:home;;", None),
+                (Symbology::Ean13, "9780306406157", Some("09780306406157")),
+                (Symbology::Code128, "SHELF-12", None),
+                (Symbology::UpcE, "01234565", Some("00012345000065")),
+            ]
+        );
+        // Our label beside a barcode is the label, the barcode still answered.
+        let l = labels(reading_codes(vec![
+            (Symbology::QrCode, "http://trove.local:8080/#/places/2"),
+            (Symbology::Ean8, "96385074"),
+        ]));
+        let read = l.read(b"photo".to_vec()).await.unwrap();
+        assert_eq!((read.label, read.codes.len()), (Some(LabelTarget::Place(PlaceId(2))), 2));
+        // A retail barcode's misread alone is no code at all.
+        let l = labels(reading_codes(vec![(Symbology::Itf, "10012345000018")]));
+        assert!(matches!(l.read(b"photo".to_vec()).await, Err(ScanError::NoCode)));
     }
 }

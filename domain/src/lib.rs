@@ -5,8 +5,10 @@
 //! reason outside its inputs. The model proposes; the functions in this crate decide.
 
 pub mod allocation;
+pub mod barcode;
 pub mod bulk;
 pub mod catalogue;
+pub mod code;
 pub mod demo;
 pub mod history;
 pub mod ids;

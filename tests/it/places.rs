@@ -5,7 +5,8 @@ use crate::app::{Db, TestApp, assert_error, item};
 use crate::on_both;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use trove_labels::testing::{blank, pages, photographed, png};
+use trove_domain::barcode::Symbology;
+use trove_labels::testing::{Shot, barcode, blank, pages, photographed, photographed_box, png};
 
 on_both!(a_tree_of_places_holds_items, bulk_changes_are_all_or_nothing);
 
@@ -245,7 +246,10 @@ async fn label_pdfs_decode_to_the_links_of_their_objects() {
     let rendered = pages(&bytes, 300);
     let read: Vec<Vec<String>> = rendered
         .iter()
-        .map(|page| trove_application::ports::CodeReader::read(&trove_labels::QrReader, &png(page)).unwrap())
+        .map(|page| {
+            let read = trove_application::ports::CodeReader::read(&trove_labels::QrReader, &png(page)).unwrap();
+            read.into_iter().map(|c| c.text).collect()
+        })
         .collect();
     assert_eq!(
         read,
@@ -316,4 +320,40 @@ async fn a_photographed_label_lands_on_its_item() {
     assert!(body["error"]["message"].as_str().unwrap().starts_with("no QR code could be read"), "{body}");
     let (status, body) = scan(&app, &app.token, b"GIF89a not a photo".to_vec(), "image/gif").await;
     assert_error(status, &body, StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type");
+}
+
+/// A phone photo of a box's barcode (turned, at an angle, a little out of focus) answers the code read, its
+/// format and, for a GTIN or an ISBN, its key; a label beside a barcode is still the label, the barcode answered
+/// with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_photographed_barcode_answers_its_code() {
+    let (app, _, _, drill) = labels_app().await;
+    let shot = Shot { width: 4000, height: 3000, face: 0.45, degrees: 30.0, tilt: 0.2, blur: 2.0 };
+    for (symbology, text, want) in [
+        (
+            Symbology::Ean13,
+            "9780306406157",
+            json!({"format": "ean_13", "text": "9780306406157", "kind": "isbn",
+            "key": "09780306406157", "shown": "9780306406157"}),
+        ),
+        (
+            Symbology::UpcE,
+            "01234565",
+            json!({"format": "upc_e", "text": "01234565", "kind": "gtin",
+            "key": "00012345000065", "shown": "012345000065"}),
+        ),
+        (Symbology::Code128, "SHELF-12", json!({"format": "code_128", "text": "SHELF-12"})),
+    ] {
+        let photo = photographed_box(&barcode(symbology, text, 8), shot);
+        let (status, body) = scan(&app, &app.token, photo, "image/jpeg").await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body, json!({"kind": "code", "path": [], "codes": [want]}), "{symbology}");
+    }
+    // Our label's QR code on the box beside nothing else: the label, as before, its code listed.
+    let link = format!("{PUBLIC}/#/items/{drill}");
+    let photo = photographed_box(&barcode(Symbology::QrCode, &link, 6), Shot::new());
+    let (status, body) = scan(&app, &app.token, photo, "image/jpeg").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!((body["kind"].as_str(), body["id"].as_i64()), (Some("item"), Some(drill)));
+    assert_eq!(body["codes"], json!([{"format": "qr_code", "text": link}]));
 }

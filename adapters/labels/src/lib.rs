@@ -1,8 +1,8 @@
 //! Trove's labels: a PDF of labels, each a QR code of the link to an item's or a place's page, its name and its
-//! short code ([`PdfLabels`], the `LabelPrinter` port, over `qrcode` and `pdf-writer`); and the QR codes in a
-//! photo read back ([`QrReader`], the `CodeReader` port, over `rqrr`, on the grey pixels
-//! `trove_vision::decode_luma_within` gives); and the value report as the PDF an insurer is sent
-//! ([`PdfValueReport`], the `ValuePrinter` port). The only crate that knows QR codes or PDF.
+//! short code ([`PdfLabels`], the `LabelPrinter` port, over `qrcode` and `pdf-writer`); and the codes in a
+//! photo read back ([`QrReader`], the `CodeReader` port: QR codes over `rqrr`, the barcodes on boxes over `rxing`,
+//! on the grey pixels `trove_vision::decode_luma_within` gives); and the value report as the PDF an insurer is sent
+//! ([`PdfValueReport`], the `ValuePrinter` port). The only crate that knows QR codes, barcodes or PDF.
 
 mod pdf;
 mod read;

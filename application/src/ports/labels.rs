@@ -1,6 +1,8 @@
-//! Labels: printing them (a PDF of QR codes and names) and reading their codes back from a photo.
+//! Labels: printing them (a PDF of QR codes and names) and reading the codes in a photo back (our labels' QR
+//! codes, and the barcodes on boxes).
 
 use crate::ports::VisionError;
+use trove_domain::barcode::Symbology;
 use trove_domain::label::LabelTarget;
 
 /// One label as it is printed.
@@ -40,16 +42,27 @@ pub trait LabelPrinter: Send + Sync {
     fn pdf(&self, labels: &[Label], layout: LabelLayout) -> anyhow::Result<Vec<u8>>;
 }
 
-/// Reads QR codes in a photo. Synchronous: it is CPU work, which async callers run on a blocking thread.
+/// A code read in a photo: its symbology and its text as read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadCode {
+    pub symbology: Symbology,
+    /// The text the code holds (a GS1 element string's FNC1 separators as `\u{1d}`).
+    pub text: String,
+    /// Whether the reader saw the FNC1 that marks a GS1 element string (a GS1-128 or a GS1 DataMatrix).
+    pub gs1: bool,
+}
+
+/// Reads the codes in a photo: QR codes, DataMatrix and the retail 1-D barcodes (EAN-13, EAN-8, UPC-A, UPC-E,
+/// Code 128, ITF-14). Synchronous: it is CPU work, which async callers run on a blocking thread.
 #[cfg_attr(any(test, feature = "testing"), mockall::automock)]
 pub trait CodeReader: Send + Sync {
-    /// Decodes `image` (JPEG, PNG or WebP, told by its magic bytes) and answers the text of every QR code it
-    /// reads, in no particular order; none found is an empty list, not an error. A large photo is read at a
-    /// bounded working size, so its cost does not grow with its pixels beyond decoding it.
+    /// Decodes `image` (JPEG, PNG or WebP, told by its magic bytes) and answers every code it reads, QR codes
+    /// first, each once; none found is an empty list, not an error. A large photo is read at a bounded working
+    /// size, so its cost does not grow with its pixels beyond decoding it. A barcode turned by any angle is read.
     ///
     /// # Errors
     /// MUST return `Unsupported` when the bytes are of no supported format, `Undecodable` when they claim one and
     /// do not decode, and `TooLarge` when the image has more pixels than the reader accepts (checked before the
     /// pixels are decoded).
-    fn read(&self, image: &[u8]) -> Result<Vec<String>, VisionError>;
+    fn read(&self, image: &[u8]) -> Result<Vec<ReadCode>, VisionError>;
 }

@@ -38,7 +38,7 @@ pub use inventory::{
     ImportEvents, ImportHistory, ImportWritten, InventoryRepo, ItemPage, ItemQuery, ItemSort, PlaceFilter, Reimported,
     SortKey,
 };
-pub use labels::{CodeReader, Label, LabelLayout, LabelPrinter};
+pub use labels::{CodeReader, Label, LabelLayout, LabelPrinter, ReadCode};
 pub use lending::{
     Channels, LendingRepo, LoanFilter, Logged, NewLoan, NewReminder, Reminder, ReminderRepo, Subscriber,
 };

@@ -1,6 +1,7 @@
 // @ts-check
 // Scanning a label: the camera looks for one of our QR codes (the browser's BarcodeDetector where there is one,
-// else a frame sent to `POST /api/scan` twice a second) and opens the item or place it names.
+// else a frame sent to `POST /api/scan` twice a second) and opens the item or place it names; a box's barcode
+// read instead (EAN, UPC, Code 128, ITF-14, DataMatrix) is said with its format and code.
 
 import { api, ApiError } from "../api.js";
 import { h, field, showError } from "../ui.js";
@@ -14,21 +15,35 @@ export function labelTarget(url) {
 /** What a foreign code's status says: the label is real, but of another household (or of a deleted thing). */
 const FOREIGN = "That code is not one of this household's labels.";
 
+/** What `readOnServer` answers when it said what it read in the status instead of opening a page. */
+const SAID = "said";
+
+/** How a code's format is called (the server's and `BarcodeDetector`'s names). */
+const FORMATS = {
+  qr_code: "QR code", data_matrix: "DataMatrix", ean_13: "EAN-13", ean_8: "EAN-8", upc_a: "UPC-A", upc_e: "UPC-E",
+  code_128: "Code 128", itf: "ITF-14",
+};
+
 /**
- * Sends one picture to the server's QR reader: the page to open; `FOREIGN` when the code is a label but not one
- * of this household's (said in `status`); null while no code is in view.
+ * Sends one picture to the server's reader: the page to open; `SAID` when the code is a label but not one of this
+ * household's, or a barcode and no label (said in `status`); null while no code is in view.
  */
 async function readOnServer(blob, status) {
   const form = new FormData();
   form.append("image", blob, "frame.jpg");
   try {
     const found = await api("/scan", { method: "POST", body: form });
+    if (found.kind === "code") {
+      const read = found.codes.map((c) => `${FORMATS[c.format] || c.format} ${c.shown || c.text}`).join(", ");
+      status.textContent = `Read ${read}: a barcode, not one of Trove's labels.`;
+      return SAID;
+    }
     return `#/${found.kind === "place" ? "places" : "items"}/${found.id}`;
   } catch (e) {
     if (e instanceof ApiError && e.status === 422) return null; // No code in this frame yet.
     if (e instanceof ApiError && e.status === 404) {
       status.textContent = FOREIGN;
-      return FOREIGN;
+      return SAID;
     }
     throw e;
   }
@@ -61,7 +76,7 @@ export async function scanView() {
     if (!file) return;
     try {
       const target = await readOnServer(file, status);
-      if (target === FOREIGN) return; // Its own message stays.
+      if (target === SAID) return; // Its own message stays.
       if (target) go(target);
       else status.textContent = "No label found in that photo; try again closer, with the code flat and lit.";
     } catch (e) {
@@ -75,8 +90,10 @@ export async function scanView() {
     try {
       // Not in TypeScript's DOM types yet.
       const Detector = /** @type {any} */ (window).BarcodeDetector;
-      if (Detector && (await Detector.getSupportedFormats()).includes("qr_code")) {
-        detector = new Detector({ formats: ["qr_code"] });
+      const supported = Detector ? await Detector.getSupportedFormats() : [];
+      if (supported.includes("qr_code")) {
+        // The barcodes on boxes too, where the browser reads them.
+        detector = new Detector({ formats: Object.keys(FORMATS).filter((f) => supported.includes(f)) });
       }
     } catch {
       detector = null;
@@ -90,7 +107,10 @@ export async function scanView() {
         for (const code of await detector.detect(video)) {
           const target = labelTarget(code.rawValue);
           if (target) return go(target);
-          status.textContent = "That code is not one of Trove's labels.";
+          status.textContent =
+            code.format === "qr_code"
+              ? "That code is not one of Trove's labels."
+              : `Read ${FORMATS[code.format] || code.format} ${code.rawValue}: a barcode, not one of Trove's labels.`;
         }
         return;
       }
@@ -99,7 +119,7 @@ export async function scanView() {
       canvas.getContext("2d").drawImage(video, 0, 0);
       const blob = await new Promise((resolve) => canvas.toBlob(resolve, "image/jpeg", 0.85));
       const target = blob && (await readOnServer(blob, status));
-      if (target && target !== FOREIGN) go(target);
+      if (target && target !== SAID) go(target);
     } catch (e) {
       stop();
       showError(e, out);
