@@ -26,8 +26,8 @@ left out; item_details gives an item's profile, every field, faults and tests): 
 some requirement bounds) then per row ids+condition[xN] name|values (- unmeasured); ids: one id, or like items' ids \
 (same name, condition, values and units) joined by commas, a-b for every id from a to b; condition N new, L \
 like_new, F fair, P poor, X for_parts, else good; xN: N units available (a stock) of each, else 1; ^ in place of \
-the name: the row above's name; a line =words opens rows named words then the row's own last word, up to the next \
-= line (a bare = closes it) or # line";
+the name: the row above's name; a line =words opens rows named words then the row's own text, up to the next = \
+line (a bare = closes it) or # line";
 const CATALOG_HEADER: &str =
     "templates; id|label|goal|effort|requirements as key: label (key? = optional, key xN = N units)";
 
@@ -105,8 +105,8 @@ pub struct Levers {
     pub only_bound_fields: bool,
     /// A run of consecutive ids in a row written `a-b`.
     pub id_runs: bool,
-    /// Rows whose names differ only in the last word, next to each other, under one `=stem` line naming the
-    /// rest (only with `no_profile`).
+    /// Rows whose names begin with the same words, next to each other, under one `=words` line naming them
+    /// ([`stem_runs`]; only with `no_profile`).
     pub stems: bool,
 }
 
@@ -225,23 +225,22 @@ fn write_type(out: &mut String, item_type: &str, group: &[&ItemLine], takers: &T
             _ => merged.push(row),
         }
     }
-    // A row's stem (its name but the last word), when the row next to it has the same one.
-    let stem = |row: &Row| row.name.rsplit_once(' ').map(|(stem, _)| stem.to_owned());
-    let stems: Vec<Option<String>> = merged.iter().map(stem).collect();
-    let grouped: Vec<Option<&str>> = (0..merged.len())
-        .map(|i| {
-            let own = stems[i].as_deref()?;
-            let near = |j: Option<usize>| j.and_then(|j| stems.get(j)?.as_deref()) == Some(own);
-            (levers.stems && levers.no_profile && (near(i.checked_sub(1)) || near(Some(i + 1)))).then_some(own)
-        })
-        .collect();
+    // Runs of rows whose names begin with the same words, under one `=words` line naming them.
+    let cuts: Vec<Option<usize>> = if levers.stems && levers.no_profile {
+        let names: Vec<&str> = merged.iter().map(|row| row.name.as_str()).collect();
+        stem_runs(&names)
+    } else {
+        vec![None; merged.len()]
+    };
     let mut open: Option<&str> = None;
     let mut above: Option<(&str, &str)> = None;
-    for (row, group) in merged.iter().zip(&grouped) {
-        if *group != open {
+    for (row, cut) in merged.iter().zip(&cuts) {
+        let group = cut.map(|cut| &row.name[..cut]);
+        if group != open {
+            // A new stem replaces the one open; a bare `=` closes it before a row named in full.
             out.push_str("\n=");
             out.push_str(group.unwrap_or_default());
-            open = *group;
+            open = group;
         }
         out.push('\n');
         let ids: Vec<i64> = row.ids.iter().map(|item| item.id.0).collect();
@@ -254,7 +253,7 @@ fn write_type(out: &mut String, item_type: &str, group: &[&ItemLine], takers: &T
         out.push(' ');
         match above {
             Some((name, _)) if levers.ditto && levers.no_profile && name == row.name => out.push('^'),
-            _ if group.is_some() => out.push_str(row.name.rsplit_once(' ').map_or(&*row.name, |(_, last)| last)),
+            _ if let Some(cut) = cut => out.push_str(&row.name[cut + 1..]),
             _ if levers.no_profile => out.push_str(&row.name),
             Some((name, profile)) if levers.ditto && name == row.name && profile == row.profile => out.push('^'),
             Some((name, _)) if levers.ditto && name == row.name => {
@@ -273,6 +272,49 @@ fn write_type(out: &mut String, item_type: &str, group: &[&ItemLine], takers: &T
         }
         above = Some((&row.name, &row.profile));
     }
+}
+
+/// Where runs of `names` (in listing order) that begin with the same words are put under one stem: for each name,
+/// the byte length of its stem (the words before a space), or `None` for a name written in full.
+///
+/// From the first name not yet in a run, every stem it has (each of its words but the last, and the words before
+/// them) is tried for the run of names that follow with the same one; the run kept is the one that saves the most
+/// text (its stem written once instead of on each row, the stem line's own cost taken off), if any does. A run
+/// of one saves nothing.
+///
+/// ```text
+/// [HDMI cable 2 m black, HDMI cable 2 m white, HDMI cable 5 m, USB-C cable]
+///   -> [Some(10), Some(10), Some(10), None]     (=HDMI cable: 2 m black, 2 m white, 5 m)
+/// ```
+fn stem_runs(names: &[&str]) -> Vec<Option<usize>> {
+    /// What a stem line costs beyond its words, in characters: the line break, `=`, and the bare `=` that may
+    /// close it.
+    const STEM_LINE: usize = 4;
+    let mut cuts = vec![None; names.len()];
+    let mut i = 0;
+    while i < names.len() {
+        let mut best: Option<(usize, usize, usize)> = None;
+        for (cut, _) in names[i].match_indices(' ') {
+            let stem = &names[i][..cut];
+            let run = names[i..]
+                .iter()
+                .take_while(|n| n.len() > cut + 1 && n.as_bytes()[cut] == b' ' && n.starts_with(stem))
+                .count();
+            // Written once instead of `run` times, with the space after it.
+            let saved = (run.saturating_sub(1) * (cut + 1)).saturating_sub(STEM_LINE);
+            if saved > 0 && best.is_none_or(|(most, _, _)| saved >= most) {
+                best = Some((saved, cut, run));
+            }
+        }
+        match best {
+            Some((_, cut, run)) => {
+                cuts[i..i + run].fill(Some(cut));
+                i += run;
+            }
+            None => i += 1,
+        }
+    }
+    cuts
 }
 
 /// Writes a row's ids (ascending) joined by commas, with `runs` a run of three or more consecutive ids as `a-b`
@@ -735,7 +777,7 @@ mod tests {
     }
 
     #[test]
-    fn names_differing_only_in_the_last_word_share_a_stem_line() {
+    fn names_beginning_with_the_same_words_share_a_stem_line() {
         let named = |id, name: &str| {
             let mut cable = item(id, name, "cable");
             cable.measurements.clear();
@@ -749,6 +791,7 @@ mod tests {
             named(5, "USB-C cable 1 m red"),
             named(6, "USB-C cable 1 m blue"),
             named(7, "Cat6 cable"),
+            named(8, "Velcro ties"),
         ];
         let out = listed(&items);
         assert_eq!(
@@ -756,14 +799,15 @@ mod tests {
             vec![
                 "#cable",
                 "7L Cat6 cable",
-                "=HDMI cable 2 m",
-                "1L black",
-                "2,3L white",
-                "=",
-                "4L HDMI cable 5 m",
+                "=HDMI cable",
+                "1L 2 m black",
+                "2,3L 2 m white",
+                "4L 5 m",
                 "=USB-C cable 1 m",
                 "6L blue",
                 "5L red",
+                "=",
+                "8L Velcro ties",
             ],
             "{out}"
         );

@@ -219,7 +219,7 @@ async fn proposal_costs(bpe: &CoreBPE, label: &str, new: Vec<NewItem>) -> Bounde
         ("+ no profile (item_details has it)", no_profile),
         ("+ only the fields a requirement bounds", bound),
         ("+ a-b for a run of ids", Levers { stems: false, ..Levers::ALL }),
-        ("+ =stem for names alike but the last word", Levers::ALL),
+        ("+ =words for names beginning alike", Levers::ALL),
     ] {
         let listing = tools::inventory_output_with(buildable.iter().copied(), &catalogue, levers);
         let tokens = bpe.encode_ordinary(&listing).len();
