@@ -426,6 +426,11 @@ async fn of_concurrent_accepts_of_one_invitation_one_joins_and_the_others_are_to
     }
     let (_, members) = app.get("/api/members").await;
     assert_eq!(members["members"].as_array().unwrap().len(), 2, "{members}");
+    // Its offer is gone too, as the document says (schemathesis found the 410 undocumented).
+    let (status, body) = app.get(&format!("/api/invitations/offer/{code}")).await;
+    assert_error(status, &body, StatusCode::GONE, "gone");
+    let (_, spec) = app.get("/api/openapi.json").await;
+    assert!(spec["paths"]["/invitations/offer/{code}"]["get"]["responses"]["410"].is_object());
 }
 
 on_both!(

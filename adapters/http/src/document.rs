@@ -390,6 +390,9 @@ fn declare_errors(method: &str, path: &str, operation: &mut Value) {
         ("post", "/passkeys/finish") => {
             statuses.push((410, "The ceremony is unknown, expired or finished, or another member's."));
         }
+        ("get", "/invitations/offer/{code}") => {
+            statuses.push((410, INVITATION_GONE));
+        }
         ("post", "/invitations/accept") => {
             statuses.push((403, PASSWORDS_OFF));
             statuses.push((404, "No invitation has this code."));
