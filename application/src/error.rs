@@ -139,6 +139,11 @@ pub enum Conflict {
     /// A new secret's hash (an invitation code, a token, a ceremony id) is stored already.
     #[error("{0} is already stored")]
     AlreadyStored(&'static str),
+    /// A code another present item of the household carries already (codes are unique per household by their
+    /// key, so a UPC-A and its EAN-13 are one code): `code` as given (`gtin 4006381333931`), and the item that
+    /// holds it, with its name.
+    #[error("{code} is already on {name:?} (item {item}); remove it there first")]
+    CodeHeld { code: String, item: ItemId, name: String },
 }
 
 /// What a place holds, in words: `1 item`, `2 places`, `1 item and 3 places`.

@@ -8,6 +8,7 @@ use crate::recorder::{Actor, Recorder};
 use crate::{Error, RepoError};
 use std::sync::Arc;
 use trove_domain::bulk::{self, BULK_MAX, BulkSet};
+use trove_domain::code::Code;
 use trove_domain::history::{Action, Event, ObjectKind};
 use trove_domain::item::{
     self, ChangeRefused, Fault, Gone, GoneReason, Item, ItemChanges, ItemError, Measurement, NewItem, TestDone,
@@ -249,8 +250,10 @@ impl Inventory {
             return Err(Error::Invalid(format!("limit must be between 1 and {LIMIT_MAX}")));
         }
         // The search's words are checked once here: no control character, a bounded count of words.
-        let q = query.q.as_deref().map(item::search).transpose().map_err(|e| Error::Invalid(e.to_string()))?;
-        let query = ItemQuery { q: q.flatten(), ..query.clone() };
+        let q = query.q.as_deref().map(item::search).transpose().map_err(|e| Error::Invalid(e.to_string()))?.flatten();
+        // A search that reads as a code finds the items carrying it first, whichever form of it was typed.
+        let code = q.as_deref().and_then(|q| Code::parse(None, q).ok()).map(|c| c.key().to_owned());
+        let query = ItemQuery { q, code, ..query.clone() };
         let page = self.items.list(household, &query).await?;
         // Only a page with no item may be of a place that is not the household's (the store's filter holds the
         // household's places only): the place is looked up then, and not for every page.
@@ -797,6 +800,33 @@ mod tests {
         );
         new.media_ids = vec![MediaId(4), MediaId(6)];
         assert_eq!(inv.create(H, new).await.unwrap().id, ItemId(9));
+    }
+
+    /// A search that reads as a code asks the store for the items carrying its key first, whatever form of the
+    /// code was typed (its words as one shop's code, any text being one); a number that is no code (a wrong check
+    /// digit) asks for none.
+    #[tokio::test]
+    async fn a_search_that_is_a_code_asks_for_its_key() {
+        let asked: Arc<Mutex<Vec<Option<String>>>> = Arc::default();
+        let into = asked.clone();
+        let mut items = MockInventoryRepo::new();
+        items.expect_list().returning(move |_, q| {
+            into.lock().unwrap().push(q.code.clone());
+            Ok(ItemPage { items: Vec::new(), total: 0, more: false })
+        });
+        let inv = inventory(items, places());
+        for q in ["036000291452", " 0-306-40615-2 ", "Shelf-A  12", "40063813339x1", "4006381333932"] {
+            let query = ItemQuery { q: Some(q.into()), limit: 10, ..ItemQuery::default() };
+            inv.list(H.household, &query).await.unwrap();
+        }
+        let want = [
+            Some("00036000291452"),
+            Some("09780306406157"),
+            Some("other:shelf-a 12"),
+            Some("other:40063813339x1"),
+            None,
+        ];
+        assert_eq!(*asked.lock().unwrap(), want.map(|k| k.map(str::to_owned)));
     }
 
     #[test]

@@ -16,6 +16,7 @@
 //! assert_eq!(typed.shown(), "9780306406157");
 //! ```
 
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
@@ -215,6 +216,136 @@ impl Code {
 impl fmt::Display for Code {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} {}", self.kind, self.shown)
+    }
+}
+
+/// Most codes one item carries.
+pub const CODES_MAX: usize = 20;
+
+/// Why an item's list of codes was refused: a code of it (by its place in the list, from 0) or their count.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CodesError {
+    #[error("codes[{n}]: {error}")]
+    Code { n: usize, error: CodeError },
+    #[error("an item carries at most {CODES_MAX} codes, not {0}")]
+    TooMany(usize),
+}
+
+/// An item's codes: at most [`CODES_MAX`], in the order given, a code whose key is already in the list dropped
+/// (a UPC-A and its EAN-13 are one code).
+///
+/// ```
+/// use trove_domain::code::{Code, CodeKind, Codes};
+/// let codes = Codes::parse([(Some(CodeKind::Gtin), "036000291452"), (None, "0036000291452"), (None, "AB-1")]).unwrap();
+/// assert_eq!(codes.as_slice().iter().map(Code::shown).collect::<Vec<_>>(), ["036000291452", "AB-1"]);
+/// let e = Codes::parse([(None, "4006381333931"), (None, "4006381333932")]).unwrap_err();
+/// assert_eq!(e.to_string(), "codes[1]: the check digit of gtin 4006381333932 is wrong: it should be 1");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Codes(Vec<Code>);
+
+impl Codes {
+    /// The list of `codes`, a repeated key dropped.
+    ///
+    /// # Errors
+    /// [`CodesError::TooMany`] past [`CODES_MAX`] distinct codes.
+    pub fn new(codes: impl IntoIterator<Item = Code>) -> Result<Self, CodesError> {
+        let mut out: Vec<Code> = Vec::new();
+        for code in codes {
+            if !out.iter().any(|have| have.key == code.key) {
+                out.push(code);
+            }
+        }
+        if out.len() > CODES_MAX {
+            return Err(CodesError::TooMany(out.len()));
+        }
+        Ok(Self(out))
+    }
+
+    /// Reads each `(kind, raw)` as [`Code::parse`] does, then [`Codes::new`].
+    ///
+    /// # Errors
+    /// [`CodesError::Code`] naming the first code refused and its place; [`CodesError::TooMany`].
+    pub fn parse<'a>(raw: impl IntoIterator<Item = (Option<CodeKind>, &'a str)>) -> Result<Self, CodesError> {
+        let codes = raw
+            .into_iter()
+            .enumerate()
+            .map(|(n, (kind, text))| Code::parse(kind, text).map_err(|error| CodesError::Code { n, error }))
+            .collect::<Result<Vec<_>, _>>()?;
+        Self::new(codes)
+    }
+
+    pub fn as_slice(&self) -> &[Code] {
+        &self.0
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The code of this list whose key is `key`.
+    pub fn find(&self, key: &str) -> Option<&Code> {
+        self.0.iter().find(|c| c.key == key)
+    }
+
+    /// The codes as a sheet or the history writes them: `kind:shown` joined by `;`
+    /// (`gtin:4006381333931;isbn:9780306406157`); empty for none. [`Codes::read_joined`] reads it back.
+    pub fn joined(&self) -> String {
+        self.0.iter().map(|c| format!("{}:{}", c.kind, c.shown)).collect::<Vec<_>>().join(";")
+    }
+
+    /// Reads [`Codes::joined`]'s text: entries separated by `;`, each `kind:code` or a code alone (its kind
+    /// read from its text); blank entries skipped.
+    ///
+    /// ```
+    /// use trove_domain::code::Codes;
+    /// let codes = Codes::read_joined("gtin:036000291452; isbn:0-306-40615-2;;other:Shelf: 4").unwrap();
+    /// assert_eq!(codes.joined(), "gtin:036000291452;isbn:9780306406157;other:Shelf: 4");
+    /// assert_eq!(Codes::read_joined(" ").unwrap(), Codes::default());
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Codes::parse`]; an entry whose kind is not one is [`CodeError::Kind`].
+    pub fn read_joined(text: &str) -> Result<Self, CodesError> {
+        let mut codes = Vec::new();
+        for (n, entry) in text.split(';').filter(|e| !e.trim().is_empty()).enumerate() {
+            let (kind, raw) = match entry.split_once(':') {
+                // A word before the first colon names the kind; a code with a colon of its own is `other:…`.
+                Some((kind, raw))
+                    if !kind.trim().is_empty() && kind.trim().chars().all(|c| c.is_ascii_alphabetic()) =>
+                {
+                    (Some(kind.parse::<CodeKind>().map_err(|error| CodesError::Code { n, error })?), raw)
+                }
+                _ => (None, entry),
+            };
+            codes.push(Code::parse(kind, raw).map_err(|error| CodesError::Code { n, error })?);
+        }
+        Self::new(codes)
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredCode {
+    kind: String,
+    value: String,
+}
+
+impl Serialize for Codes {
+    /// As a list of `{kind, value}`, the value the shown form: each reads back to the same code.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|c| StoredCode { kind: c.kind.as_str().to_owned(), value: c.shown.clone() }))
+    }
+}
+
+impl<'de> Deserialize<'de> for Codes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let stored = Vec::<StoredCode>::deserialize(d)?;
+        let mut codes = Vec::with_capacity(stored.len());
+        for c in stored {
+            let kind = c.kind.parse::<CodeKind>().map_err(serde::de::Error::custom)?;
+            codes.push(Code::parse(Some(kind), &c.value).map_err(serde::de::Error::custom)?);
+        }
+        Self::new(codes).map_err(serde::de::Error::custom)
     }
 }
 
@@ -470,6 +601,40 @@ mod tests {
     fn upc_e_expands_to_a_gtin() {
         let upc_a = upc_e_to_upc_a("01234565").unwrap();
         assert_eq!(Code::parse(None, &upc_a).unwrap().key(), "00012345000065");
+    }
+
+    /// A sheet's text of codes read as a list: `Ok(joined)` of what was kept, or the error's message.
+    fn check_list(text: &str, want: Result<&str, &str>) {
+        let got = Codes::read_joined(text).map(|c| c.joined()).map_err(|e| e.to_string());
+        assert_eq!(got, want.map(str::to_owned).map_err(str::to_owned), "{text:?}");
+    }
+
+    #[test]
+    fn an_items_codes_are_one_per_key() {
+        check_list("", Ok(""));
+        check_list("gtin:036000291452;0036000291452", Ok("gtin:036000291452"));
+        check_list("0-306-40615-2 ; isbn:9780306406157; AB-1", Ok("isbn:9780306406157;other:AB-1"));
+        check_list("other:4006381333932;4006381333931", Ok("other:4006381333932;gtin:4006381333931"));
+        check_list("gtin:4006381333931;ean:1", Err("codes[1]: \"ean\" is not a kind of code (gtin, isbn or other)"));
+        check_list(
+            "96385074;4006381333932",
+            Err("codes[1]: the check digit of gtin 4006381333932 is wrong: it should be 1"),
+        );
+        let many = (0..=CODES_MAX).map(|n| format!("other:shelf {n}")).collect::<Vec<_>>().join(";");
+        check_list(&many, Err("an item carries at most 20 codes, not 21"));
+    }
+
+    #[test]
+    fn codes_are_stored_as_shown_and_read_back_the_same() {
+        let codes = Codes::read_joined("036000291452;isbn:0-306-40615-2;other:Box 4").unwrap();
+        let json = serde_json::to_string(&codes).unwrap();
+        assert_eq!(
+            json,
+            r#"[{"kind":"gtin","value":"036000291452"},{"kind":"isbn","value":"9780306406157"},{"kind":"other","value":"Box 4"}]"#
+        );
+        assert_eq!(serde_json::from_str::<Codes>(&json).unwrap(), codes);
+        assert!(serde_json::from_str::<Codes>(r#"[{"kind":"gtin","value":"4006381333932"}]"#).is_err());
+        assert_eq!(codes.find("00036000291452").map(Code::shown), Some("036000291452"));
     }
 
     fn digits(n: usize) -> impl Strategy<Value = String> {

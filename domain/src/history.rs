@@ -3,6 +3,7 @@
 //! events by, and the undo rule (which changes can be undone, and how). The values are the texts the API shows
 //! (`"good"`, `"12"` for a place id, `"a, b"` for a list); `None` is absent.
 
+use crate::code::Codes;
 use crate::item::{Availability, Condition, Intent, Item, ItemChanges, ItemName, ItemType, Tags};
 use crate::loan::{Done, Loan, Schedule};
 use crate::media::Medium;
@@ -32,6 +33,7 @@ pub enum Field {
     Quantity,
     MinQuantity,
     Tags,
+    Codes,
     Notes,
     Serial,
     Purchase,
@@ -59,7 +61,7 @@ pub enum Field {
 
 impl Field {
     /// Every field, for tests and documents.
-    pub const ALL: [Field; 37] = [
+    pub const ALL: [Field; 38] = [
         Field::Name,
         Field::ItemType,
         Field::Profile,
@@ -74,6 +76,7 @@ impl Field {
         Field::Quantity,
         Field::MinQuantity,
         Field::Tags,
+        Field::Codes,
         Field::Notes,
         Field::Serial,
         Field::Purchase,
@@ -116,6 +119,7 @@ impl Field {
             Field::Quantity => "quantity",
             Field::MinQuantity => "min_quantity",
             Field::Tags => "tags",
+            Field::Codes => "codes",
             Field::Notes => "notes",
             Field::Serial => "serial",
             Field::Purchase => "purchase",
@@ -373,6 +377,7 @@ pub fn diff(before: &Item, after: &Item) -> Vec<FieldChange> {
         after.min_quantity.map(|q| q.to_string()),
     );
     change(&mut out, Field::Tags, joined(before.tags.as_slice()), joined(after.tags.as_slice()));
+    change(&mut out, Field::Codes, codes_text(&before.codes), codes_text(&after.codes));
     let (b, a) = (&before.details, &after.details);
     change(&mut out, Field::Notes, text(&b.notes), text(&a.notes));
     change(&mut out, Field::Serial, b.serial.clone(), a.serial.clone());
@@ -394,6 +399,12 @@ pub fn diff(before: &Item, after: &Item) -> Vec<FieldChange> {
         change(&mut out, Field::Test, None, Some(format!("{}: {}", t.name, t.result)));
     }
     out
+}
+
+/// An item's codes as history shows them: `gtin:4006381333931;isbn:9780306406157` ([`Codes::joined`]); `None`
+/// for none.
+fn codes_text(codes: &Codes) -> Option<String> {
+    (!codes.is_empty()).then(|| codes.joined())
 }
 
 /// A purchase as history shows it: "2024-05-17, EUR 129.99, Hornbach" (what is known of it).
@@ -437,7 +448,7 @@ pub fn check_undo(id: EventId, event: &Event, current_version: i64, later: Optio
 }
 
 /// The change that puts back the `before` values of `changes`: the item's own fields (name, type, profile,
-/// condition, intent, availability, place) and what is recorded by hand (quantity, minimum, tags, notes, serial,
+/// condition, intent, availability, place) and what is recorded by hand (quantity, minimum, tags, codes, notes, serial,
 /// warranty) can be put back; a purchase or an asking price (shown in words), a measurement, a fault or a test
 /// cannot.
 ///
@@ -468,6 +479,10 @@ pub fn reverse(changes: &[FieldChange]) -> Result<ItemChanges, UndoRefused> {
             Field::Tags => {
                 let tags: Vec<String> = before.map(|t| t.split(", ").map(str::to_owned).collect()).unwrap_or_default();
                 back.tags = Some(Tags::new(&tags).map_err(|_| UndoRefused::NotUndoable)?);
+            }
+            Field::Codes => {
+                back.codes =
+                    Some(Codes::read_joined(before.unwrap_or_default()).map_err(|_| UndoRefused::NotUndoable)?);
             }
             Field::Notes => back.notes = Some(before.unwrap_or_default().to_owned()),
             Field::Serial => back.serial = Some(before.map(str::to_owned)),
@@ -849,6 +864,7 @@ mod tests {
         let cases = [
             ("patch", ObjectKind::Item, "quantity", true),
             ("patch", ObjectKind::Item, "tags", true),
+            ("patch", ObjectKind::Item, "codes", true),
             ("patch", ObjectKind::Item, "place_id", true),
             ("patch", ObjectKind::Item, "purchase", false),
             ("patch", ObjectKind::Item, "asking_price", false),
@@ -991,10 +1007,13 @@ mod tests {
         after.quantity = 7;
         after.min_quantity = Some(2);
         after.tags = Tags::new(&["garage".to_owned(), "power".to_owned()]).unwrap();
+        after.codes = Codes::read_joined("gtin:036000291452;isbn:0-306-40615-2;other:Shelf: 4").unwrap();
         after.details.notes = "Keep dry".into();
         after.details.serial = Some("SN-1".into());
         after.details.warranty_until = chrono::NaiveDate::from_ymd_opt(2027, 5, 1);
         let forth = diff(&before, &after);
+        let codes = forth.iter().find(|c| c.field == Field::Codes).unwrap();
+        assert_eq!(codes.after.as_deref(), Some("gtin:036000291452;isbn:9780306406157;other:Shelf: 4"));
         let mut undone = after.clone();
         undone.apply(&reverse(&forth).unwrap()).unwrap();
         assert_eq!(undone, before);

@@ -82,7 +82,7 @@ fn check_intent(item: &Item, wanted: Intent) -> Result<(), ListingError> {
 /// #     item_type: ItemType::new("power_bank").unwrap(), profile: String::new(), condition: Condition::Good,
 /// #     intent: Intent::Sell, availability: Availability::Available, project: None, gone: None,
 /// #     measurements: vec![], faults: vec![], tests_done: vec![], accessories: vec![], components: vec![],
-/// #     quantity: 1, min_quantity: None, units_held: 0, units_lent: 0, loan: None, tags: Tags::default(), details: Details::default(),
+/// #     quantity: 1, min_quantity: None, units_held: 0, units_lent: 0, loan: None, tags: Tags::default(), codes: Default::default(), details: Default::default(),
 /// #     place_path: None, place_id: None, cover: None, created_at: at, updated_at: at, version: 1 };
 /// item.intent = trove_domain::item::Intent::Keep;
 /// assert_eq!(draft(&item, None).unwrap_err().to_string(), "item 7 is meant to keep, not sell");
@@ -249,7 +249,7 @@ fn severity_rank(s: Severity) -> u8 {
 /// #     item_type: ItemType::new("power_bank").unwrap(), profile: String::new(), condition: Condition::Good,
 /// #     intent: Intent::Sell, availability: Availability::Available, project: None, gone: None,
 /// #     measurements: vec![], faults: vec![], tests_done: vec![], accessories: vec![], components: vec![],
-/// #     quantity: 1, min_quantity: None, units_held: 0, units_lent: 0, loan: None, tags: Tags::default(), details: Details::default(),
+/// #     quantity: 1, min_quantity: None, units_held: 0, units_lent: 0, loan: None, tags: Tags::default(), codes: Default::default(), details: Default::default(),
 /// #     place_path: None, place_id: None, cover: None, created_at: at, updated_at: at, version: 1 };
 /// item.intent = trove_domain::item::Intent::Give;
 /// let text = share_text(&item, Some("Leeds")).unwrap();

@@ -4,6 +4,7 @@
 //! The regions come from segmentation (an adapter's work); this module only decides which region is the
 //! reference and what the scale is.
 
+use crate::media::PixelSize;
 use serde::{Deserialize, Serialize};
 
 /// A credit card (ISO/IEC 7810 ID-1): long side in mm.
@@ -26,6 +27,13 @@ const UPRIGHT_DEGREES: f64 = 2.0;
 /// How far (relative) a region's area may be from that of a filled rectangle of its spread (`12 major minor`)
 /// and still be taken for a rectangular reference: an ellipse's is 4.7 % off, whatever its angle.
 const RECTANGLE_TOLERANCE: f64 = 0.025;
+
+/// The most a photo's longer side may span, in mm, at the scale a region would set as the reference: a photo of
+/// items taken from a person's height (1.5 m) with the widest lens a phone has (about 110 degrees) spans about
+/// 3 m of the floor. A region that would make the photo span more is too small to be the reference it is shaped
+/// like: a card across less than a 35th of the photo's longer side (115 of 4,032 pixels), a 40 mm square marker
+/// across less than a 75th.
+pub const MAX_VIEW_MM: f64 = 3_000.0;
 
 /// One region of a photo: its bounding box in pixels (`x`, `y` the top-left corner) and how many pixels it covers.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -313,23 +321,33 @@ fn tenth(mm: f64) -> f64 {
     (mm * 10.0).round() / 10.0
 }
 
-/// Measures `regions` against `reference`: the `marked` region, or else the largest region shaped like the
-/// reference (at any angle), sets the scale, and every region gets its bounding box in mm. Without a reference,
-/// or when no region is shaped like it, the regions come back without mm and without a scale.
+/// Measures the `regions` of a photo of `photo`'s size against `reference`: the `marked` region, or else the
+/// largest region that matches the reference in shape and size, sets the scale, and every region gets its
+/// bounding box in mm. A region matches when its box and area fit the reference's rectangle at some angle within
+/// 5 %, its aspect is the reference's within 3 % and its area a filled rectangle's within 2.5 % (from its spread
+/// when it has one), and at the scale it would set the photo's longer side spans at most [`MAX_VIEW_MM`]: a
+/// smaller region of the same shape is a part, not the reference. Without a reference, or when no region matches
+/// it, the regions come back without mm and without a scale, each a part.
 ///
 /// ```
-/// use trove_domain::measure::{measure, Reference, Region};
+/// use trove_domain::measure::{measure_in, Reference, Region};
+/// use trove_domain::media::PixelSize;
+/// let photo = PixelSize { width: 640, height: 480 };
 /// let marker = Region { x: 10, y: 10, width: 100, height: 100, area_px: 10_000, spread: None };
 /// let item = Region { x: 200, y: 10, width: 300, height: 150, area_px: 40_000, spread: None };
-/// let m = measure(&[marker, item], Some(Reference::SquareMm(50.0)), None).unwrap();
+/// let m = measure_in(photo, &[marker, item], Some(Reference::SquareMm(50.0)), None).unwrap();
 /// assert_eq!(m.scale_mm_per_px, Some(0.5));
 /// assert_eq!((m.regions[1].width_mm, m.regions[1].height_mm), (Some(150.0), Some(75.0)));
 /// assert!(m.regions[0].reference);
+/// // The same marker in a photo 8,000 pixels wide would make it span 4 m: too small for a 50 mm marker.
+/// let wide = PixelSize { width: 8_000, height: 6_000 };
+/// assert_eq!(measure_in(wide, &[marker, item], Some(Reference::SquareMm(50.0)), None).unwrap().scale_mm_per_px, None);
 /// ```
 ///
 /// # Errors
 /// A square side that is not a positive finite number; a `marked` index out of range or of an empty region.
-pub fn measure(
+pub fn measure_in(
+    photo: PixelSize,
     regions: &[Region],
     reference: Option<Reference>,
     marked: Option<usize>,
@@ -347,6 +365,7 @@ pub fn measure(
     {
         return Err(MeasureError::BadSide(side));
     }
+    let longer_side = f64::from(photo.width.max(photo.height));
     let chosen = match marked {
         Some(index) => {
             let region = regions.get(index).ok_or(MeasureError::NoSuchRegion { index, count: regions.len() })?;
@@ -361,6 +380,7 @@ pub fn measure(
                 f.error <= SHAPE_TOLERANCE
                     && f.aspect_error <= ASPECT_TOLERANCE
                     && f.rectangle_error <= RECTANGLE_TOLERANCE
+                    && f.scale * longer_side <= MAX_VIEW_MM
             })
             .max_by_key(|(i, _)| (regions[*i].area_px, std::cmp::Reverse(*i))),
     };
@@ -383,6 +403,32 @@ pub fn measure(
         .collect();
     let reference_match = Some(ReferenceMatch { index, marked: marked.is_some(), angle_degrees: angle, aspect, error });
     Ok(Measured { regions, scale_mm_per_px: Some(scale), reference_match })
+}
+
+/// As [`measure_in`], for a photo taken to be only as large as its regions reach (its size unknown): the size
+/// rule then refuses fewer regions than it would with the photo's own size. Use [`measure_in`].
+///
+/// ```
+/// use trove_domain::measure::{measure, Reference, Region};
+/// let marker = Region { x: 10, y: 10, width: 100, height: 100, area_px: 10_000, spread: None };
+/// let item = Region { x: 200, y: 10, width: 300, height: 150, area_px: 40_000, spread: None };
+/// let m = measure(&[marker, item], Some(Reference::SquareMm(50.0)), None).unwrap();
+/// assert_eq!(m.scale_mm_per_px, Some(0.5));
+/// ```
+///
+/// # Errors
+/// As [`measure_in`].
+pub fn measure(
+    regions: &[Region],
+    reference: Option<Reference>,
+    marked: Option<usize>,
+) -> Result<Measured, MeasureError> {
+    let reach = |edge: fn(&Region) -> u64| regions.iter().map(edge).max().unwrap_or(0).min(u64::from(u32::MAX)) as u32;
+    let photo = PixelSize {
+        width: reach(|r| u64::from(r.x) + u64::from(r.width)),
+        height: reach(|r| u64::from(r.y) + u64::from(r.height)),
+    };
+    measure_in(photo, regions, reference, marked)
 }
 
 #[cfg(test)]
@@ -526,6 +572,55 @@ mod tests {
         let m = measure(&[region(300, 200, 60_000)], Some(Reference::Card), None).unwrap();
         assert_eq!(m.reference_match, None);
         let m = measure(&[region(856, 530, 453_000)], Some(Reference::Card), None).unwrap();
+        assert_eq!(m.reference_match.map(|r| r.index), Some(0));
+    }
+
+    /// A card's region `long` pixels long, upright, with the area a card has at that scale.
+    fn card_of(long: u32) -> Region {
+        let scale = CARD_LONG_MM / f64::from(long);
+        let short = (CARD_SHORT_MM / scale).round() as u32;
+        Region { x: 100, y: 100, width: long, height: short, area_px: (Reference::Card.area_mm2() / scale / scale) as u64, spread: None }
+    }
+
+    #[test]
+    fn a_region_shaped_like_the_reference_but_too_small_for_it_is_a_part() {
+        // In a photo 4,032 pixels across a card spans at least 115 of them (3 m over 85.6 mm): a part of a card's
+        // shape smaller than that (an eraser, a chip, a label) is a part; every region stays one, without mm.
+        let photo = PixelSize { width: 4032, height: 3024 };
+        let coin = Region { x: 900, y: 700, width: 240, height: 240, area_px: 45_000, spread: None };
+        let tool = Region { x: 2000, y: 1500, width: 900, height: 130, area_px: 110_000, spread: None };
+        for (long, taken) in [(60, false), (90, false), (112, false), (118, true), (400, true), (1500, true)] {
+            let regions = [coin, card_of(long), tool];
+            let m = measure_in(photo, &regions, Some(Reference::Card), None).unwrap();
+            assert_eq!(m.reference_match.map(|r| r.index), taken.then_some(1), "a card-shaped part {long} px long");
+            if !taken {
+                assert_eq!(m.scale_mm_per_px, None);
+                assert!(m.regions.iter().all(|r| !r.reference && r.width_mm.is_none()), "every region is a part");
+                assert_eq!(m.regions.iter().map(|r| r.region).collect::<Vec<_>>(), regions);
+            }
+        }
+        // The same photo at a tenth of the pixels: a card 12 pixels long would span it from 3 m; 11 not.
+        let small = PixelSize { width: 403, height: 302 };
+        assert!(measure_in(small, &[card_of(40)], Some(Reference::Card), None).unwrap().reference_match.is_some());
+        // A square marker of 40 mm: at least 54 of 4,032 pixels.
+        let marker = |side: u32| Region { x: 0, y: 0, width: side, height: side, area_px: u64::from(side * side), spread: None };
+        for (side, taken) in [(50, false), (56, true)] {
+            let m = measure_in(photo, &[marker(side)], Some(Reference::SquareMm(40.0)), None).unwrap();
+            assert_eq!(m.reference_match.is_some(), taken, "a square of {side} px");
+        }
+        // A marked region is the reference whatever its size: the person said so.
+        let m = measure_in(photo, &[coin, card_of(60)], Some(Reference::Card), Some(1)).unwrap();
+        assert_eq!(m.reference_match.map(|r| r.index), Some(1));
+    }
+
+    #[test]
+    fn without_the_photos_size_the_regions_reach_bounds_it() {
+        // Parts spread over a 4,000-pixel photo and a small card-shaped one: it is no card.
+        let far = Region { x: 3800, y: 2800, width: 150, height: 150, area_px: 17_671, spread: None };
+        let m = measure(&[card_of(90), far], Some(Reference::Card), None).unwrap();
+        assert_eq!(m.reference_match, None);
+        // Alone, the regions say nothing of the photo beyond them: it is taken.
+        let m = measure(&[card_of(90)], Some(Reference::Card), None).unwrap();
         assert_eq!(m.reference_match.map(|r| r.index), Some(0));
     }
 

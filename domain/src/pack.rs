@@ -126,7 +126,7 @@ pub fn advisable_tests(item_type: &str) -> &'static [&'static str] {
 /// #     item_type: ItemType::new("lithium_cell").unwrap(), profile: String::new(), condition: Condition::Good,
 /// #     intent: Intent::Keep, availability: Availability::Available, project: None, gone: None,
 /// #     measurements: vec![], faults: vec![], tests_done: vec![], accessories: vec![], components: vec![],
-/// #     quantity: 1, min_quantity: None, units_held: 0, units_lent: 0, loan: None, tags: Tags::default(), details: Details::default(),
+/// #     quantity: 1, min_quantity: None, units_held: 0, units_lent: 0, loan: None, tags: Tags::default(), codes: Default::default(), details: Default::default(),
 /// #     place_path: None, place_id: None, cover: None, created_at: at, updated_at: at, version: 1 };
 /// cell.tests_done.push(TestDone::new("Capacity Test", TestResult::Fail, None, at, None).unwrap());
 /// assert_eq!(trove_domain::pack::tests_still_advisable(&cell), ["internal resistance"]);

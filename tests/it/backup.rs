@@ -67,6 +67,7 @@ async fn fill(app: &TestApp) -> (i64, i64) {
     }
     let mut lamp = item("Brass desk lamp", "lamp");
     lamp["place_id"] = early["id"].clone();
+    lamp["codes"] = json!([{"value": "036000291452"}, {"kind": "other", "value": "Lamp-7"}]);
     let lamp = app.create_item(lamp).await;
     // A photo on it, a value by hand, a project holding items, spend from the planner.
     let photo = {
@@ -148,6 +149,7 @@ async fn a_backup_restores_exactly_on_either_backend_and_across_them() {
         [1, 1, 1, 1],
         "lending, maintenance and reminder settings are kept"
     );
+    assert_eq!(rows(&made, "item_codes"), 2, "the lamp's codes are kept");
 
     // SQLite -> PostgreSQL -> SQLite: each archive has the same tables and files, byte for byte.
     let mut previous = first.clone();
@@ -183,6 +185,15 @@ async fn a_backup_restores_exactly_on_either_backend_and_across_them() {
     let (s, found) = app.get("/api/items?q=brass").await;
     assert_eq!(s, StatusCode::OK);
     assert_eq!(found["items"][0]["id"], lamp, "the search index is made again: {found}");
+    // Its codes are back, found by any of their forms, and still held: another item may not take them.
+    assert_eq!(got["codes"][0]["value"], "036000291452", "{got}");
+    assert_eq!(got["codes"][1]["key"], "other:lamp-7", "{got}");
+    let (s, found) = app.get("/api/items?q=0036000291452").await;
+    assert_eq!((s, &found["items"][0]["id"]), (StatusCode::OK, &json!(lamp)), "{found}");
+    let mut copy = item("Another lamp", "lamp");
+    copy["codes"] = json!([{"value": "lamp-7"}]);
+    let (s, refused) = app.post("/api/items", copy).await;
+    assert_eq!(s, StatusCode::CONFLICT, "{refused}");
     let (_, held) = app.get(&format!("/api/projects/{project}")).await;
     assert_eq!(held["status"], "accepted");
     let (_, media) = app.get(&format!("/api/items/{lamp}/media")).await;

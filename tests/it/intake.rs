@@ -79,7 +79,7 @@ impl TestApp {
         (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
     }
 
-    async fn post_csv(&self, token: &str, body: Vec<u8>) -> (StatusCode, Value) {
+    pub(crate) async fn post_csv(&self, token: &str, body: Vec<u8>) -> (StatusCode, Value) {
         self.post_csv_to("/api/import", token, body).await
     }
 
@@ -98,14 +98,14 @@ impl TestApp {
         (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
     }
 
-    async fn export_as(&self, token: &str) -> String {
+    pub(crate) async fn export_as(&self, token: &str) -> String {
         let resp = self.client.get(self.url("/api/export.csv")).bearer_auth(token).send().await.unwrap();
         assert_eq!(resp.status(), StatusCode::OK);
         assert!(resp.headers()["content-type"].to_str().unwrap().starts_with("text/csv"));
         resp.text().await.unwrap()
     }
 
-    async fn items_of(&self, token: &str) -> Vec<Value> {
+    pub(crate) async fn items_of(&self, token: &str) -> Vec<Value> {
         let (status, page) = self.get_as(token, "/api/items?include_gone=true&limit=500").await;
         assert_eq!(status, StatusCode::OK, "{page}");
         page["items"].as_array().unwrap().clone()

@@ -6,6 +6,7 @@ mod app;
 mod architecture;
 mod backup;
 mod capabilities;
+mod codes;
 mod concurrency;
 mod fake_model;
 mod hardening;

@@ -5,7 +5,8 @@
 //! gone_reason, accessories, faults, tests`, what is recorded by hand (`quantity, min_quantity, tags, notes,
 //! serial, purchase_date, purchase_price, purchase_currency, purchase_vendor, warranty_until, asking_price,
 //! asking_currency`: prices in minor units, days as `YYYY-MM-DD`; a sheet written before these columns imports
-//! as one unit with nothing recorded), then one column `field.<key>` per measured field, holding the
+//! as one unit with nothing recorded), its `codes` (`kind:code` joined by `;`, `gtin:4006381333931;isbn:
+//! 9780306406157`; a code alone is read as its text reads, and a wrong check digit refuses the row), then one column `field.<key>` per measured field, holding the
 //! current value as `value unit` ("3400 mAh"). Lists (accessories, faults, tests) are JSON arrays in their cell,
 //! so any text round-trips. On import:
 //! - the `id` becomes the import reference `trove:<id>`, so importing the same file again updates instead of
@@ -41,6 +42,7 @@ use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use trove_application::ports::sheet::{ItemSheet, RowRead, SheetError, SheetItems, SheetPreview, SheetRow};
 use trove_domain::Timestamp;
+use trove_domain::code::Codes;
 use trove_domain::item::{
     self as di, Availability, Condition, Fault, FieldKey, Intent, Item, ItemName, ItemType, Measurement,
     MeasurementSource, NewItem, Severity, TestDone, TestResult,
@@ -49,7 +51,7 @@ use trove_domain::text::{clip, to_snake_case};
 use trove_domain::units::{self, Quantity};
 
 /// The fixed columns of our format, in order; `field.<key>` columns follow.
-pub const COLUMNS: [&str; 24] = [
+pub const COLUMNS: [&str; 25] = [
     "id",
     "name",
     "item_type",
@@ -74,6 +76,7 @@ pub const COLUMNS: [&str; 24] = [
     "warranty_until",
     "asking_price",
     "asking_currency",
+    "codes",
 ];
 /// The prefix of a field column.
 pub const FIELD_PREFIX: &str = "field.";
@@ -182,6 +185,7 @@ pub fn write(items: &[Item]) -> anyhow::Result<Vec<u8>> {
             d.warranty_until.map(|d| d.to_string()).unwrap_or_default(),
             d.asking_price.map(|m| m.minor.to_string()).unwrap_or_default(),
             d.asking_price.map(|m| m.currency.to_string()).unwrap_or_default(),
+            escape_cell(&item.codes.joined()).into_owned(),
         ]);
         for key in &keys {
             let value = fields.iter().find(|(k, _)| k.as_str() == key).map(|(_, m)| m.quantity().to_string());
@@ -417,6 +421,7 @@ fn record_by_hand(row: &Row<'_>, item: &mut NewItem) -> Result<(), String> {
         .map(|v| v.as_str().map(str::to_owned).ok_or_else(|| "tags: each entry must be a text".to_owned()))
         .collect::<Result<_, _>>()?;
     item.tags = di::Tags::new(&tags).map_err(err)?;
+    item.codes = Codes::read_joined(row.get("codes")).map_err(|e| err(e.into()))?;
     item.details.notes = di::notes(row.get("notes")).map_err(err)?;
     item.details.serial = di::serial(row.get("serial")).map_err(err)?;
     item.details.purchase = di::Purchase::new(
@@ -729,6 +734,15 @@ mod tests {
         refused(&format!("{with_profile}1,Pi,sbc,\"Pi\nB\",\n2,Cell,cell,,3 parsecs\n"), 4, "unknown unit");
         refused(&format!("{head}1,\"Pi\nB\",sbc,good,\n"), 2, "name must not contain control characters");
         refused("what,ever\n1,2\n", 1, "neither our export");
+        // A wrong check digit names the code and the digit it should be, on the row's line.
+        let with_codes = "id,name,item_type,condition,codes\n";
+        refused(
+            &format!(
+                "{with_codes}1,Pi,sbc,good,gtin:4006381333931\n2,Drill,drill,good,isbn:9780306406157;4006381333932\n"
+            ),
+            3,
+            "codes[1]: the check digit of gtin 4006381333932 is wrong: it should be 1",
+        );
         refused(&format!("{head}1,Pi,sbc,good,\"unterminated\n"), 2, "field.capacity: no number in \"unterminated");
     }
 
@@ -900,6 +914,7 @@ mod tests {
         item.quantity = 3;
         item.min_quantity = Some(1);
         item.tags = di::Tags::new(&["=garage".into(), "18 V".into()]).unwrap();
+        item.codes = Codes::read_joined("036000291452;isbn:0-306-40615-2;other:=B-7").unwrap();
         item.details = di::ItemDetails {
             notes: "two lines\n-and a dash".into(),
             serial: Some("SN 1".into()),
@@ -916,7 +931,7 @@ mod tests {
         .into();
         let read = CsvSheet.read(&write(std::slice::from_ref(&item)).unwrap(), at()).unwrap();
         let back = &read.items[0];
-        assert_eq!((back.quantity, back.min_quantity, &back.tags), (3, Some(1), &item.tags));
+        assert_eq!((back.quantity, back.min_quantity, &back.tags, &back.codes), (3, Some(1), &item.tags, &item.codes));
         assert_eq!(back.details, item.details);
         // A sheet written before these columns imports as one unit with nothing recorded.
         let old = CsvSheet.read("id,name,item_type,profile,condition,intent\n1,Pi,sbc,,good,keep\n".as_bytes(), at());

@@ -8,7 +8,7 @@
 
 use crate::Store;
 use crate::entity::{
-    events, households, instance_secrets, invitations, items, loans, maintenance, media, members,
+    events, households, instance_secrets, invitations, item_codes, items, loans, maintenance, media, members,
     notification_settings, oidc_identities, passkeys, places, price_reports, projects, reminders, schedules,
     spend_entries, templates, tokens,
 };
@@ -29,7 +29,7 @@ use trove_application::ports::{BackupRepo, DumpSink, Dumped, LoadSource, Loaded}
 use trove_domain::media::ContentHash;
 
 /// The tables a backup keeps, in the order they load.
-pub const KEPT: [&str; 20] = [
+pub const KEPT: [&str; 21] = [
     "households",
     "instance_secrets",
     "members",
@@ -41,6 +41,7 @@ pub const KEPT: [&str; 20] = [
     "places",
     "projects",
     "items",
+    "item_codes",
     "media",
     "events",
     "price_reports",
@@ -171,6 +172,7 @@ async fn load_batch(
         }
         "projects" => insert_rows::<projects::Entity>(txn, rows).await?,
         "items" => insert_rows::<items::Entity>(txn, rows).await?,
+        "item_codes" => insert_rows::<item_codes::Entity>(txn, rows).await?,
         "media" => insert_rows::<media::Entity>(txn, rows).await?,
         "events" => insert_rows::<events::Entity>(txn, rows).await?,
         "price_reports" => insert_rows::<price_reports::Entity>(txn, rows).await?,
@@ -231,6 +233,7 @@ impl BackupRepo for Store {
                 "places" => dump_table::<places::Entity>(&txn, sink, |_| {}).await?,
                 "projects" => dump_table::<projects::Entity>(&txn, sink, |_| {}).await?,
                 "items" => dump_table::<items::Entity>(&txn, sink, |_| {}).await?,
+                "item_codes" => dump_table::<item_codes::Entity>(&txn, sink, |_| {}).await?,
                 "media" => {
                     dump_table::<media::Entity>(&txn, sink, |m| {
                         blobs.insert(m.sha256.clone());

@@ -6,6 +6,7 @@ use anyhow::{Context as _, anyhow};
 use sea_orm::FromQueryResult;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use trove_domain::code::Codes;
 use trove_domain::item::{
     Availability, Condition, Details, Gone, GoneReason, Intent, Item, ItemLine, ItemName, ItemType, Tags,
 };
@@ -138,6 +139,7 @@ item_row_columns! {
     units_held: i64 => UnitsHeld;
     units_lent: i64 => UnitsLent;
     loan: Option<String> => Loan;
+    codes: String => Codes;
 }
 
 /// An item row as the domain's item (its cover unknown: none).
@@ -188,6 +190,7 @@ fn item_cols(m: ItemCols<'_>) -> anyhow::Result<Item> {
         units_lent: units(m.units_lent, "units_lent", id)?,
         loan: m.loan.map(|l| from_json(l, "loan", id)).transpose()?,
         tags: if m.tags == "[]" { Tags::default() } else { from_json(m.tags, "tags", id)? },
+        codes: if m.codes == "[]" { Codes::default() } else { from_json(m.codes, "codes", id)? },
         details: if m.details == "{}" { Details::default() } else { from_json(m.details, "details", id)? },
         place_id: m.place_id.map(PlaceId),
         // Filled from the place's path by the repository, which reads the paths of many items at once.

@@ -39,6 +39,33 @@ macro_rules! mirror_enum {
 pub(crate) use mirror_enum;
 
 mirror_enum!(
+    /// What kind of code: a GS1 GTIN (EAN-8, UPC-A, EAN-13, GTIN-14), an ISBN (10 or 13), or any other code (a
+    /// shop's own, a part number).
+    CodeKind <=> trove_domain::code::CodeKind { Gtin, Isbn, Other }
+);
+
+/// A code given for an item.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(deny_unknown_fields)]
+pub struct NewCode {
+    /// Left out: read from the code's text (10 characters of digits, or 13 from 978/979: an ISBN; 8 to 14 digits:
+    /// a GTIN; anything else: `other`).
+    pub kind: Option<CodeKind>,
+    /// The code as scanned or typed; hyphens and spaces between digits are dropped. A GTIN's or ISBN's check
+    /// digit is verified.
+    pub value: String,
+}
+
+/// An item's codes as given: the whole list, checked (a wrong check digit names the code and the digit it should
+/// be), a code whose key is already in the list dropped.
+///
+/// # Errors
+/// [`ItemError::Codes`] naming the code refused and its place in the list.
+pub fn codes(given: &[NewCode]) -> Result<trove_domain::code::Codes, ItemError> {
+    Ok(trove_domain::code::Codes::parse(given.iter().map(|c| (c.kind.map(Into::into), c.value.as_str())))?)
+}
+
+mirror_enum!(
     /// Condition, best first.
     Condition <=> di::Condition { New, LikeNew, Good, Fair, Poor, ForParts }
 );
@@ -177,6 +204,9 @@ pub struct CreateItem {
     pub min_quantity: Option<i64>,
     /// Up to 20 labels of at most 40 characters ("garage", "18 V"); repeats ignoring case are dropped.
     pub tags: Option<Vec<String>>,
+    /// Up to 20 product codes (a GTIN, an ISBN, a shop's own). A code is unique in the household: one another
+    /// item carries is 409 naming that item.
+    pub codes: Option<Vec<NewCode>>,
     /// Free text, several lines, at most 4,000 characters.
     pub notes: Option<String>,
     /// Its serial number (at most 100 characters).
@@ -223,6 +253,7 @@ impl CreateItem {
         item.quantity = self.quantity.map(|q| di::check_quantity("quantity", q)).transpose()?.unwrap_or(1);
         item.min_quantity = self.min_quantity.map(|q| di::check_quantity("min_quantity", q)).transpose()?;
         item.tags = di::Tags::new(&self.tags.unwrap_or_default())?;
+        item.codes = codes(&self.codes.unwrap_or_default())?;
         item.details = di::ItemDetails {
             notes: di::notes(self.notes.as_deref().unwrap_or_default())?,
             serial: di::serial(self.serial.as_deref().unwrap_or_default())?,

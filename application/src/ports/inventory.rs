@@ -26,6 +26,10 @@ pub struct ItemQuery {
     /// notes; when nothing matches, a word of 4 to 24 letters may carry one typo. With `q`, items come best first
     /// (relevance, then id), `offset` counts places in that order and `after` continues after that item's place.
     pub q: Option<String>,
+    /// The key of the code `q` reads as (`trove_domain::code::Code::key`; the use case sets it): the items
+    /// carrying that code come first, before the other matches of `q`, and are found even where `q`'s words match
+    /// nothing of them (a UPC-A typed for an EAN-13, an ISBN-10 for an ISBN-13). Only without `sort` and `after`.
+    pub code: Option<String>,
     /// Only items in this place (and, `within`, in the places below it).
     pub place: Option<PlaceFilter>,
     /// Include items that are gone (history); excluded by default.

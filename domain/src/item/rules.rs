@@ -7,6 +7,7 @@ use super::values::{
     Availability, Condition, FIELD_KEYS_MAX, FieldKey, Intent, ItemError, ItemName, ItemType, Severity,
 };
 use crate::Timestamp;
+use crate::code::Codes;
 use crate::ids::{ItemId, MediaId, PlaceId, ProjectId};
 use crate::money::Money;
 use crate::place::PlacePath;
@@ -50,6 +51,8 @@ pub struct Item {
     /// keeps it with the loans.
     pub loan: Option<crate::loan::OnLoan>,
     pub tags: Tags,
+    /// The product codes it carries (GTINs, ISBNs, a shop's own), unique by key within the household.
+    pub codes: Codes,
     /// Notes, serial, purchase, warranty and a hand-set asking price.
     pub details: Details,
     /// The place the item is in (`trove_domain::place`); `None` when it is nowhere in particular.
@@ -333,6 +336,7 @@ pub struct NewItem {
     pub quantity: u32,
     pub min_quantity: Option<u32>,
     pub tags: Tags,
+    pub codes: Codes,
     pub details: Details,
     /// The place to put the item in.
     pub place_id: Option<PlaceId>,
@@ -365,6 +369,7 @@ impl NewItem {
             quantity: 1,
             min_quantity: None,
             tags: Tags::default(),
+            codes: Codes::default(),
             details: Details::default(),
             place_id: None,
             location: None,
@@ -397,6 +402,7 @@ impl NewItem {
             units_lent: 0,
             loan: None,
             tags: self.tags,
+            codes: self.codes,
             details: self.details,
             place_id: self.place_id,
             place_path: None,
@@ -650,6 +656,8 @@ pub struct ItemChanges {
     /// `Some(None)` clears the minimum.
     pub min_quantity: Option<Option<u32>>,
     pub tags: Option<Tags>,
+    /// The whole list of codes; `Some` of an empty list removes them all.
+    pub codes: Option<Codes>,
     pub notes: Option<String>,
     pub serial: Option<Option<String>>,
     pub purchase: Option<Option<Purchase>>,
@@ -805,6 +813,9 @@ impl Item {
         }
         if let Some(v) = &changes.tags {
             self.tags = v.clone();
+        }
+        if let Some(v) = &changes.codes {
+            self.codes = v.clone();
         }
         if let Some(v) = &changes.notes {
             self.details.notes.clone_from(v);

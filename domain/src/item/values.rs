@@ -63,6 +63,8 @@ pub enum ItemError {
     SearchTooManyWords,
     #[error("a search is at most {SEARCH_MAX} characters long")]
     SearchTooLong,
+    #[error(transparent)]
+    Codes(#[from] crate::code::CodesError),
 }
 
 /// What the owner calls an item: non-empty, at most [`NAME_MAX`] characters, trimmed.

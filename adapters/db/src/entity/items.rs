@@ -52,6 +52,8 @@ pub struct Model {
     pub units_lent: i64,
     /// JSON of the open loan the item shows (`trove_domain::loan::OnLoan`), kept with the loans.
     pub loan: Option<String>,
+    /// A JSON list of the item's codes, `{kind, value}` (`trove_domain::code::Codes`); `item_codes` indexes them.
+    pub codes: String,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

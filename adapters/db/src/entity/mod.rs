@@ -6,6 +6,7 @@ pub(crate) mod households;
 pub(crate) mod idempotency;
 pub(crate) mod instance_secrets;
 pub(crate) mod invitations;
+pub(crate) mod item_codes;
 pub(crate) mod items;
 pub(crate) mod loans;
 pub(crate) mod maintenance;

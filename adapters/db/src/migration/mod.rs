@@ -22,6 +22,7 @@ mod m0017_units_held;
 mod m0018_no_stamp_index;
 mod m0019_lending;
 mod m0020_oidc;
+mod m0021_item_codes;
 
 /// Every migration, in order.
 #[derive(Debug)]
@@ -51,6 +52,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0018_no_stamp_index::Migration),
             Box::new(m0019_lending::Migration),
             Box::new(m0020_oidc::Migration),
+            Box::new(m0021_item_codes::Migration),
         ]
     }
 }

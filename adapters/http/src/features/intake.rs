@@ -210,6 +210,7 @@ fn answer(reading: &IntakeReading, source: MeasurementSource) -> IntakeAnswer {
                 quantity: None,
                 min_quantity: None,
                 tags: None,
+                codes: None,
                 notes: None,
                 serial: None,
                 purchase: None,

@@ -59,6 +59,26 @@ export async function itemFormView(id) {
   };
   if (!editing) addFieldRow();
 
+  // The item's codes: a kind and a value a row, added and removed; the server checks each (a GTIN's or ISBN's
+  // check digit) and names the one it refuses by its place in the list.
+  const codeRows = h("div", { class: "code-rows" });
+  const addCodeRow = (code) => {
+    const row = h(
+      "div",
+      { class: "code-row" },
+      h(
+        "select",
+        { name: "code_kind", "aria-label": "Kind of code" },
+        CODE_KINDS.map(([value, label]) => h("option", { value, selected: (code?.kind || "gtin") === value }, label)),
+      ),
+      h("input", { name: "code_value", "aria-label": "Code", value: code?.value ?? "", inputmode: "text", autocomplete: "off", placeholder: "4006381333931" }),
+      h("button", { type: "button", class: "quiet", "aria-label": "Remove this code", onclick: () => row.remove() }, "Remove"),
+    );
+    codeRows.append(row);
+    return row;
+  };
+  for (const code of it.codes || []) addCodeRow(code);
+
   // A new item is available; lending and returning are changes of one that exists.
   const manualAvailability = editing && (it.availability === "available" || it.availability === "lent");
   const form = h(
@@ -89,6 +109,10 @@ export async function itemFormView(id) {
     field("Notes", h("textarea", { name: "notes", id: "f-notes", rows: 3, maxlength: 4000 }, it.notes || "")),
     field("Serial number", input("serial", it.serial, { maxlength: 100, autocomplete: "off" })),
     field("Accessories", input("accessories", (it.accessories || []).join(", "), { placeholder: "charger, case" }), "Separated by commas."),
+    h("h2", {}, "Codes"),
+    h("p", { class: "hint" }, "Barcodes on the box (EAN, UPC), an ISBN, or a shop's own code; up to 20."),
+    codeRows,
+    h("button", { type: "button", class: "quiet", onclick: () => addCodeRow(null).querySelector("input")?.focus() }, "Add a code"),
     editing ? null : [h("h2", {}, "Measured fields"), fieldRows, h("button", { type: "button", class: "quiet", onclick: addFieldRow }, "Add a field")],
     h("h2", {}, "Bought and covered"),
     h(
@@ -142,6 +166,12 @@ export async function itemFormView(id) {
       quantity: number("quantity") ?? 1,
       min_quantity: number("min_quantity"),
       tags: list("tags"),
+      codes: [...codeRows.querySelectorAll(".code-row")]
+        .map((row) => ({
+          kind: /** @type {HTMLSelectElement} */ (row.querySelector("select")).value,
+          value: /** @type {HTMLInputElement} */ (row.querySelector("input")).value.trim(),
+        }))
+        .filter((c) => c.value),
       notes: text("notes"),
       serial: text("serial") || null,
       accessories: list("accessories"),
@@ -185,6 +215,13 @@ export async function itemFormView(id) {
   );
 }
 
+/** The kinds of code, as the select offers them. */
+const CODE_KINDS = [
+  ["gtin", "EAN / UPC"],
+  ["isbn", "ISBN"],
+  ["other", "Other"],
+];
+
 /** The inputs a refusal's first word names ("purchase.currency ..." names the currency), marked and explained. */
 const NAMED = {
   name: "name",
@@ -215,11 +252,14 @@ function markField(form, message) {
   const key = Object.keys(NAMED)
     .filter((k) => message.startsWith(k))
     .sort((a, b) => b.length - a.length)[0];
-  const control = key ? form.querySelector(`[name="${NAMED[key]}"]`) : null;
+  // "codes[1]: ..." names the second code given: the second filled row (blank rows are not sent).
+  const nth = /^codes\[(\d+)\]/.exec(message);
+  const filled = [...form.querySelectorAll('[name="code_value"]')].filter((i) => /** @type {HTMLInputElement} */ (i).value.trim());
+  const control = nth ? filled[Number(nth[1])] : key ? form.querySelector(`[name="${NAMED[key]}"]`) : null;
   if (!control) return;
   control.setAttribute("aria-invalid", "true");
   const note = h("p", { class: "field-error", id: `${control.id || control.name}-error` }, message);
   control.setAttribute("aria-describedby", note.id);
-  control.closest(".field, .field-row")?.append(note);
+  control.closest(".field, .field-row, .code-row")?.append(note);
   control.focus();
 }

@@ -29,6 +29,9 @@ import {
   GONE_REASONS,
 } from "../ui.js";
 
+/** What each kind of code is, as a code's tooltip says. */
+const CODE_NAMES = { gtin: "EAN / UPC (GTIN)", isbn: "ISBN", other: "Own code" };
+
 /** The household's places as select options, read when the item page opens. */
 let knownPlaces = [];
 
@@ -103,6 +106,16 @@ function render(root, item) {
       item.low_stock ? [" ", badge("low stock", "low")] : null,
     ),
     item.tags.length ? [h("dt", {}, "Tags"), h("dd", { class: "tags" }, item.tags.map((t) => h("a", { class: "tag", href: `#/items?tag=${encodeURIComponent(t)}` }, t)))] : null,
+    item.codes.length
+      ? [
+          h("dt", {}, item.codes.length === 1 ? "Code" : "Codes"),
+          h(
+            "dd",
+            { class: "codes" },
+            item.codes.map((c, n) => [n ? ", " : null, h("code", { title: CODE_NAMES[c.kind] || c.kind }, c.value)]),
+          ),
+        ]
+      : null,
     item.serial ? [h("dt", {}, "Serial"), h("dd", {}, item.serial)] : null,
     item.purchase
       ? [

@@ -313,6 +313,7 @@ copy_columns! { r, out;
     "min_quantity" => maybe(out, r.item.min_quantity.map(|q| q.to_string()).as_deref()),
     "tags" => json(out, &r.item.tags, "tags"),
     "details" => json(out, &r.item.details, "details"),
+    "codes" => json(out, &r.item.codes, "codes"),
     "search" => maybe(out, r.search),
 }
 

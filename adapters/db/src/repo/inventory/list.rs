@@ -237,3 +237,111 @@ impl Store {
         Ok(ItemPage { items, total, more })
     }
 }
+
+impl Store {
+    /// A page of the listing `query` asks for, leaving out the items `exclude` names (those a code search put
+    /// first); `exclude` is empty but for a search.
+    pub(super) async fn listing(
+        &self,
+        household: HouseholdId,
+        query: &ItemQuery,
+        exclude: &[i64],
+    ) -> Result<ItemPage, RepoError> {
+        let backend = self.db.get_database_backend();
+        let mut filter = list_condition(backend, household, query);
+        if !exclude.is_empty() {
+            filter = filter.add(items::Column::Id.is_not_in(exclude.iter().copied()));
+        }
+
+        let Some(mut search) = query.q.as_deref().and_then(Search::parse) else {
+            let all = items::Entity::find().filter(filter);
+            if let Some(sort) = query.sort {
+                let page = sorted(backend, all.clone(), sort);
+                return self.plain_page(household, all, page, query).await;
+            }
+            let mut page = all.clone();
+            if let Some(after) = query.after {
+                page = page.filter(items::Column::Id.gt(after.0));
+            }
+            return self.plain_page(household, all, page.order_by_asc(items::Column::Id), query).await;
+        };
+
+        // A search: relevance first, then the id. A word that starts no word of the household's items is
+        // given its one typo, only when the search as typed finds nothing.
+        let mut text = search.query(backend);
+        let mut total = self
+            .total(household, excluded_key(query, Some(&text), exclude), searched(backend, filter.clone(), &text))
+            .await?;
+        if total.is_some_and(|(total, _)| total == 0)
+            && let Some(corrected) = search.corrected(&self.db, household).await?
+        {
+            search = corrected;
+            text = search.query(backend);
+            total = self
+                .total(household, excluded_key(query, Some(&text), exclude), searched(backend, filter.clone(), &text))
+                .await?;
+        }
+        let mut page = searched(backend, filter, &text);
+        let relevance = || -> Expr {
+            match backend {
+                DbBackend::Postgres => search::values_expr(backend, search::relevance(backend), [text.clone().into()]),
+                _ => Expr::cust(search::relevance(backend)),
+            }
+        };
+        if let Some(after) = query.after {
+            // The items after the cursor's item in this order: ranked below it, or level with it and a greater
+            // id. A cursor whose item no longer matches the search ends the walk (an empty page).
+            let of = search::relevance_of(backend);
+            let (t, a) = (text.clone(), after.0);
+            let keyset = match backend {
+                DbBackend::Postgres => search::values_expr(
+                    backend,
+                    &format!("({}, items.id) > ({of}, ?)", search::relevance(backend)),
+                    [t.clone().into(), t.clone().into(), sea_orm::Value::from(a), t.into(), a.into()],
+                ),
+                _ => Expr::cust_with_values(
+                    format!("({}, items.id) > ({of}, ?)", search::relevance(backend)),
+                    [sea_orm::Value::from(t), a.into(), a.into()],
+                ),
+            };
+            page = page.filter(keyset);
+        }
+        if let Some(sort) = query.sort {
+            // Sorted by a key: paged by offset (the cursor skips), never by the relevance keyset.
+            return self.page(household, sorted(backend, page, sort), query, total).await;
+        }
+        QueryTrait::query(&mut page).order_by_expr(relevance(), Order::Asc);
+        self.page(household, page.order_by_asc(items::Column::Id), query, total).await
+    }
+
+    /// A search whose `q` is a code some items carry (`holders`, in id order): those items first, then the other
+    /// matches of `q`, one listing paged by the query's offset and limit, its total both counted.
+    pub(super) async fn code_first(
+        &self,
+        household: HouseholdId,
+        query: &ItemQuery,
+        holders: &[i64],
+    ) -> Result<ItemPage, RepoError> {
+        let n = holders.len() as u64;
+        let start = Ord::min(query.offset, n);
+        let end = Ord::min(query.offset + u64::from(query.limit), n);
+        let ids: Vec<ItemId> = holders[start as usize..end as usize].iter().map(|id| ItemId(*id)).collect();
+        let mut items = item_rows_by_id(&self.db, household, &ids, false).await?;
+        with_places(&self.db, household, &mut items).await?;
+        // The rest of the page from the other matches; a page the holders fill still asks for one row, to tell
+        // whether more follow, and for the total.
+        let rest = ItemQuery {
+            offset: query.offset.saturating_sub(n),
+            limit: query.limit - (end - start) as u32,
+            ..query.clone()
+        };
+        let rest = self.listing(household, &rest, holders).await?;
+        items.extend(rest.items);
+        Ok(ItemPage { items, total: rest.total + n, more: rest.more })
+    }
+}
+
+/// [`filter_key`] of a listing that leaves out the items `exclude` names.
+fn excluded_key(query: &ItemQuery, text: Option<&str>, exclude: &[i64]) -> String {
+    if exclude.is_empty() { filter_key(query, text) } else { format!("{} {exclude:?}", filter_key(query, text)) }
+}

@@ -1,5 +1,6 @@
 //! `InventoryRepo`: the items of each household.
 
+mod codes;
 mod import;
 mod list;
 
@@ -15,6 +16,7 @@ use crate::repo::places::{find_or_create_path, load_paths, lock_places};
 use crate::search::{self, Search};
 use anyhow::{Context as _, anyhow};
 use async_trait::async_trait;
+use codes::{write_codes, write_fresh_codes};
 use import::*;
 use list::*;
 use sea_orm::sea_query::{Expr, ExprTrait, JoinType, Order};
@@ -78,6 +80,7 @@ fn new_row(
         min_quantity: Set(item.min_quantity.map(i64::from)),
         tags: Set(to_json(&item.tags, "tags")?),
         details: Set(to_json(&item.details, "details")?),
+        codes: Set(to_json(&item.codes, "codes")?),
         ..Default::default()
     })
 }
@@ -115,6 +118,7 @@ fn full_changes(item: &Item, place_text: &str) -> anyhow::Result<items::ActiveMo
         min_quantity: Set(item.min_quantity.map(i64::from)),
         tags: Set(to_json(&item.tags, "tags")?),
         details: Set(to_json(&item.details, "details")?),
+        codes: Set(to_json(&item.codes, "codes")?),
         ..Default::default()
     })
 }
@@ -315,7 +319,9 @@ async fn write_item<C: ConnectionTrait>(
             > 0;
         return Err(if exists { RepoError::Stale(item.id) } else { RepoError::NotFound });
     }
-    Ok(())
+    // A gone item's codes leave the index: it is history, and its codes may come back on another item.
+    let indexed = if item.gone.is_none() { item.codes.clone() } else { trove_domain::code::Codes::default() };
+    write_codes(txn, household, item.id, &indexed, true).await
 }
 
 /// Inserts rows in one multi-row statement and answers their ids in the order of `rows`. The ids are read
@@ -409,6 +415,10 @@ impl InventoryRepo for Store {
             txn.rollback().await.context("roll back the item insert")?;
             return Err(RepoError::NotPending(media));
         }
+        if let Err(e) = write_codes(&txn, household, ItemId(row.id), &item.codes, false).await {
+            txn.rollback().await.context("roll back the item insert")?;
+            return Err(e);
+        }
         let mut items = vec![mapping::item(row)?];
         if placed || !item.media_ids.is_empty() {
             with_places(&txn, household, &mut items).await?;
@@ -458,6 +468,7 @@ impl InventoryRepo for Store {
             let txn = PgBulk::begin(self.db.get_postgres_connection_pool()).await?;
             let plan = plan_import(&txn, household, &items, at).await?;
             let fresh_ids = copy_fresh(&txn, household, &items, &plan, at).await?;
+            write_fresh_codes(&txn, household, &items, &plan.fresh, &fresh_ids).await?;
             drop(items);
             let written = plan.written(&fresh_ids);
             drop(fresh_ids);
@@ -478,6 +489,7 @@ impl InventoryRepo for Store {
                     .collect::<anyhow::Result<Vec<_>>>()?;
                 fresh_ids.extend(insert_chunk(&txn, rows).await?);
             }
+            write_fresh_codes(&txn, household, &items, &plan.fresh, &fresh_ids).await?;
             drop(items);
             let fresh = fresh_ids.len();
             let written = plan.written(&fresh_ids);
@@ -518,67 +530,27 @@ impl InventoryRepo for Store {
     }
 
     async fn list(&self, household: HouseholdId, query: &ItemQuery) -> Result<ItemPage, RepoError> {
-        let backend = self.db.get_database_backend();
-        let filter = list_condition(backend, household, query);
-        let Some(mut search) = query.q.as_deref().and_then(Search::parse) else {
-            let all = items::Entity::find().filter(filter);
-            if let Some(sort) = query.sort {
-                let page = sorted(backend, all.clone(), sort);
-                return self.plain_page(household, all, page, query).await;
-            }
-            let mut page = all.clone();
-            if let Some(after) = query.after {
-                page = page.filter(items::Column::Id.gt(after.0));
-            }
-            return self.plain_page(household, all, page.order_by_asc(items::Column::Id), query).await;
-        };
-
-        // A search: relevance first, then the id. A word that starts no word of the household's items is
-        // given its one typo, only when the search as typed finds nothing.
-        let mut text = search.query(backend);
-        let mut total =
-            self.total(household, filter_key(query, Some(&text)), searched(backend, filter.clone(), &text)).await?;
-        if total.is_some_and(|(total, _)| total == 0)
-            && let Some(corrected) = search.corrected(&self.db, household).await?
+        if let Some(key) = query.code.as_deref().filter(|_| query.q.is_some())
+            && query.sort.is_none()
+            && query.after.is_none()
         {
-            search = corrected;
-            text = search.query(backend);
-            total =
-                self.total(household, filter_key(query, Some(&text)), searched(backend, filter.clone(), &text)).await?;
-        }
-        let mut page = searched(backend, filter, &text);
-        let relevance = || -> Expr {
-            match backend {
-                DbBackend::Postgres => search::values_expr(backend, search::relevance(backend), [text.clone().into()]),
-                _ => Expr::cust(search::relevance(backend)),
+            let backend = self.db.get_database_backend();
+            let holders: Vec<i64> = items::Entity::find()
+                .select_only()
+                .column(items::Column::Id)
+                .filter(list_condition(backend, household, query))
+                .filter(codes::holding(household, key))
+                .order_by_asc(items::Column::Id)
+                .into_tuple()
+                .all(&self.db)
+                .await
+                .context("find the items carrying a code")?;
+            if !holders.is_empty() {
+                return self.code_first(household, query, &holders).await;
             }
-        };
-        if let Some(after) = query.after {
-            // The items after the cursor's item in this order: ranked below it, or level with it and a greater
-            // id. A cursor whose item no longer matches the search ends the walk (an empty page).
-            let of = search::relevance_of(backend);
-            let (t, a) = (text.clone(), after.0);
-            let keyset = match backend {
-                DbBackend::Postgres => search::values_expr(
-                    backend,
-                    &format!("({}, items.id) > ({of}, ?)", search::relevance(backend)),
-                    [t.clone().into(), t.clone().into(), sea_orm::Value::from(a), t.into(), a.into()],
-                ),
-                _ => Expr::cust_with_values(
-                    format!("({}, items.id) > ({of}, ?)", search::relevance(backend)),
-                    [sea_orm::Value::from(t), a.into(), a.into()],
-                ),
-            };
-            page = page.filter(keyset);
         }
-        if let Some(sort) = query.sort {
-            // Sorted by a key: paged by offset (the cursor skips), never by the relevance keyset.
-            return self.page(household, sorted(backend, page, sort), query, total).await;
-        }
-        QueryTrait::query(&mut page).order_by_expr(relevance(), Order::Asc);
-        self.page(household, page.order_by_asc(items::Column::Id), query, total).await
+        self.listing(household, query, &[]).await
     }
-
     async fn type_counts(&self, household: HouseholdId) -> Result<Vec<(ItemType, u64)>, RepoError> {
         use items::Column as C;
         let rows: Vec<(String, i64)> = items::Entity::find()

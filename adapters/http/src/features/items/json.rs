@@ -187,6 +187,16 @@ impl Serialize for LoanJson<'_> {
     }
 }
 
+/// A code as [`ItemCodeDto`] writes it.
+struct CodeJson<'a>(&'a trove_domain::code::Code);
+
+impl Serialize for CodeJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let c = self.0;
+        sorted_object!(s, "ItemCode", { "key": c.key(), "kind": c.kind().as_str(), "value": c.shown() })
+    }
+}
+
 /// A price as [`PriceDto`] writes it.
 struct PriceJson<'a>(&'a trove_domain::money::Money);
 
@@ -207,6 +217,7 @@ impl Serialize for ItemJson<'_> {
             "accessories": i.accessories,
             "asking_price": Maybe(d.asking_price.as_ref().map(PriceJson)),
             "availability": i.availability.as_str(),
+            "codes": each(i.codes.as_slice(), CodeJson),
             "components": each(&i.components, |c| c.0),
             "condition": i.condition.as_str(),
             "cover": i.cover.map(|c| c.0),

@@ -9,8 +9,8 @@ use crate::error::{ApiError, ApiResult};
 use crate::json_bytes::JsonBytes;
 use crate::services::Services;
 use crate::shared::{
-    Condition, CreateItem, Created, FieldValue, Intent, NewFault, PlaceStepDto, PriceDto, PurchaseDto, Severity,
-    Source, mirror_enum, steps,
+    CodeKind, Condition, CreateItem, Created, FieldValue, Intent, NewCode, NewFault, PlaceStepDto, PriceDto,
+    PurchaseDto, Severity, Source, mirror_enum, steps,
 };
 use chrono::{DateTime, Utc};
 use json::{ItemJson, ItemListJson};
@@ -83,6 +83,19 @@ pub struct MeasurementDto {
     pub source: Source,
 }
 
+/// A code an item carries.
+#[derive(Debug, Clone, PartialEq, Object)]
+#[oai(rename = "ItemCode")]
+pub struct ItemCodeDto {
+    pub kind: CodeKind,
+    /// As a person reads it: a GTIN as scanned (8, 12, 13 or 14 digits), an ISBN as its ISBN-13, another code as
+    /// typed.
+    pub value: String,
+    /// What codes are unique by in the household and found by: a GTIN's or ISBN's GTIN-14 (a UPC-A and its EAN-13
+    /// are one code), `other:` and the text in lower case for another code.
+    pub key: String,
+}
+
 /// The place an item is in.
 #[derive(Debug, Clone, PartialEq, Object)]
 pub struct ItemPlace {
@@ -142,6 +155,8 @@ pub struct ItemDto {
     /// Whether a minimum is set and the quantity is at or under it.
     pub low_stock: bool,
     pub tags: Vec<String>,
+    /// Its product codes, in the order given.
+    pub codes: Vec<ItemCodeDto>,
     pub notes: String,
     pub serial: Option<String>,
     pub purchase: Option<PurchaseDto>,
@@ -222,6 +237,12 @@ impl ItemDto {
             loan: i.loan.as_ref().map(|l| ItemLoanDto { id: l.id.0, to: l.to.clone(), since: l.since, due: l.due }),
             low_stock: di::low_stock(i.quantity, i.min_quantity),
             tags: i.tags.as_slice().to_vec(),
+            codes: i
+                .codes
+                .as_slice()
+                .iter()
+                .map(|c| ItemCodeDto { kind: c.kind().into(), value: c.shown().to_owned(), key: c.key().to_owned() })
+                .collect(),
             notes: i.details.notes.clone(),
             serial: i.details.serial.clone(),
             purchase: i.details.purchase.as_ref().map(PurchaseDto::new),
@@ -255,6 +276,8 @@ pub struct PatchItem {
     pub min_quantity: MaybeUndefined<i64>,
     /// The whole list of tags (up to 20); `[]` removes them all.
     pub tags: Option<Vec<String>>,
+    /// The whole list of codes (up to 20); `[]` removes them all. A code another item carries is 409 naming it.
+    pub codes: Option<Vec<NewCode>>,
     pub notes: Option<String>,
     /// `null` or `""` removes it.
     pub serial: MaybeUndefined<String>,
@@ -302,6 +325,7 @@ impl PatchItem {
             quantity: self.quantity.map(|q| di::check_quantity("quantity", q)).transpose()?,
             min_quantity: change(self.min_quantity, |q| di::check_quantity("min_quantity", q).map(Some))?,
             tags: self.tags.as_deref().map(di::Tags::new).transpose()?,
+            codes: self.codes.as_deref().map(crate::shared::codes).transpose()?,
             notes: self.notes.as_deref().map(di::notes).transpose()?,
             serial: change(self.serial, |v| di::serial(&v))?,
             purchase: change(self.purchase, PurchaseDto::try_into_domain)?,
@@ -479,7 +503,9 @@ impl ItemsApi {
         availability: Query<Option<Availability>>,
         item_type: Query<Option<String>>,
         /// Words that must all match the start of a word of the name, type, profile, place or notes (one typo
-        /// forgiven when nothing matches); results best first. At most 32 words, 500 characters.
+        /// forgiven when nothing matches); results best first. At most 32 words, 500 characters. A `q` that is a
+        /// code (a GTIN, an ISBN, a shop's own) lists the items carrying it first, in whatever form it was typed
+        /// (a UPC-A for its EAN-13, an ISBN-10 for its ISBN-13).
         q: Query<Option<String>>,
         /// Only the items in this place and, unless `within=false`, in the places below it.
         place: Query<Option<i64>>,
@@ -524,6 +550,8 @@ impl ItemsApi {
                 .transpose()
                 .map_err(ApiError::from)?,
             q: q.0.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()),
+            // The use case reads the code `q` may be.
+            code: None,
             place: place.0.map(|p| PlaceFilter { place: PlaceId(p), within: within.0.unwrap_or(true) }),
             include_gone: include_gone.0,
             tag: tag.0.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty()),
