@@ -17,6 +17,7 @@ pub mod items;
 pub mod jobs;
 pub mod labels;
 pub mod lending;
+pub mod lookup;
 pub mod media;
 pub mod media_exchange;
 pub mod metered;

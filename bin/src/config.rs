@@ -55,6 +55,15 @@ pub mod names {
     pub const TROVE_MAIL_FROM: &str = "TROVE_MAIL_FROM";
     pub const TROVE_WEBHOOK_ALLOW_PRIVATE: &str = "TROVE_WEBHOOK_ALLOW_PRIVATE";
     pub const TROVE_REMINDERS_EVERY: &str = "TROVE_REMINDERS_EVERY";
+    pub const TROVE_LOOKUP: &str = "TROVE_LOOKUP";
+    pub const TROVE_LOOKUP_CONTACT: &str = "TROVE_LOOKUP_CONTACT";
+    pub const TROVE_LOOKUP_LANGUAGE: &str = "TROVE_LOOKUP_LANGUAGE";
+    pub const TROVE_LOOKUP_BUDGET: &str = "TROVE_LOOKUP_BUDGET";
+    pub const TROVE_LOOKUP_FOOD_URL: &str = "TROVE_LOOKUP_FOOD_URL";
+    pub const TROVE_LOOKUP_PRODUCTS_URL: &str = "TROVE_LOOKUP_PRODUCTS_URL";
+    pub const TROVE_LOOKUP_BEAUTY_URL: &str = "TROVE_LOOKUP_BEAUTY_URL";
+    pub const TROVE_LOOKUP_LIBRARY_URL: &str = "TROVE_LOOKUP_LIBRARY_URL";
+    pub const TROVE_LOOKUP_UPCITEMDB_URL: &str = "TROVE_LOOKUP_UPCITEMDB_URL";
     pub const TROVE_METRICS: &str = "TROVE_METRICS";
     pub const TROVE_METRICS_TOKEN: &str = "TROVE_METRICS_TOKEN";
     pub const TROVE_OIDC_ISSUER: &str = "TROVE_OIDC_ISSUER";
@@ -252,6 +261,45 @@ pub struct Config {
     pub backups: trove_application::backups::BackupSettings,
     /// `TROVE_SMTP_URL`, `TROVE_MAIL_FROM`, `TROVE_WEBHOOK_ALLOW_PRIVATE`, `TROVE_REMINDERS_EVERY`.
     pub reminders: Reminding,
+    /// `TROVE_LOOKUP` and `TROVE_LOOKUP_*`: which product databases a code is looked up in.
+    pub lookup: LookupSettings,
+}
+
+/// Which product databases `GET /api/lookup/{code}` asks (`TROVE_LOOKUP`), a privacy choice: a lookup tells a
+/// provider what you own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LookupMode {
+    /// `off`: no provider is asked; a code is looked up among the household's items only.
+    Off,
+    /// `open` (the default): the keyless open databases (Open Food Facts, Open Products Facts, Open Beauty Facts,
+    /// Open Library).
+    Open,
+    /// `all`: the open databases and the commercial ones (UPCitemdb's trial).
+    All,
+}
+
+/// How codes are looked up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LookupSettings {
+    /// `TROVE_LOOKUP`: `off`, `open` (default) or `all`.
+    pub mode: LookupMode,
+    /// `TROVE_LOOKUP_CONTACT`: who the providers may write to about this instance's requests, in the
+    /// `User-Agent` (default: `TROVE_PUBLIC_URL`).
+    pub contact: String,
+    /// `TROVE_LOOKUP_LANGUAGE`: the language whose product names are preferred (default `en`).
+    pub language: String,
+    /// `TROVE_LOOKUP_BUDGET`: how long all the providers together may take (default `4s`).
+    pub budget: Duration,
+    /// `TROVE_LOOKUP_FOOD_URL` (default `https://world.openfoodfacts.org`).
+    pub food_url: String,
+    /// `TROVE_LOOKUP_PRODUCTS_URL` (default `https://world.openproductsfacts.org`).
+    pub products_url: String,
+    /// `TROVE_LOOKUP_BEAUTY_URL` (default `https://world.openbeautyfacts.org`).
+    pub beauty_url: String,
+    /// `TROVE_LOOKUP_LIBRARY_URL` (default `https://openlibrary.org`).
+    pub library_url: String,
+    /// `TROVE_LOOKUP_UPCITEMDB_URL` (default `https://api.upcitemdb.com`).
+    pub upcitemdb_url: String,
 }
 
 /// How reminders go out.
@@ -418,6 +466,7 @@ impl std::fmt::Debug for Config {
             .field("media", &self.media)
             .field("backups", &self.backups)
             .field("reminders", &self.reminders)
+            .field("lookup", &self.lookup)
             .finish_non_exhaustive()
     }
 }
@@ -593,7 +642,44 @@ impl Config {
                     .with_context(|| format!("{TROVE_REMINDERS_EVERY}={v:?} must be a period such as 15m or 30s"))?,
             },
         };
+        let url_or = |name: &str, default: &str| -> anyhow::Result<String> {
+            let url = get(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+            let url = url.unwrap_or_else(|| default.to_owned());
+            anyhow::ensure!(
+                url.starts_with("http://") || url.starts_with("https://"),
+                "{name}={url:?} must be an http:// or https:// URL"
+            );
+            Ok(url)
+        };
+        let lookup = LookupSettings {
+            mode: match get(TROVE_LOOKUP).map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+                None | Some("" | "open") => LookupMode::Open,
+                Some("off") => LookupMode::Off,
+                Some("all") => LookupMode::All,
+                Some(other) => anyhow::bail!("{TROVE_LOOKUP}={other:?} must be off, open or all"),
+            },
+            contact: get(TROVE_LOOKUP_CONTACT)
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+                .unwrap_or_else(|| public_url.as_str().to_owned()),
+            language: match get(TROVE_LOOKUP_LANGUAGE).map(|v| v.trim().to_ascii_lowercase()) {
+                None => "en".to_owned(),
+                Some(l) if (2..=3).contains(&l.len()) && l.bytes().all(|b| b.is_ascii_lowercase()) => l,
+                Some(l) => anyhow::bail!("{TROVE_LOOKUP_LANGUAGE}={l:?} must be a language code such as en or fr"),
+            },
+            budget: match get(TROVE_LOOKUP_BUDGET) {
+                None => trove_application::lookup::DEFAULT_BUDGET,
+                Some(v) => parse_period(&v, 1)
+                    .with_context(|| format!("{TROVE_LOOKUP_BUDGET}={v:?} must be a period such as 4s"))?,
+            },
+            food_url: url_or(TROVE_LOOKUP_FOOD_URL, "https://world.openfoodfacts.org")?,
+            products_url: url_or(TROVE_LOOKUP_PRODUCTS_URL, "https://world.openproductsfacts.org")?,
+            beauty_url: url_or(TROVE_LOOKUP_BEAUTY_URL, "https://world.openbeautyfacts.org")?,
+            library_url: url_or(TROVE_LOOKUP_LIBRARY_URL, "https://openlibrary.org")?,
+            upcitemdb_url: url_or(TROVE_LOOKUP_UPCITEMDB_URL, "https://api.upcitemdb.com")?,
+        };
         Ok(Self {
+            lookup,
             reminders,
             backups,
             database_url,
@@ -740,6 +826,35 @@ mod tests {
         let empty = config(&[("MODEL_API_KEY_FILE", &file("empty", "\n"))]).unwrap_err();
         assert!(empty.to_string().contains("is empty"), "{empty}");
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn product_lookup_is_open_by_default_and_refuses_unknown_modes() {
+        let c = config(&[]).unwrap();
+        assert_eq!((c.lookup.mode, c.lookup.budget), (LookupMode::Open, Duration::from_secs(4)));
+        assert_eq!((c.lookup.contact.as_str(), c.lookup.language.as_str()), ("http://localhost:8080", "en"));
+        assert_eq!(c.lookup.food_url, "https://world.openfoodfacts.org");
+        let c = config(&[
+            ("TROVE_LOOKUP", "ALL"),
+            ("TROVE_LOOKUP_CONTACT", "ops@example.org"),
+            ("TROVE_LOOKUP_LANGUAGE", "fr"),
+            ("TROVE_LOOKUP_BUDGET", "2s"),
+            ("TROVE_LOOKUP_LIBRARY_URL", "http://127.0.0.1:9/library"),
+        ])
+        .unwrap();
+        assert_eq!((c.lookup.mode, c.lookup.budget), (LookupMode::All, Duration::from_secs(2)));
+        assert_eq!((c.lookup.contact.as_str(), c.lookup.language.as_str()), ("ops@example.org", "fr"));
+        assert_eq!(c.lookup.library_url, "http://127.0.0.1:9/library");
+        assert_eq!(config(&[("TROVE_LOOKUP", "off")]).unwrap().lookup.mode, LookupMode::Off);
+        for (name, value) in [
+            ("TROVE_LOOKUP", "some"),
+            ("TROVE_LOOKUP_LANGUAGE", "french!"),
+            ("TROVE_LOOKUP_FOOD_URL", "ftp://x"),
+            ("TROVE_LOOKUP_BUDGET", "soon"),
+        ] {
+            let err = config(&[(name, value)]).unwrap_err();
+            assert!(format!("{err:#}").contains(name), "{name}: {err:#}");
+        }
     }
 
     #[test]

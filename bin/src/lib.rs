@@ -147,6 +147,8 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         jobs.clone(),
     );
 
+    let lookup = product_lookup(config, labels.clone(), items.clone(), store.clone(), clock.clone())?;
+
     // Every change through a use case is recorded in the household's history by this one recorder.
     let recorder = Recorder::new(clock.clone());
     let pictures = Arc::new(trove_vision::pictures::PictureWork::new());
@@ -241,6 +243,7 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         ledger.clone(),
     );
     let services = Services {
+        lookup,
         inventory,
         history,
         places: Places::new(places, recorder.clone()),
@@ -275,6 +278,32 @@ pub async fn build(config: &Config) -> anyhow::Result<App> {
         metrics: trove_http::services::MetricsAccess { on: config.metrics, token: config.metrics_token.clone() },
     };
     Ok(App { store, services, model_name, token_checks })
+}
+
+/// The lookup of product codes: the providers `TROVE_LOOKUP` allows, each at its URL, behind one polite client,
+/// and the cache (in the database, shared by every process on it).
+fn product_lookup(
+    config: &Config,
+    labels: Labels,
+    items: Arc<dyn InventoryRepo>,
+    cache: Arc<dyn trove_application::ports::LookupCache>,
+    clock: Arc<dyn Clock>,
+) -> anyhow::Result<trove_application::lookup::Lookup> {
+    use trove_application::ports::ProductSource;
+    let l = &config.lookup;
+    let http = trove_lookup::Polite::new(&l.contact)?;
+    let mut sources: Vec<Arc<dyn ProductSource>> = Vec::new();
+    if l.mode != config::LookupMode::Off {
+        sources.push(Arc::new(trove_lookup::OpenFacts::food(&l.food_url, &l.language, http.clone())));
+        sources.push(Arc::new(trove_lookup::OpenFacts::products(&l.products_url, &l.language, http.clone())));
+        sources.push(Arc::new(trove_lookup::OpenFacts::beauty(&l.beauty_url, &l.language, http.clone())));
+        sources.push(Arc::new(trove_lookup::OpenLibrary::new(&l.library_url, http.clone())));
+    }
+    if l.mode == config::LookupMode::All {
+        sources.push(Arc::new(trove_lookup::UpcItemDb::new(&l.upcitemdb_url, http)));
+    }
+    Ok(trove_application::lookup::Lookup::new(labels, config.public_url.clone(), items, cache, sources, clock)
+        .with_budget(l.budget))
 }
 
 /// The name of the instance secret that keys the made-up passkey credentials.

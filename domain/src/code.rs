@@ -126,6 +126,28 @@ fn quoted(raw: &str) -> String {
     if chars.next().is_some() { format!("{head}…") } else { head }
 }
 
+/// Why no product database can know a code ([`Code::unknowable`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unknowable {
+    /// A shop's own code (`other`).
+    ShopCode,
+    /// A number under GS1's in-store prefixes (02, 20 to 29): given out by a shop for its own goods.
+    InStore,
+    /// A periodical's ISSN (977).
+    Issn,
+}
+
+impl Unknowable {
+    /// Why, in the API's words: `shop_code`, `in_store`, `issn`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ShopCode => "shop_code",
+            Self::InStore => "in_store",
+            Self::Issn => "issn",
+        }
+    }
+}
+
 /// A checked code: its kind, its key and the form it is shown in.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Code {
@@ -135,6 +157,39 @@ pub struct Code {
 }
 
 impl Code {
+    /// Why no product database can know this code, if none can: a shop's own code, a number a shop gives out
+    /// itself (GS1's in-store prefixes 02 and 20 to 29: weighed goods, a store's own labels), or a periodical's
+    /// ISSN (977). Such a code is never sent to a provider.
+    ///
+    /// ```
+    /// use trove_domain::code::{Code, Unknowable};
+    /// let check = |raw: &str| Code::parse(None, raw).unwrap().unknowable();
+    /// assert_eq!(check("2012345000001"), Some(Unknowable::InStore));
+    /// assert_eq!(check("0212345000007"), Some(Unknowable::InStore));
+    /// assert_eq!(check("9771234567003"), Some(Unknowable::Issn));
+    /// assert_eq!(check("Shelf-A"), Some(Unknowable::ShopCode));
+    /// assert_eq!(check("4006381333931"), None);
+    /// assert_eq!(check("9780306406157"), None);
+    /// ```
+    pub fn unknowable(&self) -> Option<Unknowable> {
+        if self.kind == CodeKind::Other {
+            return Some(Unknowable::ShopCode);
+        }
+        let gtin13 = self.gtin13()?;
+        if gtin13.starts_with("02") || gtin13.starts_with('2') {
+            Some(Unknowable::InStore)
+        } else if gtin13.starts_with("977") {
+            Some(Unknowable::Issn)
+        } else {
+            None
+        }
+    }
+
+    /// Whether the code is a book's (an ISBN, or a GTIN-13 under 978 or 979).
+    pub fn is_book(&self) -> bool {
+        self.gtin13().is_some_and(|g| g.starts_with("978") || g.starts_with("979"))
+    }
+
     /// Reads `raw` as a code of `kind`, or, with `None`, of the kind its text is (an `ISBN` in front, a hyphen or a
     /// space between digits are allowed and dropped for GTINs and ISBNs):
     /// - 10 characters of digits, the last maybe `X`: an ISBN-10;

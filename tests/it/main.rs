@@ -16,6 +16,7 @@ mod item_bounds;
 mod item_record;
 mod items;
 mod lending;
+mod lookup;
 mod media;
 mod model_check;
 mod openapi_snapshot;

@@ -28,7 +28,8 @@ use trove_application::RepoError;
 use trove_application::ports::{BackupRepo, DumpSink, Dumped, LoadSource, Loaded};
 use trove_domain::media::ContentHash;
 
-/// The tables a backup keeps, in the order they load.
+/// The tables a backup keeps, in the order they load. The lookup cache (`lookup_cache`), derived data of the
+/// instance, is not among them.
 pub const KEPT: [&str; 21] = [
     "households",
     "instance_secrets",

@@ -38,6 +38,7 @@ use trove_db::on_both_backends;
 use trove_db::testing::TestDb as Ctx;
 
 on_both_backends!(
+    lookups_are_cached_until_they_expire,
     items_round_trip_every_field,
     listing_filters_pages_and_counts,
     search_words_match_word_starts_ignoring_case,
@@ -2834,4 +2835,40 @@ async fn sqlite_full_is_unavailable_and_reads_go_on() {
     );
     let page = InventoryRepo::list(&full, h, &ItemQuery { limit: 50, ..Default::default() }).await;
     assert!(page.is_ok(), "reads go on while the disk is full: {page:?}");
+}
+
+/// The lookup cache answers what was kept until it expires, and a newer answer replaces an older one.
+async fn lookups_are_cached_until_they_expire(ctx: Ctx) {
+    use trove_application::ports::{CachedLookup, LookupCache, ProductCandidate, SourcedCandidate};
+    let at = Utc.with_ymd_and_hms(2026, 12, 1, 10, 0, 0).unwrap();
+    let day = chrono::TimeDelta::days(1);
+    let hit = CachedLookup {
+        candidates: vec![SourcedCandidate {
+            source: "open_food_facts".into(),
+            fetched_at: at,
+            candidate: ProductCandidate {
+                name: "Nutella".into(),
+                brand: Some("Ferrero".into()),
+                item_type: None,
+                image_url: Some("https://img.example/n.jpg".into()),
+                attribution: Some("ODbL".into()),
+                source_url: "https://world.openfoodfacts.org/product/3017620422003".into(),
+            },
+        }],
+        asked: vec!["open_food_facts".into(), "open_beauty_facts".into()],
+        fetched_at: at,
+    };
+    let store = &ctx.store;
+    assert_eq!(store.cached("03017620422003", at).await.unwrap(), None);
+    store.keep("03017620422003", hit.clone(), at + day * 90).await.unwrap();
+    assert_eq!(store.cached("03017620422003", at + day).await.unwrap(), Some(hit.clone()));
+    assert_eq!(store.cached("03017620422003", at + day * 90).await.unwrap(), None, "expired");
+    let miss = CachedLookup { candidates: Vec::new(), asked: vec!["open_food_facts".into()], fetched_at: at + day };
+    store.keep("03017620422003", miss.clone(), at + day * 8).await.unwrap();
+    assert_eq!(store.cached("03017620422003", at + day * 2).await.unwrap(), Some(miss));
+    // A row that expired is removed as another is kept; the fresh one stays.
+    store.keep("04006381333931", hit.clone(), at + day * 200).await.unwrap();
+    let later = CachedLookup { fetched_at: at + day * 100, ..hit.clone() };
+    store.keep("09780306406157", later, at + day * 300).await.unwrap();
+    assert_eq!(store.cached("04006381333931", at + day * 100).await.unwrap(), Some(hit));
 }

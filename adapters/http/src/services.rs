@@ -28,6 +28,8 @@ pub struct Services {
     pub inventory: Inventory,
     /// The tree of places: create, list, move, delete, and the paths items are shown with.
     pub places: Places,
+    /// Looking a product code up: our labels, the household's items, the cache, the providers.
+    pub lookup: trove_application::lookup::Lookup,
     /// Label PDFs and scans of labels (the PDF and the reading are CPU work, run on a blocking thread).
     pub labels: Labels,
     pub catalogue: Catalogue,

@@ -11,6 +11,7 @@ pub mod idempotency;
 pub mod inventory;
 pub mod labels;
 pub mod lending;
+pub mod lookup;
 pub mod media;
 pub mod model;
 pub mod notify;
@@ -42,6 +43,7 @@ pub use labels::{CodeReader, Label, LabelLayout, LabelPrinter, ReadCode};
 pub use lending::{
     Channels, LendingRepo, LoanFilter, Logged, NewLoan, NewReminder, Reminder, ReminderRepo, Subscriber,
 };
+pub use lookup::{CachedLookup, LookupCache, ProductCandidate, ProductSource, ProviderFailed, SourcedCandidate};
 pub use media::{MediaRepo, MediaStore, Pictures};
 pub use model::ModelPort;
 pub use notify::{CalendarWriter, DeliveryFailed, Note, Notifier};

@@ -9,6 +9,7 @@ pub(crate) mod invitations;
 pub(crate) mod item_codes;
 pub(crate) mod items;
 pub(crate) mod loans;
+pub(crate) mod lookup_cache;
 pub(crate) mod maintenance;
 pub(crate) mod media;
 pub(crate) mod members;

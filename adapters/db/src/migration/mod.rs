@@ -23,6 +23,7 @@ mod m0018_no_stamp_index;
 mod m0019_lending;
 mod m0020_oidc;
 mod m0021_item_codes;
+mod m0022_lookup_cache;
 
 /// Every migration, in order.
 #[derive(Debug)]
@@ -53,6 +54,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0019_lending::Migration),
             Box::new(m0020_oidc::Migration),
             Box::new(m0021_item_codes::Migration),
+            Box::new(m0022_lookup_cache::Migration),
         ]
     }
 }

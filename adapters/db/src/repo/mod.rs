@@ -5,6 +5,7 @@ mod households;
 mod idempotency;
 pub(crate) mod inventory;
 mod lending;
+mod lookup;
 pub(crate) mod media;
 mod passkeys;
 pub(crate) mod people;

@@ -14,6 +14,7 @@ pub mod intake;
 pub mod items;
 pub mod labels;
 pub mod lending;
+pub mod lookup;
 pub mod media;
 pub mod people;
 pub mod photo;
@@ -49,6 +50,7 @@ pub type Apis = (
         backups::BackupsApi,
         lending::LendingApi,
         reminders::RemindersApi,
+        lookup::LookupApi,
     ),
 );
 
@@ -73,7 +75,8 @@ pub fn apis(s: Services) -> Apis {
             value::ValueApi(s.clone()),
             backups::BackupsApi(s.clone()),
             lending::LendingApi(s.clone()),
-            reminders::RemindersApi(s),
+            reminders::RemindersApi(s.clone()),
+            lookup::LookupApi(s),
         ),
     )
 }
