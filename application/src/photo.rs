@@ -1,6 +1,6 @@
 //! Photo intake: a photo of several items on a plain background, split into one region per item by the
 //! `PhotoSegmenter` and, with a reference of known size in the photo, measured in mm by the domain's
-//! `measure::measure`. It never writes the inventory. Segmentation runs under the limit of concurrent jobs.
+//! `measure::measure_in`. It never writes the inventory. Segmentation runs under the limit of concurrent jobs.
 
 use crate::jobs::Jobs;
 use crate::ports::{PhotoSegmenter, VisionError};
@@ -91,8 +91,10 @@ impl Photos {
         let segmenter = self.segmenter.clone();
         let segmentation = self.jobs.run(move || segmenter.segment(&image)).await??;
         let marked = marked.filter(|_| reference.is_some());
-        let measured =
-            measure::measure(&segmentation.regions, reference, marked).map_err(|e| Error::Invalid(e.to_string()))?;
+        // The photo's own size: a region too small to be the reference at that size is a part (issue 45).
+        let photo = trove_domain::media::PixelSize { width: segmentation.width, height: segmentation.height };
+        let measured = measure::measure_in(photo, &segmentation.regions, reference, marked)
+            .map_err(|e| Error::Invalid(e.to_string()))?;
         Ok(MeasuredPhoto { width: segmentation.width, height: segmentation.height, measured })
     }
 }

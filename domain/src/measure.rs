@@ -4,7 +4,6 @@
 //! The regions come from segmentation (an adapter's work); this module only decides which region is the
 //! reference and what the scale is.
 
-use crate::media::PixelSize;
 use serde::{Deserialize, Serialize};
 
 /// A credit card (ISO/IEC 7810 ID-1): long side in mm.
@@ -34,6 +33,13 @@ const RECTANGLE_TOLERANCE: f64 = 0.025;
 /// like: a card across less than a 35th of the photo's longer side (115 of 4,032 pixels), a 40 mm square marker
 /// across less than a 75th.
 pub const MAX_VIEW_MM: f64 = 3_000.0;
+
+/// A picture's size in pixels (also `media::PixelSize`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PixelSize {
+    pub width: u32,
+    pub height: u32,
+}
 
 /// One region of a photo: its bounding box in pixels (`x`, `y` the top-left corner) and how many pixels it covers.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -579,7 +585,14 @@ mod tests {
     fn card_of(long: u32) -> Region {
         let scale = CARD_LONG_MM / f64::from(long);
         let short = (CARD_SHORT_MM / scale).round() as u32;
-        Region { x: 100, y: 100, width: long, height: short, area_px: (Reference::Card.area_mm2() / scale / scale) as u64, spread: None }
+        Region {
+            x: 100,
+            y: 100,
+            width: long,
+            height: short,
+            area_px: (Reference::Card.area_mm2() / scale / scale) as u64,
+            spread: None,
+        }
     }
 
     #[test]
@@ -603,7 +616,8 @@ mod tests {
         let small = PixelSize { width: 403, height: 302 };
         assert!(measure_in(small, &[card_of(40)], Some(Reference::Card), None).unwrap().reference_match.is_some());
         // A square marker of 40 mm: at least 54 of 4,032 pixels.
-        let marker = |side: u32| Region { x: 0, y: 0, width: side, height: side, area_px: u64::from(side * side), spread: None };
+        let marker =
+            |side: u32| Region { x: 0, y: 0, width: side, height: side, area_px: u64::from(side * side), spread: None };
         for (side, taken) in [(50, false), (56, true)] {
             let m = measure_in(photo, &[marker(side)], Some(Reference::SquareMm(40.0)), None).unwrap();
             assert_eq!(m.reference_match.is_some(), taken, "a square of {side} px");

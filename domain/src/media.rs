@@ -4,6 +4,7 @@
 
 use crate::Timestamp;
 use crate::ids::{ItemId, MediaId};
+pub use crate::measure::PixelSize;
 use crate::measure::Region;
 use std::fmt;
 
@@ -296,13 +297,6 @@ pub struct Medium {
     pub thumb: Option<ContentHash>,
     pub caption: Option<Caption>,
     pub created_at: Timestamp,
-}
-
-/// A picture's size in pixels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct PixelSize {
-    pub width: u32,
-    pub height: u32,
 }
 
 /// A medium to store: everything but what the store gives it.

@@ -4,7 +4,8 @@
 use crate::scene::{Scene, catalogue, parts_tray};
 use crate::{ModelImageEncoder, Segmenter, segment_luma, segment_rgb};
 use trove_application::ports::{ModelImages, PhotoSegmenter, VisionError};
-use trove_domain::measure::{Region, measure};
+use trove_domain::measure::{Reference, Region, measure_in};
+use trove_domain::media::PixelSize;
 
 /// How one scene came out.
 struct Outcome {
@@ -34,7 +35,8 @@ fn evaluate(scene: &Scene) -> Outcome {
     let placed = expected.iter().filter(|want| seg.regions.iter().any(|f| close(f, want))).count();
     let worst_mm_error = scene.reference.map(|(index, reference)| {
         let reference_box = scene.objects[index].region(scene.width, scene.height);
-        let m = measure(&seg.regions, Some(reference), None).expect("measures");
+        let photo = PixelSize { width: scene.width, height: scene.height };
+        let m = measure_in(photo, &seg.regions, Some(reference), None).expect("measures");
         let mut worst = 0f64;
         for object in scene.objects.iter().enumerate().filter(|(i, _)| *i != index).map(|(_, o)| o) {
             let want = object.region(scene.width, scene.height);
@@ -275,6 +277,16 @@ fn a_tray_of_thousands_of_small_parts_is_counted_within_two_percent() {
         };
         assert!(centres.iter().any(holds), "{r:?} holds no part");
         assert!(r.width <= 90 && r.height <= 90, "{r:?} is larger than a part");
+    }
+    // Asked for a card or a square marker, which the tray does not hold, no part is taken for it (issue 45: a
+    // part of 32 x 44 pixels had a card's shape, and at a card's size the photo would have spanned 8.4 m) and
+    // every part stays a part, without mm.
+    let photo = PixelSize { width: tray.width, height: tray.height };
+    for reference in [Reference::Card, Reference::SquareMm(40.0)] {
+        let m = measure_in(photo, &seg.regions, Some(reference), None).unwrap();
+        assert_eq!(m.reference_match, None, "{reference} taken from a tray without one");
+        assert_eq!(m.regions.len(), seg.regions.len());
+        assert!(m.regions.iter().all(|r| !r.reference && r.width_mm.is_none()), "every part stays a part");
     }
 }
 
