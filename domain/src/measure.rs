@@ -203,9 +203,10 @@ impl Measured {
     /// found (the regions then have no mm, and no size is guessed). `None` when no reference was asked for.
     ///
     /// ```
-    /// use trove_domain::measure::{measure, Reference, Region};
+    /// use trove_domain::measure::{measure_in, PixelSize, Reference, Region};
     /// let item = Region { x: 0, y: 0, width: 300, height: 150, area_px: 40_000, spread: None };
-    /// let m = measure(&[item], Some(Reference::Card), None).unwrap();
+    /// let photo = PixelSize { width: 640, height: 480 };
+    /// let m = measure_in(photo, &[item], Some(Reference::Card), None).unwrap();
     /// assert_eq!(m.reference_note(Some(Reference::Card)).unwrap(), "No credit card found in the photo: no region is shaped like one, so the sizes are not known.");
     /// ```
     pub fn reference_note(&self, reference: Option<Reference>) -> Option<String> {
@@ -411,35 +412,25 @@ pub fn measure_in(
     Ok(Measured { regions, scale_mm_per_px: Some(scale), reference_match })
 }
 
-/// As [`measure_in`], for a photo taken to be only as large as its regions reach (its size unknown): the size
-/// rule then refuses fewer regions than it would with the photo's own size. Use [`measure_in`].
-///
-/// ```
-/// use trove_domain::measure::{measure, Reference, Region};
-/// let marker = Region { x: 10, y: 10, width: 100, height: 100, area_px: 10_000, spread: None };
-/// let item = Region { x: 200, y: 10, width: 300, height: 150, area_px: 40_000, spread: None };
-/// let m = measure(&[marker, item], Some(Reference::SquareMm(50.0)), None).unwrap();
-/// assert_eq!(m.scale_mm_per_px, Some(0.5));
-/// ```
-///
-/// # Errors
-/// As [`measure_in`].
-pub fn measure(
-    regions: &[Region],
-    reference: Option<Reference>,
-    marked: Option<usize>,
-) -> Result<Measured, MeasureError> {
-    let reach = |edge: fn(&Region) -> u64| regions.iter().map(edge).max().unwrap_or(0).min(u64::from(u32::MAX)) as u32;
-    let photo = PixelSize {
-        width: reach(|r| u64::from(r.x) + u64::from(r.width)),
-        height: reach(|r| u64::from(r.y) + u64::from(r.height)),
-    };
-    measure_in(photo, regions, reference, marked)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`measure_in`] for a photo only as large as its regions reach: the tests' regions stand in a photo of their
+    /// own extent.
+    fn measure(
+        regions: &[Region],
+        reference: Option<Reference>,
+        marked: Option<usize>,
+    ) -> Result<Measured, MeasureError> {
+        let reach =
+            |edge: fn(&Region) -> u64| regions.iter().map(edge).max().unwrap_or(0).min(u64::from(u32::MAX)) as u32;
+        let photo = PixelSize {
+            width: reach(|r| u64::from(r.x) + u64::from(r.width)),
+            height: reach(|r| u64::from(r.y) + u64::from(r.height)),
+        };
+        measure_in(photo, regions, reference, marked)
+    }
 
     fn region(width: u32, height: u32, area_px: u64) -> Region {
         Region { x: 0, y: 0, width, height, area_px, spread: None }
